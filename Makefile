@@ -1,0 +1,93 @@
+# mprof: `make` builds the monitor and the example; `make demo` and
+# `make check` also do all set-up (Debian packages, a project-local venv).
+
+PREFIX ?= /usr/local
+DESTDIR ?=
+BUILD := build
+PYTHON ?= python3
+VENV := .venv
+
+# What building and testing need from Debian.
+SYSTEM_PACKAGES := gcc g++ make pkg-config libunwind-dev libdw-dev python3 python3-venv
+TEST_PACKAGES := valgrind gawk perl sqlite3
+
+CC ?= cc
+CFLAGS ?= -O2 -g
+MONITOR_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -fPIC \
+	-fvisibility=hidden -ftls-model=initial-exec -fasynchronous-unwind-tables \
+	-fno-strict-aliasing $(shell pkg-config --cflags libunwind 2>/dev/null)
+MONITOR_LIBS := -lunwind -ldl -lpthread
+
+MONITOR_SOURCES := $(wildcard monitor/*.c)
+MONITOR_OBJECTS := $(MONITOR_SOURCES:monitor/%.c=$(BUILD)/monitor/%.o)
+
+.PHONY: all demo check test bench install clean setup setup-test venv
+all: $(BUILD)/libmprof.so $(BUILD)/libmprof.a $(BUILD)/widgets $(BUILD)/mprof.pc
+
+$(BUILD)/.system-packages: Makefile scripts/setup-system.sh
+	./scripts/setup-system.sh $(SYSTEM_PACKAGES)
+	@mkdir -p $(BUILD) && touch $@
+
+$(BUILD)/.test-packages: Makefile scripts/setup-system.sh
+	./scripts/setup-system.sh $(TEST_PACKAGES)
+	@mkdir -p $(BUILD) && touch $@
+
+$(VENV)/.installed: requirements-dev.txt | $(BUILD)/.system-packages
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install --quiet --disable-pip-version-check -r requirements-dev.txt
+	touch $@
+
+setup: $(BUILD)/.system-packages
+venv: $(VENV)/.installed
+
+$(BUILD)/monitor/%.o: monitor/%.c $(wildcard monitor/*.h) | $(BUILD)/.system-packages
+	@mkdir -p $(dir $@)
+	$(CC) $(MONITOR_CFLAGS) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/libmprof.so: $(MONITOR_OBJECTS)
+	$(CC) -shared -Wl,--no-undefined -Wl,-soname,libmprof.so -o $@ $^ $(MONITOR_LIBS)
+
+$(BUILD)/libmprof.a: $(MONITOR_OBJECTS)
+	rm -f $@ && ar rcs $@ $^
+
+# -O0 keeps the paper's four functions apart, as the figures show them.
+$(BUILD)/widgets: examples/widgets.c | $(BUILD)/.system-packages
+	@mkdir -p $(BUILD)
+	$(CC) -O0 -g -o $@ $<
+
+$(BUILD)/mprof.pc: mprof.pc.in Makefile
+	@mkdir -p $(BUILD)
+	sed -e 's|@PREFIX@|$(PREFIX)|g' mprof.pc.in > $@
+
+demo: all $(VENV)/.installed
+	./mprof run -o $(BUILD)/widgets.mprof -- $(BUILD)/widgets
+	./mprof report $(BUILD)/widgets.mprof
+
+check test: all $(VENV)/.installed $(BUILD)/.test-packages
+	$(VENV)/bin/python -m pytest -q tests
+
+bench: all $(VENV)/.installed $(BUILD)/.test-packages
+	$(VENV)/bin/python bench/valgrind_compare.py
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig \
+		$(DESTDIR)$(PREFIX)/lib/mprof/python $(DESTDIR)$(PREFIX)/include \
+		$(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man3 \
+		$(DESTDIR)$(PREFIX)/share/man/man5
+	install -m 755 $(BUILD)/libmprof.so $(DESTDIR)$(PREFIX)/lib/libmprof.so
+	install -m 644 $(BUILD)/libmprof.a $(DESTDIR)$(PREFIX)/lib/libmprof.a
+	install -m 644 $(BUILD)/mprof.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/mprof.pc
+	install -m 644 monitor/mprof.h $(DESTDIR)$(PREFIX)/include/mprof.h
+	for package in cli reducer report; do \
+		install -d $(DESTDIR)$(PREFIX)/lib/mprof/python/$$package; \
+		install -m 644 $$package/*.py $(DESTDIR)$(PREFIX)/lib/mprof/python/$$package/; \
+	done
+	sed -e 's|@PYROOT@|$(PREFIX)/lib/mprof/python|g' -e 's|@LIBDIR@|$(PREFIX)/lib|g' \
+		scripts/mprof.installed.in > $(DESTDIR)$(PREFIX)/bin/mprof
+	chmod 755 $(DESTDIR)$(PREFIX)/bin/mprof
+	install -m 644 man/mprof.1 $(DESTDIR)$(PREFIX)/share/man/man1/mprof.1
+	install -m 644 man/libmprof.3 $(DESTDIR)$(PREFIX)/share/man/man3/libmprof.3
+	install -m 644 man/mprof.5 $(DESTDIR)$(PREFIX)/share/man/man5/mprof.5
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,24 @@
+/* The monitor's own memory: mmap, never the interposed malloc. */
+#ifndef MPROF_ARENA_H
+#define MPROF_ARENA_H
+
+#include <stddef.h>
+
+/* A zeroed region of at least size bytes, or NULL.  Counted in
+ * monitor_mapped_bytes(). */
+void *region_map(size_t size);
+void region_unmap(void *region, size_t size);
+/* Grow a region made by region_map, keeping its contents; may move it. */
+void *region_grow(void *region, size_t old_size, size_t new_size);
+
+/* Small zeroed objects that live until the process ends, 16-byte aligned. */
+void *arena_alloc(size_t size);
+
+size_t monitor_mapped_bytes(void);
+
+/* fork(2) must not copy the arena lock while another thread holds it. */
+void arena_fork_prepare(void);
+void arena_fork_parent(void);
+void arena_fork_child(void);
+
+#endif

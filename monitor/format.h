@@ -1,0 +1,80 @@
+/* The mprof data file format, as specified in mprof(5).  Dependency-free so
+ * that the writer, the tests and anyone else can include it alone.
+ *
+ * All integers are little-endian.  A file is a 64-byte header followed by
+ * sections; each section is a 16-byte section header and its payload.  The
+ * last section is MPROF_TAG_END, whose payload holds the CRC-32 of every byte
+ * before the END section header.
+ *
+ *   header:  magic[8] | u16 version | u16 header_size | u32 flags |
+ *            u32 stack_depth | u32 leak_depth | u32 pid | u32 ppid |
+ *            u64 start_unix_ns | u64 elapsed_ns | u32 section_count |
+ *            u32 reserved | u64 reserved
+ *   section: u32 tag | u32 reserved | u64 payload_size | payload...
+ */
+#ifndef MPROF_FORMAT_H
+#define MPROF_FORMAT_H
+
+#define MPROF_MAGIC "MPROFDAT"
+#define MPROF_MAGIC_SIZE 8
+#define MPROF_FORMAT_VERSION 1
+#define MPROF_HEADER_SIZE 64
+#define MPROF_SECTION_HEADER_SIZE 16
+
+/* header flags */
+#define MPROF_FLAG_CALL_GRAPH 0x1u /* pairs were recorded (not mprof- mode) */
+#define MPROF_FLAG_FINAL 0x2u      /* written at exit, not an on-demand snapshot */
+#define MPROF_FLAG_FORKED 0x4u     /* the process is a fork child of a profiled process */
+
+/* Section tags: four ASCII characters read as a little-endian u32. */
+#define MPROF_TAG(a, b, c, d) \
+    ((unsigned)(a) | (unsigned)(b) << 8 | (unsigned)(c) << 16 | (unsigned)(d) << 24)
+#define MPROF_TAG_PROGRAM MPROF_TAG('P', 'R', 'O', 'G')
+#define MPROF_TAG_MODULES MPROF_TAG('M', 'O', 'D', 'S')
+#define MPROF_TAG_SUMMARY MPROF_TAG('S', 'U', 'M', 'M')
+#define MPROF_TAG_BINS MPROF_TAG('B', 'I', 'N', 'S')
+#define MPROF_TAG_SITES MPROF_TAG('S', 'I', 'T', 'E')
+#define MPROF_TAG_LEAKS MPROF_TAG('L', 'E', 'A', 'K')
+#define MPROF_TAG_PAIRS MPROF_TAG('P', 'A', 'I', 'R')
+#define MPROF_TAG_END MPROF_TAG('E', 'N', 'D', ' ')
+
+/* The paper's size classes: s 0-32, m 33-256, l 257-2048, x > 2048. */
+#define MPROF_SIZE_CLASSES 4
+#define MPROF_CLASS_S_MAX 32u
+#define MPROF_CLASS_M_MAX 256u
+#define MPROF_CLASS_L_MAX 2048u
+
+/* Allocation bins: one per size 0..1024, and bin 1025 for everything larger. */
+#define MPROF_BIN_LARGE 1025u
+#define MPROF_BIN_COUNT 1026u
+
+/* The SUMMARY section is a u64 count followed by that many u64 values, in
+ * this order.  Readers ignore values past those they know; writers never
+ * reorder them. */
+enum mprof_summary_field {
+    MPROF_SUM_ALLOCS,           /* blocks allocated, realloc's new blocks included */
+    MPROF_SUM_FREES,            /* tracked blocks freed, realloc's old blocks included */
+    MPROF_SUM_BYTES_ALLOCATED,
+    MPROF_SUM_BYTES_FREED,
+    MPROF_SUM_MAX_LIVE_OBJECTS,
+    MPROF_SUM_MAX_LIVE_BYTES,
+    MPROF_SUM_MALLOC_CALLS,
+    MPROF_SUM_CALLOC_CALLS,
+    MPROF_SUM_REALLOC_CALLS,    /* realloc and reallocarray */
+    MPROF_SUM_MEMALIGN_CALLS,   /* posix_memalign, aligned_alloc, memalign, valloc, pvalloc */
+    MPROF_SUM_NEW_CALLS,        /* every operator new and new[] */
+    MPROF_SUM_FREE_CALLS,       /* free(), NULL included */
+    MPROF_SUM_DELETE_CALLS,     /* every operator delete and delete[], NULL included */
+    MPROF_SUM_FREE_NULL,        /* free or delete of NULL */
+    MPROF_SUM_UNKNOWN_FREES,    /* free, delete or realloc of a pointer never seen */
+    MPROF_SUM_EARLY_ALLOCS,     /* served before the monitor was ready */
+    MPROF_SUM_EARLY_FREES,
+    MPROF_SUM_UNTRACKED_ALLOCS, /* made while the monitor was busy on the same thread */
+    MPROF_SUM_FAILED_ALLOCS,    /* calls that returned NULL */
+    MPROF_SUM_INHERITED_FREES,  /* blocks freed in a fork child that its parent allocated */
+    MPROF_SUM_TRUNCATED_CHAINS, /* call chains deeper than stack_depth */
+    MPROF_SUM_MONITOR_BYTES,    /* memory the monitor has mapped for itself */
+    MPROF_SUM_FIELD_COUNT
+};
+
+#endif

@@ -1,0 +1,42 @@
+/* A spinlock for the monitor's short critical sections.  Never held across
+ * a call into the real allocator, the unwinder or the dynamic loader, so a
+ * holder is always about to release it; pthread mutexes would cost a
+ * function call and could allocate in some libcs. */
+#ifndef MPROF_LOCK_H
+#define MPROF_LOCK_H
+
+#include <sched.h>
+#include <stdatomic.h>
+
+typedef struct {
+    atomic_int held;
+} spinlock_t;
+
+#define SPINLOCK_INIT {0}
+
+static inline void spin_lock(spinlock_t *lock)
+{
+    for (unsigned spins = 0;; spins++) {
+        if (!atomic_exchange_explicit(&lock->held, 1, memory_order_acquire))
+            return;
+        while (atomic_load_explicit(&lock->held, memory_order_relaxed)) {
+            if (++spins > 256)
+                sched_yield(); /* the holder may have been descheduled */
+            else
+                __builtin_ia32_pause();
+        }
+    }
+}
+
+static inline void spin_unlock(spinlock_t *lock)
+{
+    atomic_store_explicit(&lock->held, 0, memory_order_release);
+}
+
+/* Used in a fork child, where the holder no longer exists. */
+static inline void spin_reset(spinlock_t *lock)
+{
+    atomic_store_explicit(&lock->held, 0, memory_order_relaxed);
+}
+
+#endif

@@ -1,0 +1,41 @@
+#include "log.h"
+
+#include <stdarg.h>
+#include <string.h>
+#include <unistd.h>
+
+void log_line(const char *first, ...)
+{
+    char line[1024];
+    size_t used = 0;
+    const char prefix[] = "mprof: ";
+    memcpy(line, prefix, sizeof prefix - 1);
+    used = sizeof prefix - 1;
+    va_list pieces;
+    va_start(pieces, first);
+    for (const char *piece = first; piece; piece = va_arg(pieces, const char *)) {
+        size_t length = strlen(piece);
+        if (length > sizeof line - 1 - used)
+            length = sizeof line - 1 - used;
+        memcpy(line + used, piece, length);
+        used += length;
+    }
+    va_end(pieces);
+    line[used++] = '\n';
+    ssize_t ignored = write(STDERR_FILENO, line, used);
+    (void)ignored;
+}
+
+char *format_u64(char *buffer, unsigned long long value)
+{
+    char digits[21];
+    int count = 0;
+    do {
+        digits[count++] = (char)('0' + value % 10);
+        value /= 10;
+    } while (value);
+    for (int i = 0; i < count; i++)
+        buffer[i] = digits[count - 1 - i];
+    buffer[count] = '\0';
+    return buffer;
+}

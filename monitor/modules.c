@@ -1,0 +1,188 @@
+#include "modules.h"
+
+#include <elf.h>
+#include <link.h>
+#include <string.h>
+
+#include "arena.h"
+#include "lock.h"
+
+/* Modules seen before a dlclose: guarded by remembered_lock, kept for the
+ * process's life (a few per dlclose'd library). */
+static spinlock_t remembered_lock = SPINLOCK_INIT;
+static struct module *remembered;
+/* The list built for one write; only the writer touches it, under the
+ * writer's own lock. */
+static struct module *current;
+static void *current_region;
+static size_t current_region_size;
+static size_t current_region_used;
+
+static void read_build_id(struct dl_phdr_info *info, const ElfW(Phdr) *note_header,
+                          struct module *module)
+{
+    const char *notes = (const char *)(info->dlpi_addr + note_header->p_vaddr);
+    size_t offset = 0;
+    while (offset + sizeof(ElfW(Nhdr)) <= note_header->p_memsz) {
+        const ElfW(Nhdr) *note = (const ElfW(Nhdr) *)(notes + offset);
+        size_t name_size = (note->n_namesz + 3) & ~3u;
+        size_t description_size = (note->n_descsz + 3) & ~3u;
+        const char *name = (const char *)(note + 1);
+        if (note->n_type == NT_GNU_BUILD_ID && note->n_namesz == 4 && !memcmp(name, "GNU", 4) &&
+            note->n_descsz <= MODULE_BUILD_ID_MAX) {
+            module->build_id_size = (uint8_t)note->n_descsz;
+            memcpy(module->build_id, name + name_size, note->n_descsz);
+            return;
+        }
+        offset += sizeof(ElfW(Nhdr)) + name_size + description_size;
+    }
+}
+
+static size_t module_size(const char *path)
+{
+    size_t path_size = strlen(path);
+    return sizeof(struct module) + (path_size > MODULE_PATH_MAX ? MODULE_PATH_MAX : path_size) + 1;
+}
+
+/* Fills module (module_size(path) bytes) from a loaded object; false when
+ * the object has nothing loaded. */
+static bool describe(struct dl_phdr_info *info, const char *path, struct module *module)
+{
+    uintptr_t start = UINTPTR_MAX, end = 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *header = &info->dlpi_phdr[i];
+        if (header->p_type != PT_LOAD)
+            continue;
+        uintptr_t segment_start = info->dlpi_addr + header->p_vaddr;
+        if (segment_start < start)
+            start = segment_start;
+        if (segment_start + header->p_memsz > end)
+            end = segment_start + header->p_memsz;
+    }
+    if (start >= end)
+        return false;
+    size_t path_size = module_size(path) - sizeof(struct module) - 1;
+    *module = (struct module){0};
+    module->bias = info->dlpi_addr;
+    module->start = start;
+    module->end = end;
+    module->path_size = (uint16_t)path_size;
+    memcpy(module->path, path, path_size);
+    for (int i = 0; i < info->dlpi_phnum; i++)
+        if (info->dlpi_phdr[i].p_type == PT_NOTE && !module->build_id_size)
+            read_build_id(info, &info->dlpi_phdr[i], module);
+    return true;
+}
+
+static bool same_module(const struct module *a, const struct module *b)
+{
+    return a->start == b->start && a->end == b->end && a->path_size == b->path_size &&
+           !memcmp(a->path, b->path, a->path_size);
+}
+
+static int remember_one(struct dl_phdr_info *info, size_t size, void *unused)
+{
+    (void)size, (void)unused;
+    _Alignas(16) char storage[sizeof(struct module) + MODULE_PATH_MAX + 1];
+    struct module *probe = (struct module *)storage;
+    if (!describe(info, info->dlpi_name, probe))
+        return 0;
+    spin_lock(&remembered_lock);
+    bool known = false;
+    for (struct module *seen = remembered; seen && !known; seen = seen->next)
+        known = same_module(seen, probe);
+    struct module *module = known ? NULL : arena_alloc(module_size(info->dlpi_name));
+    if (module) {
+        memcpy(module, probe, module_size(info->dlpi_name));
+        module->next = remembered;
+        remembered = module;
+    }
+    spin_unlock(&remembered_lock);
+    return 0;
+}
+
+void modules_note_loaded(void)
+{
+    dl_iterate_phdr(remember_one, NULL);
+}
+
+static void *current_alloc(size_t size)
+{
+    size = (size + 15) & ~(size_t)15;
+    if (current_region_used + size > current_region_size)
+        return NULL;
+    void *object = (char *)current_region + current_region_used;
+    current_region_used += size;
+    return object;
+}
+
+struct listing {
+    const char *executable;
+    struct module **tail;
+};
+
+static int list_one(struct dl_phdr_info *info, size_t size, void *context)
+{
+    (void)size;
+    struct listing *listing = context;
+    /* The main program is the object with an empty name. */
+    const char *path = info->dlpi_name && *info->dlpi_name ? info->dlpi_name : listing->executable;
+    struct module *module = current_alloc(module_size(path));
+    if (module && describe(info, path, module)) {
+        *listing->tail = module;
+        listing->tail = &module->next;
+    }
+    return 0;
+}
+
+struct module *modules_current(const char *executable)
+{
+    modules_release_current();
+    current_region_size = 1024 * 1024;
+    current_region = region_map(current_region_size);
+    if (!current_region)
+        return NULL;
+    struct listing listing = {executable, &current};
+    dl_iterate_phdr(list_one, &listing);
+    spin_lock(&remembered_lock);
+    for (struct module *gone = remembered; gone; gone = gone->next) {
+        bool loaded = false;
+        for (struct module *module = current; module && !loaded; module = module->next)
+            loaded = same_module(module, gone);
+        if (loaded)
+            continue;
+        struct module *copy = current_alloc(sizeof(*copy) + gone->path_size + 1);
+        if (!copy)
+            break;
+        memcpy(copy, gone, sizeof(*copy) + gone->path_size);
+        copy->unloaded = true;
+        copy->next = NULL;
+        *listing.tail = copy;
+        listing.tail = &copy->next;
+    }
+    spin_unlock(&remembered_lock);
+    return current;
+}
+
+void modules_release_current(void)
+{
+    region_unmap(current_region, current_region_size);
+    current = NULL;
+    current_region = NULL;
+    current_region_size = current_region_used = 0;
+}
+
+void modules_fork_prepare(void)
+{
+    spin_lock(&remembered_lock);
+}
+
+void modules_fork_parent(void)
+{
+    spin_unlock(&remembered_lock);
+}
+
+void modules_fork_child(void)
+{
+    spin_reset(&remembered_lock);
+}

@@ -1,0 +1,35 @@
+/* The loaded objects, so that the reducer can map every address back to a
+ * file, including objects dlclose'd before the data file is written. */
+#ifndef MPROF_MODULES_H
+#define MPROF_MODULES_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define MODULE_BUILD_ID_MAX 64
+#define MODULE_PATH_MAX 4096 /* longer paths are cut */
+
+struct module {
+    struct module *next;
+    uintptr_t bias;
+    uintptr_t start;
+    uintptr_t end;
+    bool unloaded; /* set while writing: seen before a dlclose, gone now */
+    uint8_t build_id_size;
+    uint8_t build_id[MODULE_BUILD_ID_MAX];
+    uint16_t path_size;
+    char path[];
+};
+
+/* Remembers every object loaded now; called before each dlclose. */
+void modules_note_loaded(void);
+/* The list for the data file: what is loaded now plus what was remembered
+ * and has gone since.  Stays valid until modules_release_current. */
+struct module *modules_current(const char *executable);
+void modules_release_current(void);
+
+void modules_fork_prepare(void);
+void modules_fork_parent(void);
+void modules_fork_child(void);
+
+#endif

@@ -1,0 +1,311 @@
+/* The monitor's life: start, threads, fork, exec, dlclose, signals, exit. */
+#include "monitor.h"
+#include "mprof.h"
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "arena.h"
+#include "log.h"
+#include "modules.h"
+#include "real.h"
+#include "records.h"
+#include "snapshot.h"
+#include "state.h"
+
+_Atomic int monitor_status = MONITOR_UNINITIALISED;
+__thread struct monitor_tls monitor_tls __attribute__((tls_model("initial-exec")));
+struct monitor_globals monitor;
+
+/* Made once by the constructor; read-only afterwards. */
+static pthread_key_t thread_exit_key;
+static bool thread_exit_key_made;
+/* The dump signal's pipe: the handler writes, the dump thread reads. */
+static int dump_pipe[2] = {-1, -1};
+
+static uint64_t clock_ns(clockid_t clock)
+{
+    struct timespec now;
+    clock_gettime(clock, &now);
+    return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+}
+
+static void start_clocks(void)
+{
+    monitor.start_unix_ns = clock_ns(CLOCK_REALTIME);
+    monitor.start_monotonic_ns = clock_ns(CLOCK_MONOTONIC);
+}
+
+static void read_command_line(void)
+{
+    ssize_t length = readlink("/proc/self/exe", monitor.executable, sizeof monitor.executable - 1);
+    monitor.executable[length > 0 ? length : 0] = '\0';
+    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    size_t capacity = 64 * 1024;
+    char *buffer = region_map(capacity);
+    size_t used = 0;
+    ssize_t got;
+    while (buffer && used < capacity && (got = read(fd, buffer + used, capacity - used)) > 0)
+        used += (size_t)got;
+    close(fd);
+    monitor.command_line = buffer;
+    monitor.command_line_size = (uint32_t)used;
+}
+
+static void fork_prepare(void)
+{
+    monitor_tls.busy++;
+    thread_states_fork_prepare();
+    records_fork_prepare();
+    ptrmap_fork_prepare();
+    modules_fork_prepare();
+    arena_fork_prepare();
+}
+
+static void fork_parent(void)
+{
+    arena_fork_parent();
+    modules_fork_parent();
+    ptrmap_fork_parent();
+    records_fork_parent();
+    thread_states_fork_parent();
+    monitor_tls.busy--;
+}
+
+/* The child starts from zero: its file describes only what it does, and a
+ * parent's file and its children's can be reduced together. */
+static void fork_child(void)
+{
+    arena_fork_child();
+    modules_fork_child();
+    ptrmap_fork_child();
+    records_fork_child();
+    thread_states_fork_child(monitor_tls.state);
+    monitor.pid = getpid();
+    monitor.is_root = false;
+    monitor.forked = true;
+    start_clocks();
+    atomic_store(&monitor.live_objects, 0);
+    atomic_store(&monitor.live_bytes, 0);
+    atomic_store(&monitor.max_live_objects, 0);
+    atomic_store(&monitor.max_live_bytes, 0);
+    atomic_store(&monitor.untracked_allocs, 0);
+    atomic_store(&monitor.early_allocs, 0);
+    atomic_store(&monitor.early_frees, 0);
+    snapshot_forget_output();
+    if (!monitor.options.follow_children)
+        atomic_store(&monitor_status, MONITOR_OFF);
+    monitor_tls.busy--;
+}
+
+void monitor_init(void)
+{
+    int expected = MONITOR_UNINITIALISED;
+    if (!atomic_compare_exchange_strong(&monitor_status, &expected, MONITOR_STARTING))
+        return;
+    monitor_tls.busy++;
+    int status = MONITOR_ACTIVE;
+    if (!real_functions_resolve() || getauxval(AT_SECURE))
+        status = MONITOR_OFF; /* secure-execution programs are left alone */
+    if (status == MONITOR_ACTIVE) {
+        options_read(&monitor.options);
+        records_init(monitor.options.leak_depth);
+        monitor.pid = getpid();
+        start_clocks();
+        read_command_line();
+        pthread_atfork(fork_prepare, fork_parent, fork_child);
+    }
+    monitor_tls.busy--;
+    atomic_store_explicit(&monitor_status, status, memory_order_release);
+}
+
+static void thread_exit(void *state)
+{
+    /* Destructors that run after this one may still free: their counts go
+     * to the shared state, since this one may now be handed on. */
+    monitor_tls.busy++;
+    monitor_tls.state = thread_state_shared(monitor.options.stack_depth);
+    monitor_tls.busy--;
+    thread_state_release(state);
+}
+
+struct thread_state *monitor_claim_state(void)
+{
+    struct thread_state *state = thread_state_claim(monitor.options.stack_depth);
+    monitor_tls.state = state;
+    if (state && thread_exit_key_made)
+        pthread_setspecific(thread_exit_key, state);
+    return state;
+}
+
+const struct leak_chain *monitor_record_chain(uint32_t id)
+{
+    return records_by_id(id);
+}
+
+void monitor_write(bool final)
+{
+    monitor_tls.busy++;
+    snapshot_write(final);
+    monitor_tls.busy--;
+}
+
+static void write_at_exit(void)
+{
+    if (atomic_load(&monitor_status) != MONITOR_ACTIVE || getpid() != monitor.pid)
+        return;
+    monitor_write(true);
+    /* Frees after this point would describe a file already written. */
+    atomic_store(&monitor_status, MONITOR_OFF);
+}
+
+static void request_dump(int signal_number)
+{
+    (void)signal_number;
+    char byte = 1;
+    ssize_t ignored = write(dump_pipe[1], &byte, 1);
+    (void)ignored;
+}
+
+static void *dump_thread(void *unused)
+{
+    (void)unused;
+    char byte;
+    for (;;) {
+        ssize_t got = read(dump_pipe[0], &byte, 1);
+        if (got == 1 && atomic_load(&monitor_status) == MONITOR_ACTIVE && getpid() == monitor.pid)
+            monitor_write(false);
+        else if (got == 0)
+            return NULL;
+    }
+}
+
+static void start_dump_thread(int signal_number)
+{
+    if (pipe2(dump_pipe, O_CLOEXEC) != 0)
+        return;
+    fcntl(dump_pipe[1], F_SETFL, O_NONBLOCK);
+    pthread_t thread;
+    pthread_attr_t attributes;
+    pthread_attr_init(&attributes);
+    pthread_attr_setdetachstate(&attributes, PTHREAD_CREATE_DETACHED);
+    /* The dump thread must not take the signal, or it could block itself. */
+    sigset_t all, previous;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &previous);
+    int error = pthread_create(&thread, &attributes, dump_thread, NULL);
+    pthread_sigmask(SIG_SETMASK, &previous, NULL);
+    pthread_attr_destroy(&attributes);
+    if (error)
+        return;
+    struct sigaction action = {.sa_handler = request_dump, .sa_flags = SA_RESTART};
+    sigemptyset(&action.sa_mask);
+    sigaction(signal_number, &action, NULL);
+}
+
+/* Removes the monitor from LD_PRELOAD in place, so that exec'd programs run
+ * unprofiled when children are not followed. */
+static void stop_following(void)
+{
+    Dl_info self;
+    char *preload = getenv("LD_PRELOAD");
+    if (!preload || !dladdr((void *)stop_following, &self) || !self.dli_fname)
+        return;
+    const char *name = strrchr(self.dli_fname, '/');
+    name = name ? name + 1 : self.dli_fname;
+    char *out = preload;
+    for (char *word = preload; *word;) {
+        size_t length = strcspn(word, ": ");
+        const char *base = memrchr(word, '/', length);
+        base = base ? base + 1 : word;
+        bool ours = (size_t)(word + length - base) == strlen(name) && !memcmp(base, name, strlen(name));
+        if (!ours) {
+            if (out != preload)
+                *out++ = ':';
+            memmove(out, word, length);
+            out += length;
+        }
+        word += length;
+        word += strspn(word, ": ");
+    }
+    *out = '\0';
+}
+
+__attribute__((constructor)) static void monitor_constructor(void)
+{
+    monitor_init();
+    if (atomic_load(&monitor_status) != MONITOR_ACTIVE)
+        return;
+    monitor_tls.busy++;
+    /* The first process of a run writes FILE; everything it starts sees
+     * MPROF_ROOT_PID and writes FILE.PID. */
+    if (!getenv("MPROF_ROOT_PID")) {
+        char pid[24];
+        monitor.is_root = true;
+        setenv("MPROF_ROOT_PID", format_u64(pid, (unsigned long long)monitor.pid), 1);
+    }
+    if (!monitor.options.follow_children)
+        stop_following();
+    thread_exit_key_made = pthread_key_create(&thread_exit_key, thread_exit) == 0;
+    if (monitor_tls.state && thread_exit_key_made)
+        pthread_setspecific(thread_exit_key, monitor_tls.state);
+    atexit(write_at_exit);
+    if (monitor.options.dump_signal)
+        start_dump_thread(monitor.options.dump_signal);
+    monitor_tls.busy--;
+}
+
+void monitor_before_exec(void)
+{
+    if (atomic_load(&monitor_status) == MONITOR_UNINITIALISED)
+        monitor_init();
+    /* A vfork child shares the parent's memory and must not touch it. */
+    if (atomic_load(&monitor_status) == MONITOR_ACTIVE && getpid() == monitor.pid)
+        monitor_write(true);
+}
+
+char *const *monitor_exec_environment(char *const *envp)
+{
+    static const char marker[] = "MPROF_ROOT_PID=";
+    if (atomic_load(&monitor_status) != MONITOR_ACTIVE || !envp || getpid() != monitor.pid)
+        return envp;
+    size_t count = 0;
+    for (; envp[count]; count++)
+        if (!strncmp(envp[count], marker, sizeof marker - 1))
+            return envp;
+    /* Lost only if the exec fails, once. */
+    char **copy = region_map((count + 2) * sizeof(char *) + sizeof marker + 24);
+    if (!copy)
+        return envp;
+    char *entry = (char *)(copy + count + 2);
+    memcpy(entry, marker, sizeof marker - 1);
+    format_u64(entry + sizeof marker - 1, (unsigned long long)monitor.pid);
+    memcpy(copy, envp, count * sizeof(char *));
+    copy[count] = entry;
+    copy[count + 1] = NULL;
+    return copy;
+}
+
+void monitor_before_dlclose(void)
+{
+    if (atomic_load(&monitor_status) != MONITOR_ACTIVE)
+        return;
+    monitor_tls.busy++;
+    modules_note_loaded();
+    monitor_tls.busy--;
+}
+
+EXPORT void mprof_dump(void)
+{
+    if (atomic_load(&monitor_status) == MONITOR_ACTIVE)
+        monitor_write(false);
+}

@@ -1,0 +1,106 @@
+#include "options.h"
+
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "log.h"
+
+static bool parse_unsigned(const char *text, unsigned min, unsigned max, unsigned *value)
+{
+    unsigned long long parsed = 0;
+    if (!*text)
+        return false;
+    for (const char *c = text; *c; c++) {
+        if (*c < '0' || *c > '9')
+            return false;
+        parsed = parsed * 10 + (unsigned)(*c - '0');
+        if (parsed > max)
+            return false;
+    }
+    if (parsed < min)
+        return false;
+    *value = (unsigned)parsed;
+    return true;
+}
+
+static bool parse_bool(const char *text, bool *value)
+{
+    static const char *const yes[] = {"1", "yes", "true", "on"};
+    static const char *const no[] = {"0", "no", "false", "off"};
+    for (unsigned i = 0; i < 4; i++) {
+        if (!strcasecmp(text, yes[i])) {
+            *value = true;
+            return true;
+        }
+        if (!strcasecmp(text, no[i])) {
+            *value = false;
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool parse_signal(const char *text, int *signal_number)
+{
+    static const struct {
+        const char *name;
+        int number;
+    } names[] = {{"USR1", SIGUSR1}, {"USR2", SIGUSR2}, {"HUP", SIGHUP}, {"PROF", SIGPROF},
+                 {"WINCH", SIGWINCH}, {"URG", SIGURG}};
+    if (!strncasecmp(text, "SIG", 3))
+        text += 3;
+    for (unsigned i = 0; i < sizeof names / sizeof names[0]; i++) {
+        if (!strcasecmp(text, names[i].name)) {
+            *signal_number = names[i].number;
+            return true;
+        }
+    }
+    unsigned number;
+    if (parse_unsigned(text, 1, (unsigned)SIGRTMAX, &number) && number != SIGKILL &&
+        number != SIGSTOP) {
+        *signal_number = (int)number;
+        return true;
+    }
+    return false;
+}
+
+static void warn_ignored(const char *name, const char *value)
+{
+    log_line("ignoring ", name, "=", value, ": not a value it accepts", NULL);
+}
+
+void options_read(struct options *options)
+{
+    *options = (struct options){
+        .stack_depth = 128,
+        .leak_depth = 5,
+        .call_graph = true,
+        .follow_children = true,
+    };
+    const char *value;
+    if ((value = getenv("MPROF_OUTPUT")) && *value) {
+        if (strlen(value) < sizeof options->output - 32)
+            strcpy(options->output, value);
+        else
+            warn_ignored("MPROF_OUTPUT", "(too long)");
+    }
+    if ((value = getenv("MPROF_DEPTH")) &&
+        !parse_unsigned(value, 1, MPROF_MAX_STACK_DEPTH, &options->stack_depth))
+        warn_ignored("MPROF_DEPTH", value);
+    if ((value = getenv("MPROF_LEAK_DEPTH")) &&
+        !parse_unsigned(value, 1, 64, &options->leak_depth))
+        warn_ignored("MPROF_LEAK_DEPTH", value);
+    if (options->leak_depth > options->stack_depth)
+        options->leak_depth = options->stack_depth;
+    if ((value = getenv("MPROF_CALL_GRAPH")) && !parse_bool(value, &options->call_graph))
+        warn_ignored("MPROF_CALL_GRAPH", value);
+    if ((value = getenv("MPROF_FOLLOW")) && !parse_bool(value, &options->follow_children))
+        warn_ignored("MPROF_FOLLOW", value);
+    if ((value = getenv("MPROF_QUIET")) && !parse_bool(value, &options->quiet))
+        warn_ignored("MPROF_QUIET", value);
+    if ((value = getenv("MPROF_DUMP_SIGNAL")) && *value &&
+        !parse_signal(value, &options->dump_signal))
+        warn_ignored("MPROF_DUMP_SIGNAL", value);
+}

@@ -1,0 +1,24 @@
+/* Run-time options, read once from the environment (see mprof(1)). */
+#ifndef MPROF_OPTIONS_H
+#define MPROF_OPTIONS_H
+
+#include <stdbool.h>
+
+#define MPROF_MAX_STACK_DEPTH 1024u
+#define MPROF_PATH_MAX 4096
+
+struct options {
+    char output[MPROF_PATH_MAX]; /* MPROF_OUTPUT; empty for mprof.out.PID */
+    unsigned stack_depth;        /* MPROF_DEPTH: return addresses kept per allocation */
+    unsigned leak_depth;         /* MPROF_LEAK_DEPTH: callers in a leak chain */
+    bool call_graph;             /* MPROF_CALL_GRAPH: false is the paper's mprof- mode */
+    bool follow_children;        /* MPROF_FOLLOW: profile fork children and exec'd programs */
+    bool quiet;                  /* MPROF_QUIET: no "wrote FILE" line */
+    int dump_signal;             /* MPROF_DUMP_SIGNAL: 0, or the signal that writes a snapshot */
+};
+
+/* Fills options from the environment, warning once on stderr about each
+ * value it cannot use (and keeping the default). */
+void options_read(struct options *options);
+
+#endif

@@ -1,0 +1,128 @@
+#include "output.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+
+static size_t append(char *to, size_t used, size_t capacity, const char *text)
+{
+    size_t length = strlen(text);
+    if (used + length >= capacity)
+        length = capacity - 1 - used;
+    memcpy(to + used, text, length);
+    to[used + length] = '\0';
+    return used + length;
+}
+
+/* %p is the pid and %% a percent sign; without %p, every process but the
+ * root gets .PID appended.  No pattern means mprof.out.PID. */
+static void choose_name(struct output *output, const char *pattern, pid_t pid, bool is_root)
+{
+    char pid_text[24];
+    format_u64(pid_text, (unsigned long long)pid);
+    size_t capacity = sizeof output->path, used = 0;
+    output->path[0] = '\0';
+    if (!*pattern) {
+        used = append(output->path, used, capacity, "mprof.out.");
+        append(output->path, used, capacity, pid_text);
+        output->replace = false;
+        return;
+    }
+    bool has_pid = false;
+    for (const char *c = pattern; *c && used < capacity - 1; c++) {
+        if (c[0] == '%' && c[1] == 'p') {
+            used = append(output->path, used, capacity, pid_text);
+            has_pid = true;
+            c++;
+        } else {
+            if (c[0] == '%' && c[1] == '%')
+                c++;
+            output->path[used++] = *c;
+            output->path[used] = '\0';
+        }
+    }
+    if (!has_pid && !is_root) {
+        used = append(output->path, used, capacity, ".");
+        append(output->path, used, capacity, pid_text);
+    }
+    output->replace = is_root && !has_pid;
+}
+
+int output_open(struct output *output, const char *pattern, pid_t pid, bool is_root)
+{
+    if (!output->named)
+        choose_name(output, pattern, pid, is_root);
+    char pid_text[24];
+    format_u64(pid_text, (unsigned long long)pid);
+    for (unsigned attempt = 0; attempt < 100; attempt++) {
+        char attempt_text[24];
+        size_t used = append(output->temporary, 0, sizeof output->temporary, output->path);
+        used = append(output->temporary, used, sizeof output->temporary, ".tmp.");
+        used = append(output->temporary, used, sizeof output->temporary, pid_text);
+        used = append(output->temporary, used, sizeof output->temporary, ".");
+        append(output->temporary, used, sizeof output->temporary, format_u64(attempt_text, attempt));
+        int fd = open(output->temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd >= 0)
+            return fd;
+        if (errno != EEXIST) {
+            log_line("cannot create ", output->temporary, ": ", strerrordesc_np(errno), NULL);
+            return -1;
+        }
+    }
+    log_line("cannot create a temporary file beside ", output->path, NULL);
+    return -1;
+}
+
+/* rename without replacing: renameat2 where the filesystem has it, else
+ * link and unlink, which fails the same way on an existing name. */
+static int rename_exclusive(const char *from, const char *to)
+{
+    if (renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE) == 0)
+        return 0;
+    if (errno != EINVAL && errno != ENOSYS)
+        return -1;
+    if (link(from, to) != 0)
+        return -1;
+    unlink(from);
+    return 0;
+}
+
+bool output_commit(struct output *output, int fd, bool ok)
+{
+    if (close(fd) != 0)
+        ok = false;
+    if (!ok) {
+        unlink(output->temporary);
+        return false;
+    }
+    if (output->named || output->replace) {
+        if (rename(output->temporary, output->path) == 0) {
+            output->named = true;
+            return true;
+        }
+    } else {
+        char base[sizeof output->path];
+        memcpy(base, output->path, sizeof base);
+        for (unsigned suffix = 0; suffix < 1000; suffix++) {
+            if (suffix) {
+                char suffix_text[24];
+                size_t used = append(output->path, 0, sizeof output->path, base);
+                used = append(output->path, used, sizeof output->path, ".");
+                append(output->path, used, sizeof output->path, format_u64(suffix_text, suffix));
+            }
+            if (rename_exclusive(output->temporary, output->path) == 0) {
+                output->named = true;
+                return true;
+            }
+            if (errno != EEXIST)
+                break;
+        }
+    }
+    log_line("cannot write ", output->path, ": ", strerrordesc_np(errno), NULL);
+    unlink(output->temporary);
+    return false;
+}

@@ -1,0 +1,25 @@
+/* Where a process's data file goes, and getting it there atomically. */
+#ifndef MPROF_OUTPUT_H
+#define MPROF_OUTPUT_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "options.h"
+
+struct output {
+    char path[MPROF_PATH_MAX + 64]; /* the name, once chosen */
+    char temporary[MPROF_PATH_MAX + 96];
+    bool named;   /* path was used by an earlier write of this process */
+    bool replace; /* the root's FILE may replace an older file of that name */
+};
+
+/* Creates the temporary file (0600, O_EXCL, so never through a symbolic
+ * link) and returns its descriptor, or -1 after logging why. */
+int output_open(struct output *output, const char *pattern, pid_t pid, bool is_root);
+/* Renames the temporary file into place, or removes it when ok is false.
+ * The first rename of a process never replaces an existing file unless it
+ * is the root's own FILE; it takes FILE.1, FILE.2, ... instead. */
+bool output_commit(struct output *output, int fd, bool ok);
+
+#endif

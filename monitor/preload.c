@@ -1,0 +1,235 @@
+/* The interposed C allocator, exec and dlclose.  Only wrappers here: each
+ * makes sure the monitor is ready, calls the real function, records. */
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <malloc.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "monitor.h"
+#include "real.h"
+#include "state.h"
+#include "wrap.h"
+
+EXPORT MONITOR_TEXT void *malloc(size_t size)
+{
+    UNLESS_ACTIVE(early(size, 16), real.malloc(size));
+    if (unlikely(monitor_tls.busy)) {
+        monitor_count_untracked();
+        return real.malloc(size);
+    }
+    return recorded(real.malloc(size), size, MPROF_SUM_MALLOC_CALLS);
+}
+
+EXPORT MONITOR_TEXT void *calloc(size_t count, size_t size)
+{
+    size_t total;
+    /* The early pool must refuse what calloc refuses; it is zeroed bss. */
+    UNLESS_ACTIVE(__builtin_mul_overflow(count, size, &total) ? (errno = ENOMEM, NULL)
+                                                              : early(total, 16),
+                  real.calloc(count, size));
+    if (unlikely(monitor_tls.busy)) {
+        monitor_count_untracked();
+        return real.calloc(count, size);
+    }
+    void *block = real.calloc(count, size);
+    return recorded(block, block ? count * size : 0, MPROF_SUM_CALLOC_CALLS);
+}
+
+EXPORT MONITOR_TEXT void free(void *block)
+{
+    release(block, MPROF_SUM_FREE_CALLS);
+}
+
+/* realloc of a block from the early pool: move it to the real heap. */
+MONITOR_TEXT static void *realloc_early(void *old, size_t size)
+{
+    atomic_fetch_add(&monitor.early_frees, 1);
+    if (size == 0)
+        return NULL;
+    void *block = malloc(size);
+    if (block) {
+        size_t old_size = early_size(old);
+        memcpy(block, old, old_size < size ? old_size : size);
+    }
+    return block;
+}
+
+MONITOR_TEXT static void *realloc_tracked(void *old, size_t size, size_t count, bool array)
+{
+    if (!old) {
+        void *block = array ? real.reallocarray(NULL, count, size) : real.realloc(NULL, size);
+        return recorded(block, array ? count * size : size, MPROF_SUM_REALLOC_CALLS);
+    }
+    size_t total = size;
+    if (array && __builtin_mul_overflow(count, size, &total)) {
+        monitor_count(MPROF_SUM_FAILED_ALLOCS, MPROF_SUM_REALLOC_CALLS);
+        errno = ENOMEM;
+        return NULL;
+    }
+    struct block_info info;
+    bool known = monitor_take(old, &info);
+    void *block = array ? real.reallocarray(old, count, size) : real.realloc(old, size);
+    if (!block && total != 0) {
+        if (known)
+            ptrmap_restore((uintptr_t)old, &info);
+        monitor_count(MPROF_SUM_FAILED_ALLOCS, MPROF_SUM_REALLOC_CALLS);
+        return NULL;
+    }
+    monitor_released(known, &info);
+    if (block)
+        monitor_alloc(block, total, MPROF_SUM_REALLOC_CALLS);
+    else
+        monitor_count(MPROF_SUM_REALLOC_CALLS, MPROF_SUM_REALLOC_CALLS); /* realloc(p, 0) freed p */
+    return block;
+}
+
+EXPORT MONITOR_TEXT void *realloc(void *old, size_t size)
+{
+    UNLESS_ACTIVE(old ? NULL : early(size, 16), real.realloc(old, size));
+    if (unlikely(old && is_early(old)))
+        return realloc_early(old, size);
+    if (unlikely(monitor_tls.busy))
+        return real.realloc(old, size);
+    return realloc_tracked(old, size, 1, false);
+}
+
+EXPORT MONITOR_TEXT void *reallocarray(void *old, size_t count, size_t size)
+{
+    UNLESS_ACTIVE(NULL, real.reallocarray(old, count, size));
+    if (unlikely(old && is_early(old))) {
+        size_t total;
+        if (__builtin_mul_overflow(count, size, &total)) {
+            errno = ENOMEM;
+            return NULL;
+        }
+        return realloc_early(old, total);
+    }
+    if (unlikely(monitor_tls.busy))
+        return real.reallocarray(old, count, size);
+    return realloc_tracked(old, size, count, true);
+}
+
+EXPORT MONITOR_TEXT int posix_memalign(void **result, size_t alignment, size_t size)
+{
+    int status = atomic_load(&monitor_status);
+    if (unlikely(status != MONITOR_ACTIVE || monitor_tls.busy)) {
+        if (status == MONITOR_UNINITIALISED) {
+            monitor_init();
+            return posix_memalign(result, alignment, size);
+        }
+        if (status == MONITOR_STARTING) {
+            void *block = early(size, alignment);
+            if (!block)
+                return ENOMEM;
+            *result = block;
+            return 0;
+        }
+        return real.posix_memalign(result, alignment, size);
+    }
+    int error = real.posix_memalign(result, alignment, size);
+    if (error == 0)
+        monitor_alloc(*result, size, MPROF_SUM_MEMALIGN_CALLS);
+    else
+        monitor_count(MPROF_SUM_FAILED_ALLOCS, MPROF_SUM_MEMALIGN_CALLS);
+    return error;
+}
+
+#define ALIGNED_WRAPPER(name, params, args, size_expr, early_alignment)       \
+    EXPORT MONITOR_TEXT void *name params                                     \
+    {                                                                         \
+        UNLESS_ACTIVE(early(size_expr, early_alignment), real.name args);     \
+        if (unlikely(monitor_tls.busy))                                       \
+            return real.name args;                                            \
+        return recorded(real.name args, size_expr, MPROF_SUM_MEMALIGN_CALLS); \
+    }
+
+ALIGNED_WRAPPER(aligned_alloc, (size_t alignment, size_t size), (alignment, size), size, alignment)
+ALIGNED_WRAPPER(memalign, (size_t alignment, size_t size), (alignment, size), size, alignment)
+ALIGNED_WRAPPER(valloc, (size_t size), (size), size, 4096)
+ALIGNED_WRAPPER(pvalloc, (size_t size), (size), size, 4096)
+
+EXPORT size_t malloc_usable_size(void *block)
+{
+    if (block && is_early(block))
+        return early_size(block);
+    if (unlikely(!real.malloc_usable_size))
+        return 0;
+    return real.malloc_usable_size(block);
+}
+
+EXPORT int execve(const char *path, char *const argv[], char *const envp[])
+{
+    monitor_before_exec();
+    return real.execve(path, argv, (char *const *)monitor_exec_environment(envp));
+}
+
+EXPORT int execv(const char *path, char *const argv[])
+{
+    monitor_before_exec();
+    return real.execv(path, argv);
+}
+
+EXPORT int execvp(const char *file, char *const argv[])
+{
+    monitor_before_exec();
+    return real.execvp(file, argv);
+}
+
+EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+    monitor_before_exec();
+    return real.execvpe(file, argv, (char *const *)monitor_exec_environment(envp));
+}
+
+EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
+{
+    monitor_before_exec();
+    return real.fexecve(fd, argv, (char *const *)monitor_exec_environment(envp));
+}
+
+EXPORT int dlclose(void *handle)
+{
+    monitor_before_dlclose();
+    return real.dlclose(handle);
+}
+
+/* glibc's execl family calls its internal execve directly, not through the
+ * symbol above, so they are wrapped too; each gathers its arguments and
+ * goes through the wrappers above. */
+#define COLLECT_ARGUMENTS(first, arguments, after)            \
+    size_t count_ = 1;                                        \
+    va_list pieces_;                                          \
+    va_start(pieces_, first);                                 \
+    while (va_arg(pieces_, const char *))                     \
+        count_++;                                             \
+    va_end(pieces_);                                          \
+    char *arguments[count_ + 1];                              \
+    arguments[0] = (char *)(first);                           \
+    va_start(pieces_, first);                                 \
+    for (size_t i_ = 1; i_ <= count_; i_++)                   \
+        arguments[i_] = va_arg(pieces_, char *);              \
+    after;                                                    \
+    va_end(pieces_)
+
+EXPORT int execl(const char *path, const char *argument, ...)
+{
+    COLLECT_ARGUMENTS(argument, arguments, (void)0);
+    return execv(path, arguments);
+}
+
+EXPORT int execlp(const char *file, const char *argument, ...)
+{
+    COLLECT_ARGUMENTS(argument, arguments, (void)0);
+    return execvp(file, arguments);
+}
+
+EXPORT int execle(const char *path, const char *argument, ...)
+{
+    char *const *envp;
+    COLLECT_ARGUMENTS(argument, arguments, envp = va_arg(pieces_, char *const *));
+    return execve(path, arguments, envp);
+}

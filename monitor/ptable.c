@@ -1,0 +1,45 @@
+#include "ptable.h"
+
+#define INITIAL_BITS 8
+
+static void ptable_place(struct ptable *table, uint64_t hash, void *entry)
+{
+    uint64_t mask = ptable_slots(table) - 1;
+    uint64_t i = ptable_index(hash, table->bits);
+    while (table->items[i])
+        i = (i + 1) & mask;
+    table->items[i] = entry;
+    table->hashes[i] = hash;
+}
+
+MONITOR_TEXT bool ptable_add(struct ptable *table, uint64_t hash, void *entry)
+{
+    if (!table->bits || (table->used + 1) * 2 > ptable_slots(table)) {
+        struct ptable grown = {.bits = table->bits ? table->bits + 1 : INITIAL_BITS};
+        grown.hashes = region_map(sizeof(uint64_t) << grown.bits);
+        grown.items = region_map(sizeof(void *) << grown.bits);
+        if (!grown.hashes || !grown.items) {
+            region_unmap(grown.hashes, sizeof(uint64_t) << grown.bits);
+            region_unmap(grown.items, sizeof(void *) << grown.bits);
+            return false;
+        }
+        for (uint64_t i = 0; i < ptable_slots(table); i++)
+            if (table->items[i])
+                ptable_place(&grown, table->hashes[i], table->items[i]);
+        grown.used = table->used;
+        ptable_release(table);
+        *table = grown;
+    }
+    ptable_place(table, hash, entry);
+    table->used++;
+    return true;
+}
+
+void ptable_release(struct ptable *table)
+{
+    if (table->bits) {
+        region_unmap(table->hashes, sizeof(uint64_t) << table->bits);
+        region_unmap(table->items, sizeof(void *) << table->bits);
+    }
+    *table = (struct ptable){0};
+}

@@ -1,0 +1,65 @@
+/* An open-addressing table of pointers to entries that live elsewhere (so
+ * pointers to entries stay valid when the table grows), keyed by a 64-bit
+ * hash stored beside each pointer so a probe compares entries only when the
+ * hashes match.
+ *
+ *   void *entry = ptable_find(&table, hash, same_entry, key);
+ *   if (!entry && (entry = make(key)))
+ *       ptable_add(&table, hash, entry);
+ *
+ * Iterate with: for (i = 0; i < ptable_slots(&t); i++) if (t.items[i]) ...
+ */
+#ifndef MPROF_PTABLE_H
+#define MPROF_PTABLE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "arena.h"
+#include "compiler.h"
+
+struct ptable {
+    uint64_t *hashes; /* parallel to items */
+    void **items;     /* NULL: empty slot */
+    unsigned bits;    /* log2 of the slot count, 0 before the first add */
+    uint64_t used;
+};
+
+static inline uint64_t ptable_slots(const struct ptable *table)
+{
+    return table->bits ? UINT64_C(1) << table->bits : 0;
+}
+
+static inline uint64_t ptable_index(uint64_t hash, unsigned bits)
+{
+    return hash >> (64 - bits);
+}
+
+static inline void *ptable_find(const struct ptable *table, uint64_t hash,
+                                bool (*same)(const void *entry, const void *key), const void *key)
+{
+    if (unlikely(!table->bits))
+        return NULL;
+    uint64_t mask = ptable_slots(table) - 1;
+    for (uint64_t i = ptable_index(hash, table->bits);; i = (i + 1) & mask) {
+        void *item = table->items[i];
+        if (!item)
+            return NULL;
+        if (table->hashes[i] == hash && same(item, key))
+            return item;
+    }
+}
+
+/* False when the table could not grow. */
+bool ptable_add(struct ptable *table, uint64_t hash, void *entry);
+/* Unmaps the table's arrays (not the entries) and empties it. */
+void ptable_release(struct ptable *table);
+
+/* Mixes two words into a hash whose high bits are well spread. */
+static inline uint64_t hash_words(uint64_t seed, uint64_t word)
+{
+    uint64_t mixed = (seed ^ word) * UINT64_C(0x9E3779B97F4A7C15);
+    return mixed ^ (mixed >> 29);
+}
+
+#endif

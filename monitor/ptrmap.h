@@ -1,0 +1,28 @@
+/* The live blocks: pointer -> (requested size, leak record).  The monitor's
+ * only per-object memory, kept apart from the blocks so that pointers it
+ * never saw are harmless. */
+#ifndef MPROF_PTRMAP_H
+#define MPROF_PTRMAP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct block_info {
+    uint64_t size;
+    uint32_t record;
+};
+
+/* False when the map could not grow; the block then goes untracked.
+ * *replaced is set when the pointer was already present (its free was
+ * missed, for example in a signal handler that interrupted the monitor). */
+bool ptrmap_insert(uintptr_t pointer, uint64_t size, uint32_t record, bool *replaced);
+/* False when the pointer is not a live block the monitor returned. */
+bool ptrmap_remove(uintptr_t pointer, struct block_info *info);
+/* Put back a block that ptrmap_remove took out, when the realloc failed. */
+void ptrmap_restore(uintptr_t pointer, const struct block_info *info);
+
+void ptrmap_fork_prepare(void);
+void ptrmap_fork_parent(void);
+void ptrmap_fork_child(void);
+
+#endif

@@ -1,0 +1,78 @@
+#include "real.h"
+
+#include <dlfcn.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "compiler.h"
+
+struct real_functions real;
+
+/* Bump-allocated, never reused; each block is preceded by its size. */
+#define EARLY_POOL_SIZE (256u * 1024u)
+static _Alignas(64) char early_pool[EARLY_POOL_SIZE];
+static atomic_size_t early_used;
+
+void *early_alloc(size_t size, size_t alignment)
+{
+    if (alignment < 16)
+        alignment = 16;
+    if (size > EARLY_POOL_SIZE || alignment > 4096)
+        return NULL;
+    size_t used = atomic_load(&early_used);
+    for (;;) {
+        size_t start = (used + 16 + alignment - 1) & ~(alignment - 1);
+        size_t end = start + ((size + 15) & ~(size_t)15);
+        if (end > EARLY_POOL_SIZE)
+            return NULL;
+        if (atomic_compare_exchange_weak(&early_used, &used, end)) {
+            memcpy(early_pool + start - sizeof(size_t), &size, sizeof(size_t));
+            return early_pool + start;
+        }
+    }
+}
+
+int is_early(const void *block)
+{
+    return (const char *)block >= early_pool && (const char *)block < early_pool + EARLY_POOL_SIZE;
+}
+
+size_t early_size(const void *block)
+{
+    size_t size;
+    memcpy(&size, (const char *)block - sizeof(size_t), sizeof(size_t));
+    return size;
+}
+
+#define RESOLVE(field, name) (real.field = (__typeof__(real.field))dlsym(RTLD_NEXT, name))
+
+int real_functions_resolve(void)
+{
+    RESOLVE(malloc, "malloc");
+    RESOLVE(free, "free");
+    RESOLVE(calloc, "calloc");
+    RESOLVE(realloc, "realloc");
+    RESOLVE(reallocarray, "reallocarray");
+    RESOLVE(posix_memalign, "posix_memalign");
+    RESOLVE(aligned_alloc, "aligned_alloc");
+    RESOLVE(memalign, "memalign");
+    RESOLVE(valloc, "valloc");
+    RESOLVE(pvalloc, "pvalloc");
+    RESOLVE(malloc_usable_size, "malloc_usable_size");
+    RESOLVE(execve, "execve");
+    RESOLVE(execv, "execv");
+    RESOLVE(execvp, "execvp");
+    RESOLVE(execvpe, "execvpe");
+    RESOLVE(fexecve, "fexecve");
+    RESOLVE(dlclose, "dlclose");
+    RESOLVE(new_nothrow, "_ZnwmRKSt9nothrow_t");
+    RESOLVE(new_array_nothrow, "_ZnamRKSt9nothrow_t");
+    RESOLVE(new_aligned_nothrow, "_ZnwmSt11align_val_tRKSt9nothrow_t");
+    RESOLVE(new_array_aligned_nothrow, "_ZnamSt11align_val_tRKSt9nothrow_t");
+    RESOLVE(get_new_handler, "_ZSt15get_new_handlerv");
+    RESOLVE(throw_bad_alloc, "_ZSt17__throw_bad_allocv");
+    return real.malloc && real.free && real.calloc && real.realloc && real.posix_memalign &&
+           real.memalign && real.aligned_alloc && real.valloc && real.pvalloc &&
+           real.malloc_usable_size && real.reallocarray;
+}

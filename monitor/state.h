@@ -1,0 +1,45 @@
+/* The monitor's process-wide state, shared by its core files. */
+#ifndef MPROF_STATE_H
+#define MPROF_STATE_H
+
+#include <limits.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "options.h"
+#include "records.h"
+#include "thread.h"
+
+struct monitor_globals {
+    /* Written by monitor_init before monitor_status turns ACTIVE, and by
+     * the fork child handler while the child has one thread; read-only
+     * everywhere else. */
+    struct options options;
+    pid_t pid;
+    bool is_root;  /* the first process of the run: writes FILE, not FILE.PID */
+    bool forked;   /* a fork child of a profiled process */
+    uint64_t start_unix_ns;
+    uint64_t start_monotonic_ns;
+    char executable[PATH_MAX];
+    char *command_line; /* arguments separated by NUL, from /proc/self/cmdline */
+    uint32_t command_line_size;
+
+    /* Updated atomically by every thread. */
+    atomic_uint_least64_t live_objects;
+    atomic_uint_least64_t live_bytes;
+    atomic_uint_least64_t max_live_objects;
+    atomic_uint_least64_t max_live_bytes;
+    atomic_uint_least64_t untracked_allocs;
+    atomic_uint_least64_t early_allocs;
+    atomic_uint_least64_t early_frees;
+};
+
+extern struct monitor_globals monitor;
+
+/* The calling thread's state, made on its first allocation. */
+struct thread_state *monitor_claim_state(void);
+const struct leak_chain *monitor_record_chain(uint32_t id);
+
+#endif

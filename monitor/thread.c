@@ -1,0 +1,115 @@
+#include "thread.h"
+
+#include <string.h>
+
+#include "arena.h"
+#include "unwind.h"
+
+/* The list of states; guarded by registry_lock for insertion and walking.
+ * A state's own fields are guarded by its own lock. */
+static spinlock_t registry_lock = SPINLOCK_INIT;
+static struct thread_state *states;
+/* Made once, under registry_lock. */
+static struct thread_state *shared_state;
+
+static struct thread_state *make_state(unsigned stack_depth)
+{
+    struct thread_state *state = arena_alloc(sizeof(*state));
+    if (!state)
+        return NULL;
+    state->scratch = arena_alloc(UNWIND_BUFFER_SIZE(stack_depth) * sizeof(uintptr_t));
+    state->cached_addrs = arena_alloc(stack_depth * sizeof(uintptr_t));
+    state->cached_pairs = arena_alloc(stack_depth * sizeof(struct pair_counts *));
+    if (!state->scratch || !state->cached_addrs || !state->cached_pairs)
+        return NULL;
+    return state;
+}
+
+struct thread_state *thread_state_claim(unsigned stack_depth)
+{
+    spin_lock(&registry_lock);
+    for (struct thread_state *state = states; state; state = state->next) {
+        int unclaimed = 0;
+        if (state != shared_state && atomic_compare_exchange_strong(&state->claimed, &unclaimed, 1)) {
+            spin_unlock(&registry_lock);
+            return state;
+        }
+    }
+    struct thread_state *state = make_state(stack_depth);
+    if (state) {
+        state->claimed = 1;
+        state->next = states;
+        states = state;
+    }
+    spin_unlock(&registry_lock);
+    return state;
+}
+
+void thread_state_release(struct thread_state *state)
+{
+    spin_lock(&state->lock);
+    state->cached_depth = 0; /* the next owner's stack is unrelated */
+    state->cached_site = NULL;
+    spin_unlock(&state->lock);
+    atomic_store(&state->claimed, 0);
+}
+
+struct thread_state *thread_state_shared(unsigned stack_depth)
+{
+    spin_lock(&registry_lock);
+    if (!shared_state && (shared_state = make_state(stack_depth))) {
+        shared_state->claimed = 1;
+        shared_state->next = states;
+        states = shared_state;
+    }
+    spin_unlock(&registry_lock);
+    return shared_state;
+}
+
+void thread_states_each(void (*visit)(struct thread_state *, void *), void *context)
+{
+    spin_lock(&registry_lock);
+    for (struct thread_state *state = states; state; state = state->next) {
+        spin_lock(&state->lock);
+        visit(state, context);
+        spin_unlock(&state->lock);
+    }
+    spin_unlock(&registry_lock);
+}
+
+void thread_states_fork_prepare(void)
+{
+    spin_lock(&registry_lock);
+    for (struct thread_state *state = states; state; state = state->next)
+        spin_lock(&state->lock);
+}
+
+void thread_states_fork_parent(void)
+{
+    for (struct thread_state *state = states; state; state = state->next)
+        spin_unlock(&state->lock);
+    spin_unlock(&registry_lock);
+}
+
+void thread_states_fork_child(struct thread_state *survivor)
+{
+    for (struct thread_state *state = states; state; state = state->next) {
+        spin_reset(&state->lock);
+        /* The tables' old regions are the parent's pages; dropping them
+         * without unmapping keeps fork cheap, and the child never writes
+         * to them, so they cost it nothing. */
+        memset(state->counters, 0, sizeof state->counters);
+        memset(state->bin_allocs, 0, sizeof state->bin_allocs);
+        memset(state->bin_frees, 0, sizeof state->bin_frees);
+        state->large_bytes = state->large_freed = 0;
+        state->cached_depth = 0;
+        state->cached_site = NULL;
+        state->pairs = (struct ptable){0};
+        state->sites = (struct ptable){0};
+        state->site_by_id = NULL;
+        state->site_by_id_capacity = 0;
+        if (state != survivor && state != shared_state)
+            atomic_store(&state->claimed, 0);
+    }
+    spin_reset(&registry_lock);
+}

@@ -1,0 +1,77 @@
+/* Per-thread aggregates.  Each thread updates only its own state, under its
+ * own lock, which nobody else takes except the writer of a data file and
+ * fork(2): the lock is uncontended on the hot path. */
+#ifndef MPROF_THREAD_H
+#define MPROF_THREAD_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "format.h"
+#include "lock.h"
+#include "ptable.h"
+#include "records.h"
+
+/* Bytes allocated over one caller/callee pair of return addresses. */
+struct pair_counts {
+    uintptr_t caller;
+    uintptr_t callee;
+    uint64_t calls;
+    uint64_t bytes[MPROF_SIZE_CLASSES];
+};
+
+/* One thread's share of one leak record; the direct site is chain->addrs[0]. */
+struct site_counts {
+    const struct leak_chain *chain;
+    uint64_t allocs;
+    uint64_t frees;
+    uint64_t bytes[MPROF_SIZE_CLASSES];
+    uint64_t freed[MPROF_SIZE_CLASSES];
+};
+
+struct thread_state {
+    spinlock_t lock;           /* see above */
+    struct thread_state *next; /* registry list; states are reused, never freed */
+    atomic_int claimed;        /* 1 while a thread owns the state */
+
+    uint64_t counters[MPROF_SUM_FIELD_COUNT]; /* the max_live ones stay 0: they are global */
+    uint64_t bin_allocs[MPROF_BIN_COUNT];
+    uint64_t bin_frees[MPROF_BIN_COUNT];
+    uint64_t large_bytes; /* bytes allocated and freed in the bin above 1024 */
+    uint64_t large_freed;
+
+    /* The previous chain (paper 3.2), outermost first, with the pair counter
+     * of each position: cached_pairs[i] counts cached_addrs[i] ->
+     * cached_addrs[i + 1]. */
+    uintptr_t *scratch; /* UNWIND_BUFFER_SIZE(stack_depth) entries for the new chain */
+    uintptr_t *cached_addrs;
+    struct pair_counts **cached_pairs;
+    unsigned cached_depth;
+    struct site_counts *cached_site; /* the previous leak chain's counters */
+
+    struct ptable pairs;             /* pair_counts by (caller, callee) */
+    struct ptable sites;             /* site_counts by leak chain */
+    struct site_counts **site_by_id; /* the same, by record id, for frees */
+    uint32_t site_by_id_capacity;
+};
+
+/* The calling thread's state, creating or reusing one; NULL when out of
+ * memory.  Called with the thread's recursion guard set. */
+struct thread_state *thread_state_claim(unsigned stack_depth);
+/* The thread is exiting: its state may be handed to a new thread.  Its
+ * counts stay and are added to the file like every other state's. */
+void thread_state_release(struct thread_state *state);
+
+/* Visits every state ever made, each under its lock. */
+void thread_states_each(void (*visit)(struct thread_state *, void *), void *context);
+
+/* The counters of a state that a thread returned early: exiting threads'
+ * late frees land here.  Guarded by its own lock like any state. */
+struct thread_state *thread_state_shared(unsigned stack_depth);
+
+void thread_states_fork_prepare(void);
+void thread_states_fork_parent(void);
+/* In the child: every state is emptied, and all but the caller's released. */
+void thread_states_fork_child(struct thread_state *survivor);
+
+#endif

@@ -1,0 +1,69 @@
+/* What every allocator wrapper does before and after the real call. */
+#ifndef MPROF_WRAP_H
+#define MPROF_WRAP_H
+
+#include <errno.h>
+#include <stdatomic.h>
+
+#include "monitor.h"
+#include "real.h"
+#include "state.h"
+
+/* Everything but ACTIVE: initialise, or serve from the early pool while a
+ * thread is resolving the real functions, or just forward when off. */
+#define UNLESS_ACTIVE(early_call, real_call)                                       \
+    do {                                                                           \
+        int status_ = atomic_load_explicit(&monitor_status, memory_order_acquire); \
+        if (unlikely(status_ != MONITOR_ACTIVE)) {                                 \
+            if (status_ == MONITOR_UNINITIALISED) {                                \
+                monitor_init();                                                    \
+                status_ = atomic_load(&monitor_status);                            \
+            }                                                                      \
+            if (status_ == MONITOR_STARTING)                                       \
+                return early_call;                                                 \
+            if (status_ == MONITOR_OFF)                                            \
+                return real_call;                                                  \
+        }                                                                          \
+    } while (0)
+
+MONITOR_TEXT_INLINE static inline void *early(size_t size, size_t alignment)
+{
+    void *block = early_alloc(size, alignment);
+    if (block)
+        atomic_fetch_add(&monitor.early_allocs, 1);
+    else
+        errno = ENOMEM;
+    return block;
+}
+
+/* Called with the block the real function returned. */
+MONITOR_TEXT_INLINE static inline void *recorded(void *block, size_t size, enum mprof_summary_field field)
+{
+    if (likely(block))
+        monitor_alloc(block, size, field);
+    else
+        monitor_count(MPROF_SUM_FAILED_ALLOCS, field);
+    return block;
+}
+
+/* free and every delete. */
+MONITOR_TEXT_INLINE static inline void release(void *block, enum mprof_summary_field field)
+{
+    if (unlikely(block && is_early(block))) {
+        atomic_fetch_add(&monitor.early_frees, 1);
+        return;
+    }
+    if (unlikely(atomic_load_explicit(&monitor_status, memory_order_acquire) != MONITOR_ACTIVE ||
+                 monitor_tls.busy)) {
+        if (block && real.free)
+            real.free(block);
+        return;
+    }
+    /* Recorded first, so that no other thread can be given the address
+     * while the map still holds it. */
+    monitor_free(block, field);
+    if (block)
+        real.free(block);
+}
+
+#endif
