@@ -152,10 +152,10 @@ const struct leak_chain *monitor_record_chain(uint32_t id)
     return records_by_id(id);
 }
 
-void monitor_write(bool final)
+void monitor_write(bool final, bool if_active)
 {
     monitor_tls.busy++;
-    snapshot_write(final);
+    snapshot_write(final, if_active);
     monitor_tls.busy--;
 }
 
@@ -163,7 +163,7 @@ static void write_at_exit(void)
 {
     if (atomic_load(&monitor_status) != MONITOR_ACTIVE || getpid() != monitor.pid)
         return;
-    monitor_write(true);
+    monitor_write(true, false);
     /* Frees after this point would describe a file already written. */
     atomic_store(&monitor_status, MONITOR_OFF);
 }
@@ -183,7 +183,7 @@ static void *dump_thread(void *unused)
     for (;;) {
         ssize_t got = read(dump_pipe[0], &byte, 1);
         if (got == 1 && atomic_load(&monitor_status) == MONITOR_ACTIVE && getpid() == monitor.pid)
-            monitor_write(false);
+            monitor_write(false, false);
         else if (got == 0)
             return NULL;
     }
@@ -270,7 +270,7 @@ void monitor_before_exec(void)
         monitor_init();
     /* A vfork child shares the parent's memory and must not touch it. */
     if (atomic_load(&monitor_status) == MONITOR_ACTIVE && getpid() == monitor.pid)
-        monitor_write(true);
+        monitor_write(true, true);
 }
 
 char *const *monitor_exec_environment(char *const *envp)
@@ -307,5 +307,5 @@ void monitor_before_dlclose(void)
 EXPORT void mprof_dump(void)
 {
     if (atomic_load(&monitor_status) == MONITOR_ACTIVE)
-        monitor_write(false);
+        monitor_write(false, false);
 }

@@ -51,8 +51,8 @@ bool monitor_take(void *block, struct block_info *info);
 void monitor_released(bool known, const struct block_info *info);
 void monitor_count_untracked(void);
 
-/* Writes the data file now.  final: the process is exiting or exec'ing. */
-void monitor_write(bool final);
+/* Writes the data file now (see snapshot_write). */
+void monitor_write(bool final, bool if_active);
 
 /* Lifecycle hooks for preload.c's wrappers of exec and dlclose. */
 void monitor_before_exec(void);

@@ -58,22 +58,14 @@ MONITOR_TEXT static void *realloc_early(void *old, size_t size)
     return block;
 }
 
-MONITOR_TEXT static void *realloc_tracked(void *old, size_t size, size_t count, bool array)
+MONITOR_TEXT static void *realloc_tracked(void *old, size_t size)
 {
-    if (!old) {
-        void *block = array ? real.reallocarray(NULL, count, size) : real.realloc(NULL, size);
-        return recorded(block, array ? count * size : size, MPROF_SUM_REALLOC_CALLS);
-    }
-    size_t total = size;
-    if (array && __builtin_mul_overflow(count, size, &total)) {
-        monitor_count(MPROF_SUM_FAILED_ALLOCS, MPROF_SUM_REALLOC_CALLS);
-        errno = ENOMEM;
-        return NULL;
-    }
+    if (!old)
+        return recorded(real.realloc(NULL, size), size, MPROF_SUM_REALLOC_CALLS);
     struct block_info info;
     bool known = monitor_take(old, &info);
-    void *block = array ? real.reallocarray(old, count, size) : real.realloc(old, size);
-    if (!block && total != 0) {
+    void *block = real.realloc(old, size);
+    if (!block && size != 0) {
         if (known)
             ptrmap_restore((uintptr_t)old, &info);
         monitor_count(MPROF_SUM_FAILED_ALLOCS, MPROF_SUM_REALLOC_CALLS);
@@ -81,7 +73,7 @@ MONITOR_TEXT static void *realloc_tracked(void *old, size_t size, size_t count, 
     }
     monitor_released(known, &info);
     if (block)
-        monitor_alloc(block, total, MPROF_SUM_REALLOC_CALLS);
+        monitor_alloc(block, size, MPROF_SUM_REALLOC_CALLS);
     else
         monitor_count(MPROF_SUM_REALLOC_CALLS, MPROF_SUM_REALLOC_CALLS); /* realloc(p, 0) freed p */
     return block;
@@ -94,23 +86,27 @@ EXPORT MONITOR_TEXT void *realloc(void *old, size_t size)
         return realloc_early(old, size);
     if (unlikely(monitor_tls.busy))
         return real.realloc(old, size);
-    return realloc_tracked(old, size, 1, false);
+    return realloc_tracked(old, size);
 }
 
+/* glibc's reallocarray calls realloc through the PLT, which would reach the
+ * wrapper above a second time; so the overflow check is done here and the
+ * rest is realloc's. */
 EXPORT MONITOR_TEXT void *reallocarray(void *old, size_t count, size_t size)
 {
-    UNLESS_ACTIVE(NULL, real.reallocarray(old, count, size));
-    if (unlikely(old && is_early(old))) {
-        size_t total;
-        if (__builtin_mul_overflow(count, size, &total)) {
-            errno = ENOMEM;
-            return NULL;
-        }
-        return realloc_early(old, total);
+    size_t total;
+    if (__builtin_mul_overflow(count, size, &total)) {
+        if (atomic_load(&monitor_status) == MONITOR_ACTIVE && !monitor_tls.busy)
+            monitor_count(MPROF_SUM_FAILED_ALLOCS, MPROF_SUM_REALLOC_CALLS);
+        errno = ENOMEM;
+        return NULL;
     }
+    UNLESS_ACTIVE(old ? NULL : early(total, 16), real.realloc(old, total));
+    if (unlikely(old && is_early(old)))
+        return realloc_early(old, total);
     if (unlikely(monitor_tls.busy))
-        return real.reallocarray(old, count, size);
-    return realloc_tracked(old, size, count, true);
+        return real.realloc(old, total);
+    return realloc_tracked(old, total);
 }
 
 EXPORT MONITOR_TEXT int posix_memalign(void **result, size_t alignment, size_t size)

@@ -53,7 +53,6 @@ int real_functions_resolve(void)
     RESOLVE(free, "free");
     RESOLVE(calloc, "calloc");
     RESOLVE(realloc, "realloc");
-    RESOLVE(reallocarray, "reallocarray");
     RESOLVE(posix_memalign, "posix_memalign");
     RESOLVE(aligned_alloc, "aligned_alloc");
     RESOLVE(memalign, "memalign");
@@ -74,5 +73,5 @@ int real_functions_resolve(void)
     RESOLVE(throw_bad_alloc, "_ZSt17__throw_bad_allocv");
     return real.malloc && real.free && real.calloc && real.realloc && real.posix_memalign &&
            real.memalign && real.aligned_alloc && real.valloc && real.pvalloc &&
-           real.malloc_usable_size && real.reallocarray;
+           real.malloc_usable_size;
 }

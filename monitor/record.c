@@ -189,7 +189,8 @@ MONITOR_TEXT void monitor_alloc(void *block, size_t size, enum mprof_summary_fie
     state->counters[field]++;
     state->counters[MPROF_SUM_ALLOCS]++;
     state->counters[MPROF_SUM_BYTES_ALLOCATED] += size;
-    state->counters[MPROF_SUM_TRUNCATED_CHAINS] += truncated;
+    /* mprof- mode stops at the leak chain on purpose. */
+    state->counters[MPROF_SUM_TRUNCATED_CHAINS] += truncated && monitor.options.call_graph;
     spin_unlock(&state->lock);
 
     bool replaced = false;

@@ -353,7 +353,7 @@ static void emit_pairs(const struct gathered *all)
     }
 }
 
-void snapshot_write(bool final)
+void snapshot_write(bool final, bool if_active)
 {
     spin_lock(&write_lock);
     struct gathered *all = scratch_alloc(sizeof(*all));
@@ -367,6 +367,11 @@ void snapshot_write(bool final)
     thread_states_each(gather_thread, all);
     gather_sites(all);
 
+    const uint64_t *counted = all->counters;
+    bool active = counted[MPROF_SUM_ALLOCS] || counted[MPROF_SUM_FREES] ||
+                  counted[MPROF_SUM_UNKNOWN_FREES] || counted[MPROF_SUM_INHERITED_FREES];
+    if (if_active && !active)
+        goto release;
     int fd = all->out_of_memory ? -1
                                 : output_open(&output, monitor.options.output, monitor.pid,
                                               monitor.is_root);
@@ -392,6 +397,7 @@ void snapshot_write(bool final)
     } else if (all->out_of_memory) {
         log_line("cannot write the data file: out of memory", NULL);
     }
+release:
     ptable_release(&all->pairs);
     ptable_release(&all->sites);
     region_unmap(all->records, all->record_capacity * sizeof(struct record_total));

@@ -6,8 +6,10 @@
 #include <stdbool.h>
 
 /* Writes this process's data file; final when the process exits or execs.
- * Serialised: concurrent calls write one after the other. */
-void snapshot_write(bool final);
+ * if_active: only if the process allocated or freed anything (before an
+ * exec, a fork child that only execs leaves no file).  Serialised:
+ * concurrent calls write one after the other. */
+void snapshot_write(bool final, bool if_active);
 /* In a fork child: the next write chooses the child's own name. */
 void snapshot_forget_output(void);
 
