@@ -80,20 +80,27 @@ static bool same_module(const struct module *a, const struct module *b)
            !memcmp(a->path, b->path, a->path_size);
 }
 
-static int remember_one(struct dl_phdr_info *info, size_t size, void *unused)
+/* The main program is the object with an empty name. */
+static const char *path_of(const struct dl_phdr_info *info, const char *executable)
 {
-    (void)size, (void)unused;
+    return info->dlpi_name && *info->dlpi_name ? info->dlpi_name : executable;
+}
+
+static int remember_one(struct dl_phdr_info *info, size_t size, void *context)
+{
+    (void)size;
+    const char *path = path_of(info, context);
     _Alignas(16) char storage[sizeof(struct module) + MODULE_PATH_MAX + 1];
     struct module *probe = (struct module *)storage;
-    if (!describe(info, info->dlpi_name, probe))
+    if (!describe(info, path, probe))
         return 0;
     spin_lock(&remembered_lock);
     bool known = false;
     for (struct module *seen = remembered; seen && !known; seen = seen->next)
         known = same_module(seen, probe);
-    struct module *module = known ? NULL : arena_alloc(module_size(info->dlpi_name));
+    struct module *module = known ? NULL : arena_alloc(module_size(path));
     if (module) {
-        memcpy(module, probe, module_size(info->dlpi_name));
+        memcpy(module, probe, module_size(path));
         module->next = remembered;
         remembered = module;
     }
@@ -101,9 +108,9 @@ static int remember_one(struct dl_phdr_info *info, size_t size, void *unused)
     return 0;
 }
 
-void modules_note_loaded(void)
+void modules_note_loaded(const char *executable)
 {
-    dl_iterate_phdr(remember_one, NULL);
+    dl_iterate_phdr(remember_one, (void *)executable);
 }
 
 static void *current_alloc(size_t size)
@@ -125,8 +132,7 @@ static int list_one(struct dl_phdr_info *info, size_t size, void *context)
 {
     (void)size;
     struct listing *listing = context;
-    /* The main program is the object with an empty name. */
-    const char *path = info->dlpi_name && *info->dlpi_name ? info->dlpi_name : listing->executable;
+    const char *path = path_of(info, listing->executable);
     struct module *module = current_alloc(module_size(path));
     if (module && describe(info, path, module)) {
         *listing->tail = module;

@@ -22,7 +22,7 @@ struct module {
 };
 
 /* Remembers every object loaded now; called before each dlclose. */
-void modules_note_loaded(void);
+void modules_note_loaded(const char *executable);
 /* The list for the data file: what is loaded now plus what was remembered
  * and has gone since.  Stays valid until modules_release_current. */
 struct module *modules_current(const char *executable);

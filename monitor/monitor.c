@@ -300,7 +300,7 @@ void monitor_before_dlclose(void)
     if (atomic_load(&monitor_status) != MONITOR_ACTIVE)
         return;
     monitor_tls.busy++;
-    modules_note_loaded();
+    modules_note_loaded(monitor.executable);
     monitor_tls.busy--;
 }
 

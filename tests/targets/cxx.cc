@@ -37,8 +37,8 @@ int main()
     delete aligned;                                              // aligned sized delete
     delete[] aligned_many;
     ::operator delete(aligned_quiet, std::align_val_t(64));
-    int *null_pointer = nullptr;
-    delete null_pointer;                                         // delete of NULL
+    ::operator delete(static_cast<void *>(nullptr));             // delete of NULL (a delete
+                                                                 // expression tests for NULL itself)
 
     bool threw = false;
     try {
