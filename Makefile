@@ -22,7 +22,7 @@ MONITOR_SOURCES := $(wildcard monitor/*.c)
 MONITOR_OBJECTS := $(MONITOR_SOURCES:monitor/%.c=$(BUILD)/monitor/%.o)
 
 .PHONY: all demo check test bench install clean setup setup-test venv
-all: $(BUILD)/libmprof.so $(BUILD)/libmprof.a $(BUILD)/widgets $(BUILD)/mprof.pc
+all: $(BUILD)/libmprof.so $(BUILD)/libmprof.a $(BUILD)/widgets
 
 $(BUILD)/.system-packages: Makefile scripts/setup-system.sh
 	./scripts/setup-system.sh $(SYSTEM_PACKAGES)
@@ -55,10 +55,6 @@ $(BUILD)/widgets: examples/widgets.c | $(BUILD)/.system-packages
 	@mkdir -p $(BUILD)
 	$(CC) -O0 -g -o $@ $<
 
-$(BUILD)/mprof.pc: mprof.pc.in Makefile
-	@mkdir -p $(BUILD)
-	sed -e 's|@PREFIX@|$(PREFIX)|g' mprof.pc.in > $@
-
 demo: all $(VENV)/.installed
 	./mprof run -o $(BUILD)/widgets.mprof -- $(BUILD)/widgets
 	./mprof report $(BUILD)/widgets.mprof
@@ -76,7 +72,9 @@ install: all
 		$(DESTDIR)$(PREFIX)/share/man/man5
 	install -m 755 $(BUILD)/libmprof.so $(DESTDIR)$(PREFIX)/lib/libmprof.so
 	install -m 644 $(BUILD)/libmprof.a $(DESTDIR)$(PREFIX)/lib/libmprof.a
-	install -m 644 $(BUILD)/mprof.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/mprof.pc
+	for pc in mprof mprof-static; do \
+		sed -e 's|@PREFIX@|$(PREFIX)|g' $$pc.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/$$pc.pc; \
+	done
 	install -m 644 monitor/mprof.h $(DESTDIR)$(PREFIX)/include/mprof.h
 	for package in cli reducer report; do \
 		install -d $(DESTDIR)$(PREFIX)/lib/mprof/python/$$package; \
