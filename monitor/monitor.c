@@ -246,12 +246,19 @@ __attribute__((constructor)) static void monitor_constructor(void)
     if (atomic_load(&monitor_status) != MONITOR_ACTIVE)
         return;
     monitor_tls.busy++;
-    /* The first process of a run writes FILE; everything it starts sees
-     * MPROF_ROOT_PID and writes FILE.PID. */
-    if (!getenv("MPROF_ROOT_PID")) {
+    /* The first process of a run writes FILE, the others FILE.PID.  mprof
+     * run names the first process in MPROF_ROOT_PID before it execs the
+     * program; a process started some other way with the variable unset is
+     * the first, and sets it so that what it starts (system and popen
+     * included) is not. */
+    const char *root = getenv("MPROF_ROOT_PID");
+    if (!root) {
         char pid[24];
         monitor.is_root = true;
         setenv("MPROF_ROOT_PID", format_u64(pid, (unsigned long long)monitor.pid), 1);
+    } else {
+        char pid[24];
+        monitor.is_root = !strcmp(root, format_u64(pid, (unsigned long long)monitor.pid));
     }
     if (!monitor.options.follow_children)
         stop_following();
@@ -276,22 +283,27 @@ void monitor_before_exec(void)
 char *const *monitor_exec_environment(char *const *envp)
 {
     static const char marker[] = "MPROF_ROOT_PID=";
+    static const char not_root[] = "MPROF_ROOT_PID=0";
     if (atomic_load(&monitor_status) != MONITOR_ACTIVE || !envp || getpid() != monitor.pid)
         return envp;
-    size_t count = 0;
+    /* The new image keeps this pid, so it must be told it is not the first
+     * process; a custom environment without the variable needs it too. */
+    size_t count = 0, found = SIZE_MAX;
     for (; envp[count]; count++)
         if (!strncmp(envp[count], marker, sizeof marker - 1))
-            return envp;
+            found = count;
+    if (found != SIZE_MAX && !monitor.is_root)
+        return envp;
     /* Lost only if the exec fails, once. */
-    char **copy = region_map((count + 2) * sizeof(char *) + sizeof marker + 24);
+    char **copy = region_map((count + 2) * sizeof(char *));
     if (!copy)
         return envp;
-    char *entry = (char *)(copy + count + 2);
-    memcpy(entry, marker, sizeof marker - 1);
-    format_u64(entry + sizeof marker - 1, (unsigned long long)monitor.pid);
     memcpy(copy, envp, count * sizeof(char *));
-    copy[count] = entry;
-    copy[count + 1] = NULL;
+    if (found == SIZE_MAX)
+        copy[count++] = (char *)not_root;
+    else
+        copy[found] = (char *)not_root;
+    copy[count] = NULL;
     return copy;
 }
 

@@ -58,9 +58,9 @@ void monitor_write(bool final, bool if_active);
 void monitor_before_exec(void);
 void monitor_before_dlclose(void);
 
-/* The environment to give an exec'd program, with MPROF_ROOT_PID dropped
- * when this process was the root, so the new image writes FILE.PID;
- * returns envp itself when nothing needs to change. */
+/* The environment to give an exec'd program: with MPROF_ROOT_PID=0 when
+ * this process is the first of the run or envp lacks the variable, so the
+ * new image writes FILE.PID; envp itself when nothing needs to change. */
 char *const *monitor_exec_environment(char *const *envp);
 
 #endif

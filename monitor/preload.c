@@ -166,13 +166,13 @@ EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 EXPORT int execv(const char *path, char *const argv[])
 {
     monitor_before_exec();
-    return real.execv(path, argv);
+    return real.execve(path, argv, (char *const *)monitor_exec_environment(environ));
 }
 
 EXPORT int execvp(const char *file, char *const argv[])
 {
     monitor_before_exec();
-    return real.execvp(file, argv);
+    return real.execvpe(file, argv, (char *const *)monitor_exec_environment(environ));
 }
 
 EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])

@@ -60,8 +60,6 @@ int real_functions_resolve(void)
     RESOLVE(pvalloc, "pvalloc");
     RESOLVE(malloc_usable_size, "malloc_usable_size");
     RESOLVE(execve, "execve");
-    RESOLVE(execv, "execv");
-    RESOLVE(execvp, "execvp");
     RESOLVE(execvpe, "execvpe");
     RESOLVE(fexecve, "fexecve");
     RESOLVE(dlclose, "dlclose");

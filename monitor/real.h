@@ -17,8 +17,6 @@ struct real_functions {
     void *(*pvalloc)(size_t);
     size_t (*malloc_usable_size)(void *);
     int (*execve)(const char *, char *const[], char *const[]);
-    int (*execv)(const char *, char *const[]);
-    int (*execvp)(const char *, char *const[]);
     int (*execvpe)(const char *, char *const[], char *const[]);
     int (*fexecve)(int, char *const[], char *const[]);
     int (*dlclose)(void *);
