@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from conftest import Run, Targets, in_module, module_named
+from e2e_support import Run, Targets, in_module, module_named
 
 
 def sizes(run: Run) -> dict[int, tuple[int, int]]:

@@ -9,7 +9,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import REPO_ROOT
+from e2e_support import REPO_ROOT
 
 from mprof.reducer import datafile
 

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import LIBMPROF, Run, Targets, in_module, module_named, monitor_env
+from e2e_support import LIBMPROF, Run, Targets, in_module, module_named, monitor_env
 
 from mprof.reducer import datafile
 from mprof.reducer.records import DataFile

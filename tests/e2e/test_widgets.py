@@ -7,7 +7,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import BUILD, MPROF, module_named, in_module
+from e2e_support import BUILD, MPROF, module_named, in_module
 
 WIDGETS = BUILD / "widgets"
 WIDGET_SIZE = 204

@@ -1,0 +1,1 @@
+"""The mprof command line."""

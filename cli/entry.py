@@ -1,0 +1,51 @@
+"""The launcher's target: makes the source tree importable as `mprof`, runs main.
+
+The tree is not installed: the package `mprof` is an empty module whose
+__path__ is the repository root, so that reducer/, report/ and cli/ become
+mprof.reducer, mprof.report and mprof.cli without any copy or install step.
+Kept to syntax that Python 3.7 parses, so that an older python3 reaches
+the version message instead of a SyntaxError.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import types
+
+
+def install_alias() -> None:
+    root = os.environ.get("MPROF_PYROOT") or os.path.dirname(
+        os.path.dirname(os.path.realpath(__file__))
+    )
+    package = types.ModuleType("mprof")
+    package.__path__ = [root]
+    sys.modules["mprof"] = package
+
+
+def launch() -> int:
+    if sys.version_info < (3, 11):
+        sys.stderr.write("mprof: needs Python 3.11 or newer\n")
+        return 1
+    # Python put this file's directory first on sys.path; its modules
+    # (main, run, ...) must only be reached as mprof.cli.*, never shadow
+    # top-level ones.
+    here = os.path.dirname(os.path.realpath(__file__))
+    sys.path[:] = [p for p in sys.path if os.path.realpath(p or ".") != here]
+    install_alias()
+    from mprof.cli.main import main
+
+    try:
+        return main(sys.argv[1:])
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        # The reader went away (mprof report | head).  Point stdout at
+        # /dev/null so that the interpreter's final flush does not complain.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(launch())

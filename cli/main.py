@@ -1,0 +1,50 @@
+"""Entry point of the mprof command line: parses arguments and dispatches.
+
+Each subcommand lives in its own module exposing add_parser(subparsers) and
+run(args) -> int.  To add one, import it and append it to _COMMANDS.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from types import ModuleType
+
+from ..reducer.errors import MprofError
+from . import report_cmd
+from . import run as run_cmd
+
+_COMMANDS: tuple[ModuleType, ...] = (run_cmd, report_cmd)
+
+# A dest no subcommand module would choose, so that their own set_defaults()
+# calls cannot collide with the dispatch.
+_HANDLER = "_mprof_handler"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="mprof", description="A memory allocation profiler.")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for command in _COMMANDS:
+        # add_parser() need not return its parser nor name it to us: whatever
+        # names it registered are the new keys of choices.
+        before = set(subparsers.choices)
+        command.add_parser(subparsers)
+        for name in set(subparsers.choices) - before:
+            subparsers.choices[name].set_defaults(**{_HANDLER: command.run})
+    return parser
+
+
+def main(argv: list[str]) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as e:
+        # argparse exits on --help and on usage errors; return the code so
+        # that main() stays callable from tests and other Python code.
+        return e.code if isinstance(e.code, int) else 2
+    try:
+        code: int = getattr(args, _HANDLER)(args)
+    except MprofError as e:
+        print(f"mprof: {e}", file=sys.stderr)
+        return e.exit_code
+    return code

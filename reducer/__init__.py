@@ -1,0 +1,1 @@
+"""Reading mprof data files and reducing them to the figures reports show."""

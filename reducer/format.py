@@ -1,0 +1,73 @@
+"""Constants of the data file format: mprof(5), mirrored in monitor/format.h."""
+
+from __future__ import annotations
+
+import struct
+from typing import Final
+
+MAGIC: Final = b"MPROFDAT"
+VERSION: Final = 1
+HEADER_SIZE: Final = 64
+SECTION_HEADER_SIZE: Final = 16
+
+FLAG_CALL_GRAPH: Final = 0x1
+FLAG_FINAL: Final = 0x2
+FLAG_FORKED: Final = 0x4
+KNOWN_FLAGS: Final = FLAG_CALL_GRAPH | FLAG_FINAL | FLAG_FORKED
+
+MODULE_UNLOADED: Final = 0x1
+KNOWN_MODULE_FLAGS: Final = MODULE_UNLOADED
+
+# Tags as they appear in the file: the first character is the low byte of a
+# little-endian u32, so the bytes read in file order spell the name.
+TAG_PROGRAM: Final = b"PROG"
+TAG_MODULES: Final = b"MODS"
+TAG_SUMMARY: Final = b"SUMM"
+TAG_BINS: Final = b"BINS"
+TAG_SITES: Final = b"SITE"
+TAG_LEAKS: Final = b"LEAK"
+TAG_PAIRS: Final = b"PAIR"
+TAG_END: Final = b"END "
+SECTION_ORDER: Final = (
+    TAG_PROGRAM,
+    TAG_MODULES,
+    TAG_SUMMARY,
+    TAG_BINS,
+    TAG_SITES,
+    TAG_LEAKS,
+    TAG_PAIRS,
+    TAG_END,
+)
+
+SIZE_CLASSES: Final = ("s", "m", "l", "x")
+BIN_LARGE: Final = 1025
+
+HEADER: Final = struct.Struct("<8sHHIIIIIQQIIQ")
+SECTION_HEADER: Final = struct.Struct("<4sIQ")
+END_PAYLOAD: Final = struct.Struct("<II")
+COUNT: Final = struct.Struct("<Q")
+BIN_ENTRY: Final = struct.Struct("<IQQQQ")
+SITE_ENTRY: Final = struct.Struct("<QQQ4Q4Q")
+PAIR_ENTRY: Final = struct.Struct("<QQQ4Q")
+MODULE_FIXED: Final = struct.Struct("<QQQBBH")
+LEAK_TAIL_FIELDS: Final = 4  # allocs, frees, bytes, bytes_freed after the addresses
+
+assert HEADER.size == HEADER_SIZE
+assert SECTION_HEADER.size == SECTION_HEADER_SIZE
+
+
+def leak_entry_size(depth: int) -> int:
+    """Bytes in one LEAK entry, which depend on the header's leak depth."""
+    return 8 * (depth + LEAK_TAIL_FIELDS)
+
+
+def leak_entry(depth: int) -> struct.Struct:
+    """The layout of one LEAK entry, which depends on the header's leak depth."""
+    return struct.Struct(f"<{depth + LEAK_TAIL_FIELDS}Q")
+
+
+def tag_name(tag: bytes) -> str:
+    """A tag for messages: its characters if printable, else its u32 in hex."""
+    if all(0x20 <= b < 0x7F for b in tag):
+        return tag.decode("ascii").rstrip(" ") or repr(tag.decode("ascii"))
+    return f"0x{int.from_bytes(tag, 'little'):08x}"

@@ -1,0 +1,156 @@
+"""The values a data file holds, as immutable records.
+
+Field meanings are those of mprof(5); nothing here is derived or resolved.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+
+from . import format as fmt
+
+
+@dataclass(frozen=True)
+class Header:
+    version: int
+    flags: int
+    stack_depth: int
+    leak_depth: int
+    pid: int
+    ppid: int
+    start_unix_ns: int
+    elapsed_ns: int
+
+    @property
+    def call_graph(self) -> bool:
+        return bool(self.flags & fmt.FLAG_CALL_GRAPH)
+
+    @property
+    def final(self) -> bool:
+        return bool(self.flags & fmt.FLAG_FINAL)
+
+    @property
+    def forked(self) -> bool:
+        return bool(self.flags & fmt.FLAG_FORKED)
+
+
+@dataclass(frozen=True)
+class Program:
+    exe: str
+    # A list, not a tuple, because callers treat it like sys.argv.
+    argv: list[str]
+
+
+@dataclass(frozen=True)
+class Module:
+    bias: int
+    start: int
+    end: int
+    unloaded: bool
+    build_id: bytes
+    path: str
+
+
+@dataclass(frozen=True)
+class Summary(Mapping[str, int]):
+    """SUMM values by name; also a read-only mapping so reports can loop.
+
+    The field order is the order of the values in the file, so adding a field
+    anywhere but at the end would misread every file.
+    """
+
+    allocs: int
+    frees: int
+    bytes_allocated: int
+    bytes_freed: int
+    max_live_objects: int
+    max_live_bytes: int
+    malloc_calls: int
+    calloc_calls: int
+    realloc_calls: int
+    memalign_calls: int
+    new_calls: int
+    free_calls: int
+    delete_calls: int
+    free_null: int
+    unknown_frees: int
+    early_allocs: int
+    early_frees: int
+    untracked_allocs: int
+    failed_allocs: int
+    inherited_frees: int
+    truncated_chains: int
+    monitor_bytes: int
+
+    @classmethod
+    def field_names(cls) -> tuple[str, ...]:
+        return tuple(f.name for f in dataclasses.fields(cls))
+
+    def __getitem__(self, name: str) -> int:
+        if name not in self.field_names():
+            raise KeyError(name)
+        value: int = getattr(self, name)
+        return value
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.field_names())
+
+    def __len__(self) -> int:
+        return len(self.field_names())
+
+    def as_dict(self) -> dict[str, int]:
+        return dict(self.items())
+
+
+@dataclass(frozen=True)
+class Bin:
+    size: int  # 0..1024, or 1025 for every size above 1024
+    allocs: int
+    frees: int
+    bytes: int
+    bytes_freed: int
+
+
+# Byte counts per size class, in the order s, m, l, x.
+ClassBytes = tuple[int, int, int, int]
+
+
+@dataclass(frozen=True)
+class Site:
+    addr: int
+    calls: int
+    frees: int
+    bytes: ClassBytes
+    freed: ClassBytes
+
+
+@dataclass(frozen=True)
+class LeakChain:
+    addrs: tuple[int, ...]  # innermost first, without the zero padding
+    allocs: int
+    frees: int
+    bytes: int
+    bytes_freed: int
+
+
+@dataclass(frozen=True)
+class Pair:
+    caller: int
+    callee: int
+    calls: int
+    bytes: ClassBytes
+
+
+@dataclass(frozen=True)
+class DataFile:
+    path: str
+    header: Header
+    program: Program
+    modules: tuple[Module, ...]
+    summary: Summary
+    bins: tuple[Bin, ...]
+    sites: tuple[Site, ...]
+    leaks: tuple[LeakChain, ...]
+    pairs: tuple[Pair, ...]

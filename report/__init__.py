@@ -1,0 +1,1 @@
+"""Turning a data file into what a user reads: JSON now, tables later."""

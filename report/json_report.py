@@ -1,0 +1,148 @@
+"""The whole content of a data file as JSON-ready data, plus derived figures.
+
+Addresses are hex strings because JSON numbers lose precision above 2**53 in
+most readers, and 64-bit addresses often are above it.  Lists keep the order
+of the file so that the output is deterministic and diffable.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..reducer import format as fmt
+from ..reducer.datafile import (
+    Bin,
+    ClassBytes,
+    DataFile,
+    Header,
+    LeakChain,
+    Module,
+    Pair,
+    Program,
+    Site,
+    Summary,
+)
+
+Json = dict[str, Any]
+
+
+def _hex(value: int) -> str:
+    return f"0x{value:x}"
+
+
+def _by_class(values: ClassBytes) -> dict[str, int]:
+    return dict(zip(fmt.SIZE_CLASSES, values, strict=True))
+
+
+def _header(header: Header) -> Json:
+    return {
+        "version": header.version,
+        "flags": header.flags,
+        "call_graph": header.call_graph,
+        "final": header.final,
+        "forked": header.forked,
+        "stack_depth": header.stack_depth,
+        "leak_depth": header.leak_depth,
+        "pid": header.pid,
+        "ppid": header.ppid,
+        "start_unix_ns": header.start_unix_ns,
+        "elapsed_ns": header.elapsed_ns,
+    }
+
+
+def _program(program: Program) -> Json:
+    return {"exe": program.exe, "argv": list(program.argv)}
+
+
+def _module(module: Module) -> Json:
+    return {
+        "path": module.path,
+        "bias": _hex(module.bias),
+        "start": _hex(module.start),
+        "end": _hex(module.end),
+        "unloaded": module.unloaded,
+        "build_id": module.build_id.hex(),
+    }
+
+
+def _summary(summary: Summary, elapsed_ns: int) -> Json:
+    out: Json = summary.as_dict()
+    seconds = elapsed_ns / 1e9
+    out["kept_objects"] = summary.allocs - summary.frees
+    out["kept_bytes"] = summary.bytes_allocated - summary.bytes_freed
+    out["average_size"] = summary.bytes_allocated / summary.allocs if summary.allocs else 0.0
+    out["elapsed_seconds"] = seconds
+    # A snapshot taken in the first nanosecond has no meaningful rate; 0.0
+    # keeps the field a number for consumers that do arithmetic on it.
+    out["allocation_rate_bytes_per_second"] = summary.bytes_allocated / seconds if seconds else 0.0
+    return out
+
+
+def _bin(b: Bin) -> Json:
+    return {
+        "size": b.size,
+        "label": f">{fmt.BIN_LARGE - 1}" if b.size == fmt.BIN_LARGE else str(b.size),
+        "allocs": b.allocs,
+        "frees": b.frees,
+        "kept_objects": b.allocs - b.frees,
+        "bytes": b.bytes,
+        "bytes_freed": b.bytes_freed,
+        "kept_bytes": b.bytes - b.bytes_freed,
+    }
+
+
+def _site(site: Site) -> Json:
+    kept: ClassBytes = (
+        site.bytes[0] - site.freed[0],
+        site.bytes[1] - site.freed[1],
+        site.bytes[2] - site.freed[2],
+        site.bytes[3] - site.freed[3],
+    )
+    return {
+        "addr": _hex(site.addr),
+        "calls": site.calls,
+        "frees": site.frees,
+        "kept_objects": site.calls - site.frees,
+        "bytes": _by_class(site.bytes),
+        "bytes_total": sum(site.bytes),
+        "freed": _by_class(site.freed),
+        "freed_total": sum(site.freed),
+        "kept_bytes": _by_class(kept),
+        "kept_bytes_total": sum(kept),
+    }
+
+
+def _leak(chain: LeakChain) -> Json:
+    return {
+        "addrs": [_hex(a) for a in chain.addrs],
+        "allocs": chain.allocs,
+        "frees": chain.frees,
+        "kept_objects": chain.allocs - chain.frees,
+        "bytes": chain.bytes,
+        "bytes_freed": chain.bytes_freed,
+        "kept_bytes": chain.bytes - chain.bytes_freed,
+    }
+
+
+def _pair(pair: Pair) -> Json:
+    return {
+        "caller": _hex(pair.caller),
+        "callee": _hex(pair.callee),
+        "calls": pair.calls,
+        "bytes": _by_class(pair.bytes),
+        "bytes_total": sum(pair.bytes),
+    }
+
+
+def datafile_to_json(df: DataFile) -> Json:
+    return {
+        "file": df.path,
+        "header": _header(df.header),
+        "program": _program(df.program),
+        "modules": [_module(m) for m in df.modules],
+        "summary": _summary(df.summary, df.header.elapsed_ns),
+        "bins": [_bin(b) for b in df.bins],
+        "sites": [_site(s) for s in df.sites],
+        "leaks": [_leak(c) for c in df.leaks],
+        "pairs": [_pair(p) for p in df.pairs],
+    }

@@ -1,0 +1,33 @@
+"""A few plain lines about a data file, until the real text tables exist."""
+
+from __future__ import annotations
+
+import shlex
+
+from ..reducer.datafile import DataFile
+
+
+def _printable(text: str) -> str:
+    # Undecodable bytes came in as surrogates; writing them to a UTF-8 stdout
+    # would raise, so show them as \xNN instead.
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def datafile_to_text(df: DataFile) -> str:
+    h = df.header
+    s = df.summary
+    command = shlex.join(df.program.argv) if df.program.argv else df.program.exe
+    kind = "final" if h.final else "snapshot"
+    if h.forked:
+        kind += ", fork child"
+    lines = [
+        f"program:   {_printable(df.program.exe)}",
+        f"command:   {_printable(command)}",
+        f"pid:       {h.pid} (parent {h.ppid}, {kind})",
+        f"allocs:    {s.allocs}",
+        f"frees:     {s.frees}",
+        f"bytes:     {s.bytes_allocated} allocated, {s.bytes_freed} freed",
+        f"kept:      {s.allocs - s.frees} objects, {s.bytes_allocated - s.bytes_freed} bytes",
+        f"max live:  {s.max_live_objects} objects, {s.max_live_bytes} bytes",
+    ]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,67 @@
+"""What the end-to-end tests share: paths, building the target programs,
+running them under the monitor, and finding addresses in modules."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from mprof.reducer import datafile
+from mprof.reducer.records import DataFile, Module
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+BUILD = REPO_ROOT / "build"
+LIBMPROF = BUILD / "libmprof.so"
+TARGETS = REPO_ROOT / "tests" / "targets"
+MPROF = REPO_ROOT / "mprof"
+
+# -O0 and -fno-builtin: an optimiser removes malloc/free and new/delete
+# pairs whose result is unused, and merges small functions into callers.
+C_FLAGS = ["-O0", "-g", "-fno-builtin", "-pthread", "-Wno-alloc-size-larger-than"]
+
+
+@dataclass
+class Targets:
+    directory: Path
+
+    def build(self, name: str, *extra: str, source: str | None = None, shared: bool = False) -> Path:
+        """Compiles tests/targets/SOURCE (default NAME.c or NAME.cc) once per session."""
+        source_path = TARGETS / (source or (name + (".cc" if (TARGETS / f"{name}.cc").exists() else ".c")))
+        output = self.directory / name
+        if not output.exists():
+            compiler = "g++" if source_path.suffix == ".cc" else "gcc"
+            flags = ["-shared", "-fPIC"] if shared else []
+            subprocess.run([compiler, *C_FLAGS, *flags, "-o", str(output), str(source_path), *extra], check=True)
+        return output
+
+
+@dataclass
+class Run:
+    completed: subprocess.CompletedProcess[str]
+    output: Path
+
+    def data(self, path: Path | None = None) -> DataFile:
+        return datafile.read(path or self.output)
+
+    def files(self) -> list[Path]:
+        """Every data file of the run: OUTPUT and OUTPUT.* (no temporaries left)."""
+        return sorted(self.output.parent.glob(self.output.name + "*"))
+
+
+def monitor_env(output: Path, **settings: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MPROF_")}
+    env.update({"LD_PRELOAD": str(LIBMPROF), "MPROF_OUTPUT": str(output), "MPROF_QUIET": "1"})
+    env.update(settings)
+    return env
+
+
+def module_named(data: DataFile, path: Path) -> Module:
+    matches = [m for m in data.modules if Path(m.path).resolve() == path.resolve()]
+    assert len(matches) == 1, [m.path for m in data.modules]
+    return matches[0]
+
+
+def in_module(address: int, module: Module) -> bool:
+    return module.start <= address < module.end

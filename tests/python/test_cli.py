@@ -1,0 +1,122 @@
+"""The mprof command line, run as a user runs it: the launcher script."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from datafile_builder import DataFileBuilder
+from mprof.cli.main import main
+from samples import rich
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+MPROF = REPO_ROOT / "mprof"
+
+
+def mprof(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(MPROF), *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=60,
+        env={k: v for k, v in os.environ.items() if k != "MPROF_PYROOT"},
+    )
+
+
+def assert_one_error_line(result: subprocess.CompletedProcess[str], needle: str) -> str:
+    assert result.returncode == 1
+    assert result.stdout == ""
+    assert "Traceback" not in result.stderr
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("mprof: ")
+    assert needle in lines[0]
+    return lines[0]
+
+
+def test_report_json(tmp_path: Path) -> None:
+    path = tmp_path / "good.mprof"
+    path.write_bytes(rich().build())
+    result = mprof("report", "--format", "json", path)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""
+    summary = json.loads(result.stdout)["summary"]
+    assert summary["allocs"] == 100
+    assert summary["frees"] == 60
+    assert summary["bytes_allocated"] == 5000
+    assert summary["bytes_freed"] == 3000
+    assert summary["kept_objects"] == 40
+    assert summary["kept_bytes"] == 2000
+    assert summary["max_live_objects"] == 45
+    assert summary["max_live_bytes"] == 2600
+
+
+def test_report_text(tmp_path: Path) -> None:
+    path = tmp_path / "good.mprof"
+    path.write_bytes(rich().build())
+    result = mprof("report", path)
+    assert result.returncode == 0, result.stderr
+    assert "allocs:    100\n" in result.stdout
+    assert "max live:  45 objects, 2600 bytes\n" in result.stdout
+
+
+def test_report_corrupt_file(tmp_path: Path) -> None:
+    data = bytearray(rich().build())
+    data[100] ^= 0xFF
+    path = tmp_path / "bad.mprof"
+    path.write_bytes(bytes(data))
+    line = assert_one_error_line(mprof("report", "--format", "json", path), str(path))
+    assert line == f"mprof: {path}: corrupt: checksum mismatch"
+
+
+def test_report_truncated_file(tmp_path: Path) -> None:
+    path = tmp_path / "cut.mprof"
+    path.write_bytes(rich().build()[:-20])
+    line = assert_one_error_line(mprof("report", "cut.mprof", cwd=tmp_path), "cut.mprof")
+    assert line.startswith("mprof: cut.mprof: truncated: ")
+
+
+def test_report_missing_file(tmp_path: Path) -> None:
+    line = assert_one_error_line(mprof("report", "nope.mprof", cwd=tmp_path), "nope.mprof")
+    assert line == "mprof: nope.mprof: cannot open: No such file or directory"
+
+
+def test_launcher_through_a_symlink(tmp_path: Path) -> None:
+    (tmp_path / "bin").mkdir()
+    link = tmp_path / "bin" / "mprof"
+    link.symlink_to(MPROF)
+    good = tmp_path / "good.mprof"
+    good.write_bytes(DataFileBuilder().build())
+    result = subprocess.run(
+        [str(link), "report", "--format", "json", str(good)], capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["header"]["pid"] == 4242
+
+
+def test_usage_errors_exit_2() -> None:
+    result = mprof("report", "--format", "xml", "f")
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+    assert mprof().returncode == 2
+
+
+def test_main_in_process(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "good.mprof"
+    path.write_bytes(rich().build())
+    assert main(["report", "--format", "json", str(path)]) == 0
+    assert json.loads(capsys.readouterr().out)["summary"]["kept_bytes"] == 2000
+
+    path.write_bytes(b"not a profile")
+    assert main(["report", str(path)]) == 1
+    captured = capsys.readouterr()
+    assert captured.err == f"mprof: {path}: not an mprof data file (bad magic)\n"
+
+    assert main(["--help"]) == 0
+    assert "report" in capsys.readouterr().out

@@ -1,0 +1,178 @@
+"""The JSON report holds every value of the file, addresses in hex."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+import pytest
+
+from datafile_builder import DataFileBuilder
+from mprof.reducer import datafile
+from mprof.report.json_report import datafile_to_json
+from mprof.report.text_summary import datafile_to_text
+from samples import MAIN_BUILD_ID, rich
+
+
+def report() -> dict[str, object]:
+    out = datafile_to_json(datafile.parse(rich().build(), "x.mprof"))
+    # Must survive a round trip through real JSON unchanged.
+    assert json.loads(json.dumps(out)) == out
+    return out
+
+
+def test_top_level_keys() -> None:
+    assert list(report()) == [
+        "file", "header", "program", "modules", "summary", "bins", "sites", "leaks", "pairs",
+    ]  # fmt: skip
+
+
+def test_header_and_program() -> None:
+    out = report()
+    assert out["header"] == {
+        "version": 1,
+        "flags": 7,
+        "call_graph": True,
+        "final": True,
+        "forked": True,
+        "stack_depth": 32,
+        "leak_depth": 4,
+        "pid": 31337,
+        "ppid": 31336,
+        "start_unix_ns": 1_700_000_000_123_456_789,
+        "elapsed_ns": 2_500_000_000,
+    }
+    assert out["program"] == {"exe": "/usr/bin/prog", "argv": ["prog", "-v", "caf\udce9"]}
+
+
+def test_modules() -> None:
+    modules = report()["modules"]
+    assert isinstance(modules, list)
+    assert modules[0] == {
+        "path": "",
+        "bias": "0x555555554000",
+        "start": "0x555555554000",
+        "end": "0x55555555a000",
+        "unloaded": False,
+        "build_id": MAIN_BUILD_ID.hex(),
+    }
+    assert modules[2]["unloaded"] is True
+    assert modules[2]["build_id"] == "deadbeef0102"
+    assert modules[3]["build_id"] == ""
+
+
+def test_summary_fields_and_derived() -> None:
+    summary = report()["summary"]
+    assert isinstance(summary, dict)
+    assert summary["allocs"] == 100
+    assert summary["frees"] == 60
+    assert summary["bytes_allocated"] == 5000
+    assert summary["bytes_freed"] == 3000
+    assert summary["monitor_bytes"] == 1021
+    assert summary["kept_objects"] == 40
+    assert summary["kept_bytes"] == 2000
+    assert summary["average_size"] == 50.0
+    assert summary["elapsed_seconds"] == 2.5
+    assert summary["allocation_rate_bytes_per_second"] == 2000.0
+    assert len(summary) == 22 + 5
+
+
+def test_summary_derived_when_nothing_happened() -> None:
+    out = datafile_to_json(datafile.parse(DataFileBuilder(elapsed_ns=0).build()))
+    summary = out["summary"]
+    assert summary["average_size"] == 0.0
+    assert summary["allocation_rate_bytes_per_second"] == 0.0
+    assert out["modules"] == out["bins"] == out["sites"] == out["leaks"] == out["pairs"] == []
+
+
+def test_bins() -> None:
+    bins = report()["bins"]
+    assert isinstance(bins, list)
+    assert [(b["size"], b["label"]) for b in bins] == [
+        (0, "0"), (8, "8"), (1024, "1024"), (1025, ">1024"),
+    ]  # fmt: skip
+    assert bins[3] == {
+        "size": 1025,
+        "label": ">1024",
+        "allocs": 3,
+        "frees": 1,
+        "kept_objects": 2,
+        "bytes": 9000,
+        "bytes_freed": 3000,
+        "kept_bytes": 6000,
+    }
+
+
+def test_sites() -> None:
+    sites = report()["sites"]
+    assert isinstance(sites, list)
+    assert sites[0] == {
+        "addr": "0x555555555123",
+        "calls": 70,
+        "frees": 40,
+        "kept_objects": 30,
+        "bytes": {"s": 100, "m": 200, "l": 300, "x": 400},
+        "bytes_total": 1000,
+        "freed": {"s": 10, "m": 20, "l": 30, "x": 40},
+        "freed_total": 100,
+        "kept_bytes": {"s": 90, "m": 180, "l": 270, "x": 360},
+        "kept_bytes_total": 900,
+    }
+    assert sites[1]["addr"] == "0x7f0000030456"
+
+
+def test_leaks_and_pairs() -> None:
+    out = report()
+    assert out["leaks"] == [
+        {
+            "addrs": ["0x555555555123", "0x555555555200"],
+            "allocs": 5,
+            "frees": 2,
+            "kept_objects": 3,
+            "bytes": 500,
+            "bytes_freed": 200,
+            "kept_bytes": 300,
+        },
+        {
+            "addrs": ["0x1", "0x2", "0x3", "0x4"],
+            "allocs": 1,
+            "frees": 0,
+            "kept_objects": 1,
+            "bytes": 16,
+            "bytes_freed": 0,
+            "kept_bytes": 16,
+        },
+    ]
+    assert out["pairs"] == [
+        {
+            "caller": "0x555555555200",
+            "callee": "0x555555555123",
+            "calls": 70,
+            "bytes": {"s": 5, "m": 6, "l": 7, "x": 8},
+            "bytes_total": 26,
+        },
+        {
+            "caller": "0x555555555300",
+            "callee": "0x555555555200",
+            "calls": 12,
+            "bytes": {"s": 0, "m": 0, "l": 0, "x": 99},
+            "bytes_total": 99,
+        },
+    ]
+
+
+@pytest.mark.parametrize("builder", [rich, DataFileBuilder])
+def test_text_summary(builder: Callable[[], DataFileBuilder]) -> None:
+    text = datafile_to_text(datafile.parse(builder().build()))
+    assert text.endswith("\n")
+    # Must be writable to a strict UTF-8 stream despite undecodable bytes.
+    text.encode("utf-8")
+
+
+def test_text_summary_values() -> None:
+    text = datafile_to_text(datafile.parse(rich().build()))
+    assert "program:   /usr/bin/prog\n" in text
+    assert "command:   prog -v 'caf\\xe9'\n" in text
+    assert "pid:       31337 (parent 31336, final, fork child)\n" in text
+    assert "kept:      40 objects, 2000 bytes\n" in text
+    assert "max live:  45 objects, 2600 bytes\n" in text
