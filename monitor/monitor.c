@@ -147,11 +147,6 @@ struct thread_state *monitor_claim_state(void)
     return state;
 }
 
-const struct leak_chain *monitor_record_chain(uint32_t id)
-{
-    return records_by_id(id);
-}
-
 void monitor_write(bool final, bool if_active)
 {
     monitor_tls.busy++;

@@ -9,7 +9,8 @@
 
 struct real_functions real;
 
-/* Bump-allocated, never reused; each block is preceded by its size. */
+/* Bump-allocated, never reused; each block is preceded by its size.
+ * early_used is claimed with compare-and-swap, so any thread may allocate. */
 #define EARLY_POOL_SIZE (256u * 1024u)
 static _Alignas(64) char early_pool[EARLY_POOL_SIZE];
 static atomic_size_t early_used;

@@ -209,7 +209,7 @@ MONITOR_TEXT static struct site_counts *site_for_id(struct thread_state *state, 
 {
     if (likely(record < state->site_by_id_capacity && state->site_by_id[record]))
         return state->site_by_id[record];
-    const struct leak_chain *chain = monitor_record_chain(record);
+    const struct leak_chain *chain = records_by_id(record);
     return chain ? add_site(state, chain) : NULL;
 }
 

@@ -91,14 +91,6 @@ const struct leak_chain *records_by_id(uint32_t id)
     return chain;
 }
 
-void records_each(uint32_t first_id, void (*visit)(const struct leak_chain *, void *), void *context)
-{
-    spin_lock(&registry.lock);
-    for (uint32_t id = first_id; id < registry.count; id++)
-        visit(registry.by_id[id], context);
-    spin_unlock(&registry.lock);
-}
-
 uint32_t records_first_own_id(void)
 {
     return registry.first_own_id;

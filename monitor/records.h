@@ -23,8 +23,6 @@ const struct leak_chain *records_intern(const uintptr_t *addrs, uint64_t hash);
 /* NULL for an id not yet made. */
 const struct leak_chain *records_by_id(uint32_t id);
 bool records_same_chain(const struct leak_chain *chain, const uintptr_t *addrs);
-/* Calls visit for every record numbered at or above first_id. */
-void records_each(uint32_t first_id, void (*visit)(const struct leak_chain *, void *), void *context);
 /* Ids below this were created before the last fork, by the parent. */
 uint32_t records_first_own_id(void);
 

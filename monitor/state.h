@@ -40,6 +40,5 @@ extern struct monitor_globals monitor;
 
 /* The calling thread's state, made on its first allocation. */
 struct thread_state *monitor_claim_state(void);
-const struct leak_chain *monitor_record_chain(uint32_t id);
 
 #endif

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -70,3 +72,38 @@ def test_installed_command_runs_and_reports(installed: Path, tmp_path: Path) -> 
     for page in ("man1/mprof.1", "man3/libmprof.3", "man5/mprof.5"):
         assert (installed / "share" / "man" / page).is_file()
     assert (installed / "include" / "mprof.h").is_file()
+
+
+def test_the_monitor_needs_no_cxx_runtime() -> None:
+    needed = subprocess.run(["readelf", "-d", REPO_ROOT / "build" / "libmprof.so"], capture_output=True,
+                            text=True, check=True).stdout
+    libraries = sorted(line.split("[")[1].rstrip("]") for line in needed.splitlines() if "(NEEDED)" in line)
+    assert not [name for name in libraries if "stdc++" in name or "gcc_s" in name], libraries
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="making a set-user-ID program for another user needs root")
+def test_secure_execution_programs_are_left_alone(installed: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
+    # A set-user-ID program (here: running as nobody, started by root) runs
+    # with AT_SECURE.  ld.so ignores LD_PRELOAD for it, so the monitor is
+    # linked in; it must then record nothing and write nothing, in a
+    # directory where it could.
+    directory = Path(tempfile.mkdtemp(prefix="mprof-secure-"))
+    try:
+        directory.chmod(0o1777)
+        executable = directory / "widgets-setuid"
+        subprocess.run(["cc", "-O0", "-o", executable, WIDGETS_SOURCE,
+                        *pkg_config(installed, "--libs", "mprof-static")], check=True)
+        shutil.chown(executable, user="nobody")
+        executable.chmod(0o4755)
+        env = {k: v for k, v in os.environ.items() if not k.startswith("MPROF_")}
+        env["MPROF_OUTPUT"] = str(directory / "secure.mprof")
+        completed = subprocess.run([executable, "500"], env=env, capture_output=True, text=True, check=True)
+        assert completed.stdout.startswith("widgets 500 red ")
+        assert completed.stderr == ""
+        assert sorted(p.name for p in directory.iterdir()) == ["widgets-setuid"]
+        # The same program without the set-user-ID bit is profiled.
+        executable.chmod(0o755)
+        subprocess.run([executable, "500"], env=env, capture_output=True, check=True)
+        assert datafile.read(directory / "secure.mprof").summary.allocs == 500
+    finally:
+        shutil.rmtree(directory)
