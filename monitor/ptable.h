@@ -17,6 +17,7 @@
 
 #include "arena.h"
 #include "compiler.h"
+#include "hash.h"
 
 struct ptable {
     uint64_t *hashes; /* parallel to items */
@@ -54,12 +55,5 @@ static inline void *ptable_find(const struct ptable *table, uint64_t hash,
 bool ptable_add(struct ptable *table, uint64_t hash, void *entry);
 /* Unmaps the table's arrays (not the entries) and empties it. */
 void ptable_release(struct ptable *table);
-
-/* Mixes two words into a hash whose high bits are well spread. */
-static inline uint64_t hash_words(uint64_t seed, uint64_t word)
-{
-    uint64_t mixed = (seed ^ word) * UINT64_C(0x9E3779B97F4A7C15);
-    return mixed ^ (mixed >> 29);
-}
 
 #endif

@@ -2,6 +2,7 @@
 
 #include "arena.h"
 #include "compiler.h"
+#include "hash.h"
 #include "lock.h"
 
 /* Sharded so that threads freeing and allocating at once rarely meet on a
@@ -32,7 +33,7 @@ static struct shard shards[SHARD_COUNT];
 
 static inline uint64_t pointer_hash(uintptr_t pointer)
 {
-    return (uint64_t)pointer * UINT64_C(0x9E3779B97F4A7C15);
+    return mix64(pointer);
 }
 
 static inline struct shard *shard_of(uint64_t hash)
