@@ -31,9 +31,13 @@ struct shard {
 /* Every field of each shard is guarded by that shard's lock. */
 static struct shard shards[SHARD_COUNT];
 
+/* Pages are hashed, so that they spread evenly over the shards and slots;
+ * within a page the block's offset is kept, so that blocks allocated one
+ * after the other (usually neighbours in one page) have their slots in the
+ * same few cache lines of the table instead of one cache miss each. */
 static inline uint64_t pointer_hash(uintptr_t pointer)
 {
-    return mix64(pointer);
+    return mix64(pointer >> 12);
 }
 
 static inline struct shard *shard_of(uint64_t hash)
@@ -41,9 +45,10 @@ static inline struct shard *shard_of(uint64_t hash)
     return &shards[hash >> (64 - SHARD_BITS)];
 }
 
-static inline uint64_t home_slot(const struct shard *shard, uint64_t hash)
+static inline uint64_t home_slot(const struct shard *shard, uint64_t hash, uintptr_t pointer)
 {
-    return (hash << SHARD_BITS) >> (64 - shard->bits);
+    uint64_t page_slot = (hash << SHARD_BITS) >> (64 - shard->bits);
+    return (page_slot + ((pointer >> 4) & 255)) & ((UINT64_C(1) << shard->bits) - 1);
 }
 
 static inline uint64_t pack(uint64_t size, uint32_t record)
@@ -57,7 +62,7 @@ static inline uint64_t pack(uint64_t size, uint32_t record)
 static void place(struct shard *shard, uintptr_t pointer, uint64_t packed)
 {
     uint64_t mask = (UINT64_C(1) << shard->bits) - 1;
-    uint64_t index = home_slot(shard, pointer_hash(pointer));
+    uint64_t index = home_slot(shard, pointer_hash(pointer), pointer);
     while (shard->slots[index].pointer)
         index = (index + 1) & mask;
     shard->slots[index] = (struct slot){pointer, packed};
@@ -97,7 +102,7 @@ MONITOR_TEXT_INLINE bool ptrmap_insert(uintptr_t pointer, uint64_t size, uint32_
         }
     }
     uint64_t mask = (UINT64_C(1) << shard->bits) - 1;
-    uint64_t index = home_slot(shard, hash);
+    uint64_t index = home_slot(shard, hash, pointer);
     for (;;) {
         struct slot *slot = &shard->slots[index];
         if (!slot->pointer) {
@@ -126,7 +131,7 @@ MONITOR_TEXT_INLINE bool ptrmap_remove(uintptr_t pointer, struct block_info *inf
         return false;
     }
     uint64_t mask = (UINT64_C(1) << shard->bits) - 1;
-    uint64_t index = home_slot(shard, hash);
+    uint64_t index = home_slot(shard, hash, pointer);
     for (;;) {
         struct slot *slot = &shard->slots[index];
         if (!slot->pointer) {
@@ -143,7 +148,8 @@ MONITOR_TEXT_INLINE bool ptrmap_remove(uintptr_t pointer, struct block_info *inf
      * hole when the hole lies between their home slot and where they are. */
     uint64_t hole = index;
     for (uint64_t next = (hole + 1) & mask; shard->slots[next].pointer; next = (next + 1) & mask) {
-        uint64_t home = home_slot(shard, pointer_hash(shard->slots[next].pointer));
+        uintptr_t moved = shard->slots[next].pointer;
+        uint64_t home = home_slot(shard, pointer_hash(moved), moved);
         if (((next - home) & mask) >= ((next - hole) & mask)) {
             shard->slots[hole] = shard->slots[next];
             hole = next;
