@@ -22,7 +22,7 @@ MONITOR_SOURCES := $(wildcard monitor/*.c)
 MONITOR_OBJECTS := $(MONITOR_SOURCES:monitor/%.c=$(BUILD)/monitor/%.o)
 
 .PHONY: all demo check test bench install clean setup setup-test venv
-all: $(BUILD)/libmprof.so $(BUILD)/libmprof.a $(BUILD)/widgets
+all: $(BUILD)/libmprof.so $(BUILD)/libmprof.a $(BUILD)/widgets $(BUILD)/mprof-resolve
 
 $(BUILD)/.system-packages: Makefile scripts/setup-system.sh
 	./scripts/setup-system.sh $(SYSTEM_PACKAGES)
@@ -50,6 +50,12 @@ $(BUILD)/libmprof.so: $(MONITOR_OBJECTS)
 $(BUILD)/libmprof.a: $(MONITOR_OBJECTS)
 	rm -f $@ && ar rcs $@ $^
 
+# The reducer's libdw resolver; C++ runtime only for __cxa_demangle.
+$(BUILD)/mprof-resolve: reducer/resolve/mprof-resolve.c | $(BUILD)/.system-packages
+	@mkdir -p $(BUILD)
+	$(CC) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $(CFLAGS) $(shell pkg-config --cflags libdw 2>/dev/null) \
+		-o $@ $< $(shell pkg-config --libs libdw 2>/dev/null || echo -ldw -lelf) -lstdc++
+
 # -O0 keeps the paper's four functions apart, as the figures show them.
 $(BUILD)/widgets: examples/widgets.c | $(BUILD)/.system-packages
 	@mkdir -p $(BUILD)
@@ -72,6 +78,8 @@ install: all
 		$(DESTDIR)$(PREFIX)/share/man/man5
 	install -m 755 $(BUILD)/libmprof.so $(DESTDIR)$(PREFIX)/lib/libmprof.so
 	install -m 644 $(BUILD)/libmprof.a $(DESTDIR)$(PREFIX)/lib/libmprof.a
+	install -d $(DESTDIR)$(PREFIX)/lib/mprof
+	install -m 755 $(BUILD)/mprof-resolve $(DESTDIR)$(PREFIX)/lib/mprof/mprof-resolve
 	for pc in mprof mprof-static; do \
 		sed -e 's|@PREFIX@|$(PREFIX)|g' $$pc.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/$$pc.pc; \
 	done
@@ -80,7 +88,9 @@ install: all
 		install -d $(DESTDIR)$(PREFIX)/lib/mprof/python/$$package; \
 		install -m 644 $$package/*.py $(DESTDIR)$(PREFIX)/lib/mprof/python/$$package/; \
 	done
+	install -m 644 reducer/schema.sql $(DESTDIR)$(PREFIX)/lib/mprof/python/reducer/schema.sql
 	sed -e 's|@PYROOT@|$(PREFIX)/lib/mprof/python|g' -e 's|@LIBDIR@|$(PREFIX)/lib|g' \
+		-e 's|@RESOLVE@|$(PREFIX)/lib/mprof/mprof-resolve|g' \
 		scripts/mprof.installed.in > $(DESTDIR)$(PREFIX)/bin/mprof
 	chmod 755 $(DESTDIR)$(PREFIX)/bin/mprof
 	install -m 644 man/mprof.1 $(DESTDIR)$(PREFIX)/share/man/man1/mprof.1

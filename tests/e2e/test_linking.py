@@ -62,7 +62,8 @@ def test_installed_command_runs_and_reports(installed: Path, tmp_path: Path) -> 
     env = {k: v for k, v in os.environ.items() if not k.startswith("MPROF_")}
     # The staged launcher names the final prefix; point it at the staged copy.
     env.update(MPROF_PYROOT=str(installed / "lib" / "mprof" / "python"),
-               MPROF_LIBRARY=str(installed / "lib" / "libmprof.so"))
+               MPROF_LIBRARY=str(installed / "lib" / "libmprof.so"),
+               MPROF_RESOLVE=str(installed / "lib" / "mprof" / "mprof-resolve"))
     launcher = installed / "bin" / "mprof"
     subprocess.run([launcher, "run", "--quiet", "-o", output, widgets, "2000"], env=env, check=True,
                    capture_output=True)

@@ -40,10 +40,10 @@ def assert_one_error_line(result: subprocess.CompletedProcess[str], needle: str)
     return lines[0]
 
 
-def test_report_json(tmp_path: Path) -> None:
+def test_dump_json(tmp_path: Path) -> None:
     path = tmp_path / "good.mprof"
     path.write_bytes(rich().build())
-    result = mprof("report", "--format", "json", path)
+    result = mprof("dump", "--format", "json", path)
     assert result.returncode == 0, result.stderr
     assert result.stderr == ""
     summary = json.loads(result.stdout)["summary"]
@@ -57,10 +57,10 @@ def test_report_json(tmp_path: Path) -> None:
     assert summary["max_live_bytes"] == 2600
 
 
-def test_report_text(tmp_path: Path) -> None:
+def test_dump_text(tmp_path: Path) -> None:
     path = tmp_path / "good.mprof"
     path.write_bytes(rich().build())
-    result = mprof("report", path)
+    result = mprof("dump", path)
     assert result.returncode == 0, result.stderr
     assert "allocs:    100\n" in result.stdout
     assert "max live:  45 objects, 2600 bytes\n" in result.stdout
@@ -94,7 +94,7 @@ def test_launcher_through_a_symlink(tmp_path: Path) -> None:
     good = tmp_path / "good.mprof"
     good.write_bytes(DataFileBuilder().build())
     result = subprocess.run(
-        [str(link), "report", "--format", "json", str(good)], capture_output=True, text=True
+        [str(link), "dump", "--format", "json", str(good)], capture_output=True, text=True
     )
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["header"]["pid"] == 4242
@@ -110,7 +110,7 @@ def test_usage_errors_exit_2() -> None:
 def test_main_in_process(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "good.mprof"
     path.write_bytes(rich().build())
-    assert main(["report", "--format", "json", str(path)]) == 0
+    assert main(["dump", "--format", "json", str(path)]) == 0
     assert json.loads(capsys.readouterr().out)["summary"]["kept_bytes"] == 2000
 
     path.write_bytes(b"not a profile")

@@ -1,0 +1,29 @@
+"""mprof db: reduce data files into a profile database."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ..reducer import store
+from ..reducer.errors import MprofError
+from ..reducer.profile import reduce_files
+from .inputs import check_inputs
+
+
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser(
+        "db", help="reduce data files into an SQLite profile database",
+        description="Resolve the addresses in one or more data files (a process and its children, or "
+                    "repeated runs) and write the reduced profile to an SQLite database.")
+    parser.add_argument("files", nargs="+", type=Path, metavar="FILE", help="mprof data files")
+    parser.add_argument("-o", "--output", type=Path, required=True, metavar="PROFILE.db",
+                        help="the database to write (replaced if it exists)")
+
+
+def run(args: argparse.Namespace) -> int:
+    paths = check_inputs(args.files)
+    if store.is_database(paths[0]):
+        raise MprofError(f"{paths[0]}: already a profile database")
+    store.write_database(reduce_files(paths), args.output)
+    return 0

@@ -1,0 +1,83 @@
+"""The reduction: one or more data files, symbolized, into one Profile."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import callgraph, datafile
+from .callgraph import CallGraph
+from .records import DataFile
+from .symbolize import Progress, Resolver, WarningSink
+
+# Summary figures that are maxima of one process, not sums over processes.
+_MAXIMA = ("max_live_objects", "max_live_bytes")
+
+
+@dataclass
+class Run:
+    path: str
+    data: DataFile
+
+
+@dataclass
+class Bin:
+    size: int
+    allocs: int = 0
+    frees: int = 0
+    bytes: int = 0
+    bytes_freed: int = 0
+    types: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Profile:
+    runs: list[Run] = field(default_factory=list)
+    summary: dict[str, int] = field(default_factory=dict)
+    bins: dict[int, Bin] = field(default_factory=dict)
+    graph: CallGraph = field(default_factory=CallGraph)
+
+
+def reduce_files(paths: Sequence[Path], *, progress: Progress | None = None) -> Profile:
+    """Reads, symbolizes and merges the data files, in the order given."""
+    progress = progress or Progress(sys.stderr.isatty())
+    warnings = WarningSink()
+    profile = Profile()
+    types: dict[int, set[str]] = {}
+    for path in paths:
+        progress.start(f"reading {path}")
+        data = datafile.read(path)
+        profile.runs.append(Run(str(path), data))
+        _add_summary(profile.summary, data)
+        for b in data.bins:
+            row = profile.bins.setdefault(b.size, Bin(b.size))
+            row.allocs += b.allocs
+            row.frees += b.frees
+            row.bytes += b.bytes
+            row.bytes_freed += b.bytes_freed
+        with Resolver(data.modules, warnings) as resolver:
+            progress.start(f"resolving addresses of {data.program.exe or path} (pid {data.header.pid})")
+            frames = resolver.resolve(callgraph.addresses_of(data), progress)
+            progress.start(f"building the call graph of {path}")
+            callgraph.add_run(profile.graph, data, frames)
+            if data.program.exe:
+                progress.start(f"reading the types of {data.program.exe}")
+                for size, name in resolver.types(data.program.exe):
+                    types.setdefault(size, set()).add(name)
+    progress.start("merging cycles")
+    callgraph.finish(profile.graph)
+    for size, row in profile.bins.items():
+        row.types = sorted(types.get(size, ())) if size <= 1024 else []
+    progress.finish()
+    return profile
+
+
+def _add_summary(summary: dict[str, int], data: DataFile) -> None:
+    for name, value in data.summary.items():
+        if name in _MAXIMA:
+            summary[name] = max(summary.get(name, 0), value)
+        else:
+            summary[name] = summary.get(name, 0) + value
+    summary["elapsed_ns"] = max(summary.get("elapsed_ns", 0), data.header.elapsed_ns)

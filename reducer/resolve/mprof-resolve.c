@@ -1,0 +1,1307 @@
+/*
+ * mprof-resolve: turns return addresses recorded by the mprof monitor into
+ * logical frames (function, file, line, inline chain), the way a debugger
+ * does, using elfutils libdwfl/libdw.  The Python reducer starts it once and
+ * talks to it over a pipe pair.
+ *
+ * Build:
+ *   cc -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror \
+ *      $(pkg-config --cflags libdw) mprof-resolve.c -o mprof-resolve \
+ *      $(pkg-config --libs libdw) -lstdc++
+ *
+ * Usage: mprof-resolve [--debuginfod]
+ *   By default DEBUGINFOD_URLS is removed from the environment, so that no
+ *   lookup silently waits on the network; --debuginfod keeps it, letting
+ *   libdwfl download missing debug information.
+ *
+ * PROTOCOL
+ *
+ * Text lines both ways.  Fields are separated by one TAB.  Numbers are hex
+ * without 0x (a leading 0x is accepted on input) unless marked decimal.
+ * Output hex is lowercase without leading zeros.
+ *
+ * Requests (stdin):
+ *
+ *   module <bias> <start> <end> <build-id|-> <path>
+ *       Declares a module of the profiled process: bias is the value added
+ *       to the ELF's virtual addresses, [start, end) its run-time range,
+ *       build-id the hex GNU build-id the profile recorded ("-" for none).
+ *       The path is the rest of the line and may hold TABs.  No answer.
+ *       The file is opened only when an address in it, or its types, are
+ *       first asked for.  If it cannot be used (missing, unreadable, not
+ *       ELF, build-id differs) ONE line
+ *           warning <path>: <problem>
+ *       is printed at that moment, inside the answer that needed it, and its
+ *       addresses resolve only as module+offset.  When ranges overlap (a
+ *       module unloaded and another loaded in its place), the module
+ *       declared FIRST wins.  Declaring a module forgets cached answers.
+ *
+ *   resolve <addr> <addr> ...
+ *       Each address is a RETURN address: the lookup uses addr-1, so the
+ *       call instruction is found.  Per address, in input order:
+ *           frames <addr> <n>
+ *       then n >= 1 lines, innermost first (like addr2line -i):
+ *           frame <function> <file> <line decimal> <module path>
+ *                 <offset> <inlined 0|1>
+ *       Frame 0 is the function, possibly inlined, whose code holds the
+ *       address, with the address's file:line; each later frame is the
+ *       function the previous one was inlined into, with the file:line of
+ *       the inlined call; the last one is the out-of-line function
+ *       (inlined 0).  Function names are demangled (C++ linkage names) or
+ *       plain DWARF names, falling back to the ELF symbol table when there
+ *       is no DWARF.  Unknown function: empty field; unknown file: empty,
+ *       line 0.  <offset> is addr minus the module's bias, i.e. the address
+ *       as the ELF file sees it (usable with addr2line -e); when no module
+ *       holds the address, <module path> is empty and <offset> is addr.
+ *       After the last address:
+ *           done
+ *       A resolve line with a malformed address answers "error <message>"
+ *       then "done", and resolves none of its addresses.
+ *
+ *   types <module path>
+ *       Lists the module's DWARF types with a size:
+ *           type <size decimal> <name>
+ *       one per distinct (size, name), sorted by name: named structs,
+ *       classes and unions that are not declarations, and typedefs whose
+ *       target (through typedefs and cv-qualifiers) has a size.  C++ names
+ *       are qualified with their namespaces and classes.  Types local to a
+ *       function are not listed.  Then "done".  No DWARF: a warning, then
+ *       "done".  Unknown module: "error <message>", then "done".
+ *
+ *   reset
+ *       Forgets every module and cached answer (to start on another
+ *       process).  Answers "done".
+ *
+ *   quit (or end of input)
+ *       Exits with status 0.
+ *
+ * Any other malformed line answers one "error <message>" line.  Empty lines
+ * are ignored.  Output is flushed after every "done" and "error" line, so a
+ * reader may wait for "done" after each resolve, types and reset request;
+ * "warning" and "error" lines can come before any line of an answer.
+ * TABs, CRs and newlines inside names and paths are printed as spaces.
+ */
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwelf.h>
+#include <elfutils/libdwfl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <libelf.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* From libstdc++ (hence -lstdc++); C has no header for it. */
+char *__cxa_demangle(const char *mangled_name, char *output_buffer,
+                     size_t *length, int *status);
+
+/* Bounds recursion over DIE trees, so corrupt or hostile DWARF nesting
+ * cannot exhaust the stack.  Real programs nest far less. */
+enum { MAX_DIE_DEPTH = 256 };
+
+/* ---- small helpers ---------------------------------------------------- */
+
+static void out_of_memory(void)
+{
+    fputs("mprof-resolve: out of memory\n", stderr);
+    exit(1);
+}
+
+static void *xrealloc(void *block, size_t size)
+{
+    void *grown = realloc(block, size ? size : 1);
+    if (grown == NULL)
+        out_of_memory();
+    return grown;
+}
+
+static char *xstrdup(const char *text)
+{
+    char *copy = strdup(text);
+    if (copy == NULL)
+        out_of_memory();
+    return copy;
+}
+
+/* A growable byte buffer, used to build answers before caching them. */
+struct text {
+    char *data;
+    size_t length;
+    size_t capacity;
+};
+
+static void text_reserve(struct text *text, size_t extra)
+{
+    if (text->length + extra + 1 <= text->capacity)
+        return;
+    size_t capacity = text->capacity ? text->capacity : 256;
+    while (capacity < text->length + extra + 1)
+        capacity *= 2;
+    text->data = xrealloc(text->data, capacity);
+    text->capacity = capacity;
+}
+
+static void text_append(struct text *text, const char *bytes, size_t count)
+{
+    text_reserve(text, count);
+    memcpy(text->data + text->length, bytes, count);
+    text->length += count;
+    text->data[text->length] = '\0';
+}
+
+static void text_printf(struct text *text, const char *format, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void text_printf(struct text *text, const char *format, ...)
+{
+    va_list args;
+    va_start(args, format);
+    int needed = vsnprintf(NULL, 0, format, args);
+    va_end(args);
+    if (needed < 0)
+        return;
+    text_reserve(text, (size_t)needed);
+    va_start(args, format);
+    vsnprintf(text->data + text->length, (size_t)needed + 1, format, args);
+    va_end(args);
+    text->length += (size_t)needed;
+}
+
+/* Appends a TAB and then FIELD with the protocol's separators blanked, so a
+ * strange name or path cannot break the line structure. */
+static void text_append_field(struct text *text, const char *field)
+{
+    size_t count = field ? strlen(field) : 0;
+    text_reserve(text, count + 1);
+    text->data[text->length++] = '\t';
+    for (size_t i = 0; i < count; i++) {
+        char c = field[i];
+        text->data[text->length++] = (c == '\t' || c == '\n' || c == '\r') ? ' ' : c;
+    }
+    text->data[text->length] = '\0';
+}
+
+static void text_truncate(struct text *text, size_t length)
+{
+    text->length = length;
+    if (text->data)
+        text->data[length] = '\0';
+}
+
+static void text_free(struct text *text)
+{
+    free(text->data);
+    *text = (struct text){0};
+}
+
+static void write_out(const char *bytes, size_t count)
+{
+    fwrite(bytes, 1, count, stdout);
+}
+
+/* A failed flush means the reader is gone: nobody is left to answer. */
+static void flush_out(void)
+{
+    if (fflush(stdout) != 0 || ferror(stdout))
+        exit(1);
+}
+
+/* Prints "<kind>\t<message>\n" with the message's fields sanitized. */
+static void print_notice(const char *kind, const char *format, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void print_notice(const char *kind, const char *format, ...)
+{
+    va_list args;
+    va_start(args, format);
+    char *message = NULL;
+    if (vasprintf(&message, format, args) < 0)
+        out_of_memory();
+    va_end(args);
+    struct text line = {0};
+    text_append(&line, kind, strlen(kind));
+    text_append_field(&line, message);
+    text_append(&line, "\n", 1);
+    write_out(line.data, line.length);
+    text_free(&line);
+    free(message);
+}
+
+static void print_error(const char *format, ...) __attribute__((format(printf, 1, 2)));
+
+static void print_error(const char *format, ...)
+{
+    va_list args;
+    va_start(args, format);
+    char *message = NULL;
+    if (vasprintf(&message, format, args) < 0)
+        out_of_memory();
+    va_end(args);
+    print_notice("error", "%s", message);
+    free(message);
+    flush_out();
+}
+
+/* Parses a whole field as hex, with an optional 0x. */
+static bool parse_hex(const char *field, uint64_t *value)
+{
+    if (field[0] == '0' && (field[1] == 'x' || field[1] == 'X'))
+        field += 2;
+    if (*field == '\0')
+        return false;
+    uint64_t result = 0;
+    for (; *field; field++) {
+        unsigned digit;
+        if (*field >= '0' && *field <= '9')
+            digit = (unsigned)(*field - '0');
+        else if (*field >= 'a' && *field <= 'f')
+            digit = (unsigned)(*field - 'a' + 10);
+        else if (*field >= 'A' && *field <= 'F')
+            digit = (unsigned)(*field - 'A' + 10);
+        else
+            return false;
+        if (result > (UINT64_MAX >> 4))
+            return false;
+        result = (result << 4) | digit;
+    }
+    *value = result;
+    return true;
+}
+
+/* Splits LINE in place at TABs into at most MAX fields; the last field keeps
+ * any further TABs.  Returns the number of fields. */
+static size_t split_fields(char *line, char **fields, size_t max)
+{
+    size_t count = 0;
+    fields[count++] = line;
+    while (count < max) {
+        char *tab = strchr(fields[count - 1], '\t');
+        if (tab == NULL)
+            break;
+        *tab = '\0';
+        fields[count++] = tab + 1;
+    }
+    return count;
+}
+
+/* Returns the demangled form of a C++/Rust linkage name, or a copy of NAME
+ * when it is not mangled.  The caller frees it. */
+static char *demangled_copy(const char *name)
+{
+    if (name[0] == '_' && name[1] == 'Z') {
+        int status = 0;
+        char *demangled = __cxa_demangle(name, NULL, NULL, &status);
+        if (status == 0 && demangled != NULL)
+            return demangled;
+        free(demangled);
+    }
+    return xstrdup(name);
+}
+
+/* ---- per-address answer cache ----------------------------------------- */
+
+/* Open addressing keyed by address; an empty slot has text == NULL. */
+struct cached_answer {
+    uint64_t address;
+    char *text;
+    size_t length;
+};
+
+struct answer_cache {
+    struct cached_answer *slots;
+    size_t capacity; /* a power of two, or 0 */
+    size_t count;
+};
+
+static size_t cache_slot(const struct answer_cache *cache, uint64_t address)
+{
+    /* Fibonacci hashing spreads the page-aligned-ish addresses well. */
+    size_t index = (size_t)((address * UINT64_C(0x9E3779B97F4A7C15)) >> 17);
+    size_t mask = cache->capacity - 1;
+    index &= mask;
+    while (cache->slots[index].text != NULL && cache->slots[index].address != address)
+        index = (index + 1) & mask;
+    return index;
+}
+
+static const struct cached_answer *cache_find(const struct answer_cache *cache, uint64_t address)
+{
+    if (cache->count == 0)
+        return NULL;
+    const struct cached_answer *slot = &cache->slots[cache_slot(cache, address)];
+    return slot->text ? slot : NULL;
+}
+
+static void cache_insert(struct answer_cache *cache, uint64_t address, const char *text,
+                         size_t length)
+{
+    if ((cache->count + 1) * 4 > cache->capacity * 3) {
+        struct answer_cache grown = {0};
+        grown.capacity = cache->capacity ? cache->capacity * 2 : 1024;
+        grown.slots = calloc(grown.capacity, sizeof *grown.slots);
+        if (grown.slots == NULL)
+            out_of_memory();
+        for (size_t i = 0; i < cache->capacity; i++) {
+            if (cache->slots[i].text != NULL)
+                grown.slots[cache_slot(&grown, cache->slots[i].address)] = cache->slots[i];
+        }
+        grown.count = cache->count;
+        free(cache->slots);
+        *cache = grown;
+    }
+    struct cached_answer *slot = &cache->slots[cache_slot(cache, address)];
+    if (slot->text != NULL)
+        return;
+    slot->address = address;
+    slot->text = xrealloc(NULL, length + 1);
+    memcpy(slot->text, text, length + 1);
+    slot->length = length;
+    cache->count++;
+}
+
+static void cache_clear(struct answer_cache *cache)
+{
+    for (size_t i = 0; i < cache->capacity; i++)
+        free(cache->slots[i].text);
+    free(cache->slots);
+    *cache = (struct answer_cache){0};
+}
+
+/* ---- modules ------------------------------------------------------------ */
+
+enum module_state {
+    MODULE_UNOPENED, /* declared, file not looked at yet */
+    MODULE_READY,    /* reported to the Dwfl */
+    MODULE_UNUSABLE, /* warned about; resolves as module+offset only */
+};
+
+/* One ELF symbol that may name code.  END is exclusive: START + size, or
+ * for a sizeless symbol the end of its section. */
+struct code_symbol {
+    uint64_t start;
+    uint64_t end;
+    const char *name; /* in libelf's string table, alive as long as the Dwfl */
+    bool sized;
+    int binding_rank; /* higher is preferred at equal addresses */
+};
+
+/* A module's code symbols sorted by start address.  libdwfl's own lookup
+ * (dwfl_module_addrinfo) scans the whole table per call, far too slow for
+ * stripped libraries with 100k symbols, so it is replaced by this. */
+struct symbol_index {
+    struct code_symbol *symbols;
+    size_t count;
+    bool built;
+};
+
+struct module {
+    uint64_t bias;
+    uint64_t start;
+    uint64_t end;
+    char *build_id; /* lowercase hex, NULL when the profile recorded none */
+    char *path;
+    enum module_state state;
+    Dwfl_Module *dwfl_module; /* owned by the Dwfl; set when READY */
+    struct symbol_index symbols; /* built on the first symbol lookup */
+};
+
+struct resolver {
+    Dwfl *dwfl;
+    struct module *modules; /* in declaration order: the first match wins */
+    size_t module_count;
+    size_t module_capacity;
+    struct answer_cache cache;
+};
+
+/* Separate debug files are found through the build-id tree and
+ * .gnu_debuglink, as a debugger finds them. */
+static const Dwfl_Callbacks offline_callbacks = {
+    .find_elf = dwfl_build_id_find_elf,
+    .find_debuginfo = dwfl_standard_find_debuginfo,
+    .section_address = dwfl_offline_section_address,
+    .debuginfo_path = NULL,
+};
+
+static Dwfl *new_dwfl(void)
+{
+    Dwfl *dwfl = dwfl_begin(&offline_callbacks);
+    if (dwfl == NULL) {
+        fprintf(stderr, "mprof-resolve: cannot start libdwfl: %s\n", dwfl_errmsg(-1));
+        exit(1);
+    }
+    return dwfl;
+}
+
+static void resolver_free(struct resolver *resolver)
+{
+    for (size_t i = 0; i < resolver->module_count; i++) {
+        free(resolver->modules[i].build_id);
+        free(resolver->modules[i].path);
+        free(resolver->modules[i].symbols.symbols);
+    }
+    free(resolver->modules);
+    cache_clear(&resolver->cache);
+    dwfl_end(resolver->dwfl);
+    *resolver = (struct resolver){0};
+}
+
+static void hex_encode(const unsigned char *bytes, size_t count, char *hex)
+{
+    static const char digits[] = "0123456789abcdef";
+    for (size_t i = 0; i < count; i++) {
+        hex[2 * i] = digits[bytes[i] >> 4];
+        hex[2 * i + 1] = digits[bytes[i] & 15];
+    }
+    hex[2 * count] = '\0';
+}
+
+/* Checks that MODULE's file is a readable ELF whose build-id matches the
+ * profile's.  Returns NULL when it is, or a malloc'd description of the
+ * problem.  Done with our own descriptor, before libdwfl sees the file, so
+ * that each problem gets a precise message and a wrong file is never
+ * reported to the Dwfl. */
+static char *check_module_file(const struct module *module)
+{
+    int fd = open(module->path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        if (errno == ENOENT || errno == ENOTDIR)
+            return xstrdup("file not found");
+        return xstrdup(strerror(errno));
+    }
+    char *problem = NULL;
+    struct stat status;
+    Elf *elf = NULL;
+    if (fstat(fd, &status) != 0) {
+        problem = xstrdup(strerror(errno));
+        goto out;
+    }
+    if (!S_ISREG(status.st_mode)) {
+        problem = xstrdup("not a regular file");
+        goto out;
+    }
+    elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+    if (elf == NULL || elf_kind(elf) != ELF_K_ELF) {
+        problem = xstrdup("not an ELF file");
+        goto out;
+    }
+    if (module->build_id == NULL)
+        goto out;
+    const void *bits = NULL;
+    ssize_t length = dwelf_elf_gnu_build_id(elf, &bits);
+    if (length < 0) {
+        if (asprintf(&problem, "cannot read its build-id: %s", elf_errmsg(-1)) < 0)
+            out_of_memory();
+        goto out;
+    }
+    char *file_id = xrealloc(NULL, 2 * (size_t)length + 1);
+    hex_encode(bits, (size_t)length, file_id);
+    if (strcmp(file_id, module->build_id) != 0) {
+        if (asprintf(&problem, "build-id mismatch (file has %s, the profile recorded %s)",
+                     length ? file_id : "none", module->build_id) < 0)
+            out_of_memory();
+    }
+    free(file_id);
+out:
+    if (elf != NULL)
+        elf_end(elf);
+    close(fd);
+    return problem;
+}
+
+/* Opens MODULE on first use: checks its file and reports it to the Dwfl, or
+ * prints its one warning.  Returns true when it is usable. */
+static bool open_module(struct resolver *resolver, struct module *module)
+{
+    if (module->state != MODULE_UNOPENED)
+        return module->state == MODULE_READY;
+
+    char *problem = check_module_file(module);
+    if (problem == NULL) {
+        dwfl_report_begin_add(resolver->dwfl);
+        /* add_p_vaddr: BASE is the bias, added to the ELF's p_vaddr. */
+        module->dwfl_module = dwfl_report_elf(resolver->dwfl, module->path, module->path, -1,
+                                              module->bias, true);
+        if (module->dwfl_module == NULL)
+            problem = xstrdup(dwfl_errmsg(-1));
+        if (dwfl_report_end(resolver->dwfl, NULL, NULL) != 0 && problem == NULL)
+            problem = xstrdup(dwfl_errmsg(-1));
+    }
+    if (problem != NULL) {
+        print_notice("warning", "%s: %s", module->path, problem);
+        free(problem);
+        module->state = MODULE_UNUSABLE;
+        module->dwfl_module = NULL;
+        return false;
+    }
+    module->state = MODULE_READY;
+    return true;
+}
+
+static struct module *module_containing(struct resolver *resolver, uint64_t address)
+{
+    for (size_t i = 0; i < resolver->module_count; i++) {
+        struct module *module = &resolver->modules[i];
+        if (address >= module->start && address < module->end)
+            return module;
+    }
+    return NULL;
+}
+
+static struct module *module_named(struct resolver *resolver, const char *path)
+{
+    for (size_t i = 0; i < resolver->module_count; i++) {
+        if (strcmp(resolver->modules[i].path, path) == 0)
+            return &resolver->modules[i];
+    }
+    return NULL;
+}
+
+/* ---- DWARF scopes and names -------------------------------------------- */
+
+static bool is_function_tag(int tag)
+{
+    return tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine
+           || tag == DW_TAG_entry_point;
+}
+
+static bool has_pc_attributes(Dwarf_Die *die)
+{
+    return dwarf_hasattr(die, DW_AT_low_pc) || dwarf_hasattr(die, DW_AT_ranges)
+           || dwarf_hasattr(die, DW_AT_entry_pc);
+}
+
+/* The function DIEs (subprograms, inlined subroutines) that contain PC, from
+ * the outermost to the innermost. */
+struct function_chain {
+    Dwarf_Die dies[MAX_DIE_DEPTH];
+    int count;
+};
+
+/* Descends from PARENT only into DIEs whose code ranges contain PC, and into
+ * DIEs without code ranges that may own code (namespaces, classes, lexical
+ * blocks without ranges), as dwarf_getscopes does.  Unlike dwarf_getscopes,
+ * it keeps the concrete parents of inlined subroutines (not the abstract
+ * origin's scopes), which is exactly the inline chain, in one walk.
+ * Returns true once a DIE containing PC was found below PARENT. */
+static bool find_function_chain(Dwarf_Die *parent, Dwarf_Addr pc, struct function_chain *chain,
+                                int depth)
+{
+    Dwarf_Die child;
+    if (depth >= MAX_DIE_DEPTH || dwarf_child(parent, &child) != 0)
+        return false;
+    do {
+        int tag = dwarf_tag(&child);
+        switch (tag) {
+        case DW_TAG_subprogram:
+        case DW_TAG_inlined_subroutine:
+        case DW_TAG_entry_point:
+        case DW_TAG_lexical_block:
+        case DW_TAG_try_block:
+        case DW_TAG_catch_block:
+        case DW_TAG_with_stmt:
+        case DW_TAG_module:
+        case DW_TAG_namespace:
+        case DW_TAG_class_type:
+        case DW_TAG_structure_type:
+        case DW_TAG_union_type:
+            if (has_pc_attributes(&child)) {
+                if (dwarf_haspc(&child, pc) != 1)
+                    break;
+                if (is_function_tag(tag) && chain->count < MAX_DIE_DEPTH)
+                    chain->dies[chain->count++] = child;
+                find_function_chain(&child, pc, chain, depth + 1);
+                return true;
+            }
+            /* A function without code is a declaration or abstract
+             * instance: nothing below it can contain PC. */
+            if (!is_function_tag(tag) && find_function_chain(&child, pc, chain, depth + 1))
+                return true;
+            break;
+        default:
+            break;
+        }
+    } while (dwarf_siblingof(&child, &child) == 0);
+    return false;
+}
+
+static const char *attribute_string(Dwarf_Die *die, unsigned int name)
+{
+    Dwarf_Attribute attribute;
+    /* dwarf_formstring accepts NULL, returning NULL. */
+    return dwarf_formstring(dwarf_attr_integrate(die, name, &attribute));
+}
+
+/* Whether names in the unit nest in their enclosing namespaces and
+ * records (C++ and the like), rather than all being file-scope names (C). */
+static bool nests_names(Dwarf_Die *unit_die)
+{
+    switch (dwarf_srclang(unit_die)) {
+    case DW_LANG_C89:
+    case DW_LANG_C:
+    case DW_LANG_C99:
+    case DW_LANG_C11:
+    case DW_LANG_ObjC:
+        return false;
+    default:
+        return true;
+    }
+}
+
+static const char *anonymous_scope_name(int tag)
+{
+    switch (tag) {
+    case DW_TAG_namespace:
+        return "(anonymous namespace)";
+    case DW_TAG_class_type:
+        return "(anonymous class)";
+    case DW_TAG_union_type:
+        return "(anonymous union)";
+    default:
+        return "(anonymous struct)";
+    }
+}
+
+/* Appends "ns::Class::" for the namespaces and records around the DIE that
+ * declares FUNCTION (reached through its abstract origin and specification,
+ * since a concrete or inlined DIE sits elsewhere). */
+static void append_function_scope(Dwarf_Die *function, struct text *out)
+{
+    Dwarf_Die declaration = *function;
+    Dwarf_Attribute attribute;
+    /* Bounded: a reference cycle in corrupt DWARF must not hang us. */
+    for (int hops = 0; hops < 8; hops++) {
+        Dwarf_Attribute *reference = dwarf_attr(&declaration, DW_AT_abstract_origin, &attribute);
+        if (reference == NULL)
+            reference = dwarf_attr(&declaration, DW_AT_specification, &attribute);
+        if (reference == NULL || dwarf_formref_die(reference, &declaration) == NULL)
+            break;
+    }
+    Dwarf_Die *scopes = NULL;
+    int scope_count = dwarf_getscopes_die(&declaration, &scopes);
+    /* scopes[0] is the declaration itself, the last one its unit. */
+    for (int i = scope_count - 1; i >= 1; i--) {
+        int tag = dwarf_tag(&scopes[i]);
+        if (tag != DW_TAG_namespace && tag != DW_TAG_class_type && tag != DW_TAG_structure_type
+            && tag != DW_TAG_union_type)
+            continue;
+        const char *name = dwarf_diename(&scopes[i]);
+        if (name == NULL)
+            name = anonymous_scope_name(tag);
+        text_append(out, name, strlen(name));
+        text_append(out, "::", 2);
+    }
+    free(scopes);
+}
+
+/* The DIE's function name, with attributes looked up through abstract
+ * origins and specifications.  In C++-like units (NESTED_NAMES): the
+ * demangled linkage name, qualified and with parameter types as C++ users
+ * know it, else (internal linkage has none) DW_AT_name qualified with its
+ * namespaces and classes.  In C units: DW_AT_name, since a linkage name
+ * there is an asm label such as glibc's __GI_ aliases.  NULL when the DIE
+ * has no name.  The caller frees the result. */
+static char *function_name(Dwarf_Die *die, bool nested_names)
+{
+    const char *linkage_name = attribute_string(die, DW_AT_linkage_name);
+    if (linkage_name == NULL)
+        linkage_name = attribute_string(die, DW_AT_MIPS_linkage_name);
+    const char *name = attribute_string(die, DW_AT_name);
+    if (linkage_name != NULL && (nested_names || name == NULL))
+        return demangled_copy(linkage_name);
+    if (name == NULL)
+        return NULL;
+    if (!nested_names)
+        return xstrdup(name);
+    struct text qualified = {0};
+    append_function_scope(die, &qualified);
+    text_append(&qualified, name, strlen(name));
+    return qualified.data;
+}
+
+static int binding_rank(unsigned char binding)
+{
+    switch (binding) {
+    case STB_GLOBAL:
+        return 3;
+    case STB_GNU_UNIQUE:
+    case STB_WEAK:
+        return 2;
+    default:
+        return 1;
+    }
+}
+
+/* The run-time end of section SECTION_INDEX of ELF, or 0 if unknown. */
+static uint64_t section_end(Elf *elf, GElf_Word section_index, Dwarf_Addr bias)
+{
+    GElf_Shdr header;
+    Elf_Scn *section = elf ? elf_getscn(elf, section_index) : NULL;
+    if (section == NULL || gelf_getshdr(section, &header) == NULL)
+        return 0;
+    return header.sh_addr + header.sh_size + bias;
+}
+
+/* Sorts by start; at equal starts sizeless before sized and worse binding
+ * before better, so that scanning backwards meets the preferred one first. */
+static int compare_code_symbols(const void *left, const void *right)
+{
+    const struct code_symbol *a = left, *b = right;
+    if (a->start != b->start)
+        return a->start < b->start ? -1 : 1;
+    if (a->sized != b->sized)
+        return a->sized ? 1 : -1;
+    return (a->binding_rank > b->binding_rank) - (a->binding_rank < b->binding_rank);
+}
+
+static void build_symbol_index(Dwfl_Module *dwfl_module, struct symbol_index *index)
+{
+    index->built = true;
+    int symbol_count = dwfl_module_getsymtab(dwfl_module);
+    if (symbol_count <= 0)
+        return;
+    index->symbols = xrealloc(NULL, (size_t)symbol_count * sizeof *index->symbols);
+    for (int i = 0; i < symbol_count; i++) {
+        GElf_Sym symbol;
+        GElf_Addr start;
+        GElf_Word section_index;
+        Elf *elf = NULL;
+        Dwarf_Addr bias = 0;
+        const char *name = dwfl_module_getsym_info(dwfl_module, i, &symbol, &start,
+                                                   &section_index, &elf, &bias);
+        if (name == NULL || name[0] == '\0' || section_index == SHN_UNDEF
+            || section_index == SHN_ABS || section_index == SHN_COMMON)
+            continue;
+        int type = GELF_ST_TYPE(symbol.st_info);
+        if (type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_NOTYPE)
+            continue;
+        struct code_symbol entry = {
+            .start = start,
+            .end = start + symbol.st_size,
+            .name = name,
+            .sized = symbol.st_size > 0,
+            .binding_rank = binding_rank(GELF_ST_BIND(symbol.st_info)),
+        };
+        if (!entry.sized)
+            entry.end = section_end(elf, section_index, bias);
+        if (entry.end > entry.start)
+            index->symbols[index->count++] = entry;
+    }
+    qsort(index->symbols, index->count, sizeof *index->symbols, compare_code_symbols);
+}
+
+/* How far back to look for a sized symbol enclosing later ones; nested
+ * symbols are rare and shallow, so a small bound keeps lookups cheap. */
+enum { ENCLOSING_SYMBOL_WINDOW = 64 };
+
+/* The symbol naming code at PC, with libdwfl's preferences: the nearest
+ * sized symbol containing PC; failing that, a sizeless symbol at the
+ * nearest address below PC, if PC is still in its section. */
+static const struct code_symbol *find_code_symbol(const struct symbol_index *index, uint64_t pc)
+{
+    size_t low = 0, high = index->count;
+    while (low < high) { /* first symbol starting above PC */
+        size_t middle = low + (high - low) / 2;
+        if (index->symbols[middle].start <= pc)
+            low = middle + 1;
+        else
+            high = middle;
+    }
+    if (low == 0)
+        return NULL;
+    size_t nearest = low - 1;
+    for (size_t i = nearest + 1; i-- > 0 && nearest - i < ENCLOSING_SYMBOL_WINDOW;) {
+        const struct code_symbol *symbol = &index->symbols[i];
+        if (symbol->sized && pc < symbol->end)
+            return symbol;
+    }
+    uint64_t nearest_start = index->symbols[nearest].start;
+    for (size_t i = nearest + 1; i-- > 0 && index->symbols[i].start == nearest_start;) {
+        const struct code_symbol *symbol = &index->symbols[i];
+        if (!symbol->sized && pc < symbol->end)
+            return symbol;
+    }
+    return NULL;
+}
+
+/* The ELF symbol containing PC, demangled, or NULL.  The caller frees it. */
+static char *symbol_name(struct module *module, Dwarf_Addr pc)
+{
+    if (!module->symbols.built)
+        build_symbol_index(module->dwfl_module, &module->symbols);
+    const struct code_symbol *symbol = find_code_symbol(&module->symbols, pc);
+    return symbol ? demangled_copy(symbol->name) : NULL;
+}
+
+/* The call site of an inlined subroutine DIE. */
+static void call_site(Dwarf_Die *inlined, Dwarf_Files *files, size_t file_count,
+                      const char **file, int *line)
+{
+    Dwarf_Attribute attribute;
+    Dwarf_Word value;
+    *file = NULL;
+    *line = 0;
+    if (files != NULL && dwarf_formudata(dwarf_attr(inlined, DW_AT_call_file, &attribute), &value) == 0
+        && value < file_count) {
+        *file = dwarf_filesrc(files, value, NULL, NULL);
+        /* libdw names DWARF 4's unused file 0 "???". */
+        if (*file != NULL && strcmp(*file, "???") == 0)
+            *file = NULL;
+    }
+    if (dwarf_formudata(dwarf_attr(inlined, DW_AT_call_line, &attribute), &value) == 0
+        && value <= INT32_MAX)
+        *line = (int)value;
+}
+
+/* ---- resolve ------------------------------------------------------------ */
+
+static void append_frame(struct text *out, const char *function, const char *file, int line,
+                         const char *module_path, uint64_t offset, bool inlined)
+{
+    text_append(out, "frame", 5);
+    text_append_field(out, function);
+    text_append_field(out, file);
+    text_printf(out, "\t%d", line);
+    text_append_field(out, module_path);
+    text_printf(out, "\t%" PRIx64 "\t%d\n", offset, inlined ? 1 : 0);
+}
+
+/* The CU DIE to walk for PC: the split unit's for a skeleton unit
+ * (-gsplit-dwarf), since its children hold the code DIEs. */
+static Dwarf_Die *code_unit_die(Dwfl_Module *dwfl_module, Dwarf_Addr pc, Dwarf_Addr *dwarf_bias,
+                                Dwarf_Die *split_die)
+{
+    Dwarf_Die *cu_die = dwfl_module_addrdie(dwfl_module, pc, dwarf_bias);
+    if (cu_die == NULL)
+        return NULL;
+    uint8_t unit_type = 0;
+    if (dwarf_cu_info(cu_die->cu, NULL, &unit_type, NULL, split_die, NULL, NULL, NULL) == 0
+        && unit_type == DW_UT_skeleton && dwarf_tag(split_die) == DW_TAG_compile_unit)
+        return split_die;
+    return cu_die;
+}
+
+/* Appends the answer for one return address to OUT. */
+static void describe_address(struct resolver *resolver, uint64_t address, struct text *out)
+{
+    /* Address 0 has no call instruction before it. */
+    struct module *module = address ? module_containing(resolver, address - 1) : NULL;
+    if (module == NULL || !open_module(resolver, module)) {
+        text_printf(out, "frames\t%" PRIx64 "\t1\n", address);
+        append_frame(out, NULL, NULL, 0, module ? module->path : NULL,
+                     module ? address - module->bias : address, false);
+        return;
+    }
+
+    Dwfl_Module *dwfl_module = module->dwfl_module;
+    Dwarf_Addr pc = address - 1;
+    uint64_t offset = address - module->bias;
+
+    const char *inner_file = NULL;
+    int inner_line = 0;
+    Dwfl_Line *line_info = dwfl_module_getsrc(dwfl_module, pc);
+    if (line_info != NULL)
+        inner_file = dwfl_lineinfo(line_info, NULL, &inner_line, NULL, NULL, NULL);
+
+    struct function_chain chain;
+    chain.count = 0;
+    Dwarf_Files *files = NULL;
+    size_t file_count = 0;
+    Dwarf_Addr dwarf_bias = 0;
+    Dwarf_Die split_die;
+    Dwarf_Die *cu_die = code_unit_die(dwfl_module, pc, &dwarf_bias, &split_die);
+    bool nested_names = false;
+    if (cu_die != NULL) {
+        nested_names = nests_names(cu_die);
+        find_function_chain(cu_die, pc - dwarf_bias, &chain, 0);
+        if (dwarf_getsrcfiles(cu_die, &files, &file_count) != 0)
+            files = NULL;
+    }
+
+    /* Frames run from the innermost function DIE out to the nearest
+     * out-of-line one (a nested C function's parent is not a caller). */
+    int outermost = 0;
+    for (int i = chain.count - 1; i >= 0; i--) {
+        if (dwarf_tag(&chain.dies[i]) != DW_TAG_inlined_subroutine) {
+            outermost = i;
+            break;
+        }
+    }
+    int frame_count = chain.count ? chain.count - outermost : 1;
+    text_printf(out, "frames\t%" PRIx64 "\t%d\n", address, frame_count);
+
+    if (chain.count == 0) {
+        char *name = symbol_name(module, pc);
+        append_frame(out, name, inner_file, inner_line, module->path, offset, false);
+        free(name);
+        return;
+    }
+    const char *file = inner_file;
+    int line = inner_line;
+    for (int i = chain.count - 1; i >= outermost; i--) {
+        Dwarf_Die *die = &chain.dies[i];
+        bool inlined = dwarf_tag(die) == DW_TAG_inlined_subroutine;
+        char *name = function_name(die, nested_names);
+        if (name == NULL && !inlined)
+            name = symbol_name(module, pc);
+        append_frame(out, name, file, line, module->path, offset, inlined);
+        free(name);
+        if (inlined)
+            call_site(die, files, file_count, &file, &line);
+    }
+}
+
+/* ARGUMENTS is NULL for a resolve line without addresses. */
+static void handle_resolve(struct resolver *resolver, char *arguments)
+{
+    size_t capacity = 16, count = 0;
+    uint64_t *addresses = xrealloc(NULL, capacity * sizeof *addresses);
+    for (char *field = arguments; field != NULL;) {
+        char *tab = strchr(field, '\t');
+        if (tab != NULL)
+            *tab = '\0';
+        if (count == capacity) {
+            capacity *= 2;
+            addresses = xrealloc(addresses, capacity * sizeof *addresses);
+        }
+        if (!parse_hex(field, &addresses[count])) {
+            print_error("resolve: bad address \"%s\"", field);
+            free(addresses);
+            write_out("done\n", 5);
+            flush_out();
+            return;
+        }
+        count++;
+        field = tab ? tab + 1 : NULL;
+    }
+
+    struct text answer = {0};
+    for (size_t i = 0; i < count; i++) {
+        const struct cached_answer *cached = cache_find(&resolver->cache, addresses[i]);
+        if (cached != NULL) {
+            write_out(cached->text, cached->length);
+            continue;
+        }
+        text_truncate(&answer, 0);
+        describe_address(resolver, addresses[i], &answer);
+        write_out(answer.data, answer.length);
+        cache_insert(&resolver->cache, addresses[i], answer.data, answer.length);
+    }
+    text_free(&answer);
+    free(addresses);
+    write_out("done\n", 5);
+    flush_out();
+}
+
+/* ---- types -------------------------------------------------------------- */
+
+struct type_entry {
+    Dwarf_Word size;
+    char *name;
+};
+
+struct type_list {
+    struct type_entry *entries;
+    size_t count;
+    size_t capacity;
+};
+
+static void add_type(struct type_list *types, Dwarf_Word size, const struct text *scope,
+                     const char *name)
+{
+    if (types->count == types->capacity) {
+        types->capacity = types->capacity ? types->capacity * 2 : 256;
+        types->entries = xrealloc(types->entries, types->capacity * sizeof *types->entries);
+    }
+    size_t scope_length = scope->length;
+    size_t name_length = strlen(name);
+    char *qualified = xrealloc(NULL, scope_length + name_length + 1);
+    memcpy(qualified, scope->data ? scope->data : "", scope_length);
+    memcpy(qualified + scope_length, name, name_length + 1);
+    types->entries[types->count++] = (struct type_entry){size, qualified};
+}
+
+static bool is_declaration(Dwarf_Die *die)
+{
+    Dwarf_Attribute attribute;
+    bool flag = false;
+    return dwarf_attr(die, DW_AT_declaration, &attribute) != NULL
+           && dwarf_formflag(&attribute, &flag) == 0 && flag;
+}
+
+static void collect_types(Dwarf_Die *parent, struct text *scope, bool qualify_records,
+                          struct type_list *types, int depth);
+
+/* Collects the types below SCOPE_DIE with "NAME::" added to SCOPE. */
+static void collect_scope_types(Dwarf_Die *scope_die, const char *name, struct text *scope,
+                                bool qualify_records, struct type_list *types, int depth)
+{
+    size_t scope_length = scope->length;
+    text_append(scope, name, strlen(name));
+    text_append(scope, "::", 2);
+    collect_types(scope_die, scope, qualify_records, types, depth);
+    text_truncate(scope, scope_length);
+}
+
+/* Collects the types below PARENT.  SCOPE holds the qualification prefix
+ * ("ns::Outer::"); records nest names only when QUALIFY_RECORDS, since a C
+ * struct defined inside another is still a file-scope name.  Function
+ * bodies are not entered: their types are local. */
+static void collect_types(Dwarf_Die *parent, struct text *scope, bool qualify_records,
+                          struct type_list *types, int depth)
+{
+    Dwarf_Die child;
+    if (depth >= MAX_DIE_DEPTH || dwarf_child(parent, &child) != 0)
+        return;
+    do {
+        int tag = dwarf_tag(&child);
+        const char *name;
+        Dwarf_Word size;
+        switch (tag) {
+        case DW_TAG_structure_type:
+        case DW_TAG_class_type:
+        case DW_TAG_union_type:
+            name = attribute_string(&child, DW_AT_name);
+            if (name != NULL && !is_declaration(&child) && dwarf_aggregate_size(&child, &size) == 0)
+                add_type(types, size, scope, name);
+            if (!dwarf_haschildren(&child))
+                break;
+            if (qualify_records)
+                collect_scope_types(&child, name ? name : anonymous_scope_name(tag), scope,
+                                    qualify_records, types, depth + 1);
+            else
+                collect_types(&child, scope, qualify_records, types, depth + 1);
+            break;
+        case DW_TAG_namespace:
+            name = attribute_string(&child, DW_AT_name);
+            collect_scope_types(&child, name ? name : anonymous_scope_name(tag), scope,
+                                qualify_records, types, depth + 1);
+            break;
+        case DW_TAG_typedef:
+            name = attribute_string(&child, DW_AT_name);
+            if (name != NULL && dwarf_aggregate_size(&child, &size) == 0)
+                add_type(types, size, scope, name);
+            break;
+        default:
+            break;
+        }
+    } while (dwarf_siblingof(&child, &child) == 0);
+}
+
+static void collect_unit_types(Dwarf *dwarf, struct type_list *types)
+{
+    struct text scope = {0};
+    Dwarf_CU *unit = NULL;
+    Dwarf_CU *next = NULL;
+    Dwarf_Half version;
+    uint8_t unit_type;
+    Dwarf_Die unit_die, sub_die;
+    while (dwarf_get_units(dwarf, unit, &next, &version, &unit_type, &unit_die, &sub_die) == 0) {
+        unit = next;
+        /* Skeleton units keep their DIEs in the split unit. */
+        Dwarf_Die *root = &unit_die;
+        if (unit_type == DW_UT_skeleton) {
+            if (dwarf_cu_info(unit, NULL, NULL, NULL, &sub_die, NULL, NULL, NULL) != 0
+                || dwarf_tag(&sub_die) != DW_TAG_compile_unit)
+                continue;
+            root = &sub_die;
+        }
+        if (dwarf_tag(root) == DW_TAG_invalid)
+            continue;
+        text_truncate(&scope, 0);
+        collect_types(root, &scope, nests_names(root), types, 0);
+    }
+    text_free(&scope);
+}
+
+static int compare_types(const void *left, const void *right)
+{
+    const struct type_entry *a = left, *b = right;
+    int order = strcmp(a->name, b->name);
+    if (order != 0)
+        return order;
+    return (a->size > b->size) - (a->size < b->size);
+}
+
+static void handle_types(struct resolver *resolver, const char *path)
+{
+    struct module *module = module_named(resolver, path);
+    if (module == NULL) {
+        print_error("types: no module declared with path \"%s\"", path);
+    } else if (open_module(resolver, module)) {
+        Dwarf_Addr bias;
+        Dwarf *dwarf = dwfl_module_getdwarf(module->dwfl_module, &bias);
+        if (dwarf == NULL) {
+            print_notice("warning", "%s: no DWARF type information (%s)", module->path,
+                         dwfl_errmsg(-1));
+        } else {
+            struct type_list types = {0};
+            collect_unit_types(dwarf, &types);
+            /* Types moved by dwz into a shared supplementary file. */
+            Dwarf *alternate = dwarf_getalt(dwarf);
+            if (alternate != NULL)
+                collect_unit_types(alternate, &types);
+            if (types.count > 0)
+                qsort(types.entries, types.count, sizeof *types.entries, compare_types);
+            struct text line = {0};
+            for (size_t i = 0; i < types.count; i++) {
+                if (i > 0 && compare_types(&types.entries[i - 1], &types.entries[i]) == 0)
+                    continue;
+                text_truncate(&line, 0);
+                text_printf(&line, "type\t%" PRIu64, (uint64_t)types.entries[i].size);
+                text_append_field(&line, types.entries[i].name);
+                text_append(&line, "\n", 1);
+                write_out(line.data, line.length);
+            }
+            text_free(&line);
+            for (size_t i = 0; i < types.count; i++)
+                free(types.entries[i].name);
+            free(types.entries);
+        }
+    }
+    write_out("done\n", 5);
+    flush_out();
+}
+
+/* ---- module declarations ----------------------------------------------- */
+
+static bool is_hex_string(const char *text)
+{
+    if (*text == '\0')
+        return false;
+    for (; *text; text++) {
+        if (!((*text >= '0' && *text <= '9') || (*text >= 'a' && *text <= 'f')
+              || (*text >= 'A' && *text <= 'F')))
+            return false;
+    }
+    return true;
+}
+
+static void handle_module(struct resolver *resolver, char *arguments)
+{
+    char *fields[5];
+    if (split_fields(arguments, fields, 5) != 5) {
+        print_error("module: expected bias, start, end, build-id and path");
+        return;
+    }
+    struct module module = {0};
+    if (!parse_hex(fields[0], &module.bias) || !parse_hex(fields[1], &module.start)
+        || !parse_hex(fields[2], &module.end)) {
+        print_error("module: bad number in \"%s\t%s\t%s\"", fields[0], fields[1], fields[2]);
+        return;
+    }
+    if (module.end <= module.start) {
+        print_error("module: end %" PRIx64 " is not above start %" PRIx64, module.end,
+                    module.start);
+        return;
+    }
+    const char *build_id = fields[3];
+    if (strcmp(build_id, "-") != 0 && (!is_hex_string(build_id) || strlen(build_id) % 2 != 0)) {
+        print_error("module: bad build-id \"%s\"", build_id);
+        return;
+    }
+    if (fields[4][0] == '\0') {
+        print_error("module: empty path");
+        return;
+    }
+    if (strcmp(build_id, "-") != 0) {
+        module.build_id = xstrdup(build_id);
+        for (char *c = module.build_id; *c; c++) {
+            if (*c >= 'A' && *c <= 'F')
+                *c = (char)(*c - 'A' + 'a');
+        }
+    }
+    module.path = xstrdup(fields[4]);
+    module.state = MODULE_UNOPENED;
+
+    if (resolver->module_count == resolver->module_capacity) {
+        resolver->module_capacity = resolver->module_capacity ? resolver->module_capacity * 2 : 64;
+        resolver->modules = xrealloc(resolver->modules,
+                                     resolver->module_capacity * sizeof *resolver->modules);
+    }
+    resolver->modules[resolver->module_count++] = module;
+    /* An address answered "unknown" may now fall in this module. */
+    cache_clear(&resolver->cache);
+}
+
+/* ---- main loop ---------------------------------------------------------- */
+
+int main(int argc, char **argv)
+{
+    bool use_debuginfod = false;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--debuginfod") == 0) {
+            use_debuginfod = true;
+        } else {
+            fprintf(stderr, "usage: %s [--debuginfod]  (protocol: see mprof-resolve.c)\n",
+                    argv[0]);
+            return 2;
+        }
+    }
+    if (!use_debuginfod)
+        unsetenv("DEBUGINFOD_URLS");
+
+    /* A vanished reader shows up as a failed flush, handled there. */
+    signal(SIGPIPE, SIG_IGN);
+    /* Static: stdio may use the buffer until exit, after main returns.
+     * Large, so a batch of answers leaves in few writes. */
+    static char output_buffer[1 << 16];
+    setvbuf(stdout, output_buffer, _IOFBF, sizeof output_buffer);
+    elf_version(EV_CURRENT);
+
+    struct resolver resolver = {0};
+    resolver.dwfl = new_dwfl();
+
+    char *line = NULL;
+    size_t line_capacity = 0;
+    ssize_t length;
+    while ((length = getline(&line, &line_capacity, stdin)) >= 0) {
+        while (length > 0 && (line[length - 1] == '\n' || line[length - 1] == '\r'))
+            line[--length] = '\0';
+        if (length == 0)
+            continue;
+        if ((size_t)length != strlen(line)) {
+            print_error("line contains a NUL byte");
+            continue;
+        }
+        char *tab = strchr(line, '\t');
+        char *arguments = tab ? tab + 1 : NULL;
+        if (tab != NULL)
+            *tab = '\0';
+        const char *command = line;
+
+        if (strcmp(command, "quit") == 0) {
+            break;
+        } else if (strcmp(command, "module") == 0) {
+            if (arguments == NULL)
+                print_error("module: expected bias, start, end, build-id and path");
+            else
+                handle_module(&resolver, arguments);
+        } else if (strcmp(command, "resolve") == 0) {
+            handle_resolve(&resolver, arguments);
+        } else if (strcmp(command, "types") == 0) {
+            handle_types(&resolver, arguments ? arguments : "");
+        } else if (strcmp(command, "reset") == 0) {
+            resolver_free(&resolver);
+            resolver.dwfl = new_dwfl();
+            write_out("done\n", 5);
+            flush_out();
+        } else {
+            print_error("unknown command \"%s\"", command);
+        }
+    }
+    flush_out();
+
+    free(line);
+    resolver_free(&resolver);
+    return 0;
+}

@@ -1,0 +1,135 @@
+-- The reduced profile.  One database holds one or more data files (runs) of
+-- a program, reduced together: figures are summed over the runs.
+-- PRAGMA user_version is the schema version; readers refuse a newer one.
+PRAGMA user_version = 1;
+
+CREATE TABLE runs (
+    id INTEGER PRIMARY KEY,
+    data_file TEXT NOT NULL,         -- as given to the reducer
+    pid INTEGER NOT NULL,
+    ppid INTEGER NOT NULL,
+    program TEXT NOT NULL,           -- executable path
+    command_line TEXT NOT NULL,      -- arguments joined by spaces
+    start_unix_ns INTEGER NOT NULL,
+    elapsed_ns INTEGER NOT NULL,
+    call_graph INTEGER NOT NULL,     -- 0: mprof- mode, no pairs recorded
+    final INTEGER NOT NULL,          -- 0: a snapshot written on demand
+    forked INTEGER NOT NULL,
+    stack_depth INTEGER NOT NULL,
+    leak_depth INTEGER NOT NULL
+);
+
+CREATE TABLE modules (
+    run_id INTEGER NOT NULL REFERENCES runs(id),
+    path TEXT NOT NULL,
+    bias INTEGER NOT NULL,
+    start INTEGER NOT NULL,
+    end INTEGER NOT NULL,
+    build_id TEXT NOT NULL,          -- hex, empty when none
+    unloaded INTEGER NOT NULL,
+    PRIMARY KEY (run_id, start, path)
+);
+
+-- Whole-program figures: sums over the runs, except max_live_*, the
+-- largest of any one run.  Names as in mprof(5)'s SUMM section.
+CREATE TABLE summary (
+    name TEXT PRIMARY KEY,
+    value INTEGER NOT NULL
+);
+
+-- Strongly connected components of the call graph with more than one
+-- function, or one that calls itself: gprof's <cycle N>.
+CREATE TABLE cycles (
+    id INTEGER PRIMARY KEY,          -- N in <cycle N>
+    self_bytes INTEGER NOT NULL,     -- allocated directly by the members
+    total_bytes INTEGER NOT NULL,    -- by the members and their descendants, counted once
+    called INTEGER NOT NULL,         -- calls into the cycle from outside
+    internal_calls INTEGER NOT NULL  -- calls between members
+);
+
+-- Functions on allocation chains, inlined ones included, after frames
+-- above main are dropped.
+CREATE TABLE functions (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL,              -- demangled, or module+0xoffset when unknown
+    module TEXT NOT NULL,
+    file TEXT NOT NULL,
+    line INTEGER NOT NULL,
+    cycle_id INTEGER REFERENCES cycles(id),
+    self_calls INTEGER NOT NULL,     -- allocations it made directly
+    self_s INTEGER NOT NULL,         -- bytes it allocated directly, by size class
+    self_m INTEGER NOT NULL,
+    self_l INTEGER NOT NULL,
+    self_x INTEGER NOT NULL,
+    kept_s INTEGER NOT NULL,         -- of those, bytes never freed
+    kept_m INTEGER NOT NULL,
+    kept_l INTEGER NOT NULL,
+    kept_x INTEGER NOT NULL,
+    kept_objects INTEGER NOT NULL,
+    total_bytes INTEGER NOT NULL,    -- self + descendants (its cycle's for a member)
+    called INTEGER NOT NULL,         -- calls on allocation chains from other functions
+    recursive_calls INTEGER NOT NULL -- calls from itself or from its cycle
+);
+CREATE UNIQUE INDEX functions_identity ON functions(name, module);
+
+-- Caller/callee pairs between functions, bytes allocated over each.
+CREATE TABLE edges (
+    caller_id INTEGER NOT NULL REFERENCES functions(id),
+    callee_id INTEGER NOT NULL REFERENCES functions(id),
+    calls INTEGER NOT NULL,
+    bytes_s INTEGER NOT NULL,
+    bytes_m INTEGER NOT NULL,
+    bytes_l INTEGER NOT NULL,
+    bytes_x INTEGER NOT NULL,
+    PRIMARY KEY (caller_id, callee_id)
+);
+CREATE INDEX edges_callee ON edges(callee_id);
+
+-- Direct allocation sites: the call instructions that called the allocator.
+CREATE TABLE sites (
+    id INTEGER PRIMARY KEY,
+    function_id INTEGER NOT NULL REFERENCES functions(id),
+    module TEXT NOT NULL,
+    offset INTEGER NOT NULL,         -- of the return address in its module
+    file TEXT NOT NULL,
+    line INTEGER NOT NULL,
+    calls INTEGER NOT NULL,
+    frees INTEGER NOT NULL,
+    bytes_s INTEGER NOT NULL,
+    bytes_m INTEGER NOT NULL,
+    bytes_l INTEGER NOT NULL,
+    bytes_x INTEGER NOT NULL,
+    freed_s INTEGER NOT NULL,
+    freed_m INTEGER NOT NULL,
+    freed_l INTEGER NOT NULL,
+    freed_x INTEGER NOT NULL
+);
+
+-- Allocation bins: sizes 0..1024, and 1025 for all larger ones.
+CREATE TABLE bins (
+    size INTEGER PRIMARY KEY,
+    allocs INTEGER NOT NULL,
+    frees INTEGER NOT NULL,
+    bytes INTEGER NOT NULL,
+    bytes_freed INTEGER NOT NULL,
+    types TEXT NOT NULL              -- program types of this size, comma-separated
+);
+
+-- Partial call chains of the leak table, merged when they resolve to the
+-- same path.
+CREATE TABLE leaks (
+    id INTEGER PRIMARY KEY,
+    allocs INTEGER NOT NULL,
+    frees INTEGER NOT NULL,
+    bytes INTEGER NOT NULL,
+    bytes_freed INTEGER NOT NULL
+);
+
+CREATE TABLE leak_frames (
+    leak_id INTEGER NOT NULL REFERENCES leaks(id),
+    position INTEGER NOT NULL,       -- 0: the direct allocation site's function
+    function_id INTEGER NOT NULL REFERENCES functions(id),
+    file TEXT NOT NULL,              -- of the call site in this frame
+    line INTEGER NOT NULL,
+    PRIMARY KEY (leak_id, position)
+);

@@ -1,0 +1,114 @@
+"""Writes a reduced profile into SQLite (schema.sql) and opens one for reading."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import tempfile
+from pathlib import Path
+
+from .callgraph import CallGraph
+from .errors import MprofError
+from .profile import Profile, Run
+
+SCHEMA = Path(__file__).with_name("schema.sql")
+SQLITE_MAGIC = b"SQLite format 3\0"
+
+
+def schema_version() -> int:
+    for line in SCHEMA.read_text().splitlines():
+        if line.startswith("PRAGMA user_version"):
+            return int(line.split("=")[1].strip(" ;"))
+    raise AssertionError("schema.sql sets no user_version")
+
+
+def is_database(path: Path) -> bool:
+    try:
+        with open(path, "rb") as file:
+            return file.read(len(SQLITE_MAGIC)) == SQLITE_MAGIC
+    except OSError:
+        return False
+
+
+def open_database(path: Path) -> sqlite3.Connection:
+    """A profile database for reading; refuses one written by a newer mprof."""
+    try:
+        connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        version = connection.execute("PRAGMA user_version").fetchone()[0]
+    except sqlite3.Error as error:
+        raise MprofError(f"{path}: not a readable profile database ({error})") from None
+    if version > schema_version():
+        connection.close()
+        raise MprofError(f"{path}: profile schema version {version} is newer than this mprof understands "
+                         f"({schema_version()})")
+    if version < 1:
+        connection.close()
+        raise MprofError(f"{path}: not an mprof profile database")
+    return connection
+
+
+def write_database(profile: Profile, path: Path) -> None:
+    """Writes to a temporary file beside path, then renames it over path, so
+    that a failure leaves whatever was there before."""
+    directory = path.parent if str(path.parent) else Path(".")
+    descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    os.close(descriptor)
+    try:
+        connection = sqlite3.connect(temporary)
+        try:
+            connection.executescript(SCHEMA.read_text())
+            _insert(connection, profile)
+            connection.commit()
+        finally:
+            connection.close()
+        os.replace(temporary, path)
+    except BaseException:
+        os.unlink(temporary)
+        raise
+
+
+def _insert(db: sqlite3.Connection, profile: Profile) -> None:
+    for number, run in enumerate(profile.runs, start=1):
+        _insert_run(db, number, run)
+    db.executemany("INSERT INTO summary VALUES (?, ?)", sorted(profile.summary.items()))
+    graph = profile.graph
+    db.executemany("INSERT INTO cycles VALUES (?, ?, ?, ?, ?)",
+                   [(c.number, c.self_bytes, c.total_bytes, c.called, c.internal_calls) for c in graph.cycles])
+    ids = _insert_functions(db, graph)
+    db.executemany("INSERT INTO edges VALUES (?, ?, ?, ?, ?, ?, ?)",
+                   sorted((ids[caller], ids[callee], e.calls, *e.bytes) for (caller, callee), e in graph.edges.items()))
+    sites = sorted(graph.sites.values(), key=lambda s: (s.module, s.offset))
+    db.executemany("INSERT INTO sites VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                   [(n, ids[s.function], s.module, s.offset, s.file, s.line, s.calls, s.frees, *s.bytes, *s.freed)
+                    for n, s in enumerate(sites, start=1)])
+    db.executemany("INSERT INTO bins VALUES (?, ?, ?, ?, ?, ?)",
+                   [(b.size, b.allocs, b.frees, b.bytes, b.bytes_freed, ", ".join(b.types))
+                    for b in sorted(profile.bins.values(), key=lambda b: b.size)])
+    leaks = sorted(graph.leaks.values(), key=lambda leak: (-(leak.bytes - leak.bytes_freed), -leak.bytes,
+                                                            [(ids[f], line) for f, _, line in leak.frames]))
+    for number, leak in enumerate(leaks, start=1):
+        db.execute("INSERT INTO leaks VALUES (?, ?, ?, ?, ?)",
+                   (number, leak.allocs, leak.frees, leak.bytes, leak.bytes_freed))
+        db.executemany("INSERT INTO leak_frames VALUES (?, ?, ?, ?, ?)",
+                       [(number, position, ids[function], file, line)
+                        for position, (function, file, line) in enumerate(leak.frames)])
+
+
+def _insert_run(db: sqlite3.Connection, number: int, run: Run) -> None:
+    h = run.data.header
+    db.execute("INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+               (number, run.path, h.pid, h.ppid, run.data.program.exe, " ".join(run.data.program.argv),
+                h.start_unix_ns, h.elapsed_ns, int(h.call_graph), int(h.final), int(h.forked), h.stack_depth,
+                h.leak_depth))
+    db.executemany("INSERT OR IGNORE INTO modules VALUES (?, ?, ?, ?, ?, ?, ?)",
+                   [(number, m.path, m.bias, m.start, m.end, m.build_id.hex(), int(m.unloaded))
+                    for m in run.data.modules])
+
+
+def _insert_functions(db: sqlite3.Connection, graph: CallGraph) -> dict[tuple[str, str], int]:
+    ids = {key: number for number, key in enumerate(sorted(graph.functions), start=1)}
+    db.executemany("INSERT INTO functions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                   [(ids[key], f.name, f.module, f.file, f.line, f.cycle, f.self_calls, *f.self_bytes,
+                     *f.kept_bytes, f.kept_objects, f.total_bytes, f.called, f.recursive_calls)
+                    for key, f in sorted(graph.functions.items())])
+    return ids

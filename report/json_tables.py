@@ -1,0 +1,54 @@
+"""The mprof tables as JSON, names resolved, for scripts."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .model import CLASSES, Model
+from .text_tables import Options, _path
+
+
+def _by_class(values: tuple[int, ...] | list[int]) -> dict[str, int]:
+    return dict(zip(CLASSES, values))
+
+
+def tables(model: Model, options: Options) -> dict[str, Any]:
+    s = model.summary
+    allocs = s.get("allocs", 0)
+    seconds = s.get("elapsed_ns", 0) / 1e9
+    summary = dict(s)
+    summary.update(kept_objects=allocs - s.get("frees", 0), kept_bytes=model.kept_bytes,
+                   average_size=s.get("bytes_allocated", 0) / allocs if allocs else 0.0,
+                   elapsed_seconds=seconds,
+                   allocation_rate_bytes_per_second=s.get("bytes_allocated", 0) / seconds if seconds else 0.0)
+    functions = model.functions
+    return {
+        "runs": [vars(run) for run in model.runs],
+        "summary": summary,
+        "leaks": [{"path": _path(model, leak, Options(call_sites=options.call_sites, wide=True)),
+                   "frames": [{"function": functions[f.function].name, "file": f.file, "line": f.line}
+                              for f in reversed(leak.frames)],
+                   "allocs": leak.allocs, "frees": leak.frees, "kept_objects": leak.allocs - leak.frees,
+                   "bytes": leak.bytes, "kept_bytes": leak.bytes - leak.bytes_freed}
+                  for leak in model.leaks if leak.allocs != leak.frees],
+        "bins": [{"size": b.size, "label": "> 1024" if b.size > 1024 else str(b.size), "allocs": b.allocs,
+                  "frees": b.frees, "bytes": b.bytes, "kept_bytes": b.bytes - b.bytes_freed,
+                  "types": [t for t in b.types.split(", ") if t]} for b in model.bins],
+        "direct": [{"function": model.label(f.id), "module": f.module, "calls": f.self_calls,
+                    "bytes": sum(f.self_bytes), "bytes_by_class": _by_class(f.self_bytes),
+                    "kept_bytes": sum(f.kept_bytes), "kept_by_class": _by_class(f.kept_bytes),
+                    "kept_objects": f.kept_objects}
+                   for f in sorted(functions.values(), key=lambda f: (-sum(f.self_bytes), f.name)) if f.self_calls],
+        "call_graph": [{"function": model.label(f.id), "module": f.module, "file": f.file, "cycle": f.cycle,
+                        "self_bytes": sum(f.self_bytes), "self_by_class": _by_class(f.self_bytes),
+                        "total_bytes": f.total_bytes, "called": f.called, "recursive_calls": f.recursive_calls,
+                        "callers": [{"function": model.label(e.caller), "calls": e.calls, "bytes": sum(e.bytes),
+                                     "bytes_by_class": _by_class(e.bytes)} for e in model.callers.get(f.id, [])],
+                        "callees": [{"function": model.label(e.callee), "calls": e.calls, "bytes": sum(e.bytes),
+                                     "bytes_by_class": _by_class(e.bytes)} for e in model.callees.get(f.id, [])]}
+                       for f in sorted(functions.values(), key=lambda f: (-f.total_bytes, f.name))]
+        if model.call_graph else [],
+        "cycles": [{"number": c.number, "members": [functions[m].name for m in c.members],
+                    "self_bytes": c.self_bytes, "total_bytes": c.total_bytes, "called": c.called,
+                    "internal_calls": c.internal_calls} for c in model.cycles.values()],
+    }

@@ -1,0 +1,40 @@
+"""What each table and column means, shared by the text and HTML reports."""
+
+from __future__ import annotations
+
+LEAKS = """\
+Memory leak table: partial call paths (the last callers before the
+allocation, outermost first) whose blocks were allocated and never freed.
+  objects  blocks still allocated at exit
+  bytes    their bytes, and (%) their share of all bytes kept
+  path     callers, outermost first; "..." when the path continues above"""
+
+BINS = """\
+Allocation bin table: blocks by size, 0 to 1024 bytes, and one bin above.
+  allocs   blocks allocated;  bytes, and (%) their share of all bytes
+  frees    blocks freed;  kept, and (%) bytes never freed
+  types    program types of exactly this size"""
+
+DIRECT = """\
+Direct allocation table: functions that called the allocator themselves.
+  % mem    share of all bytes allocated;  bytes  allocated
+  s m l x  % of all bytes allocated, by size class: s 0-32, m 33-256,
+           l 257-2048, x > 2048 (blank: less than 1%)
+  kept     bytes never freed, and % of all bytes kept, by size class
+  calls    allocations made"""
+
+GRAPH = """\
+Allocation call graph: one entry per function on an allocation chain,
+sorted by self+desc.  Callers above the entry's line, callees below.
+  entry line  self+desc  % of all bytes allocated by the function and
+                         its descendants (its cycle's, for a member)
+              self       bytes it allocated directly, and their (%)
+              s m l x    % of its own bytes in each size class
+              called     calls on allocation chains, + recursive calls
+  callers     self       bytes allocated on behalf of this caller
+              s m l x    % of those bytes in each size class
+              frac       % of all bytes requested of the entry, by class
+              called     calls from this caller / all calls of the entry
+  callees     self       bytes this callee allocated for the entry
+              frac       % of the entry's self+desc bytes, by class
+              called     calls of the callee from the entry / all its calls"""

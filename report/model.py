@@ -1,0 +1,143 @@
+"""Read-only queries of a profile database: plain rows for the reporters."""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass, field
+
+CLASSES = ("s", "m", "l", "x")
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    pid: int
+    ppid: int
+    program: str
+    command_line: str
+    elapsed_ns: int
+    call_graph: bool
+    final: bool
+    forked: bool
+    leak_depth: int
+
+
+@dataclass(frozen=True)
+class FunctionRow:
+    id: int
+    name: str
+    module: str
+    file: str
+    line: int
+    cycle: int | None
+    self_calls: int
+    self_bytes: tuple[int, int, int, int]
+    kept_bytes: tuple[int, int, int, int]
+    kept_objects: int
+    total_bytes: int
+    called: int
+    recursive_calls: int
+
+
+@dataclass(frozen=True)
+class EdgeRow:
+    caller: int
+    callee: int
+    calls: int
+    bytes: tuple[int, int, int, int]
+
+
+@dataclass(frozen=True)
+class CycleRow:
+    number: int
+    self_bytes: int
+    total_bytes: int
+    called: int
+    internal_calls: int
+    members: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class BinRow:
+    size: int
+    allocs: int
+    frees: int
+    bytes: int
+    bytes_freed: int
+    types: str
+
+
+@dataclass(frozen=True)
+class LeakFrame:
+    function: int
+    file: str
+    line: int
+
+
+@dataclass(frozen=True)
+class LeakRow:
+    allocs: int
+    frees: int
+    bytes: int
+    bytes_freed: int
+    frames: tuple[LeakFrame, ...]  # innermost first
+
+
+@dataclass
+class Model:
+    runs: list[RunInfo]
+    summary: dict[str, int]
+    functions: dict[int, FunctionRow]
+    edges: list[EdgeRow]
+    cycles: dict[int, CycleRow]
+    bins: list[BinRow]
+    leaks: list[LeakRow]
+    callers: dict[int, list[EdgeRow]] = field(default_factory=dict)
+    callees: dict[int, list[EdgeRow]] = field(default_factory=dict)
+
+    @property
+    def total_bytes(self) -> int:
+        return self.summary.get("bytes_allocated", 0)
+
+    @property
+    def kept_bytes(self) -> int:
+        return self.summary.get("bytes_allocated", 0) - self.summary.get("bytes_freed", 0)
+
+    @property
+    def call_graph(self) -> bool:
+        return any(run.call_graph for run in self.runs)
+
+    def label(self, function_id: int) -> str:
+        """gprof's way: name, <cycle N> for a member of a cycle."""
+        function = self.functions[function_id]
+        return function.name if function.cycle is None else f"{function.name} <cycle {function.cycle}>"
+
+
+def load(db: sqlite3.Connection) -> Model:
+    runs = [RunInfo(*row[:4], row[4], bool(row[5]), bool(row[6]), bool(row[7]), row[8]) for row in db.execute(
+        "SELECT pid, ppid, program, command_line, elapsed_ns, call_graph, final, forked, leak_depth "
+        "FROM runs ORDER BY id")]
+    summary = dict(db.execute("SELECT name, value FROM summary"))
+    functions = {}
+    for row in db.execute("SELECT * FROM functions ORDER BY id"):
+        functions[row[0]] = FunctionRow(row[0], row[1], row[2], row[3], row[4], row[5], row[6], tuple(row[7:11]),
+                                        tuple(row[11:15]), row[15], row[16], row[17], row[18])
+    edges = [EdgeRow(row[0], row[1], row[2], tuple(row[3:7])) for row in db.execute(
+        "SELECT * FROM edges ORDER BY caller_id, callee_id")]
+    members: dict[int, list[int]] = {}
+    for function in functions.values():
+        if function.cycle is not None:
+            members.setdefault(function.cycle, []).append(function.id)
+    cycles = {row[0]: CycleRow(*row, tuple(members.get(row[0], ()))) for row in db.execute(
+        "SELECT id, self_bytes, total_bytes, called, internal_calls FROM cycles ORDER BY id")}
+    bins = [BinRow(*row) for row in db.execute("SELECT * FROM bins ORDER BY size")]
+    frames: dict[int, list[LeakFrame]] = {}
+    for leak_id, function, file, line in db.execute(
+            "SELECT leak_id, function_id, file, line FROM leak_frames ORDER BY leak_id, position"):
+        frames.setdefault(leak_id, []).append(LeakFrame(function, file, line))
+    leaks = [LeakRow(row[1], row[2], row[3], row[4], tuple(frames.get(row[0], ()))) for row in db.execute(
+        "SELECT * FROM leaks ORDER BY id")]
+    model = Model(runs, summary, functions, edges, cycles, bins, leaks)
+    for edge in edges:
+        model.callers.setdefault(edge.callee, []).append(edge)
+        model.callees.setdefault(edge.caller, []).append(edge)
+    return model
