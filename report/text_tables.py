@@ -3,11 +3,11 @@ and the program summary."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from . import legends
-from .model import LeakRow, Model
+from .model import CycleRow, LeakRow, Model
 
 TABLES = ("summary", "leaks", "bins", "direct", "graph")
 
@@ -163,15 +163,59 @@ def direct_table(model: Model, options: Options) -> str:
     return "\n".join(lines)
 
 
+def caller_first_ranks(model: Model) -> dict[int, int]:
+    """A topological order of the call graph with cycles condensed: callers
+    before callees, ties by name, so that equal totals list main first."""
+    def node(function_id: int) -> tuple[int, int]:
+        cycle = model.functions[function_id].cycle
+        return (1, cycle) if cycle is not None else (0, function_id)
+
+    successors: dict[tuple[int, int], set[tuple[int, int]]] = {}
+    pending: dict[tuple[int, int], int] = {node(f): 0 for f in model.functions}
+    for edge in model.edges:
+        caller, callee = node(edge.caller), node(edge.callee)
+        if caller != callee and callee not in successors.setdefault(caller, set()):
+            successors[caller].add(callee)
+            pending[callee] += 1
+
+    def name(key: tuple[int, int]) -> str:
+        return f"<cycle {key[1]}>" if key[0] else model.functions[key[1]].name
+
+    ready = sorted((k for k, count in pending.items() if count == 0), key=name)
+    ranks: dict[tuple[int, int], int] = {}
+    while ready:
+        key = ready.pop(0)
+        ranks[key] = len(ranks)
+        for successor in sorted(successors.get(key, ()), key=name):
+            pending[successor] -= 1
+            if pending[successor] == 0:
+                ready.append(successor)
+    return {f: ranks.get(node(f), len(ranks)) for f in model.functions}
+
+
 def call_graph(model: Model, options: Options) -> str:
     if not model.call_graph:
         return "Allocation call graph: not recorded (the profile was taken in mprof- mode)."
     total = model.total_bytes or sum(sum(f.self_bytes) for f in model.functions.values())
-    # Ties go to the function that allocates less itself, so a caller comes
-    # before the callees it shares its total with (main first, as gprof).
-    entries = sorted(model.functions.values(), key=lambda f: (-f.total_bytes, sum(f.self_bytes), f.name, f.id))
-    entries = [f for f in entries if not total or f.total_bytes * 100 >= options.cutoff * total]
-    index = {f.id: n for n, f in enumerate(entries)}
+    ranks = caller_first_ranks(model)
+    # An entry per function, and gprof's entry for each cycle as a whole
+    # just before its members; ordered by self+desc, callers first on ties.
+    entries: list[tuple[str, int]] = [("function", f.id) for f in model.functions.values()]
+    entries += [("cycle", c.number) for c in model.cycles.values()]
+
+    def order(entry: tuple[str, int]) -> tuple[int, int, int, int, str]:
+        kind, key = entry
+        if kind == "cycle":
+            cycle = model.cycles[key]
+            return (-cycle.total_bytes, ranks[cycle.members[0]], 0, -1, f"<cycle {key}>")
+        f = model.functions[key]
+        return (-f.total_bytes, ranks[key], 1, sum(f.self_bytes), f.name)
+
+    entries.sort(key=order)
+    size_of = {("cycle", c.number): c.total_bytes for c in model.cycles.values()}
+    size_of.update({("function", f.id): f.total_bytes for f in model.functions.values()})
+    entries = [e for e in entries if not total or size_of[e] * 100 >= options.cutoff * total]
+    index = {entry: n for n, entry in enumerate(entries)}
     rule = "-" * 110
     lines = [legends.GRAPH, "",
              f"{'index':<6} {'self+desc':>9} {'self':>13} {'(%)':>5}  {'  s   m   l   x':<15}  "
@@ -179,34 +223,69 @@ def call_graph(model: Model, options: Options) -> str:
              f"{'':<6} {'':>9} {'':>13} {'':>5}  {'-- size ------':<15}  {'-- frac ------':<15}", rule]
 
     def name(function_id: int) -> str:
-        number = index.get(function_id)
+        number = index.get(("function", function_id))
         return f"{model.label(function_id)} [{number}]" if number is not None else model.label(function_id)
 
-    for entry in entries:
+    def related(edge_bytes: tuple[int, ...], frac_of: int | None, calls: str, who: str) -> str:
+        """A caller or callee line; frac_of None: both ends in one cycle,
+        where bytes over an edge count recursion again, so only calls show."""
+        if frac_of is None:
+            return f"{'':<6} {'':>9} {'':>13} {'':>5}  {'':<15}  {'':<15}  {calls:>17}      {who}"
+        return (f"{'':<6} {'':>9} {sum(edge_bytes):>13,} {'':>5}  {classes(edge_bytes, sum(edge_bytes))}  "
+                f"{classes(edge_bytes, frac_of):<15}  {calls:>17}      {who}")
+
+    for kind, key in entries:
+        if kind == "cycle":
+            lines += _cycle_entry(model, model.cycles[key], index, total, name, related)
+            lines.append(rule)
+            continue
+        entry = model.functions[key]
+        same_cycle = {m for m in model.cycles[entry.cycle].members} if entry.cycle is not None else {entry.id}
         callers = sorted(model.callers.get(entry.id, []), key=lambda e: (-sum(e.bytes), e.caller))
         callees = sorted(model.callees.get(entry.id, []), key=lambda e: (-sum(e.bytes), e.callee))
-        into = [sum(e.bytes[c] for e in callers if e.caller != entry.id) for c in range(4)]
+        into = sum(sum(e.bytes) for e in callers if e.caller not in same_cycle)
         for edge in callers:
-            calls = f"{edge.calls:,}/{entry.called + entry.recursive_calls:,}"
-            lines.append(f"{'':<6} {'':>9} {sum(edge.bytes):>13,} {'':>5}  {classes(edge.bytes, sum(edge.bytes))}  "
-                         f"{classes(edge.bytes, sum(into)) if edge.caller != entry.id else '':<15}  "
-                         f"{calls:>17}      {name(edge.caller)}")
+            inside = edge.caller in same_cycle
+            lines.append(related(edge.bytes, None if inside else into,
+                                 f"{edge.calls:,}/{entry.called + entry.recursive_calls:,}", name(edge.caller)))
         called = f"{entry.called:,}" + (f"+{entry.recursive_calls:,}" if entry.recursive_calls else "")
         self_bytes = sum(entry.self_bytes)
-        lines.append(f"{'[' + str(index[entry.id]) + ']':<6} {entry.total_bytes * 100 / total if total else 0:>9.1f} "
+        lines.append(f"{'[' + str(index[(kind, key)]) + ']':<6} "
+                     f"{entry.total_bytes * 100 / total if total else 0:>9.1f} "
                      f"{self_bytes:>13,} {parenthesised(self_bytes, total):>5}  "
                      f"{classes(entry.self_bytes, self_bytes)}  {'':<15}  {called:>17}  {name(entry.id)}")
         for edge in callees:
             callee = model.functions[edge.callee]
-            calls = f"{edge.calls:,}/{callee.called + callee.recursive_calls:,}"
-            lines.append(f"{'':<6} {'':>9} {sum(edge.bytes):>13,} {'':>5}  {classes(edge.bytes, sum(edge.bytes))}  "
-                         f"{classes(edge.bytes, entry.total_bytes) if edge.callee != entry.id else '':<15}  "
-                         f"{calls:>17}      {name(edge.callee)}")
+            inside = edge.callee in same_cycle
+            lines.append(related(edge.bytes, None if inside else entry.total_bytes,
+                                 f"{edge.calls:,}/{callee.called + callee.recursive_calls:,}", name(edge.callee)))
         lines.append(rule)
-    for cycle in model.cycles.values():
-        members = ", ".join(f"{model.functions[m].name} [{index[m]}]" if m in index else model.functions[m].name
-                            for m in cycle.members)
-        lines.append(f"<cycle {cycle.number}> as a whole: {cycle.total_bytes:,} bytes with descendants, "
-                     f"{cycle.self_bytes:,} allocated by its members, called {cycle.called:,} times "
-                     f"(+{cycle.internal_calls:,} within); members: {members}")
     return "\n".join(lines)
+
+
+def _cycle_entry(model: Model, cycle: CycleRow, index: dict[tuple[str, int], int], total: int,
+                 name: Callable[[int], str], related: Callable[..., str]) -> list[str]:
+    """gprof's <cycle N as a whole>: callers from outside above, members below."""
+    members = set(cycle.members)
+    outside: dict[int, list[int]] = {}
+    for member in cycle.members:
+        for edge in model.callers.get(member, []):
+            if edge.caller not in members:
+                row = outside.setdefault(edge.caller, [0, 0, 0, 0, 0])
+                row[0] += edge.calls
+                for c in range(4):
+                    row[1 + c] += edge.bytes[c]
+    into = sum(sum(row[1:]) for row in outside.values())
+    lines = [related(tuple(row[1:]), into, f"{row[0]:,}/{cycle.called:,}", name(caller))
+             for caller, row in sorted(outside.items(), key=lambda item: (-sum(item[1][1:]), item[0]))]
+    lines.append(f"{'[' + str(index[('cycle', cycle.number)]) + ']':<6} "
+                 f"{cycle.total_bytes * 100 / total if total else 0:>9.1f} {cycle.self_bytes:>13,} "
+                 f"{parenthesised(cycle.self_bytes, total):>5}  {'':<15}  {'':<15}  "
+                 f"{f'{cycle.called:,}+{cycle.internal_calls:,}':>17}  <cycle {cycle.number} as a whole> "
+                 f"[{index[('cycle', cycle.number)]}]")
+    for member in sorted(cycle.members, key=lambda m: (-sum(model.functions[m].self_bytes), model.functions[m].name)):
+        function = model.functions[member]
+        self_bytes = sum(function.self_bytes)
+        lines.append(f"{'':<6} {'':>9} {self_bytes:>13,} {'':>5}  {classes(function.self_bytes, self_bytes)}  "
+                     f"{'':<15}  {f'{function.called:,}+{function.recursive_calls:,}':>17}      {name(member)}")
+    return lines

@@ -393,6 +393,7 @@ struct code_symbol {
     const char *name; /* in libelf's string table, alive as long as the Dwfl */
     bool sized;
     int binding_rank; /* higher is preferred at equal addresses */
+    int table_index;  /* then the first in the table, as libdwfl picks */
 };
 
 /* A module's code symbols sorted by start address.  libdwfl's own lookup
@@ -492,6 +493,20 @@ static char *check_module_file(const struct module *module)
     elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
     if (elf == NULL || elf_kind(elf) != ELF_K_ELF) {
         problem = xstrdup("not an ELF file");
+        goto out;
+    }
+    GElf_Ehdr header;
+    if (gelf_getehdr(elf, &header) == NULL) {
+        if (asprintf(&problem, "cannot read its ELF header: %s", elf_errmsg(-1)) < 0)
+            out_of_memory();
+        goto out;
+    }
+    /* Such a file loads only at its link addresses (libdwfl ignores the
+     * bias for it): a bias means the file is not the one that ran. */
+    if (header.e_type == ET_EXEC && module->bias != 0) {
+        if (asprintf(&problem, "position-dependent executable, yet the profile recorded load bias %" PRIx64,
+                     module->bias) < 0)
+            out_of_memory();
         goto out;
     }
     if (module->build_id == NULL)
@@ -751,8 +766,9 @@ static uint64_t section_end(Elf *elf, GElf_Word section_index, Dwarf_Addr bias)
     return header.sh_addr + header.sh_size + bias;
 }
 
-/* Sorts by start; at equal starts sizeless before sized and worse binding
- * before better, so that scanning backwards meets the preferred one first. */
+/* Sorts by start; at equal starts the least preferred first (sizeless,
+ * worse binding, later in the table), so that scanning backwards meets the
+ * preferred one first. */
 static int compare_code_symbols(const void *left, const void *right)
 {
     const struct code_symbol *a = left, *b = right;
@@ -760,7 +776,9 @@ static int compare_code_symbols(const void *left, const void *right)
         return a->start < b->start ? -1 : 1;
     if (a->sized != b->sized)
         return a->sized ? 1 : -1;
-    return (a->binding_rank > b->binding_rank) - (a->binding_rank < b->binding_rank);
+    if (a->binding_rank != b->binding_rank)
+        return a->binding_rank < b->binding_rank ? -1 : 1;
+    return (a->table_index < b->table_index) - (a->table_index > b->table_index);
 }
 
 static void build_symbol_index(Dwfl_Module *dwfl_module, struct symbol_index *index)
@@ -790,6 +808,7 @@ static void build_symbol_index(Dwfl_Module *dwfl_module, struct symbol_index *in
             .name = name,
             .sized = symbol.st_size > 0,
             .binding_rank = binding_rank(GELF_ST_BIND(symbol.st_info)),
+            .table_index = i,
         };
         if (!entry.sized)
             entry.end = section_end(elf, section_index, bias);
