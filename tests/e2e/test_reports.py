@@ -1,0 +1,267 @@
+"""The reducer and the mprof tables on real programs: figures read back
+from the printed tables, names from the real libdw."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import sqlite3
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from e2e_support import BUILD, MPROF, Run, Targets
+
+WIDGETS = BUILD / "widgets"
+RED, BLUE = 4913, 5087
+
+
+def mprof(*arguments: str | Path, check: bool = True) -> subprocess.CompletedProcess[str]:
+    completed = subprocess.run([MPROF, *map(str, arguments)], capture_output=True, text=True)
+    if check:
+        assert completed.returncode == 0, completed.stderr
+    return completed
+
+
+# The last words of each table's column header line.
+COLUMNS = {"Memory leak table": " path", "Allocation bin table": " types", "Direct allocation table": " calls  name",
+           "Allocation call graph": " called  name"}
+
+
+def table(text: str, heading: str) -> list[str]:
+    """The rows of one table: after its column header, up to the blank line (the
+    call graph's rows start after the rule under its header)."""
+    lines = text[text.index(heading):].splitlines()
+    start = next(i for i, line in enumerate(lines) if line.endswith(COLUMNS[heading]))
+    if heading == "Allocation call graph":
+        start += 2
+    rows = []
+    for line in lines[start + 1:]:
+        if not line.strip():
+            break
+        rows.append(line)
+    return rows
+
+
+def numbers(line: str) -> list[int]:
+    return [int(n.replace(",", "")) for n in re.findall(r"(?<![\w.+/\[])\d[\d,]*(?![\w.\]])", line)]
+
+
+@pytest.fixture(scope="module")
+def widgets_report(tmp_path_factory: pytest.TempPathFactory) -> str:
+    output = tmp_path_factory.mktemp("widgets") / "widgets.mprof"
+    mprof("run", "--quiet", "-o", output, WIDGETS)
+    completed = mprof("report", output)
+    assert completed.stderr == ""  # no progress or warnings when stderr is not a terminal
+    return completed.stdout
+
+
+def test_widgets_leak_table(widgets_report: str) -> None:
+    # Figure 2: one path, all the red widgets.
+    [row] = table(widgets_report, "Memory leak table")
+    assert row.endswith("  main > make_red_widget > make_widget")
+    assert numbers(row.split("main >")[0]) == [RED, RED * 204, 100]
+
+
+def test_widgets_bin_table(widgets_report: str) -> None:
+    # Figure 3: one bin of 204 bytes, the widget type.
+    rows = table(widgets_report, "Allocation bin table")
+    assert len(rows) == 2
+    assert rows[0].split() == ["204", "10,000", "2,040,000", "(100)", f"{BLUE:,}", f"{RED * 204:,}", "(100)",
+                               "widget"]
+    assert rows[1].split() == ["<total>", "10,000", "2,040,000", f"{BLUE:,}", f"{RED * 204:,}"]
+
+
+def test_widgets_direct_allocation_table(widgets_report: str) -> None:
+    # Figure 4: make_widget allocates everything, all of it medium-sized.
+    rows = table(widgets_report, "Direct allocation table")
+    header = "\n".join(widgets_report[widgets_report.index("Direct allocation table"):].splitlines()[:12])
+    assert "% mem(size)" in header and "% all kept" in header
+    total, widget = rows
+    assert total.split() == ["2,040,000", "100", f"{RED * 204:,}", "100", "10,000", "<total>"]
+    assert widget.split() == ["100", "2,040,000", "100", f"{RED * 204:,}", "100", "10,000", "make_widget"]
+
+
+def test_widgets_call_graph(widgets_report: str) -> None:
+    # Figure 5: main at 100%, make_widget with all the bytes, and the two
+    # producers' shares of make_widget's calls and bytes.
+    rows = table(widgets_report, "Allocation call graph")
+    entries = [row for row in rows if row.startswith("[")]
+    assert entries[0].split() == ["[0]", "100.0", "0", "0", "main", "[0]"]
+    assert entries[1].split() == ["[1]", "100.0", "2,040,000", "(100)", "100", "10,000", "make_widget", "[1]"]
+    assert entries[2].split() == ["[2]", "50.9", "0", f"{BLUE:,}", "make_blue_widget", "[2]"]
+    assert entries[3].split() == ["[3]", "49.1", "0", f"{RED:,}", "make_red_widget", "[3]"]
+    widget_entry = rows.index(entries[1])
+    above = rows[widget_entry - 2:widget_entry]
+    assert above[0].split() == [f"{BLUE * 204:,}", "100", "50", f"{BLUE:,}/10,000", "make_blue_widget", "[2]"]
+    assert above[1].split() == [f"{RED * 204:,}", "100", "49", f"{RED:,}/10,000", "make_red_widget", "[3]"]
+    main_entry = rows.index(entries[0])
+    below = rows[main_entry + 1:main_entry + 3]
+    assert [line.split()[-2] for line in below] == ["make_blue_widget", "make_red_widget"]
+
+
+def test_widgets_json_tables(tmp_path: Path) -> None:
+    output = tmp_path / "w.mprof"
+    mprof("run", "--quiet", "-o", output, WIDGETS)
+    data = json.loads(mprof("report", "--format", "json", output).stdout)
+    [leak] = data["leaks"]
+    assert (leak["path"], leak["kept_bytes"], leak["kept_objects"]) == (
+        "main > make_red_widget > make_widget", RED * 204, RED)
+    assert [(f["function"], f["bytes"], f["bytes_by_class"]["m"]) for f in data["direct"]] == [
+        ("make_widget", 2040000, 2040000)]
+    assert data["bins"][0]["types"] == ["widget"]
+    graph = {entry["function"]: entry for entry in data["call_graph"]}
+    assert graph["main"]["total_bytes"] == 2040000
+    assert {c["function"]: (c["calls"], c["bytes"]) for c in graph["make_widget"]["callers"]} == {
+        "make_red_widget": (RED, RED * 204), "make_blue_widget": (BLUE, BLUE * 204)}
+
+
+@pytest.mark.parametrize("mode, size, cycle_members, inner_calls", [
+    ("direct", 16, {"down"}, 500),
+    ("mutual", 24, {"even", "odd"}, 600),
+    ("three", 40, {"a", "b", "c"}, 900),
+])
+def test_recursive_cycles_count_each_byte_once(targets: Targets, profile: Callable[..., Run], mode: str, size: int,
+                                               cycle_members: set[str], inner_calls: int) -> None:
+    run = profile([targets.build("recursion"), mode, "100"])
+    data = json.loads(mprof("report", "--format", "json", run.output).stdout)
+    [cycle] = data["cycles"]
+    assert set(cycle["members"]) == cycle_members
+    assert (cycle["total_bytes"], cycle["self_bytes"], cycle["called"], cycle["internal_calls"]) == (
+        100 * size, 100 * size, 100, inner_calls)
+    graph = {entry["function"].split(" <")[0]: entry for entry in data["call_graph"]}
+    assert graph["main"]["total_bytes"] == 100 * size
+    text = mprof("report", "--tables", "graph", run.output).stdout
+    assert re.search(rf"\[\d+\]\s+100\.0\s+{100 * size:,} \(100\)\s+100\+{inner_calls:,}\s+<cycle 1 as a whole>",
+                     text)
+
+
+def test_recursion_through_a_library_callback(targets: Targets, profile: Callable[..., Run]) -> None:
+    run = profile([targets.build("recursion"), "qsort", "100"])
+    data = json.loads(mprof("report", "--format", "json", run.output).stdout)
+    [cycle] = data["cycles"]
+    # sort_words -> qsort (libc) -> compare -> sort_words: libc's frames are members.
+    assert {"sort_words", "compare"} <= set(cycle["members"])
+    assert any("qsort" in member for member in cycle["members"])
+    assert cycle["total_bytes"] == 200 * 48 == data["summary"]["bytes_allocated"] - _libc_bytes(data)
+    main = next(e for e in data["call_graph"] if e["function"] == "main")
+    assert main["total_bytes"] == 200 * 48
+
+
+def _libc_bytes(data: dict) -> int:
+    return sum(d["bytes"] for d in data["direct"] if d["function"] != "compare <cycle 1>")
+
+
+def test_cxx_names_are_demangled_and_inlined_frames_expanded(targets: Targets, profile: Callable[..., Run]) -> None:
+    run = profile([targets.build("templates")])
+    text = mprof("report", "--tables", "leaks,direct,graph", "--wide", run.output).stdout
+    assert "main > shapes::make_label(int) > shapes::copy_text" in text
+    assert "bool operator< <double, char>(shapes::Grid<double, 4> const&, shapes::Grid<char, 8> const&)" in text
+    assert "shapes::Grid<double, 4>::grow()" in text
+    data = json.loads(mprof("report", "--format", "json", run.output).stdout)
+    copy = next(d for d in data["direct"] if d["function"] == "shapes::copy_text")
+    assert (copy["bytes"], copy["kept_bytes"]) == (33, 33)
+    [leak] = [leak for leak in data["leaks"] if leak["path"].endswith("copy_text")]
+    assert [frame["function"] for frame in leak["frames"]] == ["main", "shapes::make_label(int)",
+                                                               "shapes::copy_text"]
+    assert leak["frames"][-1]["file"].endswith("templates.cc")
+
+
+def test_stripped_binary_falls_back_to_module_offsets(targets: Targets, profile: Callable[..., Run],
+                                                      tmp_path: Path) -> None:
+    stripped = tmp_path / "widgets-stripped"
+    shutil.copy(WIDGETS, stripped)
+    subprocess.run(["strip", stripped], check=True)
+    run = profile([stripped, "1000"])
+    completed = mprof("report", "--format", "json", run.output)
+    data = json.loads(completed.stdout)
+    [direct] = data["direct"]
+    assert re.fullmatch(r"widgets-stripped\+0x[0-9a-f]+", direct["function"])
+    assert direct["calls"] == 1000
+    [bin_row] = data["bins"]
+    assert bin_row["types"] == []
+
+
+def test_functions_of_a_dlclosed_library_resolve(targets: Targets, profile: Callable[..., Run]) -> None:
+    plugin = targets.build("plugin.so", source="plugin.c", shared=True)
+    run = profile([targets.build("dlclose_main", "-ldl"), plugin])
+    data = json.loads(mprof("report", "--format", "json", run.output).stdout)
+    direct = {d["function"]: d for d in data["direct"]}
+    assert (direct["plugin_allocate"]["calls"], direct["plugin_allocate"]["kept_bytes"]) == (3, 77)
+    assert any(leak["path"] == "main > plugin_allocate" and leak["kept_bytes"] == 77 for leak in data["leaks"])
+
+
+def test_missing_binary_is_a_warning(targets: Targets, profile: Callable[..., Run], tmp_path: Path) -> None:
+    doomed = tmp_path / "doomed"
+    shutil.copy(targets.build("leaf"), doomed)
+    run = profile([doomed])
+    doomed.unlink()
+    completed = mprof("report", "--format", "json", run.output)
+    assert completed.stderr.count("\n") == 1
+    assert completed.stderr.startswith(f"mprof: warning: {doomed}")
+    [direct] = [d for d in json.loads(completed.stdout)["direct"] if d["calls"] == 40]
+    assert direct["function"].startswith("doomed+0x")
+
+
+def test_changed_binary_is_a_warning(targets: Targets, profile: Callable[..., Run], tmp_path: Path) -> None:
+    changing = tmp_path / "changing"
+    shutil.copy(targets.build("leaf"), changing)
+    run = profile([changing])
+    subprocess.run(["gcc", "-O0", "-g", "-o", changing, "-x", "c", "-", "-DCHANGED"], check=True,
+                   input="int main(void) { return 0; }\n", text=True)
+    completed = mprof("report", run.output)
+    assert "build-id" in completed.stderr and completed.stderr.count("\n") == 1
+
+
+def test_database_is_deterministic_and_several_processes_merge(targets: Targets, profile: Callable[..., Run],
+                                                               tmp_path: Path) -> None:
+    run = profile([targets.build("forkexec"), targets.build("leaf")])
+    files = run.files()
+    assert len(files) == 4
+    first, second = tmp_path / "one.db", tmp_path / "two.db"
+    mprof("db", *files, "-o", first)
+    mprof("db", *files, "-o", second)
+    assert first.read_bytes() == second.read_bytes()
+    with sqlite3.connect(first) as db:
+        assert db.execute("SELECT count(*) FROM runs").fetchone()[0] == 4
+        summary = dict(db.execute("SELECT name, value FROM summary"))
+        sizes = dict(db.execute("SELECT size, allocs FROM bins WHERE size IN (100, 200, 300, 400)"))
+    assert sizes == {100: 15, 200: 20, 300: 30, 400: 40}
+    assert summary["allocs"] == 16 + 20 + 30 + 40 and summary["inherited_frees"] == 1
+    report = json.loads(mprof("report", "--format", "json", first).stdout)
+    assert report["summary"]["allocs"] == 106 and len(report["runs"]) == 4
+
+
+def test_newer_database_is_refused(tmp_path: Path) -> None:
+    output = tmp_path / "w.mprof"
+    mprof("run", "--quiet", "-o", output, WIDGETS, "100")
+    database = tmp_path / "w.db"
+    mprof("db", output, "-o", database)
+    with sqlite3.connect(database) as db:
+        db.execute("PRAGMA user_version = 99")
+    completed = mprof("report", database, check=False)
+    assert completed.returncode == 1
+    assert completed.stderr == (f"mprof: {database}: profile schema version 99 is newer than this mprof "
+                                "understands (1)\n")
+
+
+def test_failed_reduction_keeps_the_previous_database(tmp_path: Path) -> None:
+    database = tmp_path / "keep.db"
+    database.write_bytes(b"precious")
+    broken = tmp_path / "broken.mprof"
+    broken.write_bytes(b"MPROFDAT" + b"\0" * 10)
+    completed = mprof("db", broken, "-o", database, check=False)
+    assert completed.returncode == 1 and completed.stderr.count("\n") == 1
+    assert database.read_bytes() == b"precious"
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_cutoff_and_table_selection(widgets_report: str, tmp_path: Path) -> None:
+    output = tmp_path / "w.mprof"
+    mprof("run", "--quiet", "-o", output, WIDGETS)
+    text = mprof("report", "--tables", "graph", "--cutoff", "50", output).stdout
+    entries = [line.split()[-2] for line in text.splitlines() if line.startswith("[")]
+    assert entries == ["main", "make_widget", "make_blue_widget"]  # make_red_widget is at 49.1%
+    assert "Memory leak table" not in text and "Program summary" not in text
