@@ -265,3 +265,31 @@ def test_cutoff_and_table_selection(widgets_report: str, tmp_path: Path) -> None
     entries = [line.split()[-2] for line in text.splitlines() if line.startswith("[")]
     assert entries == ["main", "make_widget", "make_blue_widget"]  # make_red_widget is at 49.1%
     assert "Memory leak table" not in text and "Program summary" not in text
+
+
+def test_progress_on_a_terminal_only(tmp_path: Path) -> None:
+    import os
+    import pty
+
+    output = tmp_path / "w.mprof"
+    mprof("run", "--quiet", "-o", output, WIDGETS, "100")
+    controller, terminal = pty.openpty()
+    try:
+        completed = subprocess.run([MPROF, "db", output, "-o", tmp_path / "w.db"], stderr=terminal,
+                                   stdout=subprocess.DEVNULL)
+        os.close(terminal)
+        shown = b""
+        while True:
+            try:
+                chunk = os.read(controller, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            shown += chunk
+    finally:
+        os.close(controller)
+    assert completed.returncode == 0
+    text = shown.decode()
+    assert f"mprof: reading {output}" in text and "resolving addresses of" in text and "merging cycles" in text
+    assert text.endswith("\r\x1b[K")  # the progress line is wiped at the end
