@@ -293,3 +293,32 @@ def test_progress_on_a_terminal_only(tmp_path: Path) -> None:
     text = shown.decode()
     assert f"mprof: reading {output}" in text and "resolving addresses of" in text and "merging cycles" in text
     assert text.endswith("\r\x1b[K")  # the progress line is wiped at the end
+
+
+def test_separate_debug_file_through_debuglink(profile: Callable[..., Run], tmp_path: Path) -> None:
+    # Symbols and lines only in w.debug, found through .gnu_debuglink.
+    program = tmp_path / "w"
+    shutil.copy(WIDGETS, program)
+    subprocess.run(["objcopy", "--only-keep-debug", program, tmp_path / "w.debug"], check=True)
+    subprocess.run(["strip", "--strip-all", program], check=True)
+    subprocess.run(["objcopy", f"--add-gnu-debuglink={tmp_path / 'w.debug'}", program], check=True, cwd=tmp_path)
+    run = profile([program, "1000"])
+    data = json.loads(mprof("report", "--format", "json", run.output).stdout)
+    [leak] = data["leaks"]
+    assert leak["path"] == "main > make_red_widget > make_widget"
+    assert leak["frames"][-1]["file"].endswith("widgets.c") and leak["frames"][-1]["line"] > 0
+
+
+def test_call_sites_in_leak_paths(tmp_path: Path) -> None:
+    output = tmp_path / "w.mprof"
+    mprof("run", "--quiet", "-o", output, WIDGETS, "1000")
+    source = (BUILD.parent / "examples" / "widgets.c").read_text().splitlines()
+    text = mprof("report", "--tables", "leaks", "--call-sites", output).stdout
+    [row] = table(text, "Memory leak table")
+    path = row.split(")  ")[1]
+    functions_and_lines = [part.split(":") for part in path.split(" > ")]
+    assert [name for name, _ in functions_and_lines] == ["main", "make_red_widget", "make_widget"]
+    # Each line is that frame's call: main calls make_red_widget, which calls make_widget, which calls malloc.
+    called = ["make_red_widget()", "make_widget()", "malloc("]
+    for (_, line), callee in zip(functions_and_lines, called):
+        assert callee in source[int(line) - 1]
