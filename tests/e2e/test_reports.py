@@ -322,3 +322,13 @@ def test_call_sites_in_leak_paths(tmp_path: Path) -> None:
     called = ["make_red_widget()", "make_widget()", "malloc("]
     for (_, line), callee in zip(functions_and_lines, called):
         assert callee in source[int(line) - 1]
+
+
+def test_minus_mode_profiles_report_everything_but_the_graph(tmp_path: Path) -> None:
+    output = tmp_path / "w.mprof"
+    mprof("run", "--quiet", "--no-call-graph", "-o", output, WIDGETS)
+    text = mprof("report", output).stdout
+    assert "Allocation call graph: not recorded (the profile was taken in mprof- mode)." in text
+    [row] = table(text, "Memory leak table")
+    assert row.endswith("main > make_red_widget > make_widget") and f"{RED * 204:,}" in row
+    assert table(text, "Direct allocation table")[1].split()[-1] == "make_widget"
