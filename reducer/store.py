@@ -86,12 +86,11 @@ def _insert(db: sqlite3.Connection, profile: Profile) -> None:
                     for b in sorted(profile.bins.values(), key=lambda b: b.size)])
     leaks = sorted(graph.leaks.values(), key=lambda leak: (-(leak.bytes - leak.bytes_freed), -leak.bytes,
                                                             [(ids[f], line) for f, _, line in leak.frames]))
-    for number, leak in enumerate(leaks, start=1):
-        db.execute("INSERT INTO leaks VALUES (?, ?, ?, ?, ?)",
-                   (number, leak.allocs, leak.frees, leak.bytes, leak.bytes_freed))
-        db.executemany("INSERT INTO leak_frames VALUES (?, ?, ?, ?, ?)",
-                       [(number, position, ids[function], file, line)
-                        for position, (function, file, line) in enumerate(leak.frames)])
+    db.executemany("INSERT INTO leaks VALUES (?, ?, ?, ?, ?)",
+                   [(n, leak.allocs, leak.frees, leak.bytes, leak.bytes_freed) for n, leak in enumerate(leaks, 1)])
+    db.executemany("INSERT INTO leak_frames VALUES (?, ?, ?, ?, ?)",
+                   [(n, position, ids[function], file, line) for n, leak in enumerate(leaks, 1)
+                    for position, (function, file, line) in enumerate(leak.frames)])
 
 
 def _insert_run(db: sqlite3.Connection, number: int, run: Run) -> None:
