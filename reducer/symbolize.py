@@ -75,7 +75,7 @@ class Resolver:
         self._process.stdin.write(text)
         self._process.stdin.flush()
 
-    def _lines_until_done(self, warn: bool = True) -> Iterable[list[str]]:
+    def _lines_until_done(self) -> Iterable[list[str]]:
         assert self._process.stdout is not None
         while True:
             line = self._process.stdout.readline()
@@ -85,8 +85,7 @@ class Resolver:
             if fields[0] == "done":
                 return
             if fields[0] == "warning":
-                if warn:
-                    self._warn.warn(fields[1] if len(fields) > 1 else "")
+                self._warn.warn(fields[1] if len(fields) > 1 else "")
             elif fields[0] == "error":
                 raise MprofError(f"mprof-resolve: {fields[1] if len(fields) > 1 else 'error'}")
             else:
@@ -117,9 +116,8 @@ class Resolver:
         return result
 
     def types(self, module_path: str) -> list[tuple[int, str]]:
-        # A program without DWARF types just has no types column: no warning.
         self._send(f"types\t{module_path}\n")
-        return [(int(fields[1]), fields[2]) for fields in self._lines_until_done(warn=False) if fields[0] == "type"]
+        return [(int(fields[1]), fields[2]) for fields in self._lines_until_done() if fields[0] == "type"]
 
     def close(self) -> None:
         if self._process.poll() is None:

@@ -65,8 +65,9 @@
  *       classes and unions that are not declarations, and typedefs whose
  *       target (through typedefs and cv-qualifiers) has a size.  C++ names
  *       are qualified with their namespaces and classes.  Types local to a
- *       function are not listed.  Then "done".  No DWARF: a warning, then
- *       "done".  Unknown module: "error <message>", then "done".
+ *       function are not listed.  Then "done".  No DWARF: just "done"
+ *       (the module's own warning, if unusable, can come first).  Unknown
+ *       module: "error <message>", then "done".
  *
  *   reset
  *       Forgets every module and cached answer (to start on another
@@ -80,6 +81,19 @@
  * reader may wait for "done" after each resolve, types and reset request;
  * "warning" and "error" lines can come before any line of an answer.
  * TABs, CRs and newlines inside names and paths are printed as spaces.
+ *
+ * DESIGN
+ *
+ * All modules go into one offline Dwfl, each reported on first use.  Three
+ * caches keep lookups fast: answers per address; per module, its ELF
+ * symbols sorted by address (libdwfl scans the whole symbol table per
+ * lookup); per DWARF unit, built on its first address, the code ranges of
+ * its functions and the scopes of C++ functions without linkage names.
+ * Resolving an address is then a binary search and a walk down one
+ * function's inline tree, instead of a walk over its whole unit.
+ *
+ * Names of inlined C++ functions with internal linkage (static, anonymous
+ * namespace) come from DW_AT_name, so they carry no parameter list.
  */
 
 #include <dwarf.h>
@@ -308,74 +322,78 @@ static char *demangled_copy(const char *name)
     return xstrdup(name);
 }
 
-/* ---- per-address answer cache ----------------------------------------- */
+/* ---- a hash map from 64-bit keys to pointers ----------------------------- */
 
-/* Open addressing keyed by address; an empty slot has text == NULL. */
-struct cached_answer {
-    uint64_t address;
-    char *text;
-    size_t length;
-};
-
-struct answer_cache {
-    struct cached_answer *slots;
+/* Open addressing with linear probing; an empty slot has a NULL value, so
+ * NULL cannot be stored.  Used for the answer cache (addresses) and for
+ * per-unit indexes (Dwarf_CU pointers). */
+struct pointer_map {
+    uint64_t *keys;
+    void **values;
     size_t capacity; /* a power of two, or 0 */
     size_t count;
 };
 
-static size_t cache_slot(const struct answer_cache *cache, uint64_t address)
+static size_t map_slot(const struct pointer_map *map, uint64_t key)
 {
-    /* Fibonacci hashing spreads the page-aligned-ish addresses well. */
-    size_t index = (size_t)((address * UINT64_C(0x9E3779B97F4A7C15)) >> 17);
-    size_t mask = cache->capacity - 1;
-    index &= mask;
-    while (cache->slots[index].text != NULL && cache->slots[index].address != address)
+    /* Fibonacci hashing spreads aligned addresses and pointers well. */
+    size_t mask = map->capacity - 1;
+    size_t index = (size_t)((key * UINT64_C(0x9E3779B97F4A7C15)) >> 17) & mask;
+    while (map->values[index] != NULL && map->keys[index] != key)
         index = (index + 1) & mask;
     return index;
 }
 
-static const struct cached_answer *cache_find(const struct answer_cache *cache, uint64_t address)
+static void *map_find(const struct pointer_map *map, uint64_t key)
 {
-    if (cache->count == 0)
-        return NULL;
-    const struct cached_answer *slot = &cache->slots[cache_slot(cache, address)];
-    return slot->text ? slot : NULL;
+    return map->count ? map->values[map_slot(map, key)] : NULL;
 }
 
-static void cache_insert(struct answer_cache *cache, uint64_t address, const char *text,
-                         size_t length)
+/* Stores VALUE under KEY, which must not be present yet. */
+static void map_insert(struct pointer_map *map, uint64_t key, void *value)
 {
-    if ((cache->count + 1) * 4 > cache->capacity * 3) {
-        struct answer_cache grown = {0};
-        grown.capacity = cache->capacity ? cache->capacity * 2 : 1024;
-        grown.slots = calloc(grown.capacity, sizeof *grown.slots);
-        if (grown.slots == NULL)
+    if ((map->count + 1) * 4 > map->capacity * 3) {
+        struct pointer_map grown = {0};
+        grown.capacity = map->capacity ? map->capacity * 2 : 64;
+        grown.keys = calloc(grown.capacity, sizeof *grown.keys);
+        grown.values = calloc(grown.capacity, sizeof *grown.values);
+        if (grown.keys == NULL || grown.values == NULL)
             out_of_memory();
-        for (size_t i = 0; i < cache->capacity; i++) {
-            if (cache->slots[i].text != NULL)
-                grown.slots[cache_slot(&grown, cache->slots[i].address)] = cache->slots[i];
+        for (size_t i = 0; i < map->capacity; i++) {
+            if (map->values[i] != NULL) {
+                size_t slot = map_slot(&grown, map->keys[i]);
+                grown.keys[slot] = map->keys[i];
+                grown.values[slot] = map->values[i];
+            }
         }
-        grown.count = cache->count;
-        free(cache->slots);
-        *cache = grown;
+        grown.count = map->count;
+        free(map->keys);
+        free(map->values);
+        *map = grown;
     }
-    struct cached_answer *slot = &cache->slots[cache_slot(cache, address)];
-    if (slot->text != NULL)
-        return;
-    slot->address = address;
-    slot->text = xrealloc(NULL, length + 1);
-    memcpy(slot->text, text, length + 1);
-    slot->length = length;
-    cache->count++;
+    size_t slot = map_slot(map, key);
+    map->keys[slot] = key;
+    map->values[slot] = value;
+    map->count++;
 }
 
-static void cache_clear(struct answer_cache *cache)
+/* Empties MAP, passing each value to FREE_VALUE. */
+static void map_clear(struct pointer_map *map, void (*free_value)(void *))
 {
-    for (size_t i = 0; i < cache->capacity; i++)
-        free(cache->slots[i].text);
-    free(cache->slots);
-    *cache = (struct answer_cache){0};
+    for (size_t i = 0; i < map->capacity; i++) {
+        if (map->values[i] != NULL)
+            free_value(map->values[i]);
+    }
+    free(map->keys);
+    free(map->values);
+    *map = (struct pointer_map){0};
 }
+
+/* A cached answer to one address: its "frames" and "frame" lines. */
+struct answer {
+    size_t length;
+    char text[];
+};
 
 /* ---- modules ------------------------------------------------------------ */
 
@@ -412,8 +430,9 @@ struct module {
     char *build_id; /* lowercase hex, NULL when the profile recorded none */
     char *path;
     enum module_state state;
-    Dwfl_Module *dwfl_module; /* owned by the Dwfl; set when READY */
+    Dwfl_Module *dwfl_module;    /* owned by the Dwfl; set when READY */
     struct symbol_index symbols; /* built on the first symbol lookup */
+    struct pointer_map units;    /* Dwarf_CU pointer -> struct unit_index */
 };
 
 struct resolver {
@@ -421,7 +440,7 @@ struct resolver {
     struct module *modules; /* in declaration order: the first match wins */
     size_t module_count;
     size_t module_capacity;
-    struct answer_cache cache;
+    struct pointer_map answers; /* return address -> struct answer */
 };
 
 /* Separate debug files are found through the build-id tree and
@@ -443,15 +462,19 @@ static Dwfl *new_dwfl(void)
     return dwfl;
 }
 
+static void unit_index_free(void *index);
+
 static void resolver_free(struct resolver *resolver)
 {
     for (size_t i = 0; i < resolver->module_count; i++) {
-        free(resolver->modules[i].build_id);
-        free(resolver->modules[i].path);
-        free(resolver->modules[i].symbols.symbols);
+        struct module *module = &resolver->modules[i];
+        free(module->build_id);
+        free(module->path);
+        free(module->symbols.symbols);
+        map_clear(&module->units, unit_index_free);
     }
     free(resolver->modules);
-    cache_clear(&resolver->cache);
+    map_clear(&resolver->answers, free);
     dwfl_end(resolver->dwfl);
     *resolver = (struct resolver){0};
 }
@@ -504,7 +527,8 @@ static char *check_module_file(const struct module *module)
     /* Such a file loads only at its link addresses (libdwfl ignores the
      * bias for it): a bias means the file is not the one that ran. */
     if (header.e_type == ET_EXEC && module->bias != 0) {
-        if (asprintf(&problem, "position-dependent executable, yet the profile recorded load bias %" PRIx64,
+        if (asprintf(&problem,
+                     "position-dependent executable, yet the profile recorded load bias %" PRIx64,
                      module->bias) < 0)
             out_of_memory();
         goto out;
@@ -581,167 +605,7 @@ static struct module *module_named(struct resolver *resolver, const char *path)
     return NULL;
 }
 
-/* ---- DWARF scopes and names -------------------------------------------- */
-
-static bool is_function_tag(int tag)
-{
-    return tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine
-           || tag == DW_TAG_entry_point;
-}
-
-static bool has_pc_attributes(Dwarf_Die *die)
-{
-    return dwarf_hasattr(die, DW_AT_low_pc) || dwarf_hasattr(die, DW_AT_ranges)
-           || dwarf_hasattr(die, DW_AT_entry_pc);
-}
-
-/* The function DIEs (subprograms, inlined subroutines) that contain PC, from
- * the outermost to the innermost. */
-struct function_chain {
-    Dwarf_Die dies[MAX_DIE_DEPTH];
-    int count;
-};
-
-/* Descends from PARENT only into DIEs whose code ranges contain PC, and into
- * DIEs without code ranges that may own code (namespaces, classes, lexical
- * blocks without ranges), as dwarf_getscopes does.  Unlike dwarf_getscopes,
- * it keeps the concrete parents of inlined subroutines (not the abstract
- * origin's scopes), which is exactly the inline chain, in one walk.
- * Returns true once a DIE containing PC was found below PARENT. */
-static bool find_function_chain(Dwarf_Die *parent, Dwarf_Addr pc, struct function_chain *chain,
-                                int depth)
-{
-    Dwarf_Die child;
-    if (depth >= MAX_DIE_DEPTH || dwarf_child(parent, &child) != 0)
-        return false;
-    do {
-        int tag = dwarf_tag(&child);
-        switch (tag) {
-        case DW_TAG_subprogram:
-        case DW_TAG_inlined_subroutine:
-        case DW_TAG_entry_point:
-        case DW_TAG_lexical_block:
-        case DW_TAG_try_block:
-        case DW_TAG_catch_block:
-        case DW_TAG_with_stmt:
-        case DW_TAG_module:
-        case DW_TAG_namespace:
-        case DW_TAG_class_type:
-        case DW_TAG_structure_type:
-        case DW_TAG_union_type:
-            if (has_pc_attributes(&child)) {
-                if (dwarf_haspc(&child, pc) != 1)
-                    break;
-                if (is_function_tag(tag) && chain->count < MAX_DIE_DEPTH)
-                    chain->dies[chain->count++] = child;
-                find_function_chain(&child, pc, chain, depth + 1);
-                return true;
-            }
-            /* A function without code is a declaration or abstract
-             * instance: nothing below it can contain PC. */
-            if (!is_function_tag(tag) && find_function_chain(&child, pc, chain, depth + 1))
-                return true;
-            break;
-        default:
-            break;
-        }
-    } while (dwarf_siblingof(&child, &child) == 0);
-    return false;
-}
-
-static const char *attribute_string(Dwarf_Die *die, unsigned int name)
-{
-    Dwarf_Attribute attribute;
-    /* dwarf_formstring accepts NULL, returning NULL. */
-    return dwarf_formstring(dwarf_attr_integrate(die, name, &attribute));
-}
-
-/* Whether names in the unit nest in their enclosing namespaces and
- * records (C++ and the like), rather than all being file-scope names (C). */
-static bool nests_names(Dwarf_Die *unit_die)
-{
-    switch (dwarf_srclang(unit_die)) {
-    case DW_LANG_C89:
-    case DW_LANG_C:
-    case DW_LANG_C99:
-    case DW_LANG_C11:
-    case DW_LANG_ObjC:
-        return false;
-    default:
-        return true;
-    }
-}
-
-static const char *anonymous_scope_name(int tag)
-{
-    switch (tag) {
-    case DW_TAG_namespace:
-        return "(anonymous namespace)";
-    case DW_TAG_class_type:
-        return "(anonymous class)";
-    case DW_TAG_union_type:
-        return "(anonymous union)";
-    default:
-        return "(anonymous struct)";
-    }
-}
-
-/* Appends "ns::Class::" for the namespaces and records around the DIE that
- * declares FUNCTION (reached through its abstract origin and specification,
- * since a concrete or inlined DIE sits elsewhere). */
-static void append_function_scope(Dwarf_Die *function, struct text *out)
-{
-    Dwarf_Die declaration = *function;
-    Dwarf_Attribute attribute;
-    /* Bounded: a reference cycle in corrupt DWARF must not hang us. */
-    for (int hops = 0; hops < 8; hops++) {
-        Dwarf_Attribute *reference = dwarf_attr(&declaration, DW_AT_abstract_origin, &attribute);
-        if (reference == NULL)
-            reference = dwarf_attr(&declaration, DW_AT_specification, &attribute);
-        if (reference == NULL || dwarf_formref_die(reference, &declaration) == NULL)
-            break;
-    }
-    Dwarf_Die *scopes = NULL;
-    int scope_count = dwarf_getscopes_die(&declaration, &scopes);
-    /* scopes[0] is the declaration itself, the last one its unit. */
-    for (int i = scope_count - 1; i >= 1; i--) {
-        int tag = dwarf_tag(&scopes[i]);
-        if (tag != DW_TAG_namespace && tag != DW_TAG_class_type && tag != DW_TAG_structure_type
-            && tag != DW_TAG_union_type)
-            continue;
-        const char *name = dwarf_diename(&scopes[i]);
-        if (name == NULL)
-            name = anonymous_scope_name(tag);
-        text_append(out, name, strlen(name));
-        text_append(out, "::", 2);
-    }
-    free(scopes);
-}
-
-/* The DIE's function name, with attributes looked up through abstract
- * origins and specifications.  In C++-like units (NESTED_NAMES): the
- * demangled linkage name, qualified and with parameter types as C++ users
- * know it, else (internal linkage has none) DW_AT_name qualified with its
- * namespaces and classes.  In C units: DW_AT_name, since a linkage name
- * there is an asm label such as glibc's __GI_ aliases.  NULL when the DIE
- * has no name.  The caller frees the result. */
-static char *function_name(Dwarf_Die *die, bool nested_names)
-{
-    const char *linkage_name = attribute_string(die, DW_AT_linkage_name);
-    if (linkage_name == NULL)
-        linkage_name = attribute_string(die, DW_AT_MIPS_linkage_name);
-    const char *name = attribute_string(die, DW_AT_name);
-    if (linkage_name != NULL && (nested_names || name == NULL))
-        return demangled_copy(linkage_name);
-    if (name == NULL)
-        return NULL;
-    if (!nested_names)
-        return xstrdup(name);
-    struct text qualified = {0};
-    append_function_scope(die, &qualified);
-    text_append(&qualified, name, strlen(name));
-    return qualified.data;
-}
+/* ---- ELF symbols -------------------------------------------------------- */
 
 static int binding_rank(unsigned char binding)
 {
@@ -861,6 +725,328 @@ static char *symbol_name(struct module *module, Dwarf_Addr pc)
     return symbol ? demangled_copy(symbol->name) : NULL;
 }
 
+/* ---- per-unit DWARF indexes ---------------------------------------------- */
+
+/* Finding the function at an address by walking a unit from its root costs
+ * milliseconds in a large C++ unit (namespace std alone holds thousands of
+ * declarations), so each unit is walked once, on first use, into: */
+struct function_range {
+    Dwarf_Addr low; /* DWARF addresses, before the module's bias */
+    Dwarf_Addr high;
+    Dwarf_Die die; /* an out-of-line function: subprogram or entry point */
+};
+
+/* A function DIE without a linkage name, declared inside namespaces or
+ * classes: C++ gives internal-linkage functions no linkage name, so their
+ * qualification must come from where they are declared. */
+struct scoped_function {
+    Dwarf_Off offset;
+    const char *scope; /* "ns::Class::", one of the unit's scope strings */
+};
+
+struct unit_index {
+    struct function_range *ranges; /* sorted by low */
+    size_t range_count;
+    size_t range_capacity;
+    struct scoped_function *scoped; /* sorted by offset */
+    size_t scoped_count;
+    size_t scoped_capacity;
+    char **scopes; /* owned qualification prefixes */
+    size_t scope_count;
+    size_t scope_capacity;
+};
+
+/* Makes room for one more element in a growable array. */
+static void *grow_array(void *array, size_t *capacity, size_t count, size_t element_size)
+{
+    if (count < *capacity)
+        return array;
+    *capacity = *capacity ? *capacity * 2 : 64;
+    return xrealloc(array, *capacity * element_size);
+}
+
+static void unit_index_free(void *pointer)
+{
+    struct unit_index *index = pointer;
+    for (size_t i = 0; i < index->scope_count; i++)
+        free(index->scopes[i]);
+    free(index->scopes);
+    free(index->scoped);
+    free(index->ranges);
+    free(index);
+}
+
+/* Whether names in the unit nest in their enclosing namespaces and
+ * records (C++ and the like), rather than all being file-scope names (C). */
+static bool nests_names(Dwarf_Die *unit_die)
+{
+    switch (dwarf_srclang(unit_die)) {
+    case DW_LANG_C89:
+    case DW_LANG_C:
+    case DW_LANG_C99:
+    case DW_LANG_C11:
+    case DW_LANG_ObjC:
+        return false;
+    default:
+        return true;
+    }
+}
+
+static const char *anonymous_scope_name(int tag)
+{
+    switch (tag) {
+    case DW_TAG_namespace:
+        return "(anonymous namespace)";
+    case DW_TAG_class_type:
+        return "(anonymous class)";
+    case DW_TAG_union_type:
+        return "(anonymous union)";
+    default:
+        return "(anonymous struct)";
+    }
+}
+
+struct unit_walk {
+    struct unit_index *index;
+    bool nested_names;
+    struct text scope;         /* the current qualification prefix */
+    const char *scope_string;  /* its copy in index->scopes, made on demand */
+};
+
+static void add_function_ranges(struct unit_index *index, Dwarf_Die *die)
+{
+    Dwarf_Addr base, low, high;
+    ptrdiff_t offset = 0;
+    /* Several ranges when the compiler split the function (hot and .cold
+     * parts); none for a declaration or abstract instance. */
+    while ((offset = dwarf_ranges(die, offset, &base, &low, &high)) > 0) {
+        if (high <= low)
+            continue;
+        index->ranges = grow_array(index->ranges, &index->range_capacity, index->range_count,
+                                   sizeof *index->ranges);
+        index->ranges[index->range_count++] = (struct function_range){low, high, *die};
+    }
+}
+
+static void note_scoped_function(struct unit_walk *walk, Dwarf_Die *die)
+{
+    /* A DIE that refers to its declaration takes its name from there. */
+    if (dwarf_hasattr(die, DW_AT_linkage_name) || dwarf_hasattr(die, DW_AT_MIPS_linkage_name)
+        || dwarf_hasattr(die, DW_AT_abstract_origin) || dwarf_hasattr(die, DW_AT_specification))
+        return;
+    struct unit_index *index = walk->index;
+    if (walk->scope_string == NULL) {
+        index->scopes = grow_array(index->scopes, &index->scope_capacity, index->scope_count,
+                                   sizeof *index->scopes);
+        walk->scope_string = index->scopes[index->scope_count++] = xstrdup(walk->scope.data);
+    }
+    index->scoped = grow_array(index->scoped, &index->scoped_capacity, index->scoped_count,
+                               sizeof *index->scoped);
+    index->scoped[index->scoped_count++]
+        = (struct scoped_function){dwarf_dieoffset(die), walk->scope_string};
+}
+
+static void walk_unit(Dwarf_Die *parent, struct unit_walk *walk, int depth);
+
+/* Walks SCOPE_DIE's children with "NAME::" added to the prefix. */
+static void walk_named_scope(Dwarf_Die *scope_die, const char *name, struct unit_walk *walk,
+                             int depth)
+{
+    size_t saved_length = walk->scope.length;
+    const char *saved_string = walk->scope_string;
+    text_append(&walk->scope, name, strlen(name));
+    text_append(&walk->scope, "::", 2);
+    walk->scope_string = NULL;
+    walk_unit(scope_die, walk, depth);
+    text_truncate(&walk->scope, saved_length);
+    walk->scope_string = saved_string;
+}
+
+/* Records the out-of-line functions below PARENT, and the scopes of those
+ * without linkage names.  Function bodies are entered too, for nested
+ * functions (a GNU C extension) and member functions of local classes;
+ * inlined subroutines are not, as they cannot own out-of-line code. */
+static void walk_unit(Dwarf_Die *parent, struct unit_walk *walk, int depth)
+{
+    Dwarf_Die child;
+    if (depth >= MAX_DIE_DEPTH || dwarf_child(parent, &child) != 0)
+        return;
+    do {
+        int tag = dwarf_tag(&child);
+        switch (tag) {
+        case DW_TAG_subprogram:
+        case DW_TAG_entry_point:
+            add_function_ranges(walk->index, &child);
+            if (walk->nested_names && walk->scope.length > 0)
+                note_scoped_function(walk, &child);
+            if (dwarf_haschildren(&child))
+                walk_unit(&child, walk, depth + 1);
+            break;
+        case DW_TAG_lexical_block:
+        case DW_TAG_try_block:
+        case DW_TAG_catch_block:
+        case DW_TAG_with_stmt:
+            if (dwarf_haschildren(&child))
+                walk_unit(&child, walk, depth + 1);
+            break;
+        case DW_TAG_namespace:
+        case DW_TAG_module:
+        case DW_TAG_class_type:
+        case DW_TAG_structure_type:
+        case DW_TAG_union_type: {
+            if (!dwarf_haschildren(&child))
+                break;
+            /* In C a struct is no scope: its nested names are file-scope. */
+            if (!walk->nested_names && tag != DW_TAG_namespace && tag != DW_TAG_module) {
+                walk_unit(&child, walk, depth + 1);
+                break;
+            }
+            const char *name = dwarf_diename(&child);
+            walk_named_scope(&child, name ? name : anonymous_scope_name(tag), walk, depth + 1);
+            break;
+        }
+        default:
+            break;
+        }
+    } while (dwarf_siblingof(&child, &child) == 0);
+}
+
+static int compare_function_ranges(const void *left, const void *right)
+{
+    const struct function_range *a = left, *b = right;
+    return (a->low > b->low) - (a->low < b->low);
+}
+
+static int compare_scoped_functions(const void *left, const void *right)
+{
+    const struct scoped_function *a = left, *b = right;
+    return (a->offset > b->offset) - (a->offset < b->offset);
+}
+
+/* The index of the unit whose root DIE is UNIT_DIE, built on first use. */
+static struct unit_index *unit_index_of(struct module *module, Dwarf_Die *unit_die)
+{
+    uint64_t key = (uint64_t)(uintptr_t)unit_die->cu;
+    struct unit_index *index = map_find(&module->units, key);
+    if (index != NULL)
+        return index;
+    index = calloc(1, sizeof *index);
+    if (index == NULL)
+        out_of_memory();
+    struct unit_walk walk = {.index = index, .nested_names = nests_names(unit_die)};
+    walk_unit(unit_die, &walk, 0);
+    text_free(&walk.scope);
+    if (index->range_count > 0)
+        qsort(index->ranges, index->range_count, sizeof *index->ranges, compare_function_ranges);
+    if (index->scoped_count > 0)
+        qsort(index->scoped, index->scoped_count, sizeof *index->scoped,
+              compare_scoped_functions);
+    map_insert(&module->units, key, index);
+    return index;
+}
+
+/* How far back to look for a range enclosing later ones (an entry point
+ * inside its function); such nesting is rare and shallow. */
+enum { ENCLOSING_RANGE_WINDOW = 64 };
+
+/* The innermost out-of-line function whose code holds PC, or NULL. */
+static Dwarf_Die *function_at(struct unit_index *index, Dwarf_Addr pc)
+{
+    size_t low = 0, high = index->range_count;
+    while (low < high) { /* first range starting above PC */
+        size_t middle = low + (high - low) / 2;
+        if (index->ranges[middle].low <= pc)
+            low = middle + 1;
+        else
+            high = middle;
+    }
+    for (size_t i = low; i-- > 0 && low - i <= ENCLOSING_RANGE_WINDOW;) {
+        if (pc < index->ranges[i].high)
+            return &index->ranges[i].die;
+    }
+    return NULL;
+}
+
+/* The qualification prefix of a function declared at DECLARATION, or "". */
+static const char *declared_scope(struct module *module, Dwarf_Die *declaration)
+{
+    Dwarf_Die unit_die;
+    if (dwarf_diecu(declaration, &unit_die, NULL, NULL) == NULL)
+        return "";
+    struct unit_index *index = unit_index_of(module, &unit_die);
+    Dwarf_Off offset = dwarf_dieoffset(declaration);
+    size_t low = 0, high = index->scoped_count;
+    while (low < high) {
+        size_t middle = low + (high - low) / 2;
+        if (index->scoped[middle].offset == offset)
+            return index->scoped[middle].scope;
+        if (index->scoped[middle].offset < offset)
+            low = middle + 1;
+        else
+            high = middle;
+    }
+    return "";
+}
+
+/* ---- function names ----------------------------------------------------- */
+
+static const char *attribute_string(Dwarf_Die *die, unsigned int name)
+{
+    Dwarf_Attribute attribute;
+    /* dwarf_formstring accepts NULL, returning NULL. */
+    return dwarf_formstring(dwarf_attr_integrate(die, name, &attribute));
+}
+
+/* The DIE that declares ENTITY, reached through its abstract origin,
+ * specification or type signature: a concrete or inlined function, an
+ * out-of-class definition or a type-unit stub sits elsewhere than the
+ * declaration, whose parents are the entity's namespaces and classes. */
+static Dwarf_Die declaring_die(Dwarf_Die *entity)
+{
+    Dwarf_Die declaration = *entity;
+    Dwarf_Attribute attribute;
+    /* Bounded: a reference cycle in corrupt DWARF must not hang us. */
+    for (int hops = 0; hops < 8; hops++) {
+        Dwarf_Attribute *reference = dwarf_attr(&declaration, DW_AT_abstract_origin, &attribute);
+        if (reference == NULL)
+            reference = dwarf_attr(&declaration, DW_AT_specification, &attribute);
+        if (reference == NULL)
+            reference = dwarf_attr(&declaration, DW_AT_signature, &attribute);
+        Dwarf_Die target;
+        if (reference == NULL || dwarf_formref_die(reference, &target) == NULL)
+            break;
+        declaration = target;
+    }
+    return declaration;
+}
+
+/* The DIE's function name, with attributes looked up through abstract
+ * origins and specifications.  In C++-like units (NESTED_NAMES): the
+ * demangled linkage name, qualified and with parameter types as C++ users
+ * know it, else (internal linkage has none) DW_AT_name qualified with its
+ * namespaces and classes.  In C units: DW_AT_name, since a linkage name
+ * there is an asm label such as glibc's __GI_ aliases.  NULL when the DIE
+ * has no name.  The caller frees the result. */
+static char *function_name(struct module *module, Dwarf_Die *die, bool nested_names)
+{
+    const char *linkage_name = attribute_string(die, DW_AT_linkage_name);
+    if (linkage_name == NULL)
+        linkage_name = attribute_string(die, DW_AT_MIPS_linkage_name);
+    const char *name = attribute_string(die, DW_AT_name);
+    if (linkage_name != NULL && (nested_names || name == NULL))
+        return demangled_copy(linkage_name);
+    if (name == NULL)
+        return NULL;
+    if (!nested_names)
+        return xstrdup(name);
+    Dwarf_Die declaration = declaring_die(die);
+    const char *scope = declared_scope(module, &declaration);
+    char *qualified = NULL;
+    if (asprintf(&qualified, "%s%s", scope, name) < 0)
+        out_of_memory();
+    return qualified;
+}
+
 /* The call site of an inlined subroutine DIE. */
 static void call_site(Dwarf_Die *inlined, Dwarf_Files *files, size_t file_count,
                       const char **file, int *line)
@@ -869,7 +1055,8 @@ static void call_site(Dwarf_Die *inlined, Dwarf_Files *files, size_t file_count,
     Dwarf_Word value;
     *file = NULL;
     *line = 0;
-    if (files != NULL && dwarf_formudata(dwarf_attr(inlined, DW_AT_call_file, &attribute), &value) == 0
+    if (files != NULL
+        && dwarf_formudata(dwarf_attr(inlined, DW_AT_call_file, &attribute), &value) == 0
         && value < file_count) {
         *file = dwarf_filesrc(files, value, NULL, NULL);
         /* libdw names DWARF 4's unused file 0 "???". */
@@ -883,6 +1070,62 @@ static void call_site(Dwarf_Die *inlined, Dwarf_Files *files, size_t file_count,
 
 /* ---- resolve ------------------------------------------------------------ */
 
+/* The function DIEs that contain PC, from the out-of-line function to the
+ * innermost inlined subroutine. */
+struct function_chain {
+    Dwarf_Die dies[MAX_DIE_DEPTH];
+    int count;
+};
+
+static bool has_pc_attributes(Dwarf_Die *die)
+{
+    return dwarf_hasattr(die, DW_AT_low_pc) || dwarf_hasattr(die, DW_AT_ranges)
+           || dwarf_hasattr(die, DW_AT_entry_pc);
+}
+
+/* Appends to CHAIN the inlined subroutines (and nested functions) below
+ * PARENT that contain PC, descending only into DIEs that contain PC or, like
+ * some lexical blocks, carry no code range of their own.  These are the
+ * concrete parents of the innermost DIE, i.e. the inline chain (where
+ * dwarf_getscopes would switch to the abstract origin's scopes). */
+static void find_inline_chain(Dwarf_Die *parent, Dwarf_Addr pc, struct function_chain *chain,
+                              int depth)
+{
+    Dwarf_Die child;
+    if (depth >= MAX_DIE_DEPTH || dwarf_child(parent, &child) != 0)
+        return;
+    do {
+        int tag = dwarf_tag(&child);
+        switch (tag) {
+        case DW_TAG_inlined_subroutine:
+        case DW_TAG_subprogram:
+        case DW_TAG_entry_point:
+            if (dwarf_haspc(&child, pc) != 1)
+                break;
+            if (chain->count < MAX_DIE_DEPTH)
+                chain->dies[chain->count++] = child;
+            find_inline_chain(&child, pc, chain, depth + 1);
+            return;
+        case DW_TAG_lexical_block:
+        case DW_TAG_try_block:
+        case DW_TAG_catch_block:
+        case DW_TAG_with_stmt:
+            if (!has_pc_attributes(&child)) {
+                size_t before = (size_t)chain->count;
+                find_inline_chain(&child, pc, chain, depth + 1);
+                if ((size_t)chain->count != before)
+                    return;
+            } else if (dwarf_haspc(&child, pc) == 1) {
+                find_inline_chain(&child, pc, chain, depth + 1);
+                return;
+            }
+            break;
+        default:
+            break;
+        }
+    } while (dwarf_siblingof(&child, &child) == 0);
+}
+
 static void append_frame(struct text *out, const char *function, const char *file, int line,
                          const char *module_path, uint64_t offset, bool inlined)
 {
@@ -894,19 +1137,22 @@ static void append_frame(struct text *out, const char *function, const char *fil
     text_printf(out, "\t%" PRIx64 "\t%d\n", offset, inlined ? 1 : 0);
 }
 
-/* The CU DIE to walk for PC: the split unit's for a skeleton unit
- * (-gsplit-dwarf), since its children hold the code DIEs. */
-static Dwarf_Die *code_unit_die(Dwfl_Module *dwfl_module, Dwarf_Addr pc, Dwarf_Addr *dwarf_bias,
-                                Dwarf_Die *split_die)
+/* The unit DIE holding the code at PC: the split unit's for a skeleton
+ * unit (-gsplit-dwarf), since its children hold the code DIEs. */
+static bool code_unit_die(Dwfl_Module *dwfl_module, Dwarf_Addr pc, Dwarf_Addr *dwarf_bias,
+                          Dwarf_Die *unit_die)
 {
     Dwarf_Die *cu_die = dwfl_module_addrdie(dwfl_module, pc, dwarf_bias);
     if (cu_die == NULL)
-        return NULL;
+        return false;
     uint8_t unit_type = 0;
-    if (dwarf_cu_info(cu_die->cu, NULL, &unit_type, NULL, split_die, NULL, NULL, NULL) == 0
-        && unit_type == DW_UT_skeleton && dwarf_tag(split_die) == DW_TAG_compile_unit)
-        return split_die;
-    return cu_die;
+    Dwarf_Die split_die;
+    if (dwarf_cu_info(cu_die->cu, NULL, &unit_type, NULL, &split_die, NULL, NULL, NULL) == 0
+        && unit_type == DW_UT_skeleton && dwarf_tag(&split_die) == DW_TAG_compile_unit)
+        *unit_die = split_die;
+    else
+        *unit_die = *cu_die;
+    return true;
 }
 
 /* Appends the answer for one return address to OUT. */
@@ -935,14 +1181,17 @@ static void describe_address(struct resolver *resolver, uint64_t address, struct
     chain.count = 0;
     Dwarf_Files *files = NULL;
     size_t file_count = 0;
-    Dwarf_Addr dwarf_bias = 0;
-    Dwarf_Die split_die;
-    Dwarf_Die *cu_die = code_unit_die(dwfl_module, pc, &dwarf_bias, &split_die);
     bool nested_names = false;
-    if (cu_die != NULL) {
-        nested_names = nests_names(cu_die);
-        find_function_chain(cu_die, pc - dwarf_bias, &chain, 0);
-        if (dwarf_getsrcfiles(cu_die, &files, &file_count) != 0)
+    Dwarf_Addr dwarf_bias = 0;
+    Dwarf_Die unit_die;
+    if (code_unit_die(dwfl_module, pc, &dwarf_bias, &unit_die)) {
+        nested_names = nests_names(&unit_die);
+        Dwarf_Die *function = function_at(unit_index_of(module, &unit_die), pc - dwarf_bias);
+        if (function != NULL) {
+            chain.dies[chain.count++] = *function;
+            find_inline_chain(function, pc - dwarf_bias, &chain, 0);
+        }
+        if (dwarf_getsrcfiles(&unit_die, &files, &file_count) != 0)
             files = NULL;
     }
 
@@ -969,7 +1218,7 @@ static void describe_address(struct resolver *resolver, uint64_t address, struct
     for (int i = chain.count - 1; i >= outermost; i--) {
         Dwarf_Die *die = &chain.dies[i];
         bool inlined = dwarf_tag(die) == DW_TAG_inlined_subroutine;
-        char *name = function_name(die, nested_names);
+        char *name = function_name(module, die, nested_names);
         if (name == NULL && !inlined)
             name = symbol_name(module, pc);
         append_frame(out, name, file, line, module->path, offset, inlined);
@@ -1003,19 +1252,20 @@ static void handle_resolve(struct resolver *resolver, char *arguments)
         field = tab ? tab + 1 : NULL;
     }
 
-    struct text answer = {0};
+    struct text text = {0};
     for (size_t i = 0; i < count; i++) {
-        const struct cached_answer *cached = cache_find(&resolver->cache, addresses[i]);
-        if (cached != NULL) {
-            write_out(cached->text, cached->length);
-            continue;
+        struct answer *answer = map_find(&resolver->answers, addresses[i]);
+        if (answer == NULL) {
+            text_truncate(&text, 0);
+            describe_address(resolver, addresses[i], &text);
+            answer = xrealloc(NULL, sizeof *answer + text.length);
+            answer->length = text.length;
+            memcpy(answer->text, text.data, text.length);
+            map_insert(&resolver->answers, addresses[i], answer);
         }
-        text_truncate(&answer, 0);
-        describe_address(resolver, addresses[i], &answer);
-        write_out(answer.data, answer.length);
-        cache_insert(&resolver->cache, addresses[i], answer.data, answer.length);
+        write_out(answer->text, answer->length);
     }
-    text_free(&answer);
+    text_free(&text);
     free(addresses);
     write_out("done\n", 5);
     flush_out();
@@ -1057,6 +1307,28 @@ static bool is_declaration(Dwarf_Die *die)
            && dwarf_formflag(&attribute, &flag) == 0 && flag;
 }
 
+/* Appends "ns::Outer::" for the namespaces and records enclosing DIE.
+ * dwarf_getscopes_die walks DIE's unit from its root: fine for the rare
+ * definitions that need it, too slow for every address. */
+static void append_enclosing_scopes(Dwarf_Die *die, struct text *out)
+{
+    Dwarf_Die *scopes = NULL;
+    int scope_count = dwarf_getscopes_die(die, &scopes);
+    /* scopes[0] is DIE itself, the last one its unit. */
+    for (int i = scope_count - 1; i >= 1; i--) {
+        int tag = dwarf_tag(&scopes[i]);
+        if (tag != DW_TAG_namespace && tag != DW_TAG_class_type && tag != DW_TAG_structure_type
+            && tag != DW_TAG_union_type)
+            continue;
+        const char *name = dwarf_diename(&scopes[i]);
+        if (name == NULL)
+            name = anonymous_scope_name(tag);
+        text_append(out, name, strlen(name));
+        text_append(out, "::", 2);
+    }
+    free(scopes);
+}
+
 static void collect_types(Dwarf_Die *parent, struct text *scope, bool qualify_records,
                           struct type_list *types, int depth);
 
@@ -1088,18 +1360,32 @@ static void collect_types(Dwarf_Die *parent, struct text *scope, bool qualify_re
         switch (tag) {
         case DW_TAG_structure_type:
         case DW_TAG_class_type:
-        case DW_TAG_union_type:
+        case DW_TAG_union_type: {
             name = attribute_string(&child, DW_AT_name);
+            /* A definition placed apart from its declaration (type units,
+             * out-of-class definitions), or a stub standing for a type of
+             * another type unit, is named where the type was declared. */
+            struct text declared = {0};
+            struct text *record_scope = scope;
+            if (qualify_records && (dwarf_hasattr(&child, DW_AT_specification)
+                                    || dwarf_hasattr(&child, DW_AT_signature))) {
+                Dwarf_Die declaration = declaring_die(&child);
+                append_enclosing_scopes(&declaration, &declared);
+                text_append(&declared, "", 0);
+                record_scope = &declared;
+            }
             if (name != NULL && !is_declaration(&child) && dwarf_aggregate_size(&child, &size) == 0)
-                add_type(types, size, scope, name);
-            if (!dwarf_haschildren(&child))
-                break;
-            if (qualify_records)
-                collect_scope_types(&child, name ? name : anonymous_scope_name(tag), scope,
-                                    qualify_records, types, depth + 1);
-            else
-                collect_types(&child, scope, qualify_records, types, depth + 1);
+                add_type(types, size, record_scope, name);
+            if (dwarf_haschildren(&child)) {
+                if (qualify_records)
+                    collect_scope_types(&child, name ? name : anonymous_scope_name(tag),
+                                        record_scope, qualify_records, types, depth + 1);
+                else
+                    collect_types(&child, scope, qualify_records, types, depth + 1);
+            }
+            text_free(&declared);
             break;
+        }
         case DW_TAG_namespace:
             name = attribute_string(&child, DW_AT_name);
             collect_scope_types(&child, name ? name : anonymous_scope_name(tag), scope,
@@ -1158,11 +1444,10 @@ static void handle_types(struct resolver *resolver, const char *path)
         print_error("types: no module declared with path \"%s\"", path);
     } else if (open_module(resolver, module)) {
         Dwarf_Addr bias;
+        /* Without DWARF the list is just empty: not worth a warning, as
+         * most system libraries ship without it. */
         Dwarf *dwarf = dwfl_module_getdwarf(module->dwfl_module, &bias);
-        if (dwarf == NULL) {
-            print_notice("warning", "%s: no DWARF type information (%s)", module->path,
-                         dwfl_errmsg(-1));
-        } else {
+        if (dwarf != NULL) {
             struct type_list types = {0};
             collect_unit_types(dwarf, &types);
             /* Types moved by dwz into a shared supplementary file. */
@@ -1249,7 +1534,7 @@ static void handle_module(struct resolver *resolver, char *arguments)
     }
     resolver->modules[resolver->module_count++] = module;
     /* An address answered "unknown" may now fall in this module. */
-    cache_clear(&resolver->cache);
+    map_clear(&resolver->answers, free);
 }
 
 /* ---- main loop ---------------------------------------------------------- */
