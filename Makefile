@@ -68,8 +68,26 @@ demo: all $(VENV)/.installed
 check test: all $(VENV)/.installed $(BUILD)/.test-packages
 	$(VENV)/bin/python -m pytest -q tests
 
-bench: all $(VENV)/.installed $(BUILD)/.test-packages
-	$(VENV)/bin/python bench/valgrind_compare.py
+# Measures mprof against no profiler, heaptrack and two floors (see bench/run.py).
+BENCH_PACKAGES := heaptrack valgrind gawk perl sqlite3 python3
+BENCH_PROGRAMS := $(BUILD)/bench/floor-noop.so $(BUILD)/bench/floor-backtrace.so \
+	$(BUILD)/bench/widgets_deep $(BUILD)/bench/widgets_threads
+
+$(BUILD)/.bench-packages: Makefile scripts/setup-system.sh
+	./scripts/setup-system.sh $(BENCH_PACKAGES)
+	@mkdir -p $(BUILD) && touch $@
+
+$(BUILD)/bench/floor-%.so: bench/floors/%.c bench/floors/forward.h | $(BUILD)/.system-packages
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -shared -fPIC -o $@ $< -ldl -lunwind
+
+# -O2 like real programs; noinline keeps the call chains what they claim.
+$(BUILD)/bench/%: bench/programs/%.c | $(BUILD)/.system-packages
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -O2 -g -Wall -Wextra -Werror -pthread -o $@ $<
+
+bench: all $(VENV)/.installed $(BUILD)/.bench-packages $(BENCH_PROGRAMS)
+	$(VENV)/bin/python bench/run.py $(if $(QUICK),--quick)
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig \
