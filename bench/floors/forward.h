@@ -18,17 +18,19 @@ static void (*next_free)(void *);
 static void *(*next_calloc)(size_t, size_t);
 static void *(*next_realloc)(void *, size_t);
 
-/* dlsym's calloc, before the real one is known; never freed. */
+/* dlsym's calloc, while the real one is being looked up; never freed. */
 static char bootstrap[4096] __attribute__((aligned(16)));
 static size_t bootstrap_used;
+static int resolving;
 
 static void resolve(void)
 {
-    next_calloc = NULL;
+    resolving = 1;
     next_malloc = dlsym(RTLD_NEXT, "malloc");
     next_free = dlsym(RTLD_NEXT, "free");
     next_realloc = dlsym(RTLD_NEXT, "realloc");
     next_calloc = dlsym(RTLD_NEXT, "calloc");
+    resolving = 0;
 }
 
 void *malloc(size_t size)
@@ -41,13 +43,14 @@ void *malloc(size_t size)
 
 void *calloc(size_t count, size_t size)
 {
-    if (!next_calloc) {
-        /* Only dlsym calls this before resolve() returns: serve it here. */
+    if (resolving) {
         size_t total = (count * size + 15) & ~(size_t)15;
         void *block = bootstrap + bootstrap_used;
         bootstrap_used += total;
         return bootstrap_used <= sizeof bootstrap ? block : NULL;
     }
+    if (!next_calloc)
+        resolve();
     ON_ALLOCATION;
     return next_calloc(count, size);
 }
