@@ -51,10 +51,10 @@ $(BUILD)/libmprof.a: $(MONITOR_OBJECTS)
 	rm -f $@ && ar rcs $@ $^
 
 # The reducer's libdw resolver; C++ runtime only for __cxa_demangle.
-$(BUILD)/mprof-resolve: reducer/resolve/mprof-resolve.c | $(BUILD)/.system-packages
+$(BUILD)/mprof-resolve: $(wildcard reducer/resolve/*.c reducer/resolve/*.h) | $(BUILD)/.system-packages
 	@mkdir -p $(BUILD)
 	$(CC) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $(CFLAGS) $(shell pkg-config --cflags libdw 2>/dev/null) \
-		-o $@ $< $(shell pkg-config --libs libdw 2>/dev/null || echo -ldw -lelf) -lstdc++
+		-o $@ $(filter %.c,$^) $(shell pkg-config --libs libdw 2>/dev/null || echo -ldw -lelf) -lstdc++
 
 # -O0 keeps the paper's four functions apart, as the figures show them.
 $(BUILD)/widgets: examples/widgets.c | $(BUILD)/.system-packages

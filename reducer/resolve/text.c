@@ -1,0 +1,158 @@
+/*
+ * mprof-resolve's plumbing: allocation that exits on failure, a growable
+ * text buffer in which answers are built, and the output side of the line
+ * protocol (described in mprof-resolve.c).  Every other part writes its
+ * answers through these, so that the field sanitizing and the flushing rule
+ * live in one place.
+ */
+
+#include "text.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* From libstdc++ (hence -lstdc++); C has no header for it. */
+char *__cxa_demangle(const char *mangled_name, char *output_buffer,
+                     size_t *length, int *status);
+
+void out_of_memory(void)
+{
+    fputs("mprof-resolve: out of memory\n", stderr);
+    exit(1);
+}
+
+void *xrealloc(void *block, size_t size)
+{
+    void *grown = realloc(block, size ? size : 1);
+    if (grown == NULL)
+        out_of_memory();
+    return grown;
+}
+
+char *xstrdup(const char *text)
+{
+    char *copy = strdup(text);
+    if (copy == NULL)
+        out_of_memory();
+    return copy;
+}
+
+static void text_reserve(struct text *text, size_t extra)
+{
+    if (text->length + extra + 1 <= text->capacity)
+        return;
+    size_t capacity = text->capacity ? text->capacity : 256;
+    while (capacity < text->length + extra + 1)
+        capacity *= 2;
+    text->data = xrealloc(text->data, capacity);
+    text->capacity = capacity;
+}
+
+void text_append(struct text *text, const char *bytes, size_t count)
+{
+    text_reserve(text, count);
+    memcpy(text->data + text->length, bytes, count);
+    text->length += count;
+    text->data[text->length] = '\0';
+}
+
+void text_printf(struct text *text, const char *format, ...)
+{
+    va_list args;
+    va_start(args, format);
+    int needed = vsnprintf(NULL, 0, format, args);
+    va_end(args);
+    if (needed < 0)
+        return;
+    text_reserve(text, (size_t)needed);
+    va_start(args, format);
+    vsnprintf(text->data + text->length, (size_t)needed + 1, format, args);
+    va_end(args);
+    text->length += (size_t)needed;
+}
+
+/* Appends a TAB and then FIELD with the protocol's separators blanked, so a
+ * strange name or path cannot break the line structure. */
+void text_append_field(struct text *text, const char *field)
+{
+    size_t count = field ? strlen(field) : 0;
+    text_reserve(text, count + 1);
+    text->data[text->length++] = '\t';
+    for (size_t i = 0; i < count; i++) {
+        char c = field[i];
+        text->data[text->length++] = (c == '\t' || c == '\n' || c == '\r') ? ' ' : c;
+    }
+    text->data[text->length] = '\0';
+}
+
+void text_truncate(struct text *text, size_t length)
+{
+    text->length = length;
+    if (text->data)
+        text->data[length] = '\0';
+}
+
+void text_free(struct text *text)
+{
+    free(text->data);
+    *text = (struct text){0};
+}
+
+void write_out(const char *bytes, size_t count)
+{
+    fwrite(bytes, 1, count, stdout);
+}
+
+/* A failed flush means the reader is gone: nobody is left to answer. */
+void flush_out(void)
+{
+    if (fflush(stdout) != 0 || ferror(stdout))
+        exit(1);
+}
+
+/* Prints "<kind>\t<message>\n" with the message's fields sanitized. */
+void print_notice(const char *kind, const char *format, ...)
+{
+    va_list args;
+    va_start(args, format);
+    char *message = NULL;
+    if (vasprintf(&message, format, args) < 0)
+        out_of_memory();
+    va_end(args);
+    struct text line = {0};
+    text_append(&line, kind, strlen(kind));
+    text_append_field(&line, message);
+    text_append(&line, "\n", 1);
+    write_out(line.data, line.length);
+    text_free(&line);
+    free(message);
+}
+
+void print_error(const char *format, ...)
+{
+    va_list args;
+    va_start(args, format);
+    char *message = NULL;
+    if (vasprintf(&message, format, args) < 0)
+        out_of_memory();
+    va_end(args);
+    print_notice("error", "%s", message);
+    free(message);
+    flush_out();
+}
+
+/* Returns the demangled form of a C++/Rust linkage name, or a copy of NAME
+ * when it is not mangled.  The caller frees it. */
+char *demangled_copy(const char *name)
+{
+    if (name[0] == '_' && name[1] == 'Z') {
+        int status = 0;
+        char *demangled = __cxa_demangle(name, NULL, NULL, &status);
+        if (status == 0 && demangled != NULL)
+            return demangled;
+        free(demangled);
+    }
+    return xstrdup(name);
+}
