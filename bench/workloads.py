@@ -73,18 +73,27 @@ print(len(d), sum(len(r) for r in rows))
 """
 
 
+def _script(path: Path, text: str) -> Path:
+    # A file, not -e/-c: heaptrack's launcher cannot pass an argument with newlines.
+    if not path.exists() or path.read_text() != text:
+        path.write_text(text)
+    return path
+
+
 def workloads(directory: Path, scale: float) -> list[Workload]:
     """gawk, perl, python3 and sqlite3, each with its generated input in directory."""
     directory.mkdir(parents=True, exist_ok=True)
+    perl_script = _script(directory / "hashes.pl", PERL_SCRIPT)
+    python_script = _script(directory / "dicts.py", PYTHON_SCRIPT)
     text = _text(directory / f"words-{scale}.txt", 20 * scale)
     sql = _sql(directory / f"items-{scale}.sql", int(200000 * scale))
     python = shutil.which("python3", path="/usr/bin") or "python3"
     return [
         Workload("gawk", ["gawk", "{ for (i = 1; i <= NF; i++) count[$i]++ } END { print length(count) }",
                           str(text)]),
-        Workload("perl", ["perl", "-e", PERL_SCRIPT, str(int(400000 * scale))],
+        Workload("perl", ["perl", str(perl_script), str(int(400000 * scale))],
                  {"PERL_HASH_SEED": "0", "PERL_PERTURB_KEYS": "0"}),
-        Workload("python3", [python, "-c", PYTHON_SCRIPT, str(int(600000 * scale))],
+        Workload("python3", [python, str(python_script), str(int(600000 * scale))],
                  {"PYTHONMALLOC": "malloc", "PYTHONHASHSEED": "0"}, address_dependent_sizes=True),
         Workload("sqlite3", ["sqlite3", ":memory:"], stdin=sql),
     ]
