@@ -9,7 +9,8 @@ VENV := .venv
 
 # What building and testing need from Debian.
 SYSTEM_PACKAGES := gcc g++ make pkg-config libunwind-dev libdw-dev python3 python3-venv
-TEST_PACKAGES := valgrind gawk perl sqlite3
+# chromium and its driver: the HTML report's tests open its pages in a real browser.
+TEST_PACKAGES := valgrind gawk perl sqlite3 chromium chromium-driver
 
 CC ?= cc
 CFLAGS ?= -O2 -g
@@ -64,6 +65,8 @@ $(BUILD)/widgets: examples/widgets.c | $(BUILD)/.system-packages
 demo: all $(VENV)/.installed
 	./mprof run -o $(BUILD)/widgets.mprof -- $(BUILD)/widgets
 	./mprof report $(BUILD)/widgets.mprof
+	./mprof html $(BUILD)/widgets.mprof -o $(BUILD)/widgets.html
+	@echo "mprof: wrote the HTML report $(BUILD)/widgets.html"
 
 check test: all $(VENV)/.installed $(BUILD)/.test-packages
 	$(VENV)/bin/python -m pytest -q tests
@@ -107,6 +110,8 @@ install: all
 		install -m 644 $$package/*.py $(DESTDIR)$(PREFIX)/lib/mprof/python/$$package/; \
 	done
 	install -m 644 reducer/schema.sql $(DESTDIR)$(PREFIX)/lib/mprof/python/reducer/schema.sql
+	install -d $(DESTDIR)$(PREFIX)/lib/mprof/python/report/templates
+	install -m 644 report/templates/* $(DESTDIR)$(PREFIX)/lib/mprof/python/report/templates/
 	sed -e 's|@PYROOT@|$(PREFIX)/lib/mprof/python|g' -e 's|@LIBDIR@|$(PREFIX)/lib|g' \
 		-e 's|@RESOLVE@|$(PREFIX)/lib/mprof/mprof-resolve|g' \
 		scripts/mprof.installed.in > $(DESTDIR)$(PREFIX)/bin/mprof

@@ -11,10 +11,10 @@ import sys
 from types import ModuleType
 
 from ..reducer.errors import MprofError
-from . import db_cmd, dump_cmd, report_cmd
+from . import db_cmd, dump_cmd, html_cmd, report_cmd
 from . import run as run_cmd
 
-_COMMANDS: tuple[ModuleType, ...] = (run_cmd, report_cmd, db_cmd, dump_cmd)
+_COMMANDS: tuple[ModuleType, ...] = (run_cmd, report_cmd, html_cmd, db_cmd, dump_cmd)
 
 # A dest no subcommand module would choose, so that their own set_defaults()
 # calls cannot collide with the dispatch.

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Any
 
+from . import summary as whole_program
 from .model import CLASSES, Model
-from .text_tables import Options, _path
+from .tables import allocators, path_text
+from .text_tables import Options
 
 
 def _by_class(values: tuple[int, ...] | list[int]) -> dict[str, int]:
@@ -13,19 +16,16 @@ def _by_class(values: tuple[int, ...] | list[int]) -> dict[str, int]:
 
 
 def tables(model: Model, options: Options) -> dict[str, Any]:
-    s = model.summary
-    allocs = s.get("allocs", 0)
-    seconds = s.get("elapsed_ns", 0) / 1e9
-    summary = dict(s)
-    summary.update(kept_objects=allocs - s.get("frees", 0), kept_bytes=model.kept_bytes,
-                   average_size=s.get("bytes_allocated", 0) / allocs if allocs else 0.0,
-                   elapsed_seconds=seconds,
-                   allocation_rate_bytes_per_second=s.get("bytes_allocated", 0) / seconds if seconds else 0.0)
+    figures = whole_program.figures(model)
+    summary: dict[str, float] = dict(model.summary)
+    summary.update(kept_objects=figures.kept_objects, kept_bytes=figures.kept_bytes,
+                   average_size=figures.average_size, elapsed_seconds=figures.elapsed_seconds,
+                   allocation_rate_bytes_per_second=figures.bytes_per_second)
     functions = model.functions
     return {
-        "runs": [vars(run) for run in model.runs],
+        "runs": [asdict(run) for run in model.runs],
         "summary": summary,
-        "leaks": [{"path": _path(model, leak, Options(call_sites=options.call_sites, wide=True)),
+        "leaks": [{"path": path_text(model, leak, options.call_sites),
                    "frames": [{"function": functions[f.function].name, "file": f.file, "line": f.line}
                               for f in reversed(leak.frames)],
                    "allocs": leak.allocs, "frees": leak.frees, "kept_objects": leak.allocs - leak.frees,
@@ -38,7 +38,7 @@ def tables(model: Model, options: Options) -> dict[str, Any]:
                     "bytes": sum(f.self_bytes), "bytes_by_class": _by_class(f.self_bytes),
                     "kept_bytes": sum(f.kept_bytes), "kept_by_class": _by_class(f.kept_bytes),
                     "kept_objects": f.kept_objects}
-                   for f in sorted(functions.values(), key=lambda f: (-sum(f.self_bytes), f.name)) if f.self_calls],
+                   for f in allocators(model)],
         "call_graph": [{"function": model.label(f.id), "module": f.module, "file": f.file, "cycle": f.cycle,
                         "self_bytes": sum(f.self_bytes), "self_by_class": _by_class(f.self_bytes),
                         "total_bytes": f.total_bytes, "called": f.called, "recursive_calls": f.recursive_calls,

@@ -1,0 +1,60 @@
+"""The HTML report: the summary, flame graphs, size chart and the four mprof
+tables on one self-contained page (CSS and script inline, no network).
+
+Jinja2 renders report/templates/ with autoescaping on for every template:
+names reach the page only as escaped text or through the tojson filter, and
+the page's script sets them with textContent, never as markup."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import jinja2
+
+from . import flame, html_rows, legends, size_chart, summary
+from .model import Model
+
+TEMPLATES = Path(__file__).with_name("templates")
+
+
+@dataclass(frozen=True)
+class RunLine:
+    pid: int
+    origin: str  # "process" or "fork child"
+    command: str
+    notes: str  # snapshot, mprof- mode
+
+
+def human_bytes(value: float) -> str:
+    """1,536 -> 1.5 KiB: the size a person reads at a glance."""
+    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB"):
+        if abs(value) < 1024 or unit == "TiB":
+            return f"{value:,.0f} {unit}" if unit == "bytes" else f"{value:,.1f} {unit}"
+        value /= 1024
+    raise AssertionError("unreachable")
+
+
+def environment() -> jinja2.Environment:
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True,
+                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    env.filters["thousands"] = lambda value: f"{value:,}"
+    env.filters["human"] = human_bytes
+    env.filters["fixed"] = lambda value, digits=4: f"{value:.{digits}f}"
+    # Compact JSON: the call graph of a large program is most of the page.
+    env.policies["json.dumps_kwargs"] = {"sort_keys": False, "separators": (",", ":")}
+    return env
+
+
+def render(model: Model) -> str:
+    runs = [RunLine(run.pid, "fork child" if run.forked else "process", run.command_line or run.program,
+                    ", ".join(note for note, on in (("snapshot", not run.final), ("mprof- mode", not run.call_graph))
+                              if on)) for run in model.runs]
+    program = model.runs[0].program if model.runs else ""
+    return environment().get_template("report.html").render(
+        program=program, name=os.path.basename(program) or "program", runs=runs,
+        figures=summary.figures(model), summary_rows=summary.rows(model), legends=legends,
+        tables=html_rows.build(model), call_graph=model.call_graph,
+        allocation_flame=flame.allocation_flame(model), leak_flame=flame.leak_flame(model),
+        min_share=flame.MIN_SHARE, sizes=size_chart.chart(model))

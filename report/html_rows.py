@@ -1,0 +1,172 @@
+"""The four mprof tables as JSON-ready rows for the HTML page, whose script
+draws them a page at a time, sorts and filters them.
+
+A cell is a string (numbers already formatted, as the text tables write
+them), a function, a link, or a list of these (a leak path, a name with its
+cycle).  A function is {"f": id} and shows its name, {"f": id, "v": "l"}
+its label (with <cycle N>), {"f": id, "v": "g"} its label and [index],
+{"f": id, "v": "e"} its name unlinked (on its own entry's line); the
+names are in one table for the page, [id, name, label, index], because a big
+call graph names each function many times.  It links to the function's call
+graph entry when there is one.  A link is {"t": text, "h": anchor}; either
+may have a "title", hover text.  A row is {"c": cells, "id": its anchor,
+"b": rows above it, "a": rows below it, "f": what the name filter matches
+when the last cell is not enough}: the call graph's callers are above an
+entry, its callees or a cycle's members below.  Names travel as JSON text
+and the script sets them with textContent, so nothing here is ever markup."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from . import tables
+from .model import Model
+from .tables import GraphEntry, Related, parenthesised, percent
+
+Cell = str | dict[str, Any] | list[str | dict[str, Any]]
+Row = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class HtmlTables:
+    functions: list[tuple[int, str, str | None, int | None]]  # id, name, label if not the name, entry index
+    leaks: list[Row]
+    bins: list[Row]
+    bin_total: list[str]
+    direct: list[Row]
+    direct_total: list[str]
+    graph: list[Row]  # empty in mprof- mode
+
+
+def function_anchor(function_id: int) -> str:
+    return f"fn-{function_id}"
+
+
+def cycle_anchor(number: int) -> str:
+    return f"cycle-{number}"
+
+
+def build(model: Model) -> HtmlTables:
+    entries = tables.graph_entries(model) if model.call_graph else []
+    index = {entry.key: entry.index for entry in entries if entry.kind == "function"}
+    functions = []
+    for f in model.functions.values():
+        label = model.label(f.id)
+        functions.append((f.id, f.name, label if label != f.name else None, index.get(f.id)))
+    bins, bin_total = bin_rows(model)
+    direct, direct_total = direct_rows(model)
+    return HtmlTables(functions, leak_rows(model), bins, bin_total, direct, direct_total,
+                      graph_rows(model, entries))
+
+
+def _function(function_id: int, view: str = "", title: str = "") -> dict[str, Any]:
+    cell: dict[str, Any] = {"f": function_id}
+    if view:
+        cell["v"] = view
+    if title:
+        cell["title"] = title
+    return cell
+
+
+def leak_rows(model: Model) -> list[Row]:
+    """objects, bytes, (%), path: each name on the path links to its entry."""
+    kept_total = model.kept_bytes
+    rows = []
+    for path in tables.leak_paths(model, lambda leak: tables.path_text(model, leak)):
+        parts: list[str | dict[str, Any]] = []
+        if path.key.startswith("... > "):
+            parts.append("... > ")
+        for n, frame in enumerate(reversed(path.frames)):
+            if n:
+                parts.append(" > ")
+            site = f"called at {frame.file}:{frame.line}" if frame.line else ""
+            parts.append(_function(frame.function, title=site))
+        rows.append({"c": [f"{path.objects:,}", f"{path.kept:,}", parenthesised(path.kept, kept_total), parts]})
+    return rows
+
+
+def bin_rows(model: Model) -> tuple[list[Row], list[str]]:
+    """size, allocs, bytes, (%), frees, kept, (%), types; and the <total> line."""
+    totals = tables.bin_totals(model)
+    rows = []
+    for b in model.bins:
+        kept = b.bytes - b.bytes_freed
+        rows.append({"c": ["> 1024" if b.size > 1024 else str(b.size), f"{b.allocs:,}", f"{b.bytes:,}",
+                           parenthesised(b.bytes, totals.bytes), f"{b.frees:,}", f"{kept:,}",
+                           parenthesised(kept, totals.kept), b.types]})
+    total = ["<total>", f"{totals.allocs:,}", f"{totals.bytes:,}", "", f"{totals.frees:,}", f"{totals.kept:,}", "",
+             ""]
+    return rows, total
+
+
+def direct_rows(model: Model) -> tuple[list[Row], list[str]]:
+    """% mem, bytes, s m l x, bytes kept, s m l x, calls, name; and <total>."""
+    allocators = tables.allocators(model)
+    totals = tables.direct_totals(allocators)
+    rows = []
+    for f in allocators:
+        self_bytes = sum(f.self_bytes)
+        rows.append({"c": [percent(self_bytes, totals.bytes), f"{self_bytes:,}",
+                           *(percent(p, totals.bytes) for p in f.self_bytes), f"{sum(f.kept_bytes):,}",
+                           *(percent(p, totals.kept) for p in f.kept_bytes), f"{f.self_calls:,}",
+                           _function(f.id, "l")]})
+    total = ["", f"{totals.bytes:,}", *(percent(p, totals.bytes) for p in totals.by_class), f"{totals.kept:,}",
+             *(percent(p, totals.kept) for p in totals.kept_by_class), f"{totals.calls:,}", "<total>"]
+    return rows, total
+
+
+def graph_rows(model: Model, entries: list[GraphEntry]) -> list[Row]:
+    """index, self+desc, self, (%), size s m l x, frac s m l x, called, name:
+    the text table's columns, one entry per row with its callers and callees."""
+    total = model.total_bytes or sum(sum(f.self_bytes) for f in model.functions.values())
+
+    def name(function_id: int) -> Cell:
+        return _function(function_id, "g")
+
+    def related(line: Related) -> list[Cell]:
+        calls = f"{line.calls:,}/{line.all_calls:,}"
+        if line.frac_of is None:
+            return ["", "", "", "", "", "", "", "", "", "", "", "", calls, name(line.function)]
+        edge = sum(line.bytes)
+        return ["", "", f"{edge:,}", "", *(percent(p, edge) for p in line.bytes),
+                *(percent(p, line.frac_of) for p in line.bytes), calls, name(line.function)]
+
+    rows = []
+    for entry in entries:
+        above = [related(line) for line in entry.callers]
+        if entry.kind == "cycle":
+            rows.append(_cycle_row(model, entry, total, above, name))
+            continue
+        f = model.functions[entry.key]
+        self_bytes = sum(f.self_bytes)
+        label: list[str | dict[str, Any]] = [_function(f.id, "e")]
+        if f.cycle is not None:
+            label += [" ", {"t": f"<cycle {f.cycle}>", "h": cycle_anchor(f.cycle)}]
+        label.append(f" [{entry.index}]")
+        called = f"{f.called:,}" + (f"+{f.recursive_calls:,}" if f.recursive_calls else "")
+        line = [f"[{entry.index}]", f"{f.total_bytes * 100 / total if total else 0:.1f}", f"{self_bytes:,}",
+                parenthesised(self_bytes, total), *(percent(p, self_bytes) for p in f.self_bytes), "", "", "", "",
+                called, label]
+        rows.append({"c": line, "id": function_anchor(f.id), "b": above,
+                     "a": [related(line) for line in entry.callees]})
+    return rows
+
+
+def _cycle_row(model: Model, entry: GraphEntry, total: int, above: list[list[Cell]],
+               name: Callable[[int], Cell]) -> Row:
+    """<cycle N as a whole>, its members below it, each linking to its entry."""
+    cycle = model.cycles[entry.key]
+    line = [f"[{entry.index}]", f"{cycle.total_bytes * 100 / total if total else 0:.1f}", f"{cycle.self_bytes:,}",
+            parenthesised(cycle.self_bytes, total), "", "", "", "", "", "", "", "",
+            f"{cycle.called:,}+{cycle.internal_calls:,}", f"<cycle {cycle.number} as a whole> [{entry.index}]"]
+    members = []
+    for member in entry.members:
+        function = model.functions[member]
+        self_bytes = sum(function.self_bytes)
+        members.append(["", "", f"{self_bytes:,}", "", *(percent(p, self_bytes) for p in function.self_bytes),
+                        "", "", "", "", f"{function.called:,}+{function.recursive_calls:,}", name(member)])
+    names = " ".join(model.functions[m].name for m in entry.members)
+    return {"c": line, "f": f"<cycle {cycle.number}> {names}", "id": cycle_anchor(cycle.number), "b": above,
+            "a": members, "m": 1}

@@ -1,0 +1,61 @@
+"""The whole-program figures, derived once for the text, JSON and HTML
+reports: what was kept at exit, the average size, the rates."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .model import Model
+
+# Entry points and unusual events as the summary names them, with their
+# keys in the summary table (mprof(5)'s SUMM section).
+CALLS = (("malloc", "malloc_calls"), ("calloc", "calloc_calls"), ("realloc", "realloc_calls"),
+         ("memalign", "memalign_calls"), ("new", "new_calls"), ("free", "free_calls"), ("delete", "delete_calls"))
+UNUSUAL = (("free(NULL)", "free_null"), ("unknown frees", "unknown_frees"), ("failed", "failed_allocs"),
+           ("early", "early_allocs"), ("untracked", "untracked_allocs"), ("inherited frees", "inherited_frees"),
+           ("truncated chains", "truncated_chains"))
+
+
+@dataclass(frozen=True)
+class Figures:
+    allocs: int
+    bytes_allocated: int
+    frees: int
+    bytes_freed: int
+    kept_objects: int
+    kept_bytes: int
+    max_live_objects: int
+    max_live_bytes: int
+    average_size: float
+    elapsed_seconds: float
+    bytes_per_second: float
+    allocs_per_second: float
+
+
+def figures(model: Model) -> Figures:
+    s = model.summary
+    allocs, allocated = s.get("allocs", 0), s.get("bytes_allocated", 0)
+    seconds = s.get("elapsed_ns", 0) / 1e9
+    return Figures(
+        allocs=allocs, bytes_allocated=allocated, frees=s.get("frees", 0), bytes_freed=s.get("bytes_freed", 0),
+        kept_objects=allocs - s.get("frees", 0), kept_bytes=model.kept_bytes,
+        max_live_objects=s.get("max_live_objects", 0), max_live_bytes=s.get("max_live_bytes", 0),
+        average_size=allocated / allocs if allocs else 0.0, elapsed_seconds=seconds,
+        bytes_per_second=allocated / seconds if seconds else 0.0,
+        allocs_per_second=allocs / seconds if seconds else 0.0)
+
+
+def rows(model: Model) -> list[tuple[str, str]]:
+    """The summary's figures as labelled lines of text."""
+    f = figures(model)
+    s = model.summary
+    return [
+        ("allocations", f"{f.allocs:,} blocks, {f.bytes_allocated:,} bytes, {f.average_size:,.1f} bytes on average"),
+        ("frees", f"{f.frees:,} blocks, {f.bytes_freed:,} bytes"),
+        ("kept at exit", f"{f.kept_objects:,} blocks, {f.kept_bytes:,} bytes"),
+        ("most live", f"{f.max_live_objects:,} blocks, {f.max_live_bytes:,} bytes"),
+        ("run time", f"{f.elapsed_seconds:.3f} s, {f.bytes_per_second:,.0f} bytes/s, "
+                     f"{f.allocs_per_second:,.0f} allocations/s"),
+        ("calls", ", ".join(f"{name} {s.get(key, 0):,}" for name, key in CALLS)),
+        ("unusual", ", ".join(f"{name} {s.get(key, 0):,}" for name, key in UNUSUAL)),
+    ]

@@ -1,0 +1,210 @@
+"""What the mprof tables hold before any layout: which rows, merged how, in
+which order.  The text, JSON and HTML reporters only format these rows, so
+that the three never disagree on a figure or an order."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from .model import CycleRow, FunctionRow, LeakFrame, LeakRow, Model
+
+
+def percent(part: int, whole: int) -> str:
+    """Whole percent, blank below 1% as in the paper."""
+    if whole <= 0 or part * 100 < whole:
+        return ""
+    return f"{part * 100 // whole}"
+
+
+def parenthesised(part: int, whole: int) -> str:
+    share = percent(part, whole)
+    return f"({share})" if share else ""
+
+
+def path_text(model: Model, leak: LeakRow, call_sites: bool = False, width: int | None = None) -> str:
+    """A leak path, outermost caller first; "..." above when it does not
+    reach main, and in front when cut to its last width characters."""
+    names = []
+    for frame in reversed(leak.frames):
+        name = model.functions[frame.function].name
+        if call_sites and frame.line:
+            name += f":{frame.line}"
+        names.append(name)
+    text = " > ".join(names)
+    if leak.frames and model.functions[leak.frames[-1].function].name != "main":
+        text = "... > " + text
+    if width is not None and len(text) > width:
+        text = "... " + text[len(text) - width + 4:]
+    return text
+
+
+@dataclass(frozen=True)
+class LeakPath:
+    """Leak records that read the same once formatted, merged."""
+    key: str  # the path as the reporter formats it
+    objects: int
+    kept: int
+    frames: tuple[LeakFrame, ...]  # of the first record merged, innermost first
+
+
+def leak_paths(model: Model, key: Callable[[LeakRow], str]) -> list[LeakPath]:
+    """Paths with blocks kept at exit, merged by key, most bytes first."""
+    merged: dict[str, list[int]] = {}
+    frames: dict[str, tuple[LeakFrame, ...]] = {}
+    for leak in model.leaks:
+        if leak.allocs == leak.frees:
+            continue
+        text = key(leak)
+        row = merged.setdefault(text, [0, 0])
+        frames.setdefault(text, leak.frames)
+        row[0] += leak.allocs - leak.frees
+        row[1] += leak.bytes - leak.bytes_freed
+    rows = sorted(merged.items(), key=lambda item: (-item[1][1], item[0]))
+    return [LeakPath(text, objects, kept, frames[text]) for text, (objects, kept) in rows]
+
+
+@dataclass(frozen=True)
+class BinTotals:
+    allocs: int
+    bytes: int
+    frees: int
+    kept: int
+
+
+def bin_totals(model: Model) -> BinTotals:
+    return BinTotals(sum(b.allocs for b in model.bins), sum(b.bytes for b in model.bins),
+                     sum(b.frees for b in model.bins), sum(b.bytes - b.bytes_freed for b in model.bins))
+
+
+def allocators(model: Model) -> list[FunctionRow]:
+    """The direct allocation table's functions, most bytes first."""
+    return sorted((f for f in model.functions.values() if f.self_calls), key=lambda f: (-sum(f.self_bytes), f.name))
+
+
+@dataclass(frozen=True)
+class DirectTotals:
+    """The direct allocation table's <total> line."""
+    bytes: int
+    by_class: tuple[int, ...]
+    kept: int
+    kept_by_class: tuple[int, ...]
+    calls: int
+
+
+def direct_totals(functions: list[FunctionRow]) -> DirectTotals:
+    by_class = tuple(sum(f.self_bytes[c] for f in functions) for c in range(4))
+    kept_by_class = tuple(sum(f.kept_bytes[c] for f in functions) for c in range(4))
+    return DirectTotals(sum(by_class), by_class, sum(kept_by_class), kept_by_class,
+                        sum(f.self_calls for f in functions))
+
+
+def caller_first_ranks(model: Model) -> dict[int, int]:
+    """A topological order of the call graph with cycles condensed: callers
+    before callees, ties by name, so that equal totals list main first."""
+    def node(function_id: int) -> tuple[int, int]:
+        cycle = model.functions[function_id].cycle
+        return (1, cycle) if cycle is not None else (0, function_id)
+
+    successors: dict[tuple[int, int], set[tuple[int, int]]] = {}
+    pending: dict[tuple[int, int], int] = {node(f): 0 for f in model.functions}
+    for edge in model.edges:
+        caller, callee = node(edge.caller), node(edge.callee)
+        if caller != callee and callee not in successors.setdefault(caller, set()):
+            successors[caller].add(callee)
+            pending[callee] += 1
+
+    def name(key: tuple[int, int]) -> str:
+        return f"<cycle {key[1]}>" if key[0] else model.functions[key[1]].name
+
+    ready = sorted((k for k, count in pending.items() if count == 0), key=name)
+    ranks: dict[tuple[int, int], int] = {}
+    while ready:
+        key = ready.pop(0)
+        ranks[key] = len(ranks)
+        for successor in sorted(successors.get(key, ()), key=name):
+            pending[successor] -= 1
+            if pending[successor] == 0:
+                ready.append(successor)
+    return {f: ranks.get(node(f), len(ranks)) for f in model.functions}
+
+
+@dataclass(frozen=True)
+class Related:
+    """A caller or callee line of a call graph entry."""
+    function: int
+    calls: int
+    all_calls: int  # of the entry (a caller line) or of the callee (a callee line)
+    bytes: tuple[int, ...]
+    frac_of: int | None  # None: both ends in one cycle, where bytes count recursion again: only calls show
+
+
+@dataclass(frozen=True)
+class GraphEntry:
+    kind: str  # "function", or "cycle" for gprof's <cycle N as a whole>
+    key: int  # function id or cycle number
+    index: int  # the [N] that names the entry
+    callers: tuple[Related, ...]
+    callees: tuple[Related, ...]  # none for a cycle: its members stand below it
+    members: tuple[int, ...]  # a cycle's, most self bytes first
+
+
+def graph_entries(model: Model, cutoff: float = 0.0) -> list[GraphEntry]:
+    """An entry per function and one per cycle just before its members,
+    ordered by self+desc, callers first on ties; entries below cutoff percent
+    of all bytes are left out."""
+    total = model.total_bytes or sum(sum(f.self_bytes) for f in model.functions.values())
+    ranks = caller_first_ranks(model)
+    keys: list[tuple[str, int]] = [("function", f.id) for f in model.functions.values()]
+    keys += [("cycle", c.number) for c in model.cycles.values()]
+
+    def order(entry: tuple[str, int]) -> tuple[int, int, int, int, str]:
+        kind, key = entry
+        if kind == "cycle":
+            cycle = model.cycles[key]
+            return (-cycle.total_bytes, ranks[cycle.members[0]], 0, -1, f"<cycle {key}>")
+        f = model.functions[key]
+        return (-f.total_bytes, ranks[key], 1, sum(f.self_bytes), f.name)
+
+    def size(entry: tuple[str, int]) -> int:
+        kind, key = entry
+        return model.cycles[key].total_bytes if kind == "cycle" else model.functions[key].total_bytes
+
+    keys.sort(key=order)
+    keys = [k for k in keys if not total or size(k) * 100 >= cutoff * total]
+    return [_cycle_entry(model, model.cycles[key], index) if kind == "cycle" else _function_entry(model, key, index)
+            for index, (kind, key) in enumerate(keys)]
+
+
+def _function_entry(model: Model, function_id: int, index: int) -> GraphEntry:
+    entry = model.functions[function_id]
+    same_cycle = set(model.cycles[entry.cycle].members) if entry.cycle is not None else {entry.id}
+    callers = sorted(model.callers.get(entry.id, []), key=lambda e: (-sum(e.bytes), e.caller))
+    callees = sorted(model.callees.get(entry.id, []), key=lambda e: (-sum(e.bytes), e.callee))
+    into = sum(sum(e.bytes) for e in callers if e.caller not in same_cycle)
+    above = tuple(Related(e.caller, e.calls, entry.called + entry.recursive_calls, e.bytes,
+                          None if e.caller in same_cycle else into) for e in callers)
+    below = []
+    for e in callees:
+        callee = model.functions[e.callee]
+        below.append(Related(e.callee, e.calls, callee.called + callee.recursive_calls, e.bytes,
+                             None if e.callee in same_cycle else entry.total_bytes))
+    return GraphEntry("function", function_id, index, above, tuple(below), ())
+
+
+def _cycle_entry(model: Model, cycle: CycleRow, index: int) -> GraphEntry:
+    """gprof's <cycle N as a whole>: callers from outside above, members below."""
+    members = set(cycle.members)
+    outside: dict[int, list[int]] = {}
+    for member in cycle.members:
+        for edge in model.callers.get(member, []):
+            if edge.caller not in members:
+                row = outside.setdefault(edge.caller, [0, 0, 0, 0, 0])
+                row[0] += edge.calls
+                for c in range(4):
+                    row[1 + c] += edge.bytes[c]
+    into = sum(sum(row[1:]) for row in outside.values())
+    callers = tuple(Related(caller, row[0], cycle.called, tuple(row[1:]), into)
+                    for caller, row in sorted(outside.items(), key=lambda item: (-sum(item[1][1:]), item[0])))
+    ordered = sorted(cycle.members, key=lambda m: (-sum(model.functions[m].self_bytes), model.functions[m].name))
+    return GraphEntry("cycle", cycle.number, index, callers, (), tuple(ordered))

@@ -1,0 +1,85 @@
+"""A large, self-consistent profile built in memory, for measuring the HTML
+report at the size of a big C++ program: tens of thousands of functions on
+a call graph whose edges and totals agree as the reducer's do."""
+
+from __future__ import annotations
+
+import random
+
+from mprof.report.model import BinRow, EdgeRow, FunctionRow, LeakFrame, LeakRow, Model, RunInfo
+
+LEAK_DEPTH = 5
+
+
+def _split(total: int, parts: int, rng: random.Random) -> list[int]:
+    cuts = sorted(rng.randint(0, total) for _ in range(parts - 1))
+    return [b - a for a, b in zip([0, *cuts], [*cuts, total])]
+
+
+def _classes(total: int, rng: random.Random) -> tuple[int, int, int, int]:
+    s, m, l, x = _split(total, 4, rng)
+    return (s, m, l, x)
+
+
+def synthetic_model(functions: int, seed: int = 1) -> Model:
+    """Function 1 is main; every other function has one or two callers among
+    the functions before it (a DAG), so callees are always numbered higher
+    than their callers and totals can be summed from the last one back."""
+    rng = random.Random(seed)
+    callers: dict[int, list[int]] = {1: []}
+    for f in range(2, functions + 1):
+        first = rng.randrange(1, f)
+        callers[f] = [first] if f < 10 or rng.random() < 0.8 else sorted({first, rng.randrange(1, f)})
+    own = {f: (rng.randint(1, 64) * 8 * rng.randint(1, 200) if rng.random() < 0.5 else 0) for f in callers}
+    own[1] = 0
+    calls = {f: max(1, own[f] // rng.choice((16, 64, 256))) if own[f] else 0 for f in callers}
+    total: dict[int, int] = {}
+    edge_bytes: dict[tuple[int, int], int] = {}
+    callees: dict[int, list[int]] = {}
+    for f, above in callers.items():
+        for caller in above:
+            callees.setdefault(caller, []).append(f)
+    for f in sorted(callers, reverse=True):
+        total[f] = own[f] + sum(edge_bytes[(f, c)] for c in callees.get(f, []))
+        for caller, share in zip(callers[f], _split(total[f], len(callers[f]), rng)):
+            edge_bytes[(caller, f)] = share
+    rows: dict[int, FunctionRow] = {}
+    edges = []
+    for (caller, callee), share in sorted(edge_bytes.items()):
+        if share:
+            edges.append(EdgeRow(caller, callee, rng.randint(1, 1000), _classes(share, rng)))
+    called = dict.fromkeys(callers, 0)
+    for e in edges:
+        called[e.callee] += e.calls
+    leaks = []
+    for f in callers:
+        self_bytes = _classes(own[f], rng)
+        kept = own[f] // rng.choice((1, 2, 4)) if own[f] and rng.random() < 0.3 else 0
+        kept_bytes = _classes(kept, rng)
+        name = "main" if f == 1 else f"app::module{f % 97}::Widget<int, {f % 7}>::step_{f}(std::vector<int> const&)"
+        rows[f] = FunctionRow(f, name, "/usr/bin/big", f"src/module{f % 97}.cc", 10 + f % 500, None, calls[f],
+                              self_bytes, kept_bytes, kept // 64, total[f], called[f], 0)
+        if kept:
+            path: list[LeakFrame] = []
+            at = f
+            while len(path) < LEAK_DEPTH:
+                path.append(LeakFrame(at, f"src/module{at % 97}.cc", 20 + at % 300))
+                if not callers[at]:
+                    break
+                at = callers[at][0]
+            leaks.append(LeakRow(kept // 64 + 1, 0, kept, 0, tuple(path)))
+    allocated = sum(own.values())
+    kept_total = sum(sum(r.kept_bytes) for r in rows.values())
+    sizes = sorted(rng.sample(range(1, 1026), 300))
+    bins = [BinRow(size, count, count // 2, size * count, size * (count // 2), "")
+            for size, count in ((size, rng.randint(1, 5000)) for size in sizes)]
+    summary = {"allocs": sum(calls.values()), "frees": sum(calls.values()) // 2, "bytes_allocated": allocated,
+               "bytes_freed": allocated - kept_total, "max_live_objects": sum(calls.values()) // 2,
+               "max_live_bytes": allocated // 2, "elapsed_ns": 12_345_678_901}
+    run = RunInfo(4242, 1, "/usr/bin/big", "/usr/bin/big --synthetic", 12_345_678_901, True, True, False,
+                  LEAK_DEPTH)
+    model = Model([run], summary, rows, edges, {}, bins, leaks)
+    for edge in edges:
+        model.callers.setdefault(edge.callee, []).append(edge)
+        model.callees.setdefault(edge.caller, []).append(edge)
+    return model

@@ -1,0 +1,107 @@
+"""The flame graphs and size chart of the HTML report, on models built by
+hand: where the allocation graph is exact, where it estimates, the caps."""
+
+from __future__ import annotations
+
+from mprof.report import flame, size_chart
+from mprof.report.model import BinRow, CycleRow, EdgeRow, FunctionRow, LeakFrame, LeakRow, Model, RunInfo
+
+
+def function(id: int, name: str, own: int = 0, total: int = 0, cycle: int | None = None) -> FunctionRow:
+    return FunctionRow(id, name, "prog", "prog.c", id, cycle, 1 if own else 0, (0, own, 0, 0), (0, 0, 0, 0), 0,
+                       total, 1, 0)
+
+
+def model(functions: list[FunctionRow], edges: list[tuple[int, int, int]], cycles: dict[int, CycleRow] | None = None,
+          leaks: list[LeakRow] | None = None, bins: list[BinRow] | None = None) -> Model:
+    rows = [EdgeRow(caller, callee, 1, (0, bytes, 0, 0)) for caller, callee, bytes in edges]
+    result = Model([RunInfo(1, 0, "prog", "prog", 1, True, True, False, 5)], {}, {f.id: f for f in functions},
+                   rows, cycles or {}, bins or [], leaks or [])
+    for edge in rows:
+        result.callers.setdefault(edge.callee, []).append(edge)
+        result.callees.setdefault(edge.caller, []).append(edge)
+    return result
+
+
+def paths(graph: flame.Flame) -> dict[str, int]:
+    """'main > a > w' -> bytes, for every frame."""
+    names: list[str] = []
+    result = {}
+    for frame in graph.frames:
+        names[frame.depth:] = [frame.name]
+        result[" > ".join(names[1:])] = frame.bytes
+    return result
+
+
+def test_a_tree_is_exact_and_laid_out_widest_first() -> None:
+    graph = flame.allocation_flame(model(
+        [function(1, "main", total=400), function(2, "a", total=300), function(3, "b", total=100),
+         function(4, "w", own=400, total=400)],
+        [(1, 2, 300), (1, 3, 100), (2, 4, 300), (3, 4, 100)]))
+    assert graph is not None
+    assert paths(graph) == {"": 400, "main": 400, "main > a": 300, "main > a > w": 300, "main > b": 100,
+                            "main > b > w": 100}
+    b = next(f for f in graph.frames if f.name == "b")
+    assert (b.x, b.width, b.depth) == (0.75, 0.25, 2)
+
+
+def test_below_a_shared_function_bytes_split_in_proportion() -> None:
+    # a > w > x and b > w > y really, but the pairs cannot tell: w's bytes
+    # under a are split 3:1 between x and y, as its edges are.
+    graph = flame.allocation_flame(model(
+        [function(1, "main", total=400), function(2, "a", total=300), function(3, "b", total=100),
+         function(4, "w", total=400), function(5, "x", own=300, total=300), function(6, "y", own=100, total=100)],
+        [(1, 2, 300), (1, 3, 100), (2, 4, 300), (3, 4, 100), (4, 5, 300), (4, 6, 100)]))
+    assert graph is not None
+    found = paths(graph)
+    assert (found["main > a > w > x"], found["main > a > w > y"]) == (225, 75)
+    assert (found["main > b > w > x"], found["main > b > w > y"]) == (75, 25)
+
+
+def test_a_cycle_is_one_frame_naming_its_members() -> None:
+    graph = flame.allocation_flame(model(
+        [function(1, "main", total=60), function(2, "even", total=60, cycle=1),
+         function(3, "odd", own=60, total=60, cycle=1)],
+        [(1, 2, 60), (2, 3, 60), (3, 2, 40)], cycles={1: CycleRow(1, 60, 60, 1, 5, (2, 3))}))
+    assert graph is not None
+    assert paths(graph) == {"": 60, "main": 60, "main > <cycle 1 as a whole>": 60}
+    assert graph.frames[-1].search == "<cycle 1 as a whole> members: even, odd"
+
+
+def test_narrow_frames_and_frames_beyond_the_cap_are_left_out() -> None:
+    leaves = [function(i, f"leaf{i}", own=1, total=1) for i in range(2, 2002)]
+    wide = model([function(1, "main", total=2000), *leaves], [(1, i, 1) for i in range(2, 2002)])
+    narrow = flame.allocation_flame(wide)  # each leaf is 0.05% of the whole
+    assert narrow is not None and [f.name for f in narrow.frames] == ["all", "main"] and narrow.omitted == 2000
+    capped = flame.allocation_flame(wide, min_share=0, max_frames=100)
+    assert capped is not None and len(capped.frames) == 100 and capped.omitted == 2000 - 98
+
+
+def test_no_allocation_flame_without_call_graph() -> None:
+    minus = model([function(1, "main")], [])
+    minus.runs[0] = RunInfo(1, 0, "prog", "prog", 1, False, True, False, 5)
+    assert flame.allocation_flame(minus) is None
+
+
+def test_leak_paths_that_do_not_reach_main_hang_under_their_own_frame() -> None:
+    leaks = [LeakRow(2, 0, 64, 0, (LeakFrame(3, "prog.c", 1), LeakFrame(2, "prog.c", 2), LeakFrame(1, "prog.c", 3))),
+             LeakRow(1, 1, 10, 10, (LeakFrame(3, "prog.c", 1),)),  # freed: not drawn
+             LeakRow(1, 0, 16, 0, (LeakFrame(3, "prog.c", 1), LeakFrame(2, "prog.c", 5)))]
+    graph = flame.leak_flame(model([function(1, "main"), function(2, "a"), function(3, "w")], [], leaks=leaks))
+    assert paths(graph) == {"": 80, "main": 64, "main > a": 64, "main > a > w": 64,
+                            "... (callers beyond the leak depth)": 16,
+                            "... (callers beyond the leak depth) > a": 16,
+                            "... (callers beyond the leak depth) > a > w": 16}
+
+
+def test_size_chart_has_a_bar_per_size_or_per_range() -> None:
+    few = [BinRow(size, 2, 1, size * 2, size, "") for size in (8, 204, 2000)]
+    chart = size_chart.chart(model([], [], bins=few))
+    assert chart.ranges is False and [bar.label for bar in chart.bars] == ["8", "204", "> 1024"]
+    assert chart.bars[2].share == 1.0 and chart.bars[2].kept_share == 0.5
+    many = [BinRow(size, 1, 0, size, 0, "") for size in range(0, 1026, 5)]
+    chart = size_chart.chart(model([], [], bins=many))
+    assert chart.ranges is True
+    assert [bar.label for bar in chart.bars] == ["0", "1-8", "9-16", "17-32", "33-64", "65-128", "129-256", "257-512",
+                                                 "513-1024", "> 1024"]
+    assert sum(bar.allocs for bar in chart.bars) == len(many)
