@@ -44,18 +44,29 @@ EXPORT MONITOR_TEXT void free(void *block)
     release(block, MPROF_SUM_FREE_CALLS);
 }
 
-/* realloc of a block from the early pool: move it to the real heap. */
+/* realloc of a block from the early pool: move it to the real heap, or to
+ * another early block while the real allocator is still being looked up. */
 MONITOR_TEXT static void *realloc_early(void *old, size_t size)
 {
     atomic_fetch_add(&monitor.early_frees, 1);
     if (size == 0)
         return NULL;
-    void *block = malloc(size);
+    void *block = atomic_load(&monitor_status) == MONITOR_STARTING ? early(size, 16) : malloc(size);
     if (block) {
         size_t old_size = early_size(old);
         memcpy(block, old, old_size < size ? old_size : size);
     }
     return block;
+}
+
+/* While the real allocator is being looked up only early blocks can have
+ * been handed out; anything else cannot be reallocated yet. */
+MONITOR_TEXT static void *realloc_while_starting(void *old, size_t size)
+{
+    if (is_early(old))
+        return realloc_early(old, size);
+    errno = ENOMEM;
+    return NULL;
 }
 
 MONITOR_TEXT static void *realloc_tracked(void *old, size_t size)
@@ -81,7 +92,7 @@ MONITOR_TEXT static void *realloc_tracked(void *old, size_t size)
 
 EXPORT MONITOR_TEXT void *realloc(void *old, size_t size)
 {
-    UNLESS_ACTIVE(old ? NULL : early(size, 16), real.realloc(old, size));
+    UNLESS_ACTIVE(old ? realloc_while_starting(old, size) : early(size, 16), real.realloc(old, size));
     if (unlikely(old && is_early(old)))
         return realloc_early(old, size);
     if (unlikely(monitor_tls.busy))
@@ -101,7 +112,7 @@ EXPORT MONITOR_TEXT void *reallocarray(void *old, size_t count, size_t size)
         errno = ENOMEM;
         return NULL;
     }
-    UNLESS_ACTIVE(old ? NULL : early(total, 16), real.realloc(old, total));
+    UNLESS_ACTIVE(old ? realloc_while_starting(old, total) : early(total, 16), real.realloc(old, total));
     if (unlikely(old && is_early(old)))
         return realloc_early(old, total);
     if (unlikely(monitor_tls.busy))

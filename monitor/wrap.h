@@ -53,6 +53,10 @@ MONITOR_TEXT_INLINE static inline void release(void *block, enum mprof_summary_f
         atomic_fetch_add(&monitor.early_frees, 1);
         return;
     }
+    /* A free can come first (of a block the dynamic loader allocated): the
+     * real free must be known before it can be called. */
+    if (unlikely(atomic_load_explicit(&monitor_status, memory_order_acquire) == MONITOR_UNINITIALISED))
+        monitor_init();
     if (unlikely(atomic_load_explicit(&monitor_status, memory_order_acquire) != MONITOR_ACTIVE ||
                  monitor_tls.busy)) {
         if (block && real.free)
