@@ -1,8 +1,9 @@
 /* The mprof data file format, as specified in mprof(5).  Dependency-free so
  * that the writer, the tests and anyone else can include it alone.
  *
- * All integers are little-endian.  A file is a 64-byte header followed by
- * sections; each section is a 16-byte section header and its payload.  The
+ * All integers are little-endian; SITE, LEAK and PAIR use LEB128 varints
+ * and name addresses by their index in ADDR.  A file is a 64-byte header
+ * followed by sections; each section is a 16-byte section header and its payload.  The
  * last section is MPROF_TAG_END, whose payload holds the CRC-32 of every byte
  * before the END section header.
  *
@@ -17,7 +18,7 @@
 
 #define MPROF_MAGIC "MPROFDAT"
 #define MPROF_MAGIC_SIZE 8
-#define MPROF_FORMAT_VERSION 1
+#define MPROF_FORMAT_VERSION 2
 #define MPROF_HEADER_SIZE 64
 #define MPROF_SECTION_HEADER_SIZE 16
 
@@ -33,6 +34,7 @@
 #define MPROF_TAG_MODULES MPROF_TAG('M', 'O', 'D', 'S')
 #define MPROF_TAG_SUMMARY MPROF_TAG('S', 'U', 'M', 'M')
 #define MPROF_TAG_BINS MPROF_TAG('B', 'I', 'N', 'S')
+#define MPROF_TAG_ADDRESSES MPROF_TAG('A', 'D', 'D', 'R')
 #define MPROF_TAG_SITES MPROF_TAG('S', 'I', 'T', 'E')
 #define MPROF_TAG_LEAKS MPROF_TAG('L', 'E', 'A', 'K')
 #define MPROF_TAG_PAIRS MPROF_TAG('P', 'A', 'I', 'R')

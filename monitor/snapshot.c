@@ -81,6 +81,9 @@ struct gathered {
     uint32_t record_capacity;
     uint32_t first_id;
     struct ptable sites; /* struct site_total by address */
+    uint64_t *addresses; /* every address the sections name, sorted, unique */
+    size_t address_count;
+    size_t address_capacity;
     bool out_of_memory;
 };
 
@@ -195,6 +198,90 @@ static void gather_sites(struct gathered *all)
     }
 }
 
+/* Heapsort: qsort may allocate, and the writer never calls the allocator. */
+static void sift_down(uint64_t *values, size_t root, size_t count)
+{
+    for (size_t child; (child = 2 * root + 1) < count; root = child) {
+        if (child + 1 < count && values[child + 1] > values[child])
+            child++;
+        if (values[root] >= values[child])
+            return;
+        uint64_t swap = values[root];
+        values[root] = values[child];
+        values[child] = swap;
+    }
+}
+
+static void sort_values(uint64_t *values, size_t count)
+{
+    for (size_t i = count / 2; i-- > 0;)
+        sift_down(values, i, count);
+    for (size_t end = count; end-- > 1;) {
+        uint64_t swap = values[0];
+        values[0] = values[end];
+        values[end] = swap;
+        sift_down(values, 0, end);
+    }
+}
+
+static unsigned leak_length(const struct leak_chain *chain)
+{
+    unsigned length = 0;
+    while (length < monitor.options.leak_depth && chain->addrs[length])
+        length++;
+    return length;
+}
+
+/* The ADDR table: every address SITE, LEAK and PAIR name, sorted, unique. */
+static void gather_addresses(struct gathered *all)
+{
+    size_t capacity = all->sites.used + 2 * all->pairs.used;
+    for (uint32_t i = 0; i < all->record_capacity; i++)
+        if (all->records[i].chain)
+            capacity += leak_length(all->records[i].chain);
+    all->addresses = region_map((capacity + 1) * sizeof(uint64_t));
+    if (!all->addresses) {
+        all->out_of_memory = true;
+        return;
+    }
+    all->address_capacity = capacity + 1;
+    size_t count = 0;
+    for (uint64_t i = 0; i < ptable_slots(&all->sites); i++)
+        if (all->sites.items[i])
+            all->addresses[count++] = ((const struct site_total *)all->sites.items[i])->address;
+    for (uint64_t i = 0; i < ptable_slots(&all->pairs); i++) {
+        const struct pair_counts *pair = all->pairs.items[i];
+        if (pair) {
+            all->addresses[count++] = pair->caller;
+            all->addresses[count++] = pair->callee;
+        }
+    }
+    for (uint32_t i = 0; i < all->record_capacity; i++) {
+        const struct leak_chain *chain = all->records[i].chain;
+        for (unsigned d = 0; chain && d < leak_length(chain); d++)
+            all->addresses[count++] = chain->addrs[d];
+    }
+    sort_values(all->addresses, count);
+    size_t unique = 0;
+    for (size_t i = 0; i < count; i++)
+        if (unique == 0 || all->addresses[i] != all->addresses[unique - 1])
+            all->addresses[unique++] = all->addresses[i];
+    all->address_count = unique;
+}
+
+static uint64_t address_index(const struct gathered *all, uint64_t address)
+{
+    size_t low = 0, high = all->address_count;
+    while (low < high) {
+        size_t middle = low + (high - low) / 2;
+        if (all->addresses[middle] < address)
+            low = middle + 1;
+        else
+            high = middle;
+    }
+    return low;
+}
+
 static void section_header(uint32_t tag, uint64_t payload_size)
 {
     writer_u32(&writer, tag);
@@ -290,22 +377,49 @@ static void emit_bins(const struct gathered *all)
     }
 }
 
-static void emit_sites(const struct gathered *all)
+static void emit_addresses(const struct gathered *all)
 {
-    section_header(MPROF_TAG_SITES, 8 + all->sites.used * (8 * 3 + 8 * 2 * MPROF_SIZE_CLASSES));
-    writer_u64(&writer, all->sites.used);
+    uint64_t size = 8;
+    for (size_t i = 0; i < all->address_count; i++)
+        size += uv_size(all->addresses[i] - (i ? all->addresses[i - 1] : 0));
+    section_header(MPROF_TAG_ADDRESSES, size);
+    writer_u64(&writer, all->address_count);
+    for (size_t i = 0; i < all->address_count; i++)
+        writer_uv(&writer, all->addresses[i] - (i ? all->addresses[i - 1] : 0));
+}
+
+/* Each emitter runs twice over its entries: once to size the payload for
+ * the section header, once to write it. */
+static uint64_t uv_sum(const uint64_t *values, unsigned count, bool write)
+{
+    uint64_t size = 0;
+    for (unsigned i = 0; i < count; i++) {
+        size += uv_size(values[i]);
+        if (write)
+            writer_uv(&writer, values[i]);
+    }
+    return size;
+}
+
+static uint64_t site_entries(const struct gathered *all, bool write)
+{
+    uint64_t size = 0;
     for (uint64_t i = 0; i < ptable_slots(&all->sites); i++) {
         const struct site_total *site = all->sites.items[i];
         if (!site)
             continue;
-        writer_u64(&writer, site->address);
-        writer_u64(&writer, site->calls);
-        writer_u64(&writer, site->frees);
-        for (unsigned c = 0; c < MPROF_SIZE_CLASSES; c++)
-            writer_u64(&writer, site->bytes[c]);
-        for (unsigned c = 0; c < MPROF_SIZE_CLASSES; c++)
-            writer_u64(&writer, site->freed[c]);
+        uint64_t head[3] = {address_index(all, site->address), site->calls, site->frees};
+        size += uv_sum(head, 3, write) + uv_sum(site->bytes, MPROF_SIZE_CLASSES, write) +
+                uv_sum(site->freed, MPROF_SIZE_CLASSES, write);
     }
+    return size;
+}
+
+static void emit_sites(const struct gathered *all)
+{
+    section_header(MPROF_TAG_SITES, 8 + site_entries(all, false));
+    writer_u64(&writer, all->sites.used);
+    site_entries(all, true);
 }
 
 static uint64_t sum(const uint64_t *values)
@@ -316,41 +430,56 @@ static uint64_t sum(const uint64_t *values)
     return total;
 }
 
-static void emit_leaks(const struct gathered *all)
+static uint64_t leak_entries(const struct gathered *all, bool write)
 {
-    unsigned depth = monitor.options.leak_depth;
-    uint64_t count = 0;
-    for (uint32_t i = 0; i < all->record_capacity; i++)
-        count += all->records[i].chain != NULL;
-    section_header(MPROF_TAG_LEAKS, 8 + count * (8 * depth + 32));
-    writer_u64(&writer, count);
+    uint64_t size = 0;
     for (uint32_t i = 0; i < all->record_capacity; i++) {
         const struct record_total *record = &all->records[i];
         if (!record->chain)
             continue;
-        for (unsigned d = 0; d < depth; d++)
-            writer_u64(&writer, record->chain->addrs[d]);
-        writer_u64(&writer, record->allocs);
-        writer_u64(&writer, record->frees);
-        writer_u64(&writer, sum(record->bytes));
-        writer_u64(&writer, sum(record->freed));
+        unsigned length = leak_length(record->chain);
+        uint64_t entry[64 + 5];
+        entry[0] = length;
+        for (unsigned d = 0; d < length; d++)
+            entry[1 + d] = address_index(all, record->chain->addrs[d]);
+        uint64_t *counts = entry + 1 + length;
+        counts[0] = record->allocs;
+        counts[1] = record->frees;
+        counts[2] = sum(record->bytes);
+        counts[3] = sum(record->freed);
+        size += uv_sum(entry, length + 5, write);
     }
+    return size;
 }
 
-static void emit_pairs(const struct gathered *all)
+static void emit_leaks(const struct gathered *all)
 {
-    section_header(MPROF_TAG_PAIRS, 8 + all->pairs.used * (8 * 3 + 8 * MPROF_SIZE_CLASSES));
-    writer_u64(&writer, all->pairs.used);
+    uint64_t count = 0;
+    for (uint32_t i = 0; i < all->record_capacity; i++)
+        count += all->records[i].chain != NULL;
+    section_header(MPROF_TAG_LEAKS, 8 + leak_entries(all, false));
+    writer_u64(&writer, count);
+    leak_entries(all, true);
+}
+
+static uint64_t pair_entries(const struct gathered *all, bool write)
+{
+    uint64_t size = 0;
     for (uint64_t i = 0; i < ptable_slots(&all->pairs); i++) {
         const struct pair_counts *pair = all->pairs.items[i];
         if (!pair)
             continue;
-        writer_u64(&writer, pair->caller);
-        writer_u64(&writer, pair->callee);
-        writer_u64(&writer, pair->calls);
-        for (unsigned c = 0; c < MPROF_SIZE_CLASSES; c++)
-            writer_u64(&writer, pair->bytes[c]);
+        uint64_t head[3] = {address_index(all, pair->caller), address_index(all, pair->callee), pair->calls};
+        size += uv_sum(head, 3, write) + uv_sum(pair->bytes, MPROF_SIZE_CLASSES, write);
     }
+    return size;
+}
+
+static void emit_pairs(const struct gathered *all)
+{
+    section_header(MPROF_TAG_PAIRS, 8 + pair_entries(all, false));
+    writer_u64(&writer, all->pairs.used);
+    pair_entries(all, true);
 }
 
 void snapshot_write(bool final, bool if_active)
@@ -366,6 +495,8 @@ void snapshot_write(bool final, bool if_active)
     all->first_id = records_first_own_id();
     thread_states_each(gather_thread, all);
     gather_sites(all);
+    if (!all->out_of_memory)
+        gather_addresses(all);
 
     const uint64_t *counted = all->counters;
     bool active = counted[MPROF_SUM_ALLOCS] || counted[MPROF_SUM_FREES] ||
@@ -377,11 +508,12 @@ void snapshot_write(bool final, bool if_active)
                                               monitor.is_root);
     if (fd >= 0) {
         writer_start(&writer, fd);
-        emit_header(final, 8);
+        emit_header(final, 9);
         emit_program();
         emit_modules();
         emit_summary(all);
         emit_bins(all);
+        emit_addresses(all);
         emit_sites(all);
         emit_leaks(all);
         emit_pairs(all);
@@ -401,6 +533,7 @@ release:
     ptable_release(&all->pairs);
     ptable_release(&all->sites);
     region_unmap(all->records, all->record_capacity * sizeof(struct record_total));
+    region_unmap(all->addresses, all->address_capacity * sizeof(uint64_t));
     scratch_release();
     spin_unlock(&write_lock);
 }

@@ -76,6 +76,28 @@ void writer_u16(struct writer *writer, uint16_t value) { put_le(writer, value, 2
 void writer_u32(struct writer *writer, uint32_t value) { put_le(writer, value, 4); }
 void writer_u64(struct writer *writer, uint64_t value) { put_le(writer, value, 8); }
 
+unsigned uv_size(uint64_t value)
+{
+    unsigned size = 1;
+    while (value >= 0x80) {
+        value >>= 7;
+        size++;
+    }
+    return size;
+}
+
+void writer_uv(struct writer *writer, uint64_t value)
+{
+    unsigned char bytes[10];
+    unsigned size = 0;
+    do {
+        unsigned char low = value & 0x7F;
+        value >>= 7;
+        bytes[size++] = value ? low | 0x80 : low;
+    } while (value);
+    writer_bytes(writer, bytes, size);
+}
+
 uint32_t writer_crc(const struct writer *writer)
 {
     return writer->crc ^ 0xFFFFFFFFu;

@@ -23,6 +23,9 @@ void writer_u8(struct writer *writer, uint8_t value);
 void writer_u16(struct writer *writer, uint16_t value);
 void writer_u32(struct writer *writer, uint32_t value);
 void writer_u64(struct writer *writer, uint64_t value);
+/* Unsigned LEB128, the fewest bytes that hold value. */
+void writer_uv(struct writer *writer, uint64_t value);
+unsigned uv_size(uint64_t value);
 /* The CRC-32 of everything put so far, as zlib.crc32 computes it. */
 uint32_t writer_crc(const struct writer *writer);
 /* Flushes the buffer; false if any write failed. */

@@ -80,6 +80,7 @@ def parse(data: bytes, path: PathArg = "<data>") -> DataFile:
 def _parse(data: memoryview, path: str) -> DataFile:
     header = _parse_header(data)
     payloads = _split_sections(data)
+    addresses = sections.parse_addresses(payloads[fmt.TAG_ADDRS])
     return DataFile(
         path=path,
         header=header,
@@ -87,9 +88,9 @@ def _parse(data: memoryview, path: str) -> DataFile:
         modules=sections.parse_modules(payloads[fmt.TAG_MODULES]),
         summary=sections.parse_summary(payloads[fmt.TAG_SUMMARY]),
         bins=sections.parse_bins(payloads[fmt.TAG_BINS]),
-        sites=sections.parse_sites(payloads[fmt.TAG_SITES]),
-        leaks=sections.parse_leaks(payloads[fmt.TAG_LEAKS], header.leak_depth),
-        pairs=sections.parse_pairs(payloads[fmt.TAG_PAIRS], header.call_graph),
+        sites=sections.parse_sites(payloads[fmt.TAG_SITES], addresses),
+        leaks=sections.parse_leaks(payloads[fmt.TAG_LEAKS], header.leak_depth, addresses),
+        pairs=sections.parse_pairs(payloads[fmt.TAG_PAIRS], header.call_graph, addresses),
     )
 
 

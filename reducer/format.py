@@ -6,7 +6,7 @@ import struct
 from typing import Final
 
 MAGIC: Final = b"MPROFDAT"
-VERSION: Final = 1
+VERSION: Final = 2
 HEADER_SIZE: Final = 64
 SECTION_HEADER_SIZE: Final = 16
 
@@ -24,6 +24,7 @@ TAG_PROGRAM: Final = b"PROG"
 TAG_MODULES: Final = b"MODS"
 TAG_SUMMARY: Final = b"SUMM"
 TAG_BINS: Final = b"BINS"
+TAG_ADDRS: Final = b"ADDR"
 TAG_SITES: Final = b"SITE"
 TAG_LEAKS: Final = b"LEAK"
 TAG_PAIRS: Final = b"PAIR"
@@ -33,6 +34,7 @@ SECTION_ORDER: Final = (
     TAG_MODULES,
     TAG_SUMMARY,
     TAG_BINS,
+    TAG_ADDRS,
     TAG_SITES,
     TAG_LEAKS,
     TAG_PAIRS,
@@ -41,29 +43,21 @@ SECTION_ORDER: Final = (
 
 SIZE_CLASSES: Final = ("s", "m", "l", "x")
 BIN_LARGE: Final = 1025
+ADDRESS_MAX: Final = (1 << 64) - 1
 
 HEADER: Final = struct.Struct("<8sHHIIIIIQQIIQ")
 SECTION_HEADER: Final = struct.Struct("<4sIQ")
 END_PAYLOAD: Final = struct.Struct("<II")
 COUNT: Final = struct.Struct("<Q")
 BIN_ENTRY: Final = struct.Struct("<IQQQQ")
-SITE_ENTRY: Final = struct.Struct("<QQQ4Q4Q")
-PAIR_ENTRY: Final = struct.Struct("<QQQ4Q")
 MODULE_FIXED: Final = struct.Struct("<QQQBBH")
-LEAK_TAIL_FIELDS: Final = 4  # allocs, frees, bytes, bytes_freed after the addresses
+# SITE, LEAK and PAIR entries are uv fields, so they have counts, not layouts.
+SITE_COUNTERS: Final = 2 + 2 * len(SIZE_CLASSES)  # calls, frees, bytes[4], freed[4]
+LEAK_COUNTERS: Final = 4  # allocs, frees, bytes, bytes_freed after the addresses
+PAIR_COUNTERS: Final = 1 + len(SIZE_CLASSES)  # calls, bytes[4]
 
 assert HEADER.size == HEADER_SIZE
 assert SECTION_HEADER.size == SECTION_HEADER_SIZE
-
-
-def leak_entry_size(depth: int) -> int:
-    """Bytes in one LEAK entry, which depend on the header's leak depth."""
-    return 8 * (depth + LEAK_TAIL_FIELDS)
-
-
-def leak_entry(depth: int) -> struct.Struct:
-    """The layout of one LEAK entry, which depends on the header's leak depth."""
-    return struct.Struct(f"<{depth + LEAK_TAIL_FIELDS}Q")
 
 
 def tag_name(tag: bytes) -> str:

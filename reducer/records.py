@@ -128,7 +128,7 @@ class Site:
 
 @dataclass(frozen=True)
 class LeakChain:
-    addrs: tuple[int, ...]  # innermost first, without the zero padding
+    addrs: tuple[int, ...]  # innermost first, as long as the chain the file records
     allocs: int
     frees: int
     bytes: int

@@ -122,60 +122,115 @@ def parse_bins(payload: memoryview) -> tuple[Bin, ...]:
     return tuple(bins)
 
 
-def _classes(values: tuple[int, ...]) -> ClassBytes:
+def _classes(values: list[int]) -> ClassBytes:
     # Spelled out so that the type says exactly four classes.
     return (values[0], values[1], values[2], values[3])
 
 
-def parse_sites(payload: memoryview) -> tuple[Site, ...]:
-    return tuple(
-        Site(
-            addr=entry[0],
-            calls=entry[1],
-            frees=entry[2],
-            bytes=_classes(entry[3:7]),
-            freed=_classes(entry[7:11]),
-        )
-        for entry in _fixed_entries(payload, "SITE", fmt.SITE_ENTRY)
-    )
+def _uv_count(cur: Cursor) -> int:
+    # No check of the count against the payload's size up front: every entry
+    # takes at least one byte per field, so a bogus count runs into the end of
+    # the payload, named by the entry it was in, before it can loop for long.
+    return cur.u64("the entry count")
 
 
-def parse_leaks(payload: memoryview, depth: int) -> tuple[LeakChain, ...]:
-    entry_size = fmt.leak_entry_size(depth)
-    if _count_entries(payload, "LEAK", entry_size) == 0:
-        # The layout is built only once the payload proved that the header's
-        # leak depth is real: a bogus huge depth would cost a huge struct.
-        return ()
-    chains: list[LeakChain] = []
-    for index, entry in enumerate(fmt.leak_entry(depth).iter_unpack(payload[fmt.COUNT.size :])):
-        addrs = entry[:depth]
-        used = depth
-        while used and addrs[used - 1] == 0:
-            used -= 1
-        # Zero only pads a short chain; one inside it means a broken writer.
-        if 0 in addrs[:used]:
-            raise FormatProblem(f"corrupt: leak chain {index} has a zero address before its end")
-        allocs, frees, nbytes, freed = entry[depth:]
-        chains.append(
-            LeakChain(
-                addrs=tuple(addrs[:used]),
-                allocs=allocs,
+def _address(addresses: tuple[int, ...], index: int, section: str, entry: int, field: str) -> int:
+    # Resolving here keeps the records' shape of real addresses, so nothing
+    # past the reader knows that the file stores indices.
+    try:
+        return addresses[index]
+    except IndexError:
+        raise FormatProblem(
+            f"corrupt: section {section} entry {entry} has {field} index {index},"
+            f" but section ADDR has {_entries(len(addresses))}"
+        ) from None
+
+
+def parse_addresses(payload: memoryview) -> tuple[int, ...]:
+    """The ADDR table: increasing addresses, each but the first a difference."""
+    cur = Cursor(payload, "ADDR")
+    addresses: list[int] = []
+    previous = 0
+    for index in range(_uv_count(cur)):
+        step = cur.uv(f"entry {index}")
+        # The first is the address itself, and no return address is 0; a zero
+        # difference would make two indices name one address.
+        if step == 0:
+            if index == 0:
+                raise FormatProblem("corrupt: section ADDR entry 0 is address 0")
+            raise FormatProblem(
+                f"corrupt: section ADDR entry {index} is not above the one before"
+                " (difference 0)"
+            )
+        previous += step
+        if previous > fmt.ADDRESS_MAX:
+            raise FormatProblem(f"corrupt: section ADDR entry {index} is past 64 bits")
+        addresses.append(previous)
+    cur.finish()
+    return tuple(addresses)
+
+
+def parse_sites(payload: memoryview, addresses: tuple[int, ...]) -> tuple[Site, ...]:
+    cur = Cursor(payload, "SITE")
+    sites: list[Site] = []
+    for index in range(_uv_count(cur)):
+        what = f"entry {index}"
+        addr = _address(addresses, cur.uv(what), "SITE", index, "address")
+        calls, frees, *by_class = cur.uvs(fmt.SITE_COUNTERS, what)
+        sites.append(
+            Site(
+                addr=addr,
+                calls=calls,
                 frees=frees,
-                bytes=nbytes,
-                bytes_freed=freed,
+                bytes=_classes(by_class[:4]),
+                freed=_classes(by_class[4:]),
             )
         )
+    cur.finish()
+    return tuple(sites)
+
+
+def parse_leaks(
+    payload: memoryview, depth: int, addresses: tuple[int, ...]
+) -> tuple[LeakChain, ...]:
+    cur = Cursor(payload, "LEAK")
+    chains: list[LeakChain] = []
+    for index in range(_uv_count(cur)):
+        what = f"entry {index}"
+        length = cur.uv(what)
+        # Checked before the addresses are read: the monitor never records
+        # more than the leak depth, so a longer chain is a broken writer.
+        if length > depth:
+            raise FormatProblem(
+                f"corrupt: section LEAK entry {index} has length {length},"
+                f" above the header's leak depth {depth}"
+            )
+        addrs = tuple(
+            _address(addresses, i, "LEAK", index, "address") for i in cur.uvs(length, what)
+        )
+        allocs, frees, nbytes, freed = cur.uvs(fmt.LEAK_COUNTERS, what)
+        chains.append(
+            LeakChain(addrs=addrs, allocs=allocs, frees=frees, bytes=nbytes, bytes_freed=freed)
+        )
+    cur.finish()
     return tuple(chains)
 
 
-def parse_pairs(payload: memoryview, call_graph: bool) -> tuple[Pair, ...]:
-    pairs = tuple(
-        Pair(caller=entry[0], callee=entry[1], calls=entry[2], bytes=_classes(entry[3:7]))
-        for entry in _fixed_entries(payload, "PAIR", fmt.PAIR_ENTRY)
-    )
+def parse_pairs(
+    payload: memoryview, call_graph: bool, addresses: tuple[int, ...]
+) -> tuple[Pair, ...]:
+    cur = Cursor(payload, "PAIR")
+    pairs: list[Pair] = []
+    for index in range(_uv_count(cur)):
+        what = f"entry {index}"
+        caller = _address(addresses, cur.uv(what), "PAIR", index, "caller")
+        callee = _address(addresses, cur.uv(what), "PAIR", index, "callee")
+        calls, *by_class = cur.uvs(fmt.PAIR_COUNTERS, what)
+        pairs.append(Pair(caller=caller, callee=callee, calls=calls, bytes=_classes(by_class)))
+    cur.finish()
     if pairs and not call_graph:
         raise FormatProblem(
             f"corrupt: section PAIR has {_entries(len(pairs))}"
             " but the header's call-graph flag is clear"
         )
-    return pairs
+    return tuple(pairs)

@@ -11,8 +11,22 @@ import struct
 import zlib
 from dataclasses import dataclass, field
 
-ORDER = ["PROG", "MODS", "SUMM", "BINS", "SITE", "LEAK", "PAIR", "END"]
+ORDER = ["PROG", "MODS", "SUMM", "BINS", "ADDR", "SITE", "LEAK", "PAIR", "END"]
 SUMMARY_FIELDS = 22
+
+
+def uv(value: int) -> bytes:
+    """Unsigned LEB128 in the fewest bytes, as the monitor writes it, so that
+    the format agreement test can compare files byte for byte."""
+    if value < 0:
+        raise ValueError(f"uv of a negative value {value}")
+    out = bytearray()
+    while True:
+        low, value = value & 0x7F, value >> 7
+        if not value:
+            out.append(low)
+            return bytes(out)
+        out.append(low | 0x80)
 
 
 @dataclass
@@ -28,7 +42,7 @@ class ModuleSpec:
 @dataclass
 class DataFileBuilder:
     magic: bytes = b"MPROFDAT"
-    version: int = 1
+    version: int = 2
     header_size: int = 64
     flags: int = 0x3  # call graph, final
     stack_depth: int = 16
@@ -46,12 +60,15 @@ class DataFileBuilder:
     summary: list[int] = field(default_factory=lambda: [0] * SUMMARY_FIELDS)
     # (size, allocs, frees, bytes, bytes_freed)
     bins: list[tuple[int, int, int, int, int]] = field(default_factory=list)
+    # Addresses below are raw; the builder writes them as indices into the
+    # ADDR table it builds from every address they use.
     # (addr, calls, frees, bytes[4], freed[4])
     sites: list[tuple[int, int, int, tuple[int, ...], tuple[int, ...]]] = field(
         default_factory=list
     )
-    # (addrs, allocs, frees, bytes, bytes_freed); addrs are padded with zeros
-    # to leak_depth, never cut
+    # (addrs, allocs, frees, bytes, bytes_freed); addrs innermost first, written
+    # with their own length and never cut to leak_depth, so a longer chain
+    # makes a damaged file
     leaks: list[tuple[tuple[int, ...], int, int, int, int]] = field(default_factory=list)
     # (caller, callee, calls, bytes[4])
     pairs: list[tuple[int, int, int, tuple[int, ...]]] = field(default_factory=list)
@@ -66,13 +83,40 @@ class DataFileBuilder:
     crc: int | None = None  # None: the right one
     end_reserved: int = 0
     trailing: bytes = b""
+    # The ADDR table as written, in this order; None: the sorted distinct
+    # addresses used, as mprof(5) says.  Each is written as its difference
+    # from the one before, so the list must not decrease.
+    addresses: list[int] | None = None
+    # The index written for a raw address, instead of its place in the table.
+    index_override: dict[int, int] = field(default_factory=dict)
+
+    def used_addresses(self) -> list[int]:
+        """Every address that SITE, LEAK and PAIR refer to, sorted, once each."""
+        used = {site[0] for site in self.sites}
+        used.update(addr for chain in self.leaks for addr in chain[0])
+        used.update(addr for pair in self.pairs for addr in pair[:2])
+        return sorted(used)
+
+    def _table(self) -> list[int]:
+        return self.used_addresses() if self.addresses is None else self.addresses
+
+    def _indices(self, table: list[int]) -> dict[int, int]:
+        # Reversed so that in a table given by hand with repeats the first
+        # one wins.  A dict, not table.index(): the format agreement test
+        # rebuilds real files with thousands of addresses.
+        indices = {addr: i for i, addr in reversed(list(enumerate(table)))}
+        return indices | self.index_override
 
     def _count(self, tag: str, real: int) -> bytes:
         return struct.pack("<Q", self.count_override.get(tag, real))
 
-    def _payload(self, tag: str) -> bytes:
+    def _payload(self, tag: str, table: list[int], indices: dict[int, int]) -> bytes:
         if tag in self.payload_override:
             return self.payload_override[tag]
+
+        def index(addr: int) -> bytes:
+            return uv(indices[addr])
+
         # bytearray: appending to bytes would copy the whole payload each time.
         out = bytearray()
         if tag == "PROG":
@@ -91,20 +135,26 @@ class DataFileBuilder:
         elif tag == "BINS":
             out += self._count(tag, len(self.bins))
             out += b"".join(struct.pack("<IQQQQ", *b) for b in self.bins)
+        elif tag == "ADDR":
+            out += self._count(tag, len(table))
+            # The first is the address itself, as its difference from 0.
+            for previous, addr in zip([0, *table], table):
+                out += uv(addr - previous)
         elif tag == "SITE":
             out += self._count(tag, len(self.sites))
             for addr, calls, frees, by_class, freed_by_class in self.sites:
-                out += struct.pack("<QQQ4Q4Q", addr, calls, frees, *by_class, *freed_by_class)
+                out += index(addr)
+                out += b"".join(uv(v) for v in (calls, frees, *by_class, *freed_by_class))
         elif tag == "LEAK":
             out += self._count(tag, len(self.leaks))
             for addrs, allocs, frees, nbytes, freed in self.leaks:
-                padded = tuple(addrs) + (0,) * max(0, self.leak_depth - len(addrs))
-                out += struct.pack(f"<{len(padded)}Q", *padded)
-                out += struct.pack("<QQQQ", allocs, frees, nbytes, freed)
+                out += uv(len(addrs)) + b"".join(index(addr) for addr in addrs)
+                out += b"".join(uv(v) for v in (allocs, frees, nbytes, freed))
         elif tag == "PAIR":
             out += self._count(tag, len(self.pairs))
             for caller, callee, calls, by_class in self.pairs:
-                out += struct.pack("<QQQ4Q", caller, callee, calls, *by_class)
+                out += index(caller) + index(callee)
+                out += b"".join(uv(v) for v in (calls, *by_class))
         return bytes(out + self.extra_payload.get(tag, b""))
 
     def _header(self, sections: int) -> bytes:
@@ -128,6 +178,8 @@ class DataFileBuilder:
     def build_layout(self) -> tuple[bytes, dict[str, int]]:
         """The file, and the offset of each section's header in it."""
         out = bytearray(self._header(len(self.order)))
+        table = self._table()
+        indices = self._indices(table)
         offsets: dict[str, int] = {}
         for name in self.order:
             offsets[name] = len(out)
@@ -136,7 +188,7 @@ class DataFileBuilder:
                 crc = zlib.crc32(bytes(out)) if self.crc is None else self.crc
                 payload = struct.pack("<II", crc, self.end_reserved)
             else:
-                payload = self._payload(name)
+                payload = self._payload(name, table, indices)
             size = self.size_override.get(name, len(payload))
             out += struct.pack("<4sIQ", tag, self.section_reserved.get(name, 0), size)
             out += payload

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from datafile_builder import DataFileBuilder, ModuleSpec
+from datafile_builder import DataFileBuilder, ModuleSpec, uv
 from mprof.reducer import datafile
 from mprof.reducer.errors import DataFileError, MprofError
 from samples import MAIN_BUILD_ID, PLUGIN_BUILD_ID, SUMMARY, rich
@@ -39,7 +39,7 @@ def test_rich_file_every_value(tmp_path: Path) -> None:
 
     assert df.path == str(path)
     h = df.header
-    assert (h.version, h.flags, h.stack_depth, h.leak_depth) == (1, 7, 32, 4)
+    assert (h.version, h.flags, h.stack_depth, h.leak_depth) == (2, 7, 32, 4)
     assert (h.pid, h.ppid) == (31337, 31336)
     assert (h.start_unix_ns, h.elapsed_ns) == (1_700_000_000_123_456_789, 2_500_000_000)
     assert h.call_graph and h.final and h.forked
@@ -113,6 +113,64 @@ def test_cmdline_without_final_nul_and_with_empty_argument(tmp_path: Path) -> No
     assert datafile.read(write(tmp_path, b.build())).program.argv == ["prog", "", "last"]
 
 
+def test_varint_sections_byte_for_byte(tmp_path: Path) -> None:
+    # Spelled out from mprof(5) rather than from the builder, so that the
+    # builder's ADDR table (sorted, deltas) and its minimal LEB128 are checked
+    # too: the format agreement test relies on both to match the monitor.
+    b = DataFileBuilder(
+        leak_depth=3,
+        sites=[(0x1234, 1, 0, (200, 0, 0, 0), (0, 0, 0, 0))],
+        leaks=[((0x1234, 0x1000), 1, 0, 200, 0)],
+        pairs=[(0x1000, 0x1234, 1, (200, 0, 0, 0))],
+    )
+    data, offsets = b.build_layout()
+
+    def payload(name: str) -> bytes:
+        (size,) = struct.unpack_from("<Q", data, offsets[name] + 8)
+        return data[offsets[name] + 16 : offsets[name] + 16 + size]
+
+    count = struct.pack("<Q", 2)
+    assert payload("ADDR") == count + b"\x80\x20" + b"\xb4\x04"  # 0x1000, then +0x234
+    one = struct.pack("<Q", 1)
+    assert payload("SITE") == one + b"\x01\x01\x00\xc8\x01" + b"\x00" * 7
+    assert payload("LEAK") == one + b"\x02\x01\x00" + b"\x01\x00\xc8\x01\x00"
+    assert payload("PAIR") == one + b"\x00\x01\x01\xc8\x01\x00\x00\x00"
+    df = datafile.read(write(tmp_path, data))
+    assert df.sites == (datafile.Site(0x1234, 1, 0, (200, 0, 0, 0), (0, 0, 0, 0)),)
+    assert df.leaks == (datafile.LeakChain((0x1234, 0x1000), 1, 0, 200, 0),)
+    assert df.pairs == (datafile.Pair(0x1000, 0x1234, 1, (200, 0, 0, 0)),)
+
+
+def test_varint_limits(tmp_path: Path) -> None:
+    top = (1 << 64) - 1
+    b = DataFileBuilder(sites=[(top, top, 0, (top, 0, 0, 0), (0, 0, 0, 0))])
+    assert uv(top) == b"\xff" * 9 + b"\x01"  # the longest a uv may be
+    assert datafile.read(write(tmp_path, b.build())).sites == (
+        datafile.Site(top, top, 0, (top, 0, 0, 0), (0, 0, 0, 0)),
+    )
+
+
+def test_varint_longer_than_needed(tmp_path: Path) -> None:
+    # mprof(5) bounds a uv's length, not its minimality: 0 in two bytes, 1 in
+    # ten bytes.
+    site = b"\x80\x00" + b"\x81" + b"\x80" * 8 + b"\x00" + b"\x00" * 9
+    b = DataFileBuilder(
+        sites=[(0x1000, 1, 0, (0, 0, 0, 0), (0, 0, 0, 0))],
+        payload_override={"SITE": struct.pack("<Q", 1) + site},
+    )
+    assert datafile.read(write(tmp_path, b.build())).sites == (
+        datafile.Site(0x1000, 1, 0, (0, 0, 0, 0), (0, 0, 0, 0)),
+    )
+
+
+def test_huge_leak_depth_is_harmless(tmp_path: Path) -> None:
+    # Version 1 sized every chain by the leak depth; now each carries its own.
+    b = DataFileBuilder(leak_depth=0xFFFFFFFF, leaks=[((0x20, 0x10), 1, 0, 8, 0)])
+    assert datafile.read(write(tmp_path, b.build())).leaks == (
+        datafile.LeakChain((0x20, 0x10), 1, 0, 8, 0),
+    )
+
+
 def test_leak_depth_zero_with_chains(tmp_path: Path) -> None:
     b = DataFileBuilder(leak_depth=0, leaks=[((), 3, 1, 30, 10)])
     assert datafile.read(write(tmp_path, b.build())).leaks == (
@@ -177,19 +235,22 @@ def test_short_file_that_is_not_a_data_file(tmp_path: Path) -> None:
 
 
 def test_newer_version(tmp_path: Path) -> None:
-    path = write(tmp_path, DataFileBuilder(version=2).build())
-    assert refused(path) == "format version 2 is newer than this mprof understands (1)"
+    path = write(tmp_path, DataFileBuilder(version=3).build())
+    assert refused(path) == "format version 3 is newer than this mprof understands (2)"
 
 
 def test_newer_version_with_a_different_header(tmp_path: Path) -> None:
     # A newer format may change everything after the version field.
     path = write(tmp_path, b"MPROFDAT" + struct.pack("<H", 7) + b"\xff" * 3)
-    assert refused(path) == "format version 7 is newer than this mprof understands (1)"
+    assert refused(path) == "format version 7 is newer than this mprof understands (2)"
 
 
-def test_version_zero(tmp_path: Path) -> None:
-    path = write(tmp_path, DataFileBuilder(version=0).build())
-    assert refused(path) == "unknown format version 0 (this mprof understands 1)"
+@pytest.mark.parametrize("version", [0, 1])
+def test_older_version(tmp_path: Path, version: int) -> None:
+    # Version 1 is refused like any version this mprof does not know: its
+    # entries are fixed-size and would decode to nonsense as varints.
+    path = write(tmp_path, DataFileBuilder(version=version).build())
+    assert refused(path) == f"unknown format version {version} (this mprof understands 2)"
 
 
 @pytest.mark.parametrize("length", [5, 8, 30, 63])
@@ -207,8 +268,9 @@ def test_truncated_in_a_section_header(tmp_path: Path) -> None:
 def test_truncated_mid_section(tmp_path: Path) -> None:
     data, offsets = rich().build_layout()
     path = write(tmp_path, data[: offsets["LEAK"] + 16 + 17])
-    # Two chains of 4 addresses and 4 counters: 8 + 2 * 64 bytes.
-    assert refused(path) == "truncated: section LEAK needs 136 bytes, 17 remain"
+    # The count, then two chains of one byte per field but two for 500 and
+    # 200: 8 + (1 + 2 + 1 + 1 + 2 + 2) + (1 + 4 + 4) bytes.
+    assert refused(path) == "truncated: section LEAK needs 26 bytes, 17 remain"
 
 
 def test_truncated_before_a_section(tmp_path: Path) -> None:
@@ -232,7 +294,7 @@ def test_truncated_in_end(tmp_path: Path) -> None:
 def test_checksum_mismatch(tmp_path: Path) -> None:
     data, offsets = rich().build_layout()
     damaged = bytearray(data)
-    damaged[offsets["SITE"] + 16 + 8] ^= 0x40  # a bit of the first site's address
+    damaged[offsets["SITE"] + 16 + 8] ^= 0x40  # a bit of the first site's address index
     path = write(tmp_path, bytes(damaged))
     assert refused(path) == "corrupt: checksum mismatch"
 
@@ -251,21 +313,23 @@ def test_trailing_garbage(tmp_path: Path) -> None:
 
 
 def test_wrong_section_order(tmp_path: Path) -> None:
-    b = DataFileBuilder(order=["PROG", "MODS", "SUMM", "SITE", "BINS", "LEAK", "PAIR", "END"])
-    assert refused(write(tmp_path, b.build())) == "corrupt: expected section BINS, found SITE"
+    b = DataFileBuilder(
+        order=["PROG", "MODS", "SUMM", "BINS", "SITE", "ADDR", "LEAK", "PAIR", "END"]
+    )
+    assert refused(write(tmp_path, b.build())) == "corrupt: expected section ADDR, found SITE"
 
 
 def test_missing_section(tmp_path: Path) -> None:
     b = DataFileBuilder(
-        order=["PROG", "MODS", "SUMM", "BINS", "SITE", "PAIR", "END"], section_count=8
+        order=["PROG", "MODS", "SUMM", "BINS", "ADDR", "SITE", "PAIR", "END"], section_count=9
     )
     assert refused(write(tmp_path, b.build())) == "corrupt: expected section LEAK, found PAIR"
 
 
 def test_repeated_section(tmp_path: Path) -> None:
     b = DataFileBuilder(
-        order=["PROG", "PROG", "MODS", "SUMM", "BINS", "SITE", "LEAK", "PAIR", "END"],
-        section_count=8,
+        order=["PROG", "PROG", "MODS", "SUMM", "BINS", "ADDR", "SITE", "LEAK", "PAIR", "END"],
+        section_count=9,
     )
     assert refused(write(tmp_path, b.build())) == "corrupt: expected section MODS, found PROG"
 
@@ -279,13 +343,13 @@ def test_unknown_tag(tmp_path: Path) -> None:
 
 
 def test_wrong_section_count(tmp_path: Path) -> None:
-    path = write(tmp_path, DataFileBuilder(section_count=9).build())
-    assert refused(path) == "corrupt: header says 9 sections, format version 1 has 8"
+    path = write(tmp_path, DataFileBuilder(section_count=8).build())
+    assert refused(path) == "corrupt: header says 8 sections, format version 2 has 9"
 
 
 def test_wrong_header_size(tmp_path: Path) -> None:
     path = write(tmp_path, DataFileBuilder(header_size=72).build())
-    assert refused(path) == "corrupt: header size is 72, format version 1 has 64"
+    assert refused(path) == "corrupt: header size is 72, format version 2 has 64"
 
 
 @pytest.mark.parametrize("reserved", [(1, 0), (0, 1 << 63)])
@@ -317,9 +381,10 @@ def test_end_payload_size(tmp_path: Path) -> None:
 def test_payload_longer_than_its_entries(tmp_path: Path) -> None:
     b = rich()
     b.count_override["SITE"] = 1
+    # The second site left over: eleven one-byte fields.
     assert (
         refused(write(tmp_path, b.build()))
-        == "corrupt: section SITE payload is 184 bytes, but 1 entry needs 96"
+        == "corrupt: section SITE payload has 11 bytes after its entries"
     )
 
 
@@ -327,8 +392,25 @@ def test_payload_shorter_than_its_entries(tmp_path: Path) -> None:
     b = rich()
     b.count_override["PAIR"] = 3
     assert (
+        refused(write(tmp_path, b.build())) == "corrupt: section PAIR payload ends inside entry 2"
+    )
+
+
+def test_payload_ends_inside_a_varint(tmp_path: Path) -> None:
+    b = rich()
+    b.extra_payload["LEAK"] = b"\x01\x80"  # a third chain: length 1, then half an index
+    b.count_override["LEAK"] = 3
+    assert (
+        refused(write(tmp_path, b.build())) == "corrupt: section LEAK payload ends inside entry 2"
+    )
+
+
+def test_bytes_after_leaks(tmp_path: Path) -> None:
+    b = rich()
+    b.extra_payload["LEAK"] = b"\x00\x00"
+    assert (
         refused(write(tmp_path, b.build()))
-        == "corrupt: section PAIR payload is 120 bytes, but 3 entries need 176"
+        == "corrupt: section LEAK payload has 2 bytes after its entries"
     )
 
 
@@ -340,19 +422,22 @@ def test_payload_too_short_for_count(tmp_path: Path) -> None:
     )
 
 
-def test_huge_count(tmp_path: Path) -> None:
+@pytest.mark.parametrize("section", ["ADDR", "SITE", "LEAK", "PAIR"])
+def test_huge_count(tmp_path: Path, section: str) -> None:
+    # Stops at the payload's end at once rather than looping over the count.
     b = DataFileBuilder()
-    b.count_override["LEAK"] = 1 << 60
-    message = refused(write(tmp_path, b.build()))
-    assert message.startswith("corrupt: section LEAK payload is 8 bytes, but ")
-
-
-def test_huge_leak_depth(tmp_path: Path) -> None:
-    b = DataFileBuilder(leak_depth=0xFFFFFFFF)
-    b.count_override["LEAK"] = 1
+    b.count_override[section] = 1 << 60
     assert (
         refused(write(tmp_path, b.build()))
-        == "corrupt: section LEAK payload is 8 bytes, but 1 entry needs 34359738400"
+        == f"corrupt: section {section} payload ends inside entry 0"
+    )
+
+
+def test_address_table_too_short_for_count(tmp_path: Path) -> None:
+    b = DataFileBuilder(payload_override={"ADDR": b"\0\0\0"})
+    assert (
+        refused(write(tmp_path, b.build()))
+        == "corrupt: section ADDR payload ends inside the entry count (8 bytes needed, 3 left)"
     )
 
 
@@ -433,11 +518,82 @@ def test_bad_bin_sizes(tmp_path: Path, sizes: list[int], message: str) -> None:
     assert refused(write(tmp_path, b.build())) == message
 
 
-def test_leak_chain_with_inner_zero(tmp_path: Path) -> None:
+def test_address_zero(tmp_path: Path) -> None:
+    # 0 is never a return address; in version 1 it padded short chains.
     b = DataFileBuilder(leak_depth=4, leaks=[((1, 2), 1, 0, 8, 0), ((1, 0, 3), 1, 0, 8, 0)])
+    assert refused(write(tmp_path, b.build())) == "corrupt: section ADDR entry 0 is address 0"
+
+
+def test_addresses_not_increasing(tmp_path: Path) -> None:
+    b = DataFileBuilder(
+        sites=[(0x1000, 1, 0, (8, 0, 0, 0), (0, 0, 0, 0))],
+        addresses=[0x1000, 0x2000, 0x2000],
+    )
     assert (
         refused(write(tmp_path, b.build()))
-        == "corrupt: leak chain 1 has a zero address before its end"
+        == "corrupt: section ADDR entry 2 is not above the one before (difference 0)"
+    )
+
+
+def test_address_past_64_bits(tmp_path: Path) -> None:
+    # Decreasing cannot be written as differences; wrapping around is the
+    # nearest a writer can get.
+    table = struct.pack("<Q", 2) + uv(0xFFFF_FFFF_FFFF_F000) + uv(0x1000)
+    b = DataFileBuilder(payload_override={"ADDR": table})
+    assert refused(write(tmp_path, b.build())) == "corrupt: section ADDR entry 1 is past 64 bits"
+
+
+@pytest.mark.parametrize(
+    ("varint", "problem"),
+    [
+        (b"\x80" * 10 + b"\x00", "has a varint longer than 10 bytes"),
+        (b"\xff" * 9 + b"\x02", "has a varint that does not fit in 64 bits"),
+    ],
+)
+@pytest.mark.parametrize("section", ["ADDR", "SITE"])
+def test_bad_varint(tmp_path: Path, section: str, varint: bytes, problem: str) -> None:
+    b = DataFileBuilder(
+        sites=[(0x1000, 1, 0, (8, 0, 0, 0), (0, 0, 0, 0))],
+        payload_override={section: struct.pack("<Q", 1) + varint},
+    )
+    assert refused(write(tmp_path, b.build())) == f"corrupt: section {section} entry 0 {problem}"
+
+
+@pytest.mark.parametrize(
+    ("builder", "message"),
+    [
+        (
+            DataFileBuilder(
+                sites=[(0x1000, 1, 0, (8, 0, 0, 0), (0, 0, 0, 0))] * 2
+                + [(0x2000, 1, 0, (8, 0, 0, 0), (0, 0, 0, 0))],
+                index_override={0x2000: 2},
+            ),
+            "corrupt: section SITE entry 2 has address index 2, but section ADDR has 2 entries",
+        ),
+        (
+            DataFileBuilder(leaks=[((0x1000, 0x2000), 1, 0, 8, 0)], index_override={0x2000: 300}),
+            "corrupt: section LEAK entry 0 has address index 300,"
+            " but section ADDR has 2 entries",
+        ),
+        (
+            DataFileBuilder(pairs=[(0x1000, 0x2000, 1, (8, 0, 0, 0))], index_override={0x1000: 5}),
+            "corrupt: section PAIR entry 0 has caller index 5, but section ADDR has 2 entries",
+        ),
+        (
+            DataFileBuilder(pairs=[(0x1000, 0x2000, 1, (8, 0, 0, 0))], index_override={0x2000: 2}),
+            "corrupt: section PAIR entry 0 has callee index 2, but section ADDR has 2 entries",
+        ),
+    ],
+)
+def test_address_index_out_of_range(tmp_path: Path, builder: DataFileBuilder, message: str) -> None:
+    assert refused(write(tmp_path, builder.build())) == message
+
+
+def test_leak_longer_than_leak_depth(tmp_path: Path) -> None:
+    b = DataFileBuilder(leak_depth=2, leaks=[((1, 2), 1, 0, 8, 0), ((1, 2, 3), 1, 0, 8, 0)])
+    assert (
+        refused(write(tmp_path, b.build()))
+        == "corrupt: section LEAK entry 1 has length 3, above the header's leak depth 2"
     )
 
 

@@ -30,7 +30,7 @@ def test_top_level_keys() -> None:
 def test_header_and_program() -> None:
     out = report()
     assert out["header"] == {
-        "version": 1,
+        "version": 2,
         "flags": 7,
         "call_graph": True,
         "final": True,
