@@ -19,18 +19,16 @@ import re
 import subprocess
 import sys
 import tempfile
-import types
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-if "mprof" not in sys.modules:
-    _package = types.ModuleType("mprof")
-    _package.__path__ = [str(REPO_ROOT)]
-    sys.modules["mprof"] = _package
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import source_tree  # noqa: E402
 from workloads import Workload, workloads  # noqa: E402
+
+source_tree.install()
 
 from mprof.reducer import datafile  # noqa: E402
 

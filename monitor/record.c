@@ -49,19 +49,12 @@ static inline struct thread_state *current_state(void)
     return monitor_claim_state();
 }
 
-static bool same_pair(const void *entry, const void *key)
-{
-    const struct pair_counts *pair = entry;
-    const uintptr_t *addrs = key;
-    return pair->caller == addrs[0] && pair->callee == addrs[1];
-}
-
 MONITOR_TEXT static struct pair_counts *find_pair(struct thread_state *state, uintptr_t caller,
                                                   uintptr_t callee)
 {
     uintptr_t key[2] = {caller, callee};
-    uint64_t hash = hash_words(hash_words(0, caller), callee);
-    struct pair_counts *pair = ptable_find(&state->pairs, hash, same_pair, key);
+    uint64_t hash = pair_hash(caller, callee);
+    struct pair_counts *pair = ptable_find(&state->pairs, hash, pair_has_key, key);
     if (!pair && (pair = arena_alloc(sizeof(*pair)))) {
         pair->caller = caller;
         pair->callee = callee;

@@ -87,18 +87,11 @@ struct gathered {
     bool out_of_memory;
 };
 
-static bool same_pair(const void *entry, const void *key)
-{
-    const struct pair_counts *pair = entry;
-    const uintptr_t *addrs = key;
-    return pair->caller == addrs[0] && pair->callee == addrs[1];
-}
-
 static void merge_pair(struct gathered *all, const struct pair_counts *pair)
 {
     uintptr_t key[2] = {pair->caller, pair->callee};
-    uint64_t hash = hash_words(hash_words(0, pair->caller), pair->callee);
-    struct pair_counts *merged = ptable_find(&all->pairs, hash, same_pair, key);
+    uint64_t hash = pair_hash(pair->caller, pair->callee);
+    struct pair_counts *merged = ptable_find(&all->pairs, hash, pair_has_key, key);
     if (!merged) {
         merged = scratch_alloc(sizeof(*merged));
         if (!merged || !ptable_add(&all->pairs, hash, merged)) {
@@ -258,7 +251,8 @@ static void gather_addresses(struct gathered *all)
     }
     for (uint32_t i = 0; i < all->record_capacity; i++) {
         const struct leak_chain *chain = all->records[i].chain;
-        for (unsigned d = 0; chain && d < leak_length(chain); d++)
+        unsigned length = chain ? leak_length(chain) : 0;
+        for (unsigned d = 0; d < length; d++)
             all->addresses[count++] = chain->addrs[d];
     }
     sort_values(all->addresses, count);

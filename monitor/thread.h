@@ -20,6 +20,19 @@ struct pair_counts {
     uint64_t bytes[MPROF_SIZE_CLASSES];
 };
 
+static inline uint64_t pair_hash(uintptr_t caller, uintptr_t callee)
+{
+    return hash_words(hash_words(0, caller), callee);
+}
+
+/* ptable comparison: key points to {caller, callee}. */
+static inline bool pair_has_key(const void *entry, const void *key)
+{
+    const struct pair_counts *pair = entry;
+    const uintptr_t *addrs = key;
+    return pair->caller == addrs[0] && pair->callee == addrs[1];
+}
+
 /* One thread's share of one leak record; the direct site is chain->addrs[0]. */
 struct site_counts {
     const struct leak_chain *chain;

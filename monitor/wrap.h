@@ -53,12 +53,14 @@ MONITOR_TEXT_INLINE static inline void release(void *block, enum mprof_summary_f
         atomic_fetch_add(&monitor.early_frees, 1);
         return;
     }
+    int status = atomic_load_explicit(&monitor_status, memory_order_acquire);
     /* A free can come first (of a block the dynamic loader allocated): the
      * real free must be known before it can be called. */
-    if (unlikely(atomic_load_explicit(&monitor_status, memory_order_acquire) == MONITOR_UNINITIALISED))
+    if (unlikely(status == MONITOR_UNINITIALISED)) {
         monitor_init();
-    if (unlikely(atomic_load_explicit(&monitor_status, memory_order_acquire) != MONITOR_ACTIVE ||
-                 monitor_tls.busy)) {
+        status = atomic_load(&monitor_status);
+    }
+    if (unlikely(status != MONITOR_ACTIVE || monitor_tls.busy)) {
         if (block && real.free)
             real.free(block);
         return;

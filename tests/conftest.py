@@ -3,18 +3,13 @@
 from __future__ import annotations
 
 import sys
-import types
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO_ROOT / "bench"))
 
-
-def _install_alias() -> None:
-    package = types.ModuleType("mprof")
-    package.__path__ = [str(REPO_ROOT)]
-    sys.modules["mprof"] = package
-
+import source_tree  # noqa: E402
 
 # At import time, not in a fixture: test modules import mprof.* at their top,
 # which pytest runs after this conftest is imported but before any fixture.
-_install_alias()
+source_tree.install()

@@ -112,15 +112,11 @@ void flush_out(void)
         exit(1);
 }
 
-/* Prints "<kind>\t<message>\n" with the message's fields sanitized. */
-void print_notice(const char *kind, const char *format, ...)
+static void vprint_notice(const char *kind, const char *format, va_list args)
 {
-    va_list args;
-    va_start(args, format);
     char *message = NULL;
     if (vasprintf(&message, format, args) < 0)
         out_of_memory();
-    va_end(args);
     struct text line = {0};
     text_append(&line, kind, strlen(kind));
     text_append_field(&line, message);
@@ -130,17 +126,21 @@ void print_notice(const char *kind, const char *format, ...)
     free(message);
 }
 
+/* Prints "<kind>\t<message>\n" with the message's fields sanitized. */
+void print_notice(const char *kind, const char *format, ...)
+{
+    va_list args;
+    va_start(args, format);
+    vprint_notice(kind, format, args);
+    va_end(args);
+}
+
 void print_error(const char *format, ...)
 {
     va_list args;
     va_start(args, format);
-    char *message = NULL;
-    if (vasprintf(&message, format, args) < 0)
-        out_of_memory();
+    vprint_notice("error", format, args);
     va_end(args);
-    print_notice("error", "%s", message);
-    free(message);
-    flush_out();
 }
 
 /* Returns the demangled form of a C++/Rust linkage name, or a copy of NAME

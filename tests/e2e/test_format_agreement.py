@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from pathlib import Path
 
 import pytest
 from e2e_support import REPO_ROOT, Run, Targets

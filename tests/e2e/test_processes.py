@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import time
@@ -10,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from e2e_support import LIBMPROF, Run, Targets, in_module, module_named, monitor_env
+from e2e_support import Run, Targets, in_module, module_named, monitor_env
 
 from mprof.reducer import datafile
 from mprof.reducer.records import DataFile
@@ -176,4 +175,5 @@ def test_unwritable_output_is_one_line_and_the_program_is_unaffected(targets: Ta
 def test_preload_of_a_program_without_malloc_calls(tmp_path: Path) -> None:
     completed = subprocess.run(["/bin/true"], env=monitor_env(tmp_path / "true.mprof"))
     assert completed.returncode == 0
-    assert os.path.exists(tmp_path / "true.mprof") and LIBMPROF.exists()
+    written = datafile.read(tmp_path / "true.mprof")
+    assert written.header.final and Path(written.program.exe).name == "true"
