@@ -17,6 +17,7 @@
 #include "modules.h"
 #include "real.h"
 #include "records.h"
+#include "rules.h"
 #include "snapshot.h"
 #include "state.h"
 
@@ -68,12 +69,14 @@ static void fork_prepare(void)
     records_fork_prepare();
     ptrmap_fork_prepare();
     modules_fork_prepare();
+    rules_fork_prepare();
     arena_fork_prepare();
 }
 
 static void fork_parent(void)
 {
     arena_fork_parent();
+    rules_fork_parent();
     modules_fork_parent();
     ptrmap_fork_parent();
     records_fork_parent();
@@ -86,6 +89,7 @@ static void fork_parent(void)
 static void fork_child(void)
 {
     arena_fork_child();
+    rules_fork_child();
     modules_fork_child();
     ptrmap_fork_child();
     records_fork_child();
@@ -309,6 +313,12 @@ void monitor_before_dlclose(void)
     monitor_tls.busy++;
     modules_note_loaded(monitor.executable);
     monitor_tls.busy--;
+}
+
+void monitor_after_dlclose(void)
+{
+    /* The unloaded code's addresses may be given to other code. */
+    rules_forget();
 }
 
 EXPORT void mprof_dump(void)

@@ -57,6 +57,7 @@ void monitor_write(bool final, bool if_active);
 /* Lifecycle hooks for preload.c's wrappers of exec and dlclose. */
 void monitor_before_exec(void);
 void monitor_before_dlclose(void);
+void monitor_after_dlclose(void);
 
 /* The environment to give an exec'd program: with MPROF_ROOT_PID=0 when
  * this process is the first of the run or envp lacks the variable, so the

@@ -78,6 +78,7 @@ void options_read(struct options *options)
         .leak_depth = 5,
         .call_graph = true,
         .follow_children = true,
+        .cached_rules = true,
     };
     const char *value;
     if ((value = getenv("MPROF_OUTPUT")) && *value) {
@@ -103,4 +104,10 @@ void options_read(struct options *options)
     if ((value = getenv("MPROF_DUMP_SIGNAL")) && *value &&
         !parse_signal(value, &options->dump_signal))
         warn_ignored("MPROF_DUMP_SIGNAL", value);
+    if ((value = getenv("MPROF_UNWINDER")) && *value) {
+        if (!strcmp(value, "rules") || !strcmp(value, "libunwind"))
+            options->cached_rules = !strcmp(value, "rules");
+        else
+            warn_ignored("MPROF_UNWINDER", value);
+    }
 }

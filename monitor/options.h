@@ -15,6 +15,7 @@ struct options {
     bool follow_children;        /* MPROF_FOLLOW: profile fork children and exec'd programs */
     bool quiet;                  /* MPROF_QUIET: no "wrote FILE" line */
     int dump_signal;             /* MPROF_DUMP_SIGNAL: 0, or the signal that writes a snapshot */
+    bool cached_rules;           /* MPROF_UNWINDER=rules (default) or libunwind */
 };
 
 /* Fills options from the environment, warning once on stderr about each

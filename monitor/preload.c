@@ -201,7 +201,9 @@ EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 EXPORT int dlclose(void *handle)
 {
     monitor_before_dlclose();
-    return real.dlclose(handle);
+    int result = real.dlclose(handle);
+    monitor_after_dlclose();
+    return result;
 }
 
 /* glibc's execl family calls its internal execve directly, not through the

@@ -11,6 +11,7 @@
 #include "lock.h"
 #include "ptable.h"
 #include "records.h"
+#include "unwind.h"
 
 /* Bytes allocated over one caller/callee pair of return addresses. */
 struct pair_counts {
@@ -61,6 +62,7 @@ struct thread_state {
     struct pair_counts **cached_pairs;
     unsigned cached_depth;
     struct site_counts *cached_site; /* the previous leak chain's counters */
+    struct walk_memory walk;
 
     struct ptable pairs;             /* pair_counts by (caller, callee) */
     struct ptable sites;             /* site_counts by leak chain */
