@@ -1,9 +1,19 @@
 #include "ptrmap.h"
 
+#include <stdatomic.h>
+
 #include "arena.h"
 #include "compiler.h"
 #include "hash.h"
+#include "kinds.h"
 #include "lock.h"
+
+/* Two maps with the same code.  The narrow one holds nearly every block in
+ * one word: the pointer divided by 16 (glibc's alignment) above its kind
+ * number.  The wide one, two words a slot, holds what that word cannot
+ * name: a pointer off the 16-byte grid or past 2^48, or a block whose kind
+ * found no number; it is empty in every program seen so far. */
+#define NARROW_POINTER_LIMIT (UINT64_C(1) << 48)
 
 /* Sharded so that threads freeing and allocating at once rarely meet on a
  * lock: the shard comes from the pointer's hash. */
@@ -11,25 +21,59 @@
 #define SHARD_COUNT (1u << SHARD_BITS)
 #define INITIAL_SLOTS 128u
 
-/* size and record packed in one word: 16 bytes per slot. */
-#define RECORD_BITS 24
-#define RECORD_MASK ((1u << RECORD_BITS) - 1)
-#define SIZE_LIMIT ((UINT64_C(1) << (64 - RECORD_BITS)) - 1)
-
-struct slot {
-    uintptr_t pointer; /* 0: empty */
-    uint64_t packed;   /* size << RECORD_BITS | record */
-};
-
 struct shard {
-    spinlock_t lock;    /* guards everything below */
-    unsigned bits;      /* log2 of the slot count */
-    uint64_t used;      /* occupied slots */
-    struct slot *slots; /* linear probing, no tombstones */
+    spinlock_t lock; /* guards everything below */
+    unsigned bits;   /* log2 of the slot count */
+    uint64_t used;   /* occupied slots */
+    uint64_t *words; /* linear probing, no tombstones; 0: empty */
 } CACHE_ALIGNED;
 
-/* Every field of each shard is guarded by that shard's lock. */
-static struct shard shards[SHARD_COUNT];
+struct map {
+    struct shard shards[SHARD_COUNT];
+    atomic_uint_least64_t blocks; /* only read to skip an empty wide map */
+};
+
+static struct map narrow, wide;
+
+/* A slot's contents: the block and what the free will need. */
+struct entry {
+    uintptr_t pointer;
+    uint64_t value; /* narrow: the kind; wide: kind_pack(size, record) */
+};
+
+static inline unsigned words_per_slot(bool is_wide)
+{
+    return is_wide ? 2 : 1;
+}
+
+static inline uintptr_t pointer_at(const uint64_t *words, uint64_t index, bool is_wide)
+{
+    if (is_wide)
+        return words[2 * index];
+    return (uintptr_t)(words[index] >> KIND_BITS) << 4;
+}
+
+static inline struct entry entry_at(const uint64_t *words, uint64_t index, bool is_wide)
+{
+    if (is_wide)
+        return (struct entry){words[2 * index], words[2 * index + 1]};
+    return (struct entry){pointer_at(words, index, false), words[index] & KIND_NONE};
+}
+
+static inline void store(uint64_t *words, uint64_t index, struct entry entry, bool is_wide)
+{
+    if (is_wide) {
+        words[2 * index] = entry.pointer;
+        words[2 * index + 1] = entry.value;
+    } else {
+        words[index] = (uint64_t)(entry.pointer >> 4) << KIND_BITS | entry.value;
+    }
+}
+
+static inline void clear(uint64_t *words, uint64_t index, bool is_wide)
+{
+    words[words_per_slot(is_wide) * index] = 0;
+}
 
 /* Pages are hashed, so that they spread evenly over the shards and slots;
  * within a page the block's offset is kept, so that blocks allocated one
@@ -40,9 +84,9 @@ static inline uint64_t pointer_hash(uintptr_t pointer)
     return mix64(pointer >> 12);
 }
 
-static inline struct shard *shard_of(uint64_t hash)
+static inline struct shard *shard_of(struct map *map, uint64_t hash)
 {
-    return &shards[hash >> (64 - SHARD_BITS)];
+    return &map->shards[hash >> (64 - SHARD_BITS)];
 }
 
 static inline uint64_t home_slot(const struct shard *shard, uint64_t hash, uintptr_t pointer)
@@ -51,113 +95,153 @@ static inline uint64_t home_slot(const struct shard *shard, uint64_t hash, uintp
     return (page_slot + ((pointer >> 4) & 255)) & ((UINT64_C(1) << shard->bits) - 1);
 }
 
-static inline uint64_t pack(uint64_t size, uint32_t record)
+static size_t table_bytes(unsigned bits, bool is_wide)
 {
-    /* Sizes past 2^40 cannot be allocated on this hardware; saturate. */
-    if (size > SIZE_LIMIT)
-        size = SIZE_LIMIT;
-    return size << RECORD_BITS | (record & RECORD_MASK);
+    return (sizeof(uint64_t) * words_per_slot(is_wide)) << bits;
 }
 
-static void place(struct shard *shard, uintptr_t pointer, uint64_t packed)
+static void place(struct shard *shard, struct entry entry, bool is_wide)
 {
     uint64_t mask = (UINT64_C(1) << shard->bits) - 1;
-    uint64_t index = home_slot(shard, pointer_hash(pointer), pointer);
-    while (shard->slots[index].pointer)
+    uint64_t index = home_slot(shard, pointer_hash(entry.pointer), entry.pointer);
+    while (pointer_at(shard->words, index, is_wide))
         index = (index + 1) & mask;
-    shard->slots[index] = (struct slot){pointer, packed};
+    store(shard->words, index, entry, is_wide);
 }
 
-MONITOR_TEXT static bool grow(struct shard *shard)
+/* One shard grows at a time, so the old and new tables together add a
+ * 64th of the map's size to the peak, not twice the map. */
+MONITOR_TEXT static bool grow(struct shard *shard, bool is_wide)
 {
     unsigned old_bits = shard->bits;
-    struct slot *old_slots = shard->slots;
+    uint64_t *old_words = shard->words;
     unsigned new_bits = old_bits ? old_bits + 1 : __builtin_ctz(INITIAL_SLOTS);
-    struct slot *new_slots = region_map(sizeof(struct slot) << new_bits);
-    if (!new_slots)
+    uint64_t *new_words = region_map(table_bytes(new_bits, is_wide));
+    if (!new_words)
         return false;
-    shard->slots = new_slots;
+    shard->words = new_words;
     shard->bits = new_bits;
-    if (old_slots) {
+    if (old_words) {
         for (uint64_t i = 0; i < (UINT64_C(1) << old_bits); i++)
-            if (old_slots[i].pointer)
-                place(shard, old_slots[i].pointer, old_slots[i].packed);
-        region_unmap(old_slots, sizeof(struct slot) << old_bits);
+            if (pointer_at(old_words, i, is_wide))
+                place(shard, entry_at(old_words, i, is_wide), is_wide);
+        region_unmap(old_words, table_bytes(old_bits, is_wide));
     }
     return true;
+}
+
+MONITOR_TEXT_INLINE static bool insert(struct map *map, struct entry entry, bool is_wide,
+                                       bool *replaced)
+{
+    uint64_t hash = pointer_hash(entry.pointer);
+    struct shard *shard = shard_of(map, hash);
+    spin_lock(&shard->lock);
+    /* Keep the load at most 3/4 so that probes stay short. */
+    if (unlikely(!shard->words || (shard->used + 1) * 4 > (UINT64_C(3) << shard->bits))) {
+        if (!grow(shard, is_wide)) {
+            spin_unlock(&shard->lock);
+            return false;
+        }
+    }
+    uint64_t mask = (UINT64_C(1) << shard->bits) - 1;
+    uint64_t index = home_slot(shard, hash, entry.pointer);
+    for (;; index = (index + 1) & mask) {
+        uintptr_t present = pointer_at(shard->words, index, is_wide);
+        if (!present) {
+            shard->used++;
+            if (is_wide)
+                atomic_fetch_add_explicit(&map->blocks, 1, memory_order_relaxed);
+            break;
+        }
+        if (present == entry.pointer) {
+            *replaced = true;
+            break;
+        }
+    }
+    store(shard->words, index, entry, is_wide);
+    spin_unlock(&shard->lock);
+    return true;
+}
+
+MONITOR_TEXT_INLINE static bool take(struct map *map, uintptr_t pointer, bool is_wide,
+                                     struct entry *taken)
+{
+    uint64_t hash = pointer_hash(pointer);
+    struct shard *shard = shard_of(map, hash);
+    spin_lock(&shard->lock);
+    if (unlikely(!shard->words)) {
+        spin_unlock(&shard->lock);
+        return false;
+    }
+    uint64_t *words = shard->words;
+    uint64_t mask = (UINT64_C(1) << shard->bits) - 1;
+    uint64_t index = home_slot(shard, hash, pointer);
+    for (;; index = (index + 1) & mask) {
+        uintptr_t present = pointer_at(words, index, is_wide);
+        if (!present) {
+            spin_unlock(&shard->lock);
+            return false;
+        }
+        if (present == pointer)
+            break;
+    }
+    *taken = entry_at(words, index, is_wide);
+    /* Backward-shift deletion: pull later entries of the probe run into the
+     * hole when the hole lies between their home slot and where they are. */
+    uint64_t hole = index;
+    for (uint64_t next = (hole + 1) & mask;; next = (next + 1) & mask) {
+        uintptr_t moved = pointer_at(words, next, is_wide);
+        if (!moved)
+            break;
+        uint64_t home = home_slot(shard, pointer_hash(moved), moved);
+        if (((next - home) & mask) >= ((next - hole) & mask)) {
+            store(words, hole, entry_at(words, next, is_wide), is_wide);
+            hole = next;
+        }
+    }
+    clear(words, hole, is_wide);
+    shard->used--;
+    if (is_wide)
+        atomic_fetch_sub_explicit(&map->blocks, 1, memory_order_relaxed);
+    spin_unlock(&shard->lock);
+    return true;
+}
+
+static inline bool wide_has_blocks(void)
+{
+    return atomic_load_explicit(&wide.blocks, memory_order_relaxed) != 0;
 }
 
 MONITOR_TEXT_INLINE bool ptrmap_insert(uintptr_t pointer, uint64_t size, uint32_t record,
                                        bool *replaced)
 {
-    uint64_t hash = pointer_hash(pointer);
-    struct shard *shard = shard_of(hash);
     *replaced = false;
-    spin_lock(&shard->lock);
-    /* Keep the load at most 3/4 so that probes stay short. */
-    if (unlikely(!shard->slots || (shard->used + 1) * 4 > (UINT64_C(3) << shard->bits))) {
-        if (!grow(shard)) {
-            spin_unlock(&shard->lock);
-            return false;
+    struct entry dropped;
+    if (likely(pointer % 16 == 0 && pointer < NARROW_POINTER_LIMIT)) {
+        uint32_t kind = kinds_find(size, record);
+        if (likely(kind != KIND_NONE)) {
+            if (unlikely(wide_has_blocks()) && take(&wide, pointer, true, &dropped))
+                *replaced = true;
+            return insert(&narrow, (struct entry){pointer, kind}, false, replaced);
         }
     }
-    uint64_t mask = (UINT64_C(1) << shard->bits) - 1;
-    uint64_t index = home_slot(shard, hash, pointer);
-    for (;;) {
-        struct slot *slot = &shard->slots[index];
-        if (!slot->pointer) {
-            *slot = (struct slot){pointer, pack(size, record)};
-            shard->used++;
-            break;
-        }
-        if (slot->pointer == pointer) {
-            slot->packed = pack(size, record);
-            *replaced = true;
-            break;
-        }
-        index = (index + 1) & mask;
-    }
-    spin_unlock(&shard->lock);
-    return true;
+    if (take(&narrow, pointer, false, &dropped))
+        *replaced = true;
+    return insert(&wide, (struct entry){pointer, kind_pack(size, record)}, true, replaced);
 }
 
 MONITOR_TEXT_INLINE bool ptrmap_remove(uintptr_t pointer, struct block_info *info)
 {
-    uint64_t hash = pointer_hash(pointer);
-    struct shard *shard = shard_of(hash);
-    spin_lock(&shard->lock);
-    if (unlikely(!shard->slots)) {
-        spin_unlock(&shard->lock);
+    struct entry entry;
+    uint64_t packed;
+    if (likely(take(&narrow, pointer, false, &entry)))
+        packed = kind_packed((uint32_t)entry.value);
+    else if (unlikely(wide_has_blocks()) && take(&wide, pointer, true, &entry))
+        packed = entry.value;
+    else
         return false;
-    }
-    uint64_t mask = (UINT64_C(1) << shard->bits) - 1;
-    uint64_t index = home_slot(shard, hash, pointer);
-    for (;;) {
-        struct slot *slot = &shard->slots[index];
-        if (!slot->pointer) {
-            spin_unlock(&shard->lock);
-            return false;
-        }
-        if (slot->pointer == pointer)
-            break;
-        index = (index + 1) & mask;
-    }
-    info->size = shard->slots[index].packed >> RECORD_BITS;
-    info->record = (uint32_t)(shard->slots[index].packed & RECORD_MASK);
-    /* Backward-shift deletion: pull later entries of the probe run into the
-     * hole when the hole lies between their home slot and where they are. */
-    uint64_t hole = index;
-    for (uint64_t next = (hole + 1) & mask; shard->slots[next].pointer; next = (next + 1) & mask) {
-        uintptr_t moved = shard->slots[next].pointer;
-        uint64_t home = home_slot(shard, pointer_hash(moved), moved);
-        if (((next - home) & mask) >= ((next - hole) & mask)) {
-            shard->slots[hole] = shard->slots[next];
-            hole = next;
-        }
-    }
-    shard->slots[hole] = (struct slot){0, 0};
-    shard->used--;
-    spin_unlock(&shard->lock);
+    info->size = packed >> KIND_RECORD_BITS;
+    info->record = (uint32_t)(packed & ((UINT32_C(1) << KIND_RECORD_BITS) - 1));
     return true;
 }
 
@@ -167,20 +251,28 @@ void ptrmap_restore(uintptr_t pointer, const struct block_info *info)
     ptrmap_insert(pointer, info->size, info->record, &replaced);
 }
 
+static void each_shard(void (*action)(spinlock_t *))
+{
+    for (unsigned i = 0; i < SHARD_COUNT; i++) {
+        action(&narrow.shards[i].lock);
+        action(&wide.shards[i].lock);
+    }
+}
+
 void ptrmap_fork_prepare(void)
 {
-    for (unsigned i = 0; i < SHARD_COUNT; i++)
-        spin_lock(&shards[i].lock);
+    each_shard(spin_lock);
+    kinds_fork_prepare();
 }
 
 void ptrmap_fork_parent(void)
 {
-    for (unsigned i = 0; i < SHARD_COUNT; i++)
-        spin_unlock(&shards[i].lock);
+    kinds_fork_parent();
+    each_shard(spin_unlock);
 }
 
 void ptrmap_fork_child(void)
 {
-    for (unsigned i = 0; i < SHARD_COUNT; i++)
-        spin_reset(&shards[i].lock);
+    kinds_fork_child();
+    each_shard(spin_reset);
 }
