@@ -23,4 +23,11 @@ static inline uint64_t hash_words(uint64_t seed, uint64_t word)
     return mix64(seed ^ (word + UINT64_C(0x9E3779B97F4A7C15)));
 }
 
+/* Folds a word into a running value with one multiply: for hashing several
+ * words, finished by one mix64, instead of a mix64 per word. */
+static inline uint64_t fold_word(uint64_t running, uint64_t word)
+{
+    return (running ^ word) * UINT64_C(0x9E3779B97F4A7C15);
+}
+
 #endif

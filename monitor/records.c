@@ -27,13 +27,17 @@ uint64_t records_hash(const uintptr_t *addrs)
 {
     uint64_t hash = 0x243F6A8885A308D3u;
     for (unsigned i = 0; i < registry.leak_depth; i++)
-        hash = hash_words(hash, addrs[i]);
-    return hash;
+        hash = fold_word(hash, addrs[i]);
+    return mix64(hash);
 }
 
 bool records_same_chain(const struct leak_chain *chain, const uintptr_t *addrs)
 {
-    return !memcmp(chain->addrs, addrs, registry.leak_depth * sizeof(uintptr_t));
+    /* A few words: a loop beats a call to memcmp. */
+    for (unsigned i = 0; i < registry.leak_depth; i++)
+        if (chain->addrs[i] != addrs[i])
+            return false;
+    return true;
 }
 
 static bool same_entry(const void *entry, const void *key)

@@ -23,7 +23,7 @@ struct pair_counts {
 
 static inline uint64_t pair_hash(uintptr_t caller, uintptr_t callee)
 {
-    return hash_words(hash_words(0, caller), callee);
+    return mix64(fold_word(fold_word(0, caller), callee));
 }
 
 /* ptable comparison: key points to {caller, callee}. */

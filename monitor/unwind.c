@@ -41,6 +41,18 @@ MONITOR_TEXT static unsigned walk_with_libunwind(uintptr_t *chain, unsigned max,
 #if defined(__x86_64__) && defined(DLFO_EH_SEGMENT_TYPE)
 #define HAVE_RULE_WALK 1
 
+static inline frame_rule rule_by_address(struct walk_memory *memory, const struct rule_table *table,
+                                         unsigned generation, uintptr_t address)
+{
+    /* Code addresses differ in their low bits first. */
+    unsigned slot = (unsigned)(address ^ address >> WALK_MEMORY_BITS) & ((1u << WALK_MEMORY_BITS) - 1);
+    if (memory->by_address[slot].address != address) {
+        memory->by_address[slot].address = address;
+        memory->by_address[slot].rule = rules_at(table, generation, address);
+    }
+    return memory->by_address[slot].rule;
+}
+
 /* The same walk libunwind's unw_backtrace makes, with the rule of every
  * return address cached after its first use: a step is a hash probe and
  * two loads.  The stack must grow towards the callers; a rule that says
@@ -61,7 +73,8 @@ MONITOR_TEXT static unsigned walk_with_rules(uintptr_t *chain, unsigned max,
     const struct rule_table *table = atomic_load_explicit(&rules_table, memory_order_acquire);
     unsigned generation = atomic_load_explicit(&rules_generation, memory_order_acquire);
     if (unlikely(memory->generation != generation)) {
-        memset(memory->address, 0, sizeof memory->address);
+        memset(memory->step_address, 0, sizeof memory->step_address);
+        memset(memory->by_address, 0, sizeof memory->by_address);
         memory->generation = generation;
     }
     unsigned count = 0;
@@ -69,16 +82,14 @@ MONITOR_TEXT static unsigned walk_with_rules(uintptr_t *chain, unsigned max,
     *truncated = false;
     for (unsigned step = 0;; step++) {
         frame_rule rule;
-        if (likely(step < WALK_MEMORY_STEPS)) {
-            if (likely(memory->address[step] == address)) {
-                rule = memory->rule[step];
-            } else {
-                rule = rules_at(table, generation, address);
-                memory->address[step] = address;
-                memory->rule[step] = rule;
-            }
+        if (likely(step < WALK_MEMORY_STEPS && memory->step_address[step] == address)) {
+            rule = memory->step_rule[step];
         } else {
-            rule = rules_at(table, generation, address);
+            rule = rule_by_address(memory, table, generation, address);
+            if (step < WALK_MEMORY_STEPS) {
+                memory->step_address[step] = address;
+                memory->step_rule[step] = rule;
+            }
         }
         if (unlikely(rule_kind(rule) != RULE_STEP)) {
             if (rule_kind(rule) == RULE_END)
