@@ -1,0 +1,95 @@
+"""The monitor's own stack walk (cached .eh_frame rules) against libunwind's
+unw_backtrace on the same programs, and the pointer map's wide slots."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from e2e_support import MPROF, Run, Targets
+
+from mprof.reducer.records import DataFile
+
+OPTIMISED = ["-O2", "-fomit-frame-pointer"]
+
+
+def module_relative(data: DataFile) -> Callable[[int], tuple[str, int]]:
+    """Addresses as (module file name, offset), which do not change from run to run."""
+    def relative(address: int) -> tuple[str, int]:
+        for module in data.modules:
+            if module.start <= address < module.end:
+                return Path(module.path).name, address - module.bias
+        return "?", address
+    return relative
+
+
+def chains(data: DataFile) -> tuple[dict, dict]:
+    """Pairs and leak chains with their counts, keyed by module-relative addresses."""
+    relative = module_relative(data)
+    pairs = {(relative(p.caller), relative(p.callee)): (p.calls, sum(p.bytes)) for p in data.pairs}
+    leaks = {tuple(map(relative, c.addrs)): (c.allocs, c.frees, c.bytes) for c in data.leaks}
+    return pairs, leaks
+
+
+def leak_paths(output: Path) -> dict[str, tuple[int, int]]:
+    completed = subprocess.run([MPROF, "report", "--format", "json", output], capture_output=True, text=True,
+                               check=True)
+    return {row["path"]: (row["kept_objects"], row["kept_bytes"]) for row in json.loads(completed.stdout)["leaks"]}
+
+
+def both_walks(profile: Callable[..., Run], command: list) -> tuple[Run, Run]:
+    return (profile(command, name="rules.mprof", MPROF_UNWINDER="rules"),
+            profile(command, name="libunwind.mprof", MPROF_UNWINDER="libunwind"))
+
+
+def test_every_frame_shape_walks_as_libunwind_walks_it(targets: Targets, profile: Callable[..., Run]) -> None:
+    rules, libunwind = both_walks(profile, [targets.build("frames", *OPTIMISED)])
+    assert chains(rules.data()) == chains(libunwind.data())
+    paths = leak_paths(rules.output)
+    assert paths["main > small_frame > leaf"] == (3, 3 * 101)
+    assert paths["main > large_frame > leaf"] == (3, 3 * 102)  # a 70,000-byte frame
+    assert paths["main > frame_pointer_frame > leaf"] == (3, 3 * 104)  # alloca: the CFA is rbp-based
+    assert paths["main > recursive > recursive > leaf"] == (3, 3 * 201)
+    assert paths["... > recursive > recursive > recursive > recursive > leaf"] == (9, 3 * (214 + 227 + 240))
+    # Through libc's frames, and through the signal frame (libunwind steps it).
+    [qsort_path] = [path for path in paths if path.endswith("> compare > leaf")]
+    assert "__qsort_r" in qsort_path and paths[qsort_path] == (3, 3 * 103)
+    [signal_path] = [path for path in paths if path.endswith("> on_signal > small_frame > leaf")]
+    assert paths[signal_path] == (3, 3 * 105)
+    assert rules.data().summary.truncated_chains == 0
+
+
+def test_code_loaded_where_unloaded_code_was_is_walked_with_its_own_rules(targets: Targets,
+                                                                         profile: Callable[..., Run]) -> None:
+    # The same instructions with different frame sizes (both sub $imm32, %rsp),
+    # so the second plugin's return addresses are the first one's.
+    plugins = [targets.build(f"reload_{size}.so", *OPTIMISED, f"-DFRAME_BYTES={size}", source="reload_plugin.c",
+                             shared=True) for size in (70000, 140000)]
+    # Not compared with libunwind: its per-thread cache is never flushed on
+    # dlclose, and libunwind 1.6 stops the second plugin's walk at inner.
+    run = profile([targets.build("reload_main", "-ldl"), *plugins])
+    first, second = run.completed.stdout.split()
+    assert first == second, "the second plugin was not mapped where the first one was"
+    assert leak_paths(run.output)["main > plugin_entry > inner"] == (2, 301 + 302)
+
+
+def test_kinds_past_the_numbered_ones_take_wide_slots(targets: Targets, profile: Callable[..., Run]) -> None:
+    data = profile([targets.build("kinds")]).data()
+    allocations = 17 * 65536
+    assert (data.summary.allocs, data.summary.frees) == (allocations, allocations - 16)
+    assert data.summary.bytes_allocated - data.summary.bytes_freed == 589824
+    assert data.summary.unknown_frees == 0
+    kept = sorted((c.allocs - c.frees, c.bytes - c.bytes_freed) for c in data.leaks if c.allocs > c.frees)
+    assert kept == [(8, 294912), (8, 294912)]  # site 15 (numbered kinds, then wide) and site 16 (all wide)
+
+
+@pytest.mark.parametrize("value", ["fast", ""])
+def test_an_unknown_unwinder_is_refused_with_a_warning(targets: Targets, profile: Callable[..., Run],
+                                                      value: str) -> None:
+    run = profile([targets.build("leaf")], MPROF_UNWINDER=value)
+    warned = f"ignoring MPROF_UNWINDER={value}" in run.completed.stderr
+    assert warned == bool(value)
+    assert run.data().summary.allocs > 0
