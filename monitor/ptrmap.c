@@ -19,11 +19,14 @@
  * lock: the shard comes from the pointer's hash. */
 #define SHARD_BITS 6
 #define SHARD_COUNT (1u << SHARD_BITS)
-#define INITIAL_SLOTS 128u
+/* At least the 256 home slots of one page's blocks.  Tables grow by half
+ * when 3/4 full, so they are never less than half full: at most 16 bytes
+ * per block in narrow slots. */
+#define INITIAL_SLOTS 256u
 
 struct shard {
     spinlock_t lock; /* guards everything below */
-    unsigned bits;   /* log2 of the slot count */
+    uint64_t slots;  /* the table's size */
     uint64_t used;   /* occupied slots */
     uint64_t *words; /* linear probing, no tombstones; 0: empty */
 } CACHE_ALIGNED;
@@ -91,21 +94,33 @@ static inline struct shard *shard_of(struct map *map, uint64_t hash)
 
 static inline uint64_t home_slot(const struct shard *shard, uint64_t hash, uintptr_t pointer)
 {
-    uint64_t page_slot = (hash << SHARD_BITS) >> (64 - shard->bits);
-    return (page_slot + ((pointer >> 4) & 255)) & ((UINT64_C(1) << shard->bits) - 1);
+    /* The hash's bits below the shard's, scaled to the table size. */
+    uint64_t page_slot = (uint64_t)(((unsigned __int128)(hash << SHARD_BITS) * shard->slots) >> 64);
+    uint64_t slot = page_slot + ((pointer >> 4) & 255);
+    return slot < shard->slots ? slot : slot - shard->slots;
 }
 
-static size_t table_bytes(unsigned bits, bool is_wide)
+static inline uint64_t next_slot(const struct shard *shard, uint64_t slot)
 {
-    return (sizeof(uint64_t) * words_per_slot(is_wide)) << bits;
+    return slot + 1 < shard->slots ? slot + 1 : 0;
+}
+
+/* How far forward from `from` slot `to` lies, wrapping around. */
+static inline uint64_t distance(const struct shard *shard, uint64_t from, uint64_t to)
+{
+    return to >= from ? to - from : to + shard->slots - from;
+}
+
+static size_t table_bytes(uint64_t slots, bool is_wide)
+{
+    return sizeof(uint64_t) * words_per_slot(is_wide) * slots;
 }
 
 static void place(struct shard *shard, struct entry entry, bool is_wide)
 {
-    uint64_t mask = (UINT64_C(1) << shard->bits) - 1;
     uint64_t index = home_slot(shard, pointer_hash(entry.pointer), entry.pointer);
     while (pointer_at(shard->words, index, is_wide))
-        index = (index + 1) & mask;
+        index = next_slot(shard, index);
     store(shard->words, index, entry, is_wide);
 }
 
@@ -113,19 +128,19 @@ static void place(struct shard *shard, struct entry entry, bool is_wide)
  * 64th of the map's size to the peak, not twice the map. */
 MONITOR_TEXT static bool grow(struct shard *shard, bool is_wide)
 {
-    unsigned old_bits = shard->bits;
+    uint64_t old_slots = shard->slots;
     uint64_t *old_words = shard->words;
-    unsigned new_bits = old_bits ? old_bits + 1 : __builtin_ctz(INITIAL_SLOTS);
-    uint64_t *new_words = region_map(table_bytes(new_bits, is_wide));
+    uint64_t new_slots = old_slots ? old_slots + old_slots / 2 : INITIAL_SLOTS;
+    uint64_t *new_words = region_map(table_bytes(new_slots, is_wide));
     if (!new_words)
         return false;
     shard->words = new_words;
-    shard->bits = new_bits;
+    shard->slots = new_slots;
     if (old_words) {
-        for (uint64_t i = 0; i < (UINT64_C(1) << old_bits); i++)
+        for (uint64_t i = 0; i < old_slots; i++)
             if (pointer_at(old_words, i, is_wide))
                 place(shard, entry_at(old_words, i, is_wide), is_wide);
-        region_unmap(old_words, table_bytes(old_bits, is_wide));
+        region_unmap(old_words, table_bytes(old_slots, is_wide));
     }
     return true;
 }
@@ -137,15 +152,14 @@ MONITOR_TEXT_INLINE static bool insert(struct map *map, struct entry entry, bool
     struct shard *shard = shard_of(map, hash);
     spin_lock(&shard->lock);
     /* Keep the load at most 3/4 so that probes stay short. */
-    if (unlikely(!shard->words || (shard->used + 1) * 4 > (UINT64_C(3) << shard->bits))) {
+    if (unlikely(!shard->words || (shard->used + 1) * 4 > 3 * shard->slots)) {
         if (!grow(shard, is_wide)) {
             spin_unlock(&shard->lock);
             return false;
         }
     }
-    uint64_t mask = (UINT64_C(1) << shard->bits) - 1;
     uint64_t index = home_slot(shard, hash, entry.pointer);
-    for (;; index = (index + 1) & mask) {
+    for (;; index = next_slot(shard, index)) {
         uintptr_t present = pointer_at(shard->words, index, is_wide);
         if (!present) {
             shard->used++;
@@ -174,9 +188,8 @@ MONITOR_TEXT_INLINE static bool take(struct map *map, uintptr_t pointer, bool is
         return false;
     }
     uint64_t *words = shard->words;
-    uint64_t mask = (UINT64_C(1) << shard->bits) - 1;
     uint64_t index = home_slot(shard, hash, pointer);
-    for (;; index = (index + 1) & mask) {
+    for (;; index = next_slot(shard, index)) {
         uintptr_t present = pointer_at(words, index, is_wide);
         if (!present) {
             spin_unlock(&shard->lock);
@@ -189,12 +202,12 @@ MONITOR_TEXT_INLINE static bool take(struct map *map, uintptr_t pointer, bool is
     /* Backward-shift deletion: pull later entries of the probe run into the
      * hole when the hole lies between their home slot and where they are. */
     uint64_t hole = index;
-    for (uint64_t next = (hole + 1) & mask;; next = (next + 1) & mask) {
+    for (uint64_t next = next_slot(shard, hole);; next = next_slot(shard, next)) {
         uintptr_t moved = pointer_at(words, next, is_wide);
         if (!moved)
             break;
         uint64_t home = home_slot(shard, pointer_hash(moved), moved);
-        if (((next - home) & mask) >= ((next - hole) & mask)) {
+        if (distance(shard, home, next) >= distance(shard, hole, next)) {
             store(words, hole, entry_at(words, next, is_wide), is_wide);
             hole = next;
         }
