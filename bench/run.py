@@ -32,6 +32,9 @@ source_tree.install()
 from mprof.reducer import datafile  # noqa: E402
 
 BENCH_BUILD = BUILD / "bench"
+# Below this many live blocks the monitor's fixed memory (its code, libunwind,
+# its caches) outweighs what it keeps per block, and the ratio means nothing.
+PER_OBJECT_MIN_LIVE = 100_000
 
 
 @dataclass(frozen=True)
@@ -148,7 +151,7 @@ def measure(workload: Workload, chosen: list[Tool], rounds: int, directory: Path
         ratios = [run.seconds / base.seconds for run, base in zip(runs, baseline)]
         per_object = None
         live = max(run.max_live_objects for run in runs)
-        if live:
+        if live >= PER_OBJECT_MIN_LIVE:
             extra_kb = statistics.median(r.peak_rss_kb for r in runs) - statistics.median(b.peak_rss_kb for b in baseline)
             per_object = extra_kb * 1024 / live
         rows.append(Row(workload.name, tool.name, statistics.median(r.seconds for r in runs),
