@@ -59,6 +59,9 @@ def test_every_frame_shape_walks_as_libunwind_walks_it(targets: Targets, profile
     assert "__qsort_r" in qsort_path and paths[qsort_path] == (3, 3 * 103)
     [signal_path] = [path for path in paths if path.endswith("> on_signal > small_frame > leaf")]
     assert paths[signal_path] == (3, 3 * 105)
+    # A coroutine's stack ends at makecontext's start frame, not at main.
+    [coroutine_path] = [path for path in paths if path.endswith("> coroutine_body > small_frame > leaf")]
+    assert paths[coroutine_path] == (3, 3 * 106)
     assert rules.data().summary.truncated_chains == 0
 
 

@@ -1,13 +1,15 @@
 /* Allocations below frames of every shape a stack walk meets, compiled
  * with -O2 -fomit-frame-pointer: stack-pointer frames small and large
  * (over 64 KB), a frame-pointer frame (alloca), libc's frames (qsort's
- * callback), recursion of changing depth, and a signal handler's frame.
- * Every block is kept, so each chain shows in the leak table; each shape
- * allocates its own size (101 to 105, 200 + depth). */
+ * callback), recursion of changing depth, a signal handler's frame, and a
+ * makecontext(3) coroutine's stack.  Every block is kept, so each chain
+ * shows in the leak table; each shape allocates its own size (101 to 106,
+ * 200 + depth). */
 #include <alloca.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <ucontext.h>
 
 #define NOINLINE __attribute__((noinline))
 
@@ -71,8 +73,23 @@ static void on_signal(int signal_number)
     sink = small_frame(105);
 }
 
+static ucontext_t main_context, coroutine_context;
+
+static void coroutine_body(void)
+{
+    for (;;) {
+        sink = small_frame(106);
+        swapcontext(&coroutine_context, &main_context);
+    }
+}
+
 int main(void)
 {
+    static char coroutine_stack[256 * 1024];
+    getcontext(&coroutine_context);
+    coroutine_context.uc_stack.ss_sp = coroutine_stack;
+    coroutine_context.uc_stack.ss_size = sizeof coroutine_stack;
+    makecontext(&coroutine_context, coroutine_body, 0);
     signal(SIGUSR1, on_signal);
     for (unsigned round = 0; round < 3; round++) {
         sink = small_frame(101);
@@ -82,6 +99,7 @@ int main(void)
         for (unsigned depth = 1; depth <= 40; depth += 13)
             sink = recursive(depth, depth);
         raise(SIGUSR1);
+        swapcontext(&main_context, &coroutine_context);
     }
     return 0;
 }
