@@ -49,18 +49,25 @@ static inline struct thread_state *current_state(void)
     return monitor_claim_state();
 }
 
-MONITOR_TEXT static struct pair_counts *find_pair(struct thread_state *state, uintptr_t caller,
-                                                  uintptr_t callee)
+MONITOR_TEXT_INLINE static struct pair_counts *find_pair(struct thread_state *state,
+                                                         uintptr_t caller, uintptr_t callee)
 {
+    uint64_t folded = pair_fold(caller, callee);
+    struct pair_counts **recent = &state->recent_pairs[folded >> (64 - RECENT_BITS)];
+    struct pair_counts *pair = *recent;
+    if (likely(pair && pair->caller == caller && pair->callee == callee))
+        return pair;
     uintptr_t key[2] = {caller, callee};
-    uint64_t hash = pair_hash(caller, callee);
-    struct pair_counts *pair = ptable_find(&state->pairs, hash, pair_has_key, key);
+    uint64_t hash = mix64(folded);
+    pair = ptable_find(&state->pairs, hash, pair_has_key, key);
     if (!pair && (pair = arena_alloc(sizeof(*pair)))) {
         pair->caller = caller;
         pair->callee = callee;
         if (!ptable_add(&state->pairs, hash, pair))
             pair = NULL;
     }
+    if (pair)
+        *recent = pair;
     return pair;
 }
 
@@ -125,9 +132,11 @@ MONITOR_TEXT static struct site_counts *add_site(struct thread_state *state,
 }
 
 MONITOR_TEXT_INLINE static struct site_counts *site_for_chain(struct thread_state *state,
-                                                              const uintptr_t *leak)
+                                                              const uintptr_t *leak, unsigned depth)
 {
-    struct site_counts *site = state->cached_site;
+    uint64_t folded = fold_word(fold_word(0, leak[0]), leak[depth - 1]);
+    struct site_counts **recent = &state->recent_sites[folded >> (64 - RECENT_BITS)];
+    struct site_counts *site = *recent;
     if (likely(site && records_same_chain(site->chain, leak)))
         return site;
     uint64_t hash = records_hash(leak);
@@ -138,7 +147,8 @@ MONITOR_TEXT_INLINE static struct site_counts *site_for_chain(struct thread_stat
             return NULL;
         site = add_site(state, chain);
     }
-    state->cached_site = site;
+    if (site)
+        *recent = site;
     return site;
 }
 
@@ -167,7 +177,7 @@ MONITOR_TEXT void monitor_alloc(void *block, size_t size, enum mprof_summary_fie
     spin_lock(&state->lock);
     if (monitor.options.call_graph)
         count_pairs(state, chain, depth, size);
-    struct site_counts *site = site_for_chain(state, leak);
+    struct site_counts *site = site_for_chain(state, leak, leak_depth);
     uint32_t record = RECORD_ID_LIMIT;
     if (likely(site)) {
         unsigned class = size_class(size);

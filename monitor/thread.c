@@ -49,7 +49,6 @@ void thread_state_release(struct thread_state *state)
 {
     spin_lock(&state->lock);
     state->cached_depth = 0; /* the next owner's stack is unrelated */
-    state->cached_site = NULL;
     spin_unlock(&state->lock);
     atomic_store(&state->claimed, 0);
 }
@@ -103,7 +102,8 @@ void thread_states_fork_child(struct thread_state *survivor)
         memset(state->bin_frees, 0, sizeof state->bin_frees);
         state->large_bytes = state->large_freed = 0;
         state->cached_depth = 0;
-        state->cached_site = NULL;
+        memset(state->recent_pairs, 0, sizeof state->recent_pairs);
+        memset(state->recent_sites, 0, sizeof state->recent_sites);
         state->pairs = (struct ptable){0};
         state->sites = (struct ptable){0};
         state->site_by_id = NULL;

@@ -21,9 +21,14 @@ struct pair_counts {
     uint64_t bytes[MPROF_SIZE_CLASSES];
 };
 
+static inline uint64_t pair_fold(uintptr_t caller, uintptr_t callee)
+{
+    return fold_word(fold_word(0, caller), callee);
+}
+
 static inline uint64_t pair_hash(uintptr_t caller, uintptr_t callee)
 {
-    return mix64(fold_word(fold_word(0, caller), callee));
+    return mix64(pair_fold(caller, callee));
 }
 
 /* ptable comparison: key points to {caller, callee}. */
@@ -43,6 +48,8 @@ struct site_counts {
     uint64_t freed[MPROF_SIZE_CLASSES];
 };
 
+#define RECENT_BITS 8
+
 struct thread_state {
     spinlock_t lock;           /* see above */
     struct thread_state *next; /* registry list; states are reused, never freed */
@@ -61,7 +68,10 @@ struct thread_state {
     uintptr_t *cached_addrs;
     struct pair_counts **cached_pairs;
     unsigned cached_depth;
-    struct site_counts *cached_site; /* the previous leak chain's counters */
+    /* Counters used lately, direct-mapped by a fold of their key, checked
+     * before the tables: most lookups end here without hashing. */
+    struct pair_counts *recent_pairs[1u << RECENT_BITS];
+    struct site_counts *recent_sites[1u << RECENT_BITS];
     struct walk_memory walk;
 
     struct ptable pairs;             /* pair_counts by (caller, callee) */
