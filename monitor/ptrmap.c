@@ -19,9 +19,8 @@
  * lock: the shard comes from the pointer's hash. */
 #define SHARD_BITS 6
 #define SHARD_COUNT (1u << SHARD_BITS)
-/* At least the 256 home slots of one page's blocks.  Tables grow by half
- * when 3/4 full, so they are never less than half full: at most 16 bytes
- * per block in narrow slots. */
+/* Tables grow by half when 3/4 full, so they are never less than half
+ * full: at most 16 bytes per block in narrow slots. */
 #define INITIAL_SLOTS 256u
 
 struct shard {
@@ -78,13 +77,12 @@ static inline void clear(uint64_t *words, uint64_t index, bool is_wide)
     words[words_per_slot(is_wide) * index] = 0;
 }
 
-/* Pages are hashed, so that they spread evenly over the shards and slots;
- * within a page the block's offset is kept, so that blocks allocated one
- * after the other (usually neighbours in one page) have their slots in the
- * same few cache lines of the table instead of one cache miss each. */
+/* Each block hashed on its own.  Hashing pages and keeping the offset in
+ * the page, for locality, made neighbouring pages' runs of slots overlap
+ * and merge: 110 probes per lookup on python3 against 3.5 this way. */
 static inline uint64_t pointer_hash(uintptr_t pointer)
 {
-    return mix64(pointer >> 12);
+    return mix64(pointer);
 }
 
 static inline struct shard *shard_of(struct map *map, uint64_t hash)
@@ -92,12 +90,10 @@ static inline struct shard *shard_of(struct map *map, uint64_t hash)
     return &map->shards[hash >> (64 - SHARD_BITS)];
 }
 
-static inline uint64_t home_slot(const struct shard *shard, uint64_t hash, uintptr_t pointer)
+/* The hash's bits below the shard's, scaled to the table size. */
+static inline uint64_t home_slot(const struct shard *shard, uint64_t hash)
 {
-    /* The hash's bits below the shard's, scaled to the table size. */
-    uint64_t page_slot = (uint64_t)(((unsigned __int128)(hash << SHARD_BITS) * shard->slots) >> 64);
-    uint64_t slot = page_slot + ((pointer >> 4) & 255);
-    return slot < shard->slots ? slot : slot - shard->slots;
+    return (uint64_t)(((unsigned __int128)(hash << SHARD_BITS) * shard->slots) >> 64);
 }
 
 static inline uint64_t next_slot(const struct shard *shard, uint64_t slot)
@@ -118,7 +114,7 @@ static size_t table_bytes(uint64_t slots, bool is_wide)
 
 static void place(struct shard *shard, struct entry entry, bool is_wide)
 {
-    uint64_t index = home_slot(shard, pointer_hash(entry.pointer), entry.pointer);
+    uint64_t index = home_slot(shard, pointer_hash(entry.pointer));
     while (pointer_at(shard->words, index, is_wide))
         index = next_slot(shard, index);
     store(shard->words, index, entry, is_wide);
@@ -158,7 +154,7 @@ MONITOR_TEXT_INLINE static bool insert(struct map *map, struct entry entry, bool
             return false;
         }
     }
-    uint64_t index = home_slot(shard, hash, entry.pointer);
+    uint64_t index = home_slot(shard, hash);
     for (;; index = next_slot(shard, index)) {
         uintptr_t present = pointer_at(shard->words, index, is_wide);
         if (!present) {
@@ -188,7 +184,7 @@ MONITOR_TEXT_INLINE static bool take(struct map *map, uintptr_t pointer, bool is
         return false;
     }
     uint64_t *words = shard->words;
-    uint64_t index = home_slot(shard, hash, pointer);
+    uint64_t index = home_slot(shard, hash);
     for (;; index = next_slot(shard, index)) {
         uintptr_t present = pointer_at(words, index, is_wide);
         if (!present) {
@@ -206,7 +202,7 @@ MONITOR_TEXT_INLINE static bool take(struct map *map, uintptr_t pointer, bool is
         uintptr_t moved = pointer_at(words, next, is_wide);
         if (!moved)
             break;
-        uint64_t home = home_slot(shard, pointer_hash(moved), moved);
+        uint64_t home = home_slot(shard, pointer_hash(moved));
         if (distance(shard, home, next) >= distance(shard, hole, next)) {
             store(words, hole, entry_at(words, next, is_wide), is_wide);
             hole = next;
@@ -218,6 +214,19 @@ MONITOR_TEXT_INLINE static bool take(struct map *map, uintptr_t pointer, bool is
         atomic_fetch_sub_explicit(&map->blocks, 1, memory_order_relaxed);
     spin_unlock(&shard->lock);
     return true;
+}
+
+/* Racy reads of a table that may be replaced at any time: prefetching a
+ * stale address is harmless. */
+MONITOR_TEXT_INLINE void ptrmap_prefetch(uintptr_t pointer)
+{
+    uint64_t hash = pointer_hash(pointer);
+    const struct shard *shard = shard_of(&narrow, hash);
+    const uint64_t *words = __atomic_load_n(&shard->words, __ATOMIC_RELAXED);
+    uint64_t slots = __atomic_load_n(&shard->slots, __ATOMIC_RELAXED);
+    uint64_t index = (uint64_t)(((unsigned __int128)(hash << SHARD_BITS) * slots) >> 64);
+    if (words)
+        __builtin_prefetch(&words[index], 1);
 }
 
 static inline bool wide_has_blocks(void)

@@ -16,6 +16,9 @@ struct block_info {
  * *replaced is set when the pointer was already present (its free was
  * missed, for example in a signal handler that interrupted the monitor). */
 bool ptrmap_insert(uintptr_t pointer, uint64_t size, uint32_t record, bool *replaced);
+/* Starts loading the slot where pointer would go, so that the stack walk
+ * hides the cache miss of the insert that follows it. */
+void ptrmap_prefetch(uintptr_t pointer);
 /* False when the pointer is not a live block the monitor returned. */
 bool ptrmap_remove(uintptr_t pointer, struct block_info *info);
 /* Put back a block that ptrmap_remove took out, when the realloc failed. */

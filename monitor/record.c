@@ -162,6 +162,7 @@ MONITOR_TEXT void monitor_alloc(void *block, size_t size, enum mprof_summary_fie
         tls->busy = 0;
         return;
     }
+    ptrmap_prefetch((uintptr_t)block);
     unsigned max_depth = monitor.options.stack_depth;
     if (!monitor.options.call_graph)
         max_depth = monitor.options.leak_depth;
