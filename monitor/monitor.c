@@ -97,6 +97,7 @@ static void fork_child(void)
     monitor.pid = getpid();
     monitor.is_root = false;
     monitor.forked = true;
+    atomic_store(&monitor.threads_started, false);
     start_clocks();
     atomic_store(&monitor.live_objects, 0);
     atomic_store(&monitor.live_bytes, 0);

@@ -206,6 +206,18 @@ EXPORT int dlclose(void *handle)
     return result;
 }
 
+/* Only to know that the process is no longer single-threaded; see
+ * monitor.threads_started. */
+EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attributes,
+                          void *(*start)(void *), void *argument)
+{
+    atomic_store(&monitor.threads_started, true);
+    int (*next)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *) = real.pthread_create;
+    if (!next) /* before the monitor resolved it */
+        next = (__typeof__(next))dlsym(RTLD_NEXT, "pthread_create");
+    return next ? next(thread, attributes, start, argument) : EAGAIN;
+}
+
 /* glibc's execl family calls its internal execve directly, not through the
  * symbol above, so they are wrapped too; each gathers its arguments and
  * goes through the wrappers above. */

@@ -64,6 +64,7 @@ int real_functions_resolve(void)
     RESOLVE(execvpe, "execvpe");
     RESOLVE(fexecve, "fexecve");
     RESOLVE(dlclose, "dlclose");
+    RESOLVE(pthread_create, "pthread_create");
     RESOLVE(new_nothrow, "_ZnwmRKSt9nothrow_t");
     RESOLVE(new_array_nothrow, "_ZnamRKSt9nothrow_t");
     RESOLVE(new_aligned_nothrow, "_ZnwmSt11align_val_tRKSt9nothrow_t");

@@ -3,6 +3,7 @@
 #ifndef MPROF_REAL_H
 #define MPROF_REAL_H
 
+#include <pthread.h>
 #include <stddef.h>
 
 struct real_functions {
@@ -20,6 +21,7 @@ struct real_functions {
     int (*execvpe)(const char *, char *const[], char *const[]);
     int (*fexecve)(int, char *const[], char *const[]);
     int (*dlclose)(void *);
+    int (*pthread_create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
     /* libstdc++'s, NULL in a program without it. */
     void *(*new_nothrow)(size_t, const void *);
     void *(*new_array_nothrow)(size_t, const void *);

@@ -26,6 +26,11 @@ struct monitor_globals {
     char *command_line; /* arguments separated by NUL, from /proc/self/cmdline */
     uint32_t command_line_size;
 
+    /* Set before the program's second thread is created (cleared in a fork
+     * child).  Until then a free may reach the allocator before the map:
+     * no other thread can be handed the address in between. */
+    atomic_bool threads_started;
+
     /* Updated atomically by every thread. */
     atomic_uint_least64_t live_objects;
     atomic_uint_least64_t live_bytes;

@@ -65,6 +65,13 @@ MONITOR_TEXT_INLINE static inline void release(void *block, enum mprof_summary_f
             real.free(block);
         return;
     }
+    if (likely(block) && !atomic_load_explicit(&monitor.threads_started, memory_order_relaxed)) {
+        /* Alone, the block's slot loads while the allocator frees it. */
+        ptrmap_prefetch((uintptr_t)block);
+        real.free(block);
+        monitor_free(block, field);
+        return;
+    }
     /* Recorded first, so that no other thread can be given the address
      * while the map still holds it. */
     monitor_free(block, field);
