@@ -54,10 +54,10 @@ static inline frame_rule rule_by_address(struct walk_memory *memory, const struc
 }
 
 /* The same walk libunwind's unw_backtrace makes, with the rule of every
- * return address cached after its first use: a step is a hash probe and
- * two loads.  The stack must grow towards the callers; a rule that says
- * otherwise means the rules are not to be trusted here, and libunwind
- * walks instead. */
+ * return address cached after its first use: a step is a look into the
+ * thread's memory of its last walks and two loads.  The stack must grow
+ * towards the callers; a rule that says otherwise means the rules are not
+ * to be trusted here, and libunwind walks instead. */
 MONITOR_TEXT static unsigned walk_with_rules(uintptr_t *chain, unsigned max,
                                              struct walk_memory *memory, bool *truncated)
 {
