@@ -145,6 +145,11 @@ static void thread_exit(void *state)
 
 struct thread_state *monitor_claim_state(void)
 {
+    /* The first claim is the first allocating thread's; any later one means
+     * another thread, in case it was started without pthread_create. */
+    static atomic_bool claimed_before; /* atomic: any thread */
+    if (atomic_exchange(&claimed_before, true))
+        atomic_store(&monitor.threads_started, true);
     struct thread_state *state = thread_state_claim(monitor.options.stack_depth);
     monitor_tls.state = state;
     if (state && thread_exit_key_made)
