@@ -168,7 +168,8 @@ MONITOR_TEXT void monitor_alloc(void *block, size_t size, enum mprof_summary_fie
         max_depth = monitor.options.leak_depth;
     bool truncated;
     uintptr_t *chain = state->scratch;
-    unsigned depth = unwind_chain(chain, max_depth, monitor.options.cached_rules ? &state->walk : NULL, &truncated);
+    struct walk_memory *walk = monitor.options.cached_rules ? &state->walk : NULL;
+    unsigned depth = unwind_chain(chain, max_depth, walk, &truncated);
 
     uintptr_t leak[64];
     unsigned leak_depth = monitor.options.leak_depth;

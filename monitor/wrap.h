@@ -66,8 +66,11 @@ MONITOR_TEXT_INLINE static inline void release(void *block, enum mprof_summary_f
         return;
     }
     if (likely(block) && !atomic_load_explicit(&monitor.threads_started, memory_order_relaxed)) {
-        /* Alone, the block's slot loads while the allocator frees it. */
+        /* Alone, the block's slot loads while the allocator frees it.  A
+         * signal handler's allocation in between must not be recorded:
+         * it could be given this very address. */
         ptrmap_prefetch((uintptr_t)block);
+        monitor_tls.busy = 1;
         real.free(block);
         monitor_free(block, field);
         return;
