@@ -90,6 +90,7 @@ def bench_workloads(directory: Path, quick: bool) -> list[Workload]:
 @dataclass
 class Measurement:
     seconds: float
+    cpu_seconds: float  # user + system of the process and the children it waited for
     peak_rss_kb: int
     file_bytes: int = 0
     max_live_objects: int = 0
@@ -107,7 +108,7 @@ def run_once(tool: Tool, workload: Workload, output: Path) -> Measurement:
         stdin.close()
     if os.waitstatus_to_exitcode(status) != 0:
         raise RuntimeError(f"{workload.name} under {tool.name} failed: {command}")
-    measurement = Measurement(seconds, usage.ru_maxrss)
+    measurement = Measurement(seconds, usage.ru_utime + usage.ru_stime, usage.ru_maxrss)
     written = sorted(output.parent.glob(output.name + "*"))
     if written:
         measurement.file_bytes = written[0].stat().st_size
@@ -128,6 +129,7 @@ class Row:
     tool: str
     median_seconds: float
     slowdown: float  # median over rounds of this round's time / the baseline's
+    cpu_slowdown: float  # the same for CPU time, which other programs on the machine disturb less
     file_bytes: int
     peak_rss_kb: int
     bytes_per_live_object: float | None
@@ -149,13 +151,14 @@ def measure(workload: Workload, chosen: list[Tool], rounds: int, directory: Path
     for tool in chosen:
         runs = results[tool.name]
         ratios = [run.seconds / base.seconds for run, base in zip(runs, baseline)]
+        cpu_ratios = [run.cpu_seconds / base.cpu_seconds for run, base in zip(runs, baseline)]
         per_object = None
         live = max(run.max_live_objects for run in runs)
         if live >= PER_OBJECT_MIN_LIVE:
             extra_kb = statistics.median(r.peak_rss_kb for r in runs) - statistics.median(b.peak_rss_kb for b in baseline)
             per_object = extra_kb * 1024 / live
         rows.append(Row(workload.name, tool.name, statistics.median(r.seconds for r in runs),
-                        statistics.median(ratios), runs[-1].file_bytes,
+                        statistics.median(ratios), statistics.median(cpu_ratios), runs[-1].file_bytes,
                         int(statistics.median(r.peak_rss_kb for r in runs)), per_object))
     # Reduction: mprof's reducer against heaptrack_print on the last round's files, interleaved.
     mprof_file = next(iter(sorted(outputs["mprof"].parent.glob(outputs["mprof"].name + "*"))), None)
@@ -176,13 +179,15 @@ def measure(workload: Workload, chosen: list[Tool], rounds: int, directory: Path
 
 
 def table(rows: list[Row]) -> str:
-    lines = ["| workload | tool | median s | slowdown | data file | peak RSS | B/live object | reduce s |",
-             "|---|---|---:|---:|---:|---:|---:|---:|"]
+    lines = ["| workload | tool | median s | slowdown | CPU slowdown | data file | peak RSS | B/live object "
+             "| reduce s |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
         per_object = f"{r.bytes_per_live_object:.1f}" if r.bytes_per_live_object is not None else ""
         reduce = f"{r.reduce_seconds:.2f}" if r.reduce_seconds is not None else ""
         size = f"{r.file_bytes / 1024:,.1f} KB" if r.file_bytes else ""
-        lines.append(f"| {r.workload} | {r.tool} | {r.median_seconds:.2f} | {r.slowdown:.2f}x | {size} | "
+        lines.append(f"| {r.workload} | {r.tool} | {r.median_seconds:.2f} | {r.slowdown:.2f}x | "
+                     f"{r.cpu_slowdown:.2f}x | {size} | "
                      f"{r.peak_rss_kb / 1024:,.1f} MB | {per_object} | {reduce} |")
     return "\n".join(lines)
 
