@@ -229,7 +229,8 @@ static bool parse_cie(const uint8_t *entry, struct cie *cie)
     const char *augmentation = (const char *)in.at;
     size_t augmentation_length = strnlen(augmentation, (size_t)(in.end - in.at));
     in.at += augmentation_length + 1;
-    if (strstr(augmentation, "eh"))
+    /* GCC's old "eh" augmentation: a pointer follows, and comes first. */
+    if (augmentation_length >= 2 && augmentation[0] == 'e' && augmentation[1] == 'h')
         in.at += sizeof(uintptr_t);
     cie->code_alignment = read_uleb(&in);
     cie->data_alignment = read_sleb(&in);
@@ -242,7 +243,8 @@ static bool parse_cie(const uint8_t *entry, struct cie *cie)
     if (cie->has_augmentation_data) {
         uint64_t data_length = read_uleb(&in);
         const uint8_t *instructions = in.at + data_length;
-        for (const char *letter = augmentation + 1; *letter && !in.failed; letter++) {
+        for (const char *letter = augmentation + 1;
+             letter < augmentation + augmentation_length && !in.failed; letter++) {
             if (*letter == 'R')
                 cie->fde_encoding = read_u8(&in);
             else if (*letter == 'P')
