@@ -10,7 +10,7 @@
  *   header:  magic[8] | u16 version | u16 header_size | u32 flags |
  *            u32 stack_depth | u32 leak_depth | u32 pid | u32 ppid |
  *            u64 start_unix_ns | u64 elapsed_ns | u32 section_count |
- *            u32 reserved | u64 reserved
+ *            u32 end_signal | u64 reserved
  *   section: u32 tag | u32 reserved | u64 payload_size | payload...
  */
 #ifndef MPROF_FORMAT_H
@@ -24,8 +24,9 @@
 
 /* header flags */
 #define MPROF_FLAG_CALL_GRAPH 0x1u /* pairs were recorded (not mprof- mode) */
-#define MPROF_FLAG_FINAL 0x2u      /* written at exit, not an on-demand snapshot */
+#define MPROF_FLAG_FINAL 0x2u      /* written as the process ended or exec'd */
 #define MPROF_FLAG_FORKED 0x4u     /* the process is a fork child of a profiled process */
+#define MPROF_FLAG_CHECKPOINT 0x8u /* rewritten while the process ran, in case it never ends cleanly */
 
 /* Section tags: four ASCII characters read as a little-endian u32. */
 #define MPROF_TAG(a, b, c, d) \

@@ -7,6 +7,7 @@
 
 #include <sched.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 
 typedef struct {
     atomic_int held;
@@ -26,6 +27,24 @@ static inline void spin_lock(spinlock_t *lock)
                 __builtin_ia32_pause();
         }
     }
+}
+
+static inline bool spin_trylock(spinlock_t *lock)
+{
+    return !atomic_exchange_explicit(&lock->held, 1, memory_order_acquire);
+}
+
+/* For a writer in a signal handler: the thread it interrupted may hold the
+ * lock and will never release it, so it gives up after some milliseconds
+ * of yielding instead of deadlocking. */
+static inline bool spin_lock_bounded(spinlock_t *lock)
+{
+    for (unsigned spins = 0; spins < 20000; spins++) {
+        if (spin_trylock(lock))
+            return true;
+        sched_yield();
+    }
+    return false;
 }
 
 static inline void spin_unlock(spinlock_t *lock)

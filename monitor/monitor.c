@@ -3,8 +3,11 @@
 #include "mprof.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,11 +16,13 @@
 #include <unistd.h>
 
 #include "arena.h"
+#include "checkpoint.h"
 #include "log.h"
 #include "modules.h"
 #include "real.h"
 #include "records.h"
 #include "rules.h"
+#include "signals.h"
 #include "snapshot.h"
 #include "state.h"
 
@@ -28,8 +33,12 @@ struct monitor_globals monitor;
 /* Made once by the constructor; read-only afterwards. */
 static pthread_key_t thread_exit_key;
 static bool thread_exit_key_made;
-/* The dump signal's pipe: the handler writes, the dump thread reads. */
-static int dump_pipe[2] = {-1, -1};
+/* The dump signal's handler posts it, the dump thread waits on it: no
+ * descriptor that the program could close and reuse. */
+static sem_t dump_requests;
+/* Set as this process's final write starts, and as it ends (both reset in
+ * a fork child). */
+static atomic_bool finished, finish_done;
 
 static uint64_t clock_ns(clockid_t clock)
 {
@@ -106,7 +115,10 @@ static void fork_child(void)
     atomic_store(&monitor.untracked_allocs, 0);
     atomic_store(&monitor.early_allocs, 0);
     atomic_store(&monitor.early_frees, 0);
+    atomic_store(&finished, false);
+    atomic_store(&finish_done, false);
     snapshot_forget_output();
+    checkpoint_start(&monitor.options, monitor.start_monotonic_ns);
     if (!monitor.options.follow_children)
         atomic_store(&monitor_status, MONITOR_OFF);
     monitor_tls.busy--;
@@ -117,6 +129,7 @@ void monitor_init(void)
     int expected = MONITOR_UNINITIALISED;
     if (!atomic_compare_exchange_strong(&monitor_status, &expected, MONITOR_STARTING))
         return;
+    int saved_errno = errno; /* dlsym's and /proc's failures are not the program's */
     monitor_tls.busy++;
     int status = MONITOR_ACTIVE;
     if (!real_functions_resolve() || getauxval(AT_SECURE))
@@ -127,9 +140,11 @@ void monitor_init(void)
         monitor.pid = getpid();
         start_clocks();
         read_command_line();
+        checkpoint_start(&monitor.options, monitor.start_monotonic_ns);
         pthread_atfork(fork_prepare, fork_parent, fork_child);
     }
     monitor_tls.busy--;
+    errno = saved_errno;
     atomic_store_explicit(&monitor_status, status, memory_order_release);
 }
 
@@ -157,48 +172,75 @@ struct thread_state *monitor_claim_state(void)
     return state;
 }
 
-void monitor_write(bool final, bool if_active)
+static bool write_file(const struct snapshot_request *request)
 {
+    int saved_errno = errno;
     monitor_tls.busy++;
-    snapshot_write(final, if_active);
+    bool written = snapshot_write(request);
     monitor_tls.busy--;
+    errno = saved_errno;
+    return written;
+}
+
+void monitor_finish(int end_signal)
+{
+    /* A vfork child shares the parent's memory and must not touch it. */
+    if (getpid() != monitor.pid)
+        return;
+    if (atomic_load(&monitor_status) != MONITOR_ACTIVE && !atomic_load(&finished))
+        return;
+    if (atomic_exchange(&finished, true)) {
+        /* Another thread is writing it: a second fatal signal must not end
+         * the process half-way.  Bounded, in case that thread is this one. */
+        for (unsigned i = 0; i < 20000 && !atomic_load(&finish_done); i++)
+            sched_yield();
+        return;
+    }
+    write_file(&(struct snapshot_request){.kind = SNAPSHOT_FINAL, .end_signal = end_signal});
+    /* Frees after this point would describe a file already written. */
+    atomic_store(&monitor_status, MONITOR_OFF);
+    atomic_store(&finish_done, true);
+}
+
+void monitor_write_checkpoint(void)
+{
+    if (atomic_load(&monitor_status) == MONITOR_ACTIVE && !atomic_load(&finished))
+        write_file(&(struct snapshot_request){.kind = SNAPSHOT_CHECKPOINT});
 }
 
 static void write_at_exit(void)
 {
-    if (atomic_load(&monitor_status) != MONITOR_ACTIVE || getpid() != monitor.pid)
-        return;
-    monitor_write(true, false);
-    /* Frees after this point would describe a file already written. */
-    atomic_store(&monitor_status, MONITOR_OFF);
+    monitor_finish(0);
+}
+
+static void write_on_demand(void)
+{
+    if (atomic_load(&monitor_status) == MONITOR_ACTIVE && getpid() == monitor.pid)
+        write_file(&(struct snapshot_request){.kind = SNAPSHOT_ON_DEMAND});
 }
 
 static void request_dump(int signal_number)
 {
     (void)signal_number;
-    char byte = 1;
-    ssize_t ignored = write(dump_pipe[1], &byte, 1);
-    (void)ignored;
+    int saved_errno = errno;
+    sem_post(&dump_requests);
+    errno = saved_errno;
 }
 
 static void *dump_thread(void *unused)
 {
     (void)unused;
-    char byte;
     for (;;) {
-        ssize_t got = read(dump_pipe[0], &byte, 1);
-        if (got == 1 && atomic_load(&monitor_status) == MONITOR_ACTIVE && getpid() == monitor.pid)
-            monitor_write(false, false);
-        else if (got == 0)
-            return NULL;
+        if (sem_wait(&dump_requests) == 0)
+            write_on_demand();
     }
+    return NULL;
 }
 
 static void start_dump_thread(int signal_number)
 {
-    if (pipe2(dump_pipe, O_CLOEXEC) != 0)
+    if (sem_init(&dump_requests, 0, 0) != 0)
         return;
-    fcntl(dump_pipe[1], F_SETFL, O_NONBLOCK);
     pthread_t thread;
     pthread_attr_t attributes;
     pthread_attr_init(&attributes);
@@ -214,7 +256,7 @@ static void start_dump_thread(int signal_number)
         return;
     struct sigaction action = {.sa_handler = request_dump, .sa_flags = SA_RESTART};
     sigemptyset(&action.sa_mask);
-    sigaction(signal_number, &action, NULL);
+    signals_install_own(signal_number, &action);
 }
 
 /* Removes the monitor from LD_PRELOAD in place, so that exec'd programs run
@@ -247,6 +289,7 @@ static void stop_following(void)
 
 __attribute__((constructor)) static void monitor_constructor(void)
 {
+    int saved_errno = errno;
     monitor_init();
     if (atomic_load(&monitor_status) != MONITOR_ACTIVE)
         return;
@@ -271,9 +314,12 @@ __attribute__((constructor)) static void monitor_constructor(void)
     if (monitor_tls.state && thread_exit_key_made)
         pthread_setspecific(thread_exit_key, monitor_tls.state);
     atexit(write_at_exit);
+    at_quick_exit(write_at_exit);
+    signals_watch(monitor.options.dump_signal);
     if (monitor.options.dump_signal)
         start_dump_thread(monitor.options.dump_signal);
     monitor_tls.busy--;
+    errno = saved_errno;
 }
 
 void monitor_before_exec(void)
@@ -282,7 +328,7 @@ void monitor_before_exec(void)
         monitor_init();
     /* A vfork child shares the parent's memory and must not touch it. */
     if (atomic_load(&monitor_status) == MONITOR_ACTIVE && getpid() == monitor.pid)
-        monitor_write(true, true);
+        write_file(&(struct snapshot_request){.kind = SNAPSHOT_FINAL, .if_active = true});
 }
 
 char *const *monitor_exec_environment(char *const *envp)
@@ -329,6 +375,5 @@ void monitor_after_dlclose(void)
 
 EXPORT void mprof_dump(void)
 {
-    if (atomic_load(&monitor_status) == MONITOR_ACTIVE)
-        monitor_write(false, false);
+    write_on_demand();
 }

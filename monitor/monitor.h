@@ -25,12 +25,21 @@ enum monitor_status {
 /* Written by the first thread into monitor_init, read by every call. */
 extern _Atomic int monitor_status;
 
+#define DEFERRED_FREES_MAX 32
+
 /* Per-thread: the state, and the guard that sends the monitor's own
  * allocations (libunwind's, dlsym's) and those of signal handlers that
  * interrupt it straight to the real allocator. */
 struct monitor_tls {
     struct thread_state *state;
     int busy;
+    unsigned allocs_since_clock; /* see checkpoint_tick */
+    /* Blocks a signal handler freed while it interrupted the monitor: the
+     * map cannot be touched then, so they stay allocated until the monitor
+     * returns (monitor_apply_deferred).  Pushed by handlers, popped with
+     * compare-and-swap by the interrupted code. */
+    _Atomic unsigned deferred_count;
+    uintptr_t deferred[DEFERRED_FREES_MAX];
 };
 extern __thread struct monitor_tls monitor_tls __attribute__((tls_model("initial-exec")));
 
@@ -42,6 +51,10 @@ void monitor_init(void);
 void monitor_alloc(void *block, size_t size, enum mprof_summary_field field);
 /* For free and delete, before the real free. */
 void monitor_free(void *block, enum mprof_summary_field field);
+/* For free and delete while the monitor is busy on this thread (a signal
+ * handler interrupted it): the free is applied, and the block released,
+ * when the monitor returns.  False when too many are waiting. */
+bool monitor_defer_free(void *block, enum mprof_summary_field field);
 /* Counts a call that allocated nothing (a failure, or realloc to 0). */
 void monitor_count(enum mprof_summary_field field, enum mprof_summary_field second);
 /* For realloc: take the old block out before the real realloc, so that no
@@ -51,8 +64,13 @@ bool monitor_take(void *block, struct block_info *info);
 void monitor_released(bool known, const struct block_info *info);
 void monitor_count_untracked(void);
 
-/* Writes the data file now (see snapshot_write). */
-void monitor_write(bool final, bool if_active);
+/* The process is ending (exit, _exit, quick_exit, or end_signal, from its
+ * handler): writes its final file, once; afterwards the monitor forwards
+ * every call without recording. */
+void monitor_finish(int end_signal);
+/* A checkpoint of the process's file, unless another write is under way;
+ * called with the busy guard set. */
+void monitor_write_checkpoint(void);
 
 /* Lifecycle hooks for preload.c's wrappers of exec and dlclose. */
 void monitor_before_exec(void);

@@ -25,6 +25,33 @@ static bool parse_unsigned(const char *text, unsigned min, unsigned max, unsigne
     return true;
 }
 
+/* A decimal such as "1.25" or "10", in thousandths; "0" and "off" are 0.
+ * No strtod: it depends on the locale. */
+static bool parse_thousandths(const char *text, unsigned max, unsigned *value)
+{
+    if (!strcasecmp(text, "off")) {
+        *value = 0;
+        return true;
+    }
+    unsigned long long whole = 0, fraction = 0, scale = 1000;
+    const char *c = text;
+    if (!(*c >= '0' && *c <= '9'))
+        return false;
+    for (; *c >= '0' && *c <= '9'; c++)
+        if ((whole = whole * 10 + (unsigned)(*c - '0')) > max)
+            return false;
+    if (*c == '.') {
+        for (c++; *c >= '0' && *c <= '9'; c++) {
+            scale /= 10;
+            fraction += (unsigned)(*c - '0') * scale;
+        }
+    }
+    if (*c || whole * 1000 + fraction > (unsigned long long)max * 1000)
+        return false;
+    *value = (unsigned)(whole * 1000 + fraction);
+    return true;
+}
+
 static bool parse_bool(const char *text, bool *value)
 {
     static const char *const yes[] = {"1", "yes", "true", "on"};
@@ -79,6 +106,8 @@ void options_read(struct options *options)
         .call_graph = true,
         .follow_children = true,
         .cached_rules = true,
+        .checkpoint_growth_permille = 1250,
+        .checkpoint_interval_ms = 10000,
     };
     const char *value;
     if ((value = getenv("MPROF_OUTPUT")) && *value) {
@@ -104,6 +133,17 @@ void options_read(struct options *options)
     if ((value = getenv("MPROF_DUMP_SIGNAL")) && *value &&
         !parse_signal(value, &options->dump_signal))
         warn_ignored("MPROF_DUMP_SIGNAL", value);
+    unsigned growth;
+    if ((value = getenv("MPROF_CHECKPOINT_GROWTH")) && *value) {
+        /* Below 1.01 a checkpoint would follow nearly every allocation. */
+        if (parse_thousandths(value, 1000000, &growth) && (growth == 0 || growth >= 1010))
+            options->checkpoint_growth_permille = growth;
+        else
+            warn_ignored("MPROF_CHECKPOINT_GROWTH", value);
+    }
+    if ((value = getenv("MPROF_CHECKPOINT_INTERVAL")) && *value &&
+        !parse_thousandths(value, 4000000, &options->checkpoint_interval_ms))
+        warn_ignored("MPROF_CHECKPOINT_INTERVAL", value);
     if ((value = getenv("MPROF_UNWINDER")) && *value) {
         if (!strcmp(value, "rules") || !strcmp(value, "libunwind"))
             options->cached_rules = !strcmp(value, "rules");

@@ -16,6 +16,11 @@ struct options {
     bool quiet;                  /* MPROF_QUIET: no "wrote FILE" line */
     int dump_signal;             /* MPROF_DUMP_SIGNAL: 0, or the signal that writes a snapshot */
     bool cached_rules;           /* MPROF_UNWINDER=rules (default) or libunwind */
+    /* MPROF_CHECKPOINT_GROWTH, in thousandths: rewrite the file when live
+     * bytes reach this much of the last checkpoint's; 0 turns it off. */
+    unsigned checkpoint_growth_permille;
+    /* MPROF_CHECKPOINT_INTERVAL, in milliseconds; 0 turns it off. */
+    unsigned checkpoint_interval_ms;
 };
 
 /* Fills options from the environment, warning once on stderr about each

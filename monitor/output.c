@@ -1,3 +1,5 @@
+/* Naming a data file, and creating and renaming it so that a reader never
+ * sees half of one and nothing is overwritten that should not be. */
 #include "output.h"
 
 #include <errno.h>
@@ -20,8 +22,9 @@ static size_t append(char *to, size_t used, size_t capacity, const char *text)
 
 /* %p is the pid and %% a percent sign; without %p, every process but the
  * root gets .PID appended.  No pattern means mprof.out.PID. */
-static void choose_name(struct output *output, const char *pattern, pid_t pid, bool is_root)
+void output_name(struct output *output, const char *pattern, pid_t pid, bool is_root)
 {
+    output->chosen = true;
     char pid_text[24];
     format_u64(pid_text, (unsigned long long)pid);
     size_t capacity = sizeof output->path, used = 0;
@@ -52,10 +55,26 @@ static void choose_name(struct output *output, const char *pattern, pid_t pid, b
     output->replace = is_root && !has_pid;
 }
 
+void output_append(struct output *output, const char *text)
+{
+    append(output->path, strlen(output->path), sizeof output->path, text);
+}
+
+/* A descriptor the program closed its 0, 1 or 2 and may reopen at any time:
+ * the file must not take their place, even briefly. */
+static int above_standard(int fd)
+{
+    if (fd > STDERR_FILENO)
+        return fd;
+    int moved = fcntl(fd, F_DUPFD_CLOEXEC, STDERR_FILENO + 1);
+    close(fd);
+    return moved;
+}
+
 int output_open(struct output *output, const char *pattern, pid_t pid, bool is_root)
 {
-    if (!output->named)
-        choose_name(output, pattern, pid, is_root);
+    if (!output->chosen)
+        output_name(output, pattern, pid, is_root);
     char pid_text[24];
     format_u64(pid_text, (unsigned long long)pid);
     for (unsigned attempt = 0; attempt < 100; attempt++) {
@@ -66,8 +85,13 @@ int output_open(struct output *output, const char *pattern, pid_t pid, bool is_r
         used = append(output->temporary, used, sizeof output->temporary, ".");
         append(output->temporary, used, sizeof output->temporary, format_u64(attempt_text, attempt));
         int fd = open(output->temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-        if (fd >= 0)
-            return fd;
+        if (fd >= 0) {
+            if ((fd = above_standard(fd)) >= 0)
+                return fd;
+            int error = errno;
+            unlink(output->temporary);
+            errno = error;
+        }
         if (errno != EEXIST) {
             log_line("cannot create ", output->temporary, ": ", strerrordesc_np(errno), NULL);
             return -1;

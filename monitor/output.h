@@ -10,12 +10,19 @@
 struct output {
     char path[MPROF_PATH_MAX + 64]; /* the name, once chosen */
     char temporary[MPROF_PATH_MAX + 96];
+    bool chosen;  /* path holds the name to write */
     bool named;   /* path was used by an earlier write of this process */
     bool replace; /* the root's FILE may replace an older file of that name */
 };
 
+/* Chooses the name from the pattern (MPROF_OUTPUT), as output_open would. */
+void output_name(struct output *output, const char *pattern, pid_t pid, bool is_root);
+/* Adds text to a chosen name. */
+void output_append(struct output *output, const char *text);
+
 /* Creates the temporary file (0600, O_EXCL, so never through a symbolic
- * link) and returns its descriptor, or -1 after logging why. */
+ * link) and returns its descriptor, never 0, 1 or 2, or -1 after logging
+ * why. */
 int output_open(struct output *output, const char *pattern, pid_t pid, bool is_root);
 /* Renames the temporary file into place, or removes it when ok is false.
  * The first rename of a process never replaces an existing file unless it

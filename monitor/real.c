@@ -63,6 +63,7 @@ int real_functions_resolve(void)
     RESOLVE(execve, "execve");
     RESOLVE(execvpe, "execvpe");
     RESOLVE(fexecve, "fexecve");
+    RESOLVE(exit_now, "_exit");
     RESOLVE(dlclose, "dlclose");
     RESOLVE(pthread_create, "pthread_create");
     RESOLVE(new_nothrow, "_ZnwmRKSt9nothrow_t");

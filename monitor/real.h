@@ -20,6 +20,7 @@ struct real_functions {
     int (*execve)(const char *, char *const[], char *const[]);
     int (*execvpe)(const char *, char *const[], char *const[]);
     int (*fexecve)(int, char *const[], char *const[]);
+    void (*exit_now)(int) __attribute__((noreturn)); /* _exit */
     int (*dlclose)(void *);
     int (*pthread_create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
     /* libstdc++'s, NULL in a program without it. */

@@ -3,7 +3,9 @@
 #include <string.h>
 
 #include "arena.h"
+#include "checkpoint.h"
 #include "monitor.h"
+#include "real.h"
 #include "records.h"
 #include "unwind.h"
 #include "state.h"
@@ -27,18 +29,31 @@ static inline void raise_max(atomic_uint_least64_t *max, uint64_t value)
         ;
 }
 
-static inline void live_add(uint64_t bytes)
+/* Returns the live bytes with this block. */
+static inline uint64_t live_add(uint64_t bytes)
 {
     uint64_t objects = atomic_fetch_add_explicit(&monitor.live_objects, 1, memory_order_relaxed) + 1;
     uint64_t live = atomic_fetch_add_explicit(&monitor.live_bytes, bytes, memory_order_relaxed) + bytes;
     raise_max(&monitor.max_live_objects, objects);
     raise_max(&monitor.max_live_bytes, live);
+    return live;
 }
 
 static inline void live_sub(uint64_t bytes)
 {
     atomic_fetch_sub_explicit(&monitor.live_objects, 1, memory_order_relaxed);
     atomic_fetch_sub_explicit(&monitor.live_bytes, bytes, memory_order_relaxed);
+}
+
+static void apply_deferred(struct monitor_tls *tls);
+
+/* Every recording function ends here: the frees that signal handlers
+ * deferred meanwhile are applied while the guard is still up. */
+static inline void leave(struct monitor_tls *tls)
+{
+    if (unlikely(atomic_load_explicit(&tls->deferred_count, memory_order_acquire)))
+        apply_deferred(tls);
+    tls->busy = 0;
 }
 
 static inline struct thread_state *current_state(void)
@@ -159,7 +174,7 @@ MONITOR_TEXT void monitor_alloc(void *block, size_t size, enum mprof_summary_fie
     struct thread_state *state = current_state();
     if (unlikely(!state)) {
         monitor_count_untracked();
-        tls->busy = 0;
+        leave(tls);
         return;
     }
     ptrmap_prefetch((uintptr_t)block);
@@ -204,9 +219,13 @@ MONITOR_TEXT void monitor_alloc(void *block, size_t size, enum mprof_summary_fie
     } else {
         if (unlikely(replaced))
             monitor_count_untracked();
-        live_add(size);
+        uint64_t live = live_add(size);
+        if (unlikely(live >= atomic_load_explicit(&checkpoint_due_bytes, memory_order_relaxed)))
+            checkpoint_after_peak(live);
     }
-    tls->busy = 0;
+    if (unlikely((++tls->allocs_since_clock & (CHECKPOINT_CLOCK_EVERY - 1)) == 0))
+        checkpoint_tick();
+    leave(tls);
 }
 
 /* The site_counts of record for a thread that never allocated from it. */
@@ -238,17 +257,16 @@ MONITOR_TEXT static void account_free(struct thread_state *state, const struct b
     state->counters[MPROF_SUM_BYTES_FREED] += info->size;
 }
 
-MONITOR_TEXT void monitor_free(void *block, enum mprof_summary_field field)
+/* Takes a block out of the map and counts its free; the guard is up. */
+MONITOR_TEXT static void record_free(void *block, enum mprof_summary_field field, bool count_unknown)
 {
-    struct monitor_tls *tls = &monitor_tls;
-    tls->busy = 1;
     struct thread_state *state = current_state();
-    if (unlikely(!state)) {
-        tls->busy = 0;
+    if (unlikely(!state))
         return;
-    }
     struct block_info info;
     bool known = block && ptrmap_remove((uintptr_t)block, &info);
+    if (!known && block && !count_unknown)
+        return;
     spin_lock(&state->lock);
     state->counters[field]++;
     if (!block)
@@ -260,14 +278,58 @@ MONITOR_TEXT void monitor_free(void *block, enum mprof_summary_field field)
     spin_unlock(&state->lock);
     if (known && info.record >= records_first_own_id())
         live_sub(info.size);
-    tls->busy = 0;
+}
+
+MONITOR_TEXT void monitor_free(void *block, enum mprof_summary_field field)
+{
+    struct monitor_tls *tls = &monitor_tls;
+    tls->busy = 1;
+    record_free(block, field, true);
+    leave(tls);
+}
+
+/* The low bit of a deferred block says it came from delete: blocks are at
+ * least 2-aligned. */
+MONITOR_TEXT bool monitor_defer_free(void *block, enum mprof_summary_field field)
+{
+    struct monitor_tls *tls = &monitor_tls;
+    unsigned count = atomic_load_explicit(&tls->deferred_count, memory_order_relaxed);
+    do {
+        if (count == DEFERRED_FREES_MAX)
+            return false;
+    /* The slot is claimed before it is written, so that a handler of
+     * another signal nested in this one claims the next. */
+    } while (!atomic_compare_exchange_weak_explicit(&tls->deferred_count, &count, count + 1,
+                                                    memory_order_acq_rel, memory_order_relaxed));
+    tls->deferred[count] = (uintptr_t)block | (field == MPROF_SUM_DELETE_CALLS);
+    atomic_signal_fence(memory_order_release);
+    return true;
+}
+
+/* Called with the guard up, so no handler's allocation can reach the map
+ * meanwhile.  A block missing from the map was the monitor's own (its
+ * libraries free with the guard up too), not the program's: not counted. */
+MONITOR_TEXT static void apply_deferred(struct monitor_tls *tls)
+{
+    unsigned count = atomic_load_explicit(&tls->deferred_count, memory_order_acquire);
+    while (count) {
+        uintptr_t entry = tls->deferred[count - 1];
+        if (!atomic_compare_exchange_weak_explicit(&tls->deferred_count, &count, count - 1,
+                                                   memory_order_acq_rel, memory_order_acquire))
+            continue;
+        void *block = (void *)(entry & ~(uintptr_t)1);
+        record_free(block, entry & 1 ? MPROF_SUM_DELETE_CALLS : MPROF_SUM_FREE_CALLS, false);
+        real.free(block);
+        count = atomic_load_explicit(&tls->deferred_count, memory_order_acquire);
+    }
 }
 
 MONITOR_TEXT bool monitor_take(void *block, struct block_info *info)
 {
-    monitor_tls.busy = 1;
+    struct monitor_tls *tls = &monitor_tls;
+    tls->busy = 1;
     bool known = ptrmap_remove((uintptr_t)block, info);
-    monitor_tls.busy = 0;
+    leave(tls);
     return known;
 }
 
@@ -286,7 +348,7 @@ MONITOR_TEXT void monitor_released(bool known, const struct block_info *info)
     }
     if (known && info->record >= records_first_own_id())
         live_sub(info->size);
-    tls->busy = 0;
+    leave(tls);
 }
 
 MONITOR_TEXT void monitor_count(enum mprof_summary_field field, enum mprof_summary_field second)
@@ -301,7 +363,7 @@ MONITOR_TEXT void monitor_count(enum mprof_summary_field field, enum mprof_summa
             state->counters[second]++;
         spin_unlock(&state->lock);
     }
-    tls->busy = 0;
+    leave(tls);
 }
 
 void monitor_count_untracked(void)

@@ -1,3 +1,5 @@
+/* Writes a data file (mprof(5)) from every thread's aggregates, without
+ * calling the allocator: final, checkpoint and on-demand writes. */
 #include "snapshot.h"
 
 #include <string.h>
@@ -16,7 +18,9 @@
 
 /* Guards everything below: one write at a time (exit, exec, dump signal). */
 static spinlock_t write_lock = SPINLOCK_INIT;
-static struct output output;
+static struct output output;          /* the process's own file */
+static struct output snapshot_output; /* the on-demand snapshot being written */
+static unsigned snapshots_written;
 static struct writer writer;
 
 /* Scratch memory for one write, released at its end. */
@@ -283,10 +287,8 @@ static void section_header(uint32_t tag, uint64_t payload_size)
     writer_u64(&writer, payload_size);
 }
 
-static void emit_header(bool final, uint32_t section_count)
+static void emit_header(uint32_t flags, uint32_t end_signal, uint32_t section_count)
 {
-    uint32_t flags = (monitor.options.call_graph ? MPROF_FLAG_CALL_GRAPH : 0) |
-                     (final ? MPROF_FLAG_FINAL : 0) | (monitor.forked ? MPROF_FLAG_FORKED : 0);
     writer_bytes(&writer, MPROF_MAGIC, MPROF_MAGIC_SIZE);
     writer_u16(&writer, MPROF_FORMAT_VERSION);
     writer_u16(&writer, MPROF_HEADER_SIZE);
@@ -301,7 +303,7 @@ static void emit_header(bool final, uint32_t section_count)
     writer_u64(&writer, (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec -
                             monitor.start_monotonic_ns);
     writer_u32(&writer, section_count);
-    writer_u32(&writer, 0);
+    writer_u32(&writer, end_signal);
     writer_u64(&writer, 0);
 }
 
@@ -476,18 +478,65 @@ static void emit_pairs(const struct gathered *all)
     pair_entries(all, true);
 }
 
-void snapshot_write(bool final, bool if_active)
+static void emit_file(const struct gathered *all, const struct snapshot_request *request)
 {
+    uint32_t flags = (monitor.options.call_graph ? MPROF_FLAG_CALL_GRAPH : 0) |
+                     (request->kind == SNAPSHOT_FINAL ? MPROF_FLAG_FINAL : 0) |
+                     (request->kind == SNAPSHOT_CHECKPOINT ? MPROF_FLAG_CHECKPOINT : 0) |
+                     (monitor.forked ? MPROF_FLAG_FORKED : 0);
+    emit_header(flags, (uint32_t)request->end_signal, 9);
+    emit_program();
+    emit_modules();
+    emit_summary(all);
+    emit_bins(all);
+    emit_addresses(all);
+    emit_sites(all);
+    emit_leaks(all);
+    emit_pairs(all);
+    uint32_t crc = writer_crc(&writer);
+    section_header(MPROF_TAG_END, 8);
+    writer_u32(&writer, crc);
+    writer_u32(&writer, 0);
+}
+
+/* Where this write goes: the process's file, or a new snapshot file named
+ * after it. */
+static struct output *destination(const struct snapshot_request *request)
+{
+    if (request->kind != SNAPSHOT_ON_DEMAND)
+        return &output;
+    memset(&snapshot_output, 0, sizeof snapshot_output);
+    output_name(&snapshot_output, monitor.options.output, monitor.pid, monitor.is_root);
+    char number[24];
+    output_append(&snapshot_output, ".snap");
+    output_append(&snapshot_output, format_u64(number, ++snapshots_written));
+    return &snapshot_output;
+}
+
+static bool take_write_lock(const struct snapshot_request *request)
+{
+    if (request->kind == SNAPSHOT_CHECKPOINT)
+        return spin_trylock(&write_lock);
+    if (request->end_signal)
+        return spin_lock_bounded(&write_lock);
     spin_lock(&write_lock);
+    return true;
+}
+
+bool snapshot_write(const struct snapshot_request *request)
+{
+    if (!take_write_lock(request))
+        return false;
+    bool written = false;
     struct gathered *all = scratch_alloc(sizeof(*all));
     if (!all) {
         spin_unlock(&write_lock);
         log_line("cannot write the data file: out of memory", NULL);
-        return;
+        return false;
     }
     memset(all, 0, sizeof(*all));
     all->first_id = records_first_own_id();
-    thread_states_each(gather_thread, all);
+    thread_states_each(gather_thread, all, request->end_signal != 0);
     gather_sites(all);
     if (!all->out_of_memory)
         gather_addresses(all);
@@ -495,31 +544,21 @@ void snapshot_write(bool final, bool if_active)
     const uint64_t *counted = all->counters;
     bool active = counted[MPROF_SUM_ALLOCS] || counted[MPROF_SUM_FREES] ||
                   counted[MPROF_SUM_UNKNOWN_FREES] || counted[MPROF_SUM_INHERITED_FREES];
-    if (if_active && !active)
+    if (request->if_active && !active)
         goto release;
+    struct output *target = destination(request);
     int fd = all->out_of_memory ? -1
-                                : output_open(&output, monitor.options.output, monitor.pid,
+                                : output_open(target, monitor.options.output, monitor.pid,
                                               monitor.is_root);
     if (fd >= 0) {
         writer_start(&writer, fd);
-        emit_header(final, 9);
-        emit_program();
-        emit_modules();
-        emit_summary(all);
-        emit_bins(all);
-        emit_addresses(all);
-        emit_sites(all);
-        emit_leaks(all);
-        emit_pairs(all);
-        uint32_t crc = writer_crc(&writer);
-        section_header(MPROF_TAG_END, 8);
-        writer_u32(&writer, crc);
-        writer_u32(&writer, 0);
+        emit_file(all, request);
         bool ok = writer_finish(&writer);
         if (!ok)
-            log_line("cannot write ", output.temporary, ": ", strerrordesc_np(writer.errno_value), NULL);
-        if (output_commit(&output, fd, ok) && !monitor.options.quiet)
-            log_line("wrote ", output.path, NULL);
+            log_line("cannot write ", target->temporary, ": ", strerrordesc_np(writer.errno_value), NULL);
+        written = output_commit(target, fd, ok);
+        if (written && !monitor.options.quiet)
+            log_line("wrote ", target->path, NULL);
     } else if (all->out_of_memory) {
         log_line("cannot write the data file: out of memory", NULL);
     }
@@ -530,10 +569,12 @@ release:
     region_unmap(all->addresses, all->address_capacity * sizeof(uint64_t));
     scratch_release();
     spin_unlock(&write_lock);
+    return written;
 }
 
 void snapshot_forget_output(void)
 {
     spin_reset(&write_lock);
     memset(&output, 0, sizeof output);
+    snapshots_written = 0;
 }

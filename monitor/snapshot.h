@@ -5,11 +5,32 @@
 
 #include <stdbool.h>
 
-/* Writes this process's data file; final when the process exits or execs.
- * if_active: only if the process allocated or freed anything (before an
- * exec, a fork child that only execs leaves no file).  Serialised:
- * concurrent calls write one after the other. */
-void snapshot_write(bool final, bool if_active);
+enum snapshot_kind {
+    /* The process is ending or about to exec: the process's file. */
+    SNAPSHOT_FINAL,
+    /* While it runs, in case it never ends cleanly: the process's file too,
+     * replaced by the next checkpoint and by the final write. */
+    SNAPSHOT_CHECKPOINT,
+    /* Asked for with the dump signal or mprof_dump(): a file of its own,
+     * the process's name with .snapN after it. */
+    SNAPSHOT_ON_DEMAND,
+};
+
+struct snapshot_request {
+    enum snapshot_kind kind;
+    /* Only if the process allocated or freed anything (before an exec, a
+     * fork child that only execs leaves no file). */
+    bool if_active;
+    /* A final write as this signal ends the process, from its handler:
+     * locks are taken with a bound, since the interrupted code may hold
+     * one.  0 otherwise. */
+    int end_signal;
+};
+
+/* Writes the file; false when nothing was written.  Serialised: concurrent
+ * calls write one after the other, except a checkpoint, which is skipped
+ * while another write is under way. */
+bool snapshot_write(const struct snapshot_request *request);
 /* In a fork child: the next write chooses the child's own name. */
 void snapshot_forget_output(void);
 

@@ -65,15 +65,25 @@ struct thread_state *thread_state_shared(unsigned stack_depth)
     return shared_state;
 }
 
-void thread_states_each(void (*visit)(struct thread_state *, void *), void *context)
+bool thread_states_each(void (*visit)(struct thread_state *, void *), void *context, bool bounded)
 {
-    spin_lock(&registry_lock);
+    if (!bounded)
+        spin_lock(&registry_lock);
+    else if (!spin_lock_bounded(&registry_lock))
+        return false;
+    bool all = true;
     for (struct thread_state *state = states; state; state = state->next) {
-        spin_lock(&state->lock);
+        if (!bounded)
+            spin_lock(&state->lock);
+        else if (!spin_lock_bounded(&state->lock)) {
+            all = false;
+            continue;
+        }
         visit(state, context);
         spin_unlock(&state->lock);
     }
     spin_unlock(&registry_lock);
+    return all;
 }
 
 void thread_states_fork_prepare(void)

@@ -87,8 +87,10 @@ struct thread_state *thread_state_claim(unsigned stack_depth);
  * counts stay and are added to the file like every other state's. */
 void thread_state_release(struct thread_state *state);
 
-/* Visits every state ever made, each under its lock. */
-void thread_states_each(void (*visit)(struct thread_state *, void *), void *context);
+/* Visits every state ever made, each under its lock.  bounded: from a
+ * signal handler, skipping any state whose lock stays held (the interrupted
+ * thread's own); false if one was skipped. */
+bool thread_states_each(void (*visit)(struct thread_state *, void *), void *context, bool bounded);
 
 /* The counters of a state that a thread returned early: exiting threads'
  * late frees land here.  Guarded by its own lock like any state. */

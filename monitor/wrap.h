@@ -61,6 +61,10 @@ MONITOR_TEXT_INLINE static inline void release(void *block, enum mprof_summary_f
         status = atomic_load(&monitor_status);
     }
     if (unlikely(status != MONITOR_ACTIVE || monitor_tls.busy)) {
+        /* Busy and active: a signal handler interrupted the monitor, which
+         * may be half-way through the map; the block waits for it. */
+        if (block && status == MONITOR_ACTIVE && monitor_defer_free(block, field))
+            return;
         if (block && real.free)
             real.free(block);
         return;

@@ -129,7 +129,7 @@ def _parse_header(data: memoryview) -> Header:
         start_unix_ns,
         elapsed_ns,
         section_count,
-        reserved32,
+        end_signal,
         reserved64,
     ) = fmt.HEADER.unpack_from(data)
     if header_size != fmt.HEADER_SIZE:
@@ -137,10 +137,16 @@ def _parse_header(data: memoryview) -> Header:
             f"corrupt: header size is {header_size}, format version {fmt.VERSION}"
             f" has {fmt.HEADER_SIZE}"
         )
-    if reserved32 or reserved64:
+    if reserved64:
         raise FormatProblem("corrupt: header reserved field is not zero")
     if flags & ~fmt.KNOWN_FLAGS:
         raise FormatProblem(f"corrupt: unknown header flags 0x{flags & ~fmt.KNOWN_FLAGS:x}")
+    if flags & fmt.FLAG_FINAL and flags & fmt.FLAG_CHECKPOINT:
+        raise FormatProblem("corrupt: header flags say both final and checkpoint")
+    if end_signal and not flags & fmt.FLAG_FINAL:
+        raise FormatProblem(f"corrupt: ending signal {end_signal} in a file that is not final")
+    if end_signal >= 128:
+        raise FormatProblem(f"corrupt: ending signal {end_signal} is not a signal number")
     if section_count != len(fmt.SECTION_ORDER):
         raise FormatProblem(
             f"corrupt: header says {section_count} sections, format version"
@@ -155,6 +161,7 @@ def _parse_header(data: memoryview) -> Header:
         ppid=ppid,
         start_unix_ns=start_unix_ns,
         elapsed_ns=elapsed_ns,
+        end_signal=end_signal,
     )
 
 

@@ -22,6 +22,7 @@ class Header:
     ppid: int
     start_unix_ns: int
     elapsed_ns: int
+    end_signal: int = 0  # the signal that ended the process, in a final file
 
     @property
     def call_graph(self) -> bool:
@@ -34,6 +35,10 @@ class Header:
     @property
     def forked(self) -> bool:
         return bool(self.flags & fmt.FLAG_FORKED)
+
+    @property
+    def checkpoint(self) -> bool:
+        return bool(self.flags & fmt.FLAG_CHECKPOINT)
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 -- The reduced profile.  One database holds one or more data files (runs) of
 -- a program, reduced together: figures are summed over the runs.
 -- PRAGMA user_version is the schema version; readers refuse a newer one.
-PRAGMA user_version = 1;
+PRAGMA user_version = 2;
 
 CREATE TABLE runs (
     id INTEGER PRIMARY KEY,
@@ -13,7 +13,9 @@ CREATE TABLE runs (
     start_unix_ns INTEGER NOT NULL,
     elapsed_ns INTEGER NOT NULL,
     call_graph INTEGER NOT NULL,     -- 0: mprof- mode, no pairs recorded
-    final INTEGER NOT NULL,          -- 0: a snapshot written on demand
+    final INTEGER NOT NULL,          -- 1: written as the process ended or exec'd
+    checkpoint INTEGER NOT NULL,     -- 1: rewritten while it ran; it never wrote a final file
+    end_signal INTEGER NOT NULL,     -- the signal that ended the process, or 0
     forked INTEGER NOT NULL,
     stack_depth INTEGER NOT NULL,
     leak_depth INTEGER NOT NULL

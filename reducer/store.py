@@ -44,6 +44,10 @@ def open_database(path: Path) -> sqlite3.Connection:
     if version < 1:
         connection.close()
         raise MprofError(f"{path}: not an mprof profile database")
+    if version < schema_version():
+        connection.close()
+        raise MprofError(f"{path}: profile schema version {version} is older than this mprof reads "
+                         f"({schema_version()}); make it again from the data files with mprof db")
     return connection
 
 
@@ -95,10 +99,10 @@ def _insert(db: sqlite3.Connection, profile: Profile) -> None:
 
 def _insert_run(db: sqlite3.Connection, number: int, run: Run) -> None:
     h = run.data.header
-    db.execute("INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    db.execute("INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                (number, run.path, h.pid, h.ppid, run.data.program.exe, " ".join(run.data.program.argv),
-                h.start_unix_ns, h.elapsed_ns, int(h.call_graph), int(h.final), int(h.forked), h.stack_depth,
-                h.leak_depth))
+                h.start_unix_ns, h.elapsed_ns, int(h.call_graph), int(h.final), int(h.checkpoint), h.end_signal,
+                int(h.forked), h.stack_depth, h.leak_depth))
     db.executemany("INSERT OR IGNORE INTO modules VALUES (?, ?, ?, ?, ?, ?, ?)",
                    [(number, m.path, m.bias, m.start, m.end, m.build_id.hex(), int(m.unloaded))
                     for m in run.data.modules])

@@ -49,12 +49,11 @@ def environment() -> jinja2.Environment:
 
 def render(model: Model) -> str:
     runs = [RunLine(run.pid, "fork child" if run.forked else "process", run.command_line or run.program,
-                    ", ".join(note for note, on in (("snapshot", not run.final), ("mprof- mode", not run.call_graph))
-                              if on)) for run in model.runs]
+                    ", ".join(summary.run_notes(run))) for run in model.runs]
     program = model.runs[0].program if model.runs else ""
     return environment().get_template("report.html").render(
         program=program, name=os.path.basename(program) or "program", runs=runs,
-        figures=summary.figures(model), summary_rows=summary.rows(model), legends=legends,
+        figures=summary.figures(model), kept_label=summary.kept_label(model), summary_rows=summary.rows(model), legends=legends,
         tables=html_rows.build(model), call_graph=model.call_graph,
         allocation_flame=flame.allocation_flame(model), leak_flame=flame.leak_flame(model),
         min_share=flame.MIN_SHARE, sizes=size_chart.chart(model))

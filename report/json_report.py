@@ -40,6 +40,8 @@ def _header(header: Header) -> Json:
         "flags": header.flags,
         "call_graph": header.call_graph,
         "final": header.final,
+        "checkpoint": header.checkpoint,
+        "end_signal": header.end_signal,
         "forked": header.forked,
         "stack_depth": header.stack_depth,
         "leak_depth": header.leak_depth,

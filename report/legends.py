@@ -5,7 +5,7 @@ from __future__ import annotations
 LEAKS = """\
 Memory leak table: partial call paths (the last callers before the
 allocation, outermost first) whose blocks were allocated and never freed.
-  objects  blocks still allocated at exit
+  objects  blocks still allocated at exit (or at the snapshot or checkpoint)
   bytes    their bytes, and (%) their share of all bytes kept
   path     callers, outermost first; "..." when the path continues above"""
 

@@ -17,6 +17,8 @@ class RunInfo:
     elapsed_ns: int
     call_graph: bool
     final: bool
+    checkpoint: bool
+    end_signal: int
     forked: bool
     leak_depth: int
 
@@ -113,9 +115,9 @@ class Model:
 
 
 def load(db: sqlite3.Connection) -> Model:
-    runs = [RunInfo(*row[:4], row[4], bool(row[5]), bool(row[6]), bool(row[7]), row[8]) for row in db.execute(
-        "SELECT pid, ppid, program, command_line, elapsed_ns, call_graph, final, forked, leak_depth "
-        "FROM runs ORDER BY id")]
+    runs = [RunInfo(*row[:5], bool(row[5]), bool(row[6]), bool(row[7]), row[8], bool(row[9]), row[10])
+            for row in db.execute("SELECT pid, ppid, program, command_line, elapsed_ns, call_graph, final, "
+                                  "checkpoint, end_signal, forked, leak_depth FROM runs ORDER BY id")]
     summary = dict(db.execute("SELECT name, value FROM summary"))
     functions = {}
     for row in db.execute("SELECT * FROM functions ORDER BY id"):

@@ -3,9 +3,10 @@ reports: what was kept at exit, the average size, the rates."""
 
 from __future__ import annotations
 
+import signal
 from dataclasses import dataclass
 
-from .model import Model
+from .model import Model, RunInfo
 
 # Entry points and unusual events as the summary names them, with their
 # keys in the summary table (mprof(5)'s SUMM section).
@@ -45,6 +46,38 @@ def figures(model: Model) -> Figures:
         allocs_per_second=allocs / seconds if seconds else 0.0)
 
 
+def signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+def run_notes(run: RunInfo) -> list[str]:
+    """How a run's file came to be written, when not at a normal end."""
+    notes = []
+    if run.checkpoint:
+        notes.append(f"checkpoint at {run.elapsed_ns / 1e9:.3f} s: the process never wrote its final file")
+    elif not run.final:
+        notes.append(f"snapshot at {run.elapsed_ns / 1e9:.3f} s")
+    if run.end_signal:
+        notes.append(f"ended by {signal_name(run.end_signal)}")
+    if not run.call_graph:
+        notes.append("mprof- mode")
+    return notes
+
+
+def kept_label(model: Model) -> str:
+    """What the blocks allocated and not freed are: kept at exit only when
+    every file was written as its process ended."""
+    kinds = {"checkpoint" if run.checkpoint else "final" if run.final else "snapshot" for run in model.runs}
+    if kinds <= {"final"}:
+        return "kept at exit"
+    if len(kinds) == 1:
+        return f"live at the {kinds.pop()}"
+    return "live at the end"
+
+
 def rows(model: Model) -> list[tuple[str, str]]:
     """The summary's figures as labelled lines of text."""
     f = figures(model)
@@ -52,7 +85,7 @@ def rows(model: Model) -> list[tuple[str, str]]:
     return [
         ("allocations", f"{f.allocs:,} blocks, {f.bytes_allocated:,} bytes, {f.average_size:,.1f} bytes on average"),
         ("frees", f"{f.frees:,} blocks, {f.bytes_freed:,} bytes"),
-        ("kept at exit", f"{f.kept_objects:,} blocks, {f.kept_bytes:,} bytes"),
+        (kept_label(model), f"{f.kept_objects:,} blocks, {f.kept_bytes:,} bytes"),
         ("most live", f"{f.max_live_objects:,} blocks, {f.max_live_bytes:,} bytes"),
         ("run time", f"{f.elapsed_seconds:.3f} s, {f.bytes_per_second:,.0f} bytes/s, "
                      f"{f.allocs_per_second:,.0f} allocations/s"),

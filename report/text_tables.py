@@ -46,9 +46,11 @@ def summary_table(model: Model) -> str:
     lines = ["Program summary"]
     for run in model.runs:
         origin = "fork child" if run.forked else "process"
-        lines.append(f"  {origin} {run.pid}: {run.command_line or run.program}"
-                     f"{'' if run.final else '  (snapshot)'}{'' if run.call_graph else '  (mprof- mode)'}")
-    lines += [f"  {label:<13} {value}" for label, value in summary.rows(model)]
+        notes = "".join(f"  ({note})" for note in summary.run_notes(run))
+        lines.append(f"  {origin} {run.pid}: {run.command_line or run.program}{notes}")
+    rows = summary.rows(model)
+    width = max(13, *(len(label) for label, _ in rows))
+    lines += [f"  {label:<{width}} {value}" for label, value in rows]
     return "\n".join(lines)
 
 

@@ -76,8 +76,8 @@ def synthetic_model(functions: int, seed: int = 1) -> Model:
     summary = {"allocs": sum(calls.values()), "frees": sum(calls.values()) // 2, "bytes_allocated": allocated,
                "bytes_freed": allocated - kept_total, "max_live_objects": sum(calls.values()) // 2,
                "max_live_bytes": allocated // 2, "elapsed_ns": 12_345_678_901}
-    run = RunInfo(4242, 1, "/usr/bin/big", "/usr/bin/big --synthetic", 12_345_678_901, True, True, False,
-                  LEAK_DEPTH)
+    run = RunInfo(4242, 1, "/usr/bin/big", "/usr/bin/big --synthetic", 12_345_678_901, True, True, False, 0,
+                  False, LEAK_DEPTH)
     model = Model([run], summary, rows, edges, {}, bins, leaks)
     for edge in edges:
         model.callers.setdefault(edge.callee, []).append(edge)

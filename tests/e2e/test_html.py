@@ -141,7 +141,7 @@ def test_widgets_summary(browser: WebDriver, pages: dict[str, Path]) -> None:
     figure = {name: browser.find_element(By.ID, name).text for name in ("total-bytes", "peak-bytes", "kept-bytes")}
     assert figure == {"total-bytes": "2,040,000 bytes", "peak-bytes": "2,040,000 bytes",
                       "kept-bytes": f"{RED * 204:,} bytes"}
-    assert "in 10,000 objects" in header and f"in {RED:,} objects still allocated at exit" in header
+    assert "in 10,000 objects" in header and f"in {RED:,} objects kept at exit" in header
 
 
 def test_widgets_tables(browser: WebDriver, pages: dict[str, Path]) -> None:

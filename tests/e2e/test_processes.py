@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from e2e_support import Run, Targets, in_module, module_named, monitor_env
+from e2e_support import MPROF, Run, Targets, in_module, module_named, monitor_env
 
 from mprof.reducer import datafile
 from mprof.reducer.records import DataFile
@@ -107,29 +107,36 @@ def test_deep_stacks_are_cut_at_the_depth_limit(targets: Targets, profile: Calla
     assert sum(p.bytes[0] for p in recursive) == 16 * (100 * 200 - 200)
 
 
-def test_dump_signal_writes_a_snapshot(targets: Targets, tmp_path: Path) -> None:
+def test_dump_signal_writes_a_snapshot_file_of_its_own(targets: Targets, tmp_path: Path) -> None:
     output = tmp_path / "sleeper.mprof"
     process = subprocess.Popen([targets.build("sleeper")], env=monitor_env(output, MPROF_DUMP_SIGNAL="USR2"),
                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    snapshots = [tmp_path / "sleeper.mprof.snap1", tmp_path / "sleeper.mprof.snap2"]
     try:
         assert process.stdout is not None and process.stdin is not None
         assert process.stdout.readline() == "ready\n"
-        process.send_signal(signal.SIGUSR2)
-        deadline = time.monotonic() + 20
-        while not output.exists() and time.monotonic() < deadline:
-            time.sleep(0.02)
-        snapshot = datafile.read(output)
-        assert not snapshot.header.final
-        assert [(b.size, b.allocs) for b in snapshot.bins if b.size == 55] == [(55, 1000)]
+        for snapshot in snapshots:  # each signal a new file: none replaces the last
+            process.send_signal(signal.SIGUSR2)
+            deadline = time.monotonic() + 20
+            while not snapshot.exists() and time.monotonic() < deadline:
+                time.sleep(0.02)
         process.stdin.write("\n")
         process.stdin.close()
         assert process.wait(timeout=30) == 0
     finally:
         process.kill()
+    for snapshot in snapshots:
+        data = datafile.read(snapshot)
+        assert not data.header.final and not data.header.checkpoint
+        assert [(b.size, b.allocs) for b in data.bins if b.size == 55] == [(55, 1000)]
     final = datafile.read(output)
     assert final.header.final
     assert [(b.size, b.allocs) for b in final.bins if b.size == 55] == [(55, 2000)]
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["sleeper.mprof"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["sleeper.mprof", "sleeper.mprof.snap1",
+                                                          "sleeper.mprof.snap2"]
+    text = subprocess.run([MPROF, "report", "--tables", "summary", snapshots[0]], capture_output=True, text=True,
+                          check=True).stdout
+    assert "(snapshot at " in text and "live at the snapshot" in text and "kept at exit" not in text
 
 
 def test_output_never_follows_a_symlink(targets: Targets, tmp_path: Path) -> None:

@@ -244,7 +244,13 @@ def test_newer_database_is_refused(tmp_path: Path) -> None:
     completed = mprof("report", database, check=False)
     assert completed.returncode == 1
     assert completed.stderr == (f"mprof: {database}: profile schema version 99 is newer than this mprof "
-                                "understands (1)\n")
+                                "understands (2)\n")
+    with sqlite3.connect(database) as db:
+        db.execute("PRAGMA user_version = 1")
+    completed = mprof("report", database, check=False)
+    assert completed.returncode == 1
+    assert completed.stderr == (f"mprof: {database}: profile schema version 1 is older than this mprof reads (2); "
+                                "make it again from the data files with mprof db\n")
 
 
 def test_failed_reduction_keeps_the_previous_database(tmp_path: Path) -> None:

@@ -52,7 +52,8 @@ class DataFileBuilder:
     start_unix_ns: int = 1_700_000_000_123_456_789
     elapsed_ns: int = 2_500_000_000
     section_count: int | None = None  # None: as many as are written
-    header_reserved: tuple[int, int] = (0, 0)
+    end_signal: int = 0
+    header_reserved: int = 0
 
     exe: bytes = b"/usr/bin/prog"
     cmdline: bytes = b"prog\0--flag\0"
@@ -172,7 +173,8 @@ class DataFileBuilder:
             self.start_unix_ns,
             self.elapsed_ns,
             count,
-            *self.header_reserved,
+            self.end_signal,
+            self.header_reserved,
         )
 
     def build_layout(self) -> tuple[bytes, dict[str, int]]:

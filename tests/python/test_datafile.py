@@ -352,10 +352,28 @@ def test_wrong_header_size(tmp_path: Path) -> None:
     assert refused(path) == "corrupt: header size is 72, format version 2 has 64"
 
 
-@pytest.mark.parametrize("reserved", [(1, 0), (0, 1 << 63)])
-def test_header_reserved_not_zero(tmp_path: Path, reserved: tuple[int, int]) -> None:
+@pytest.mark.parametrize("reserved", [1, 1 << 63])
+def test_header_reserved_not_zero(tmp_path: Path, reserved: int) -> None:
     path = write(tmp_path, DataFileBuilder(header_reserved=reserved).build())
     assert refused(path) == "corrupt: header reserved field is not zero"
+
+
+def test_ending_signal_and_checkpoint_flag(tmp_path: Path) -> None:
+    killed = datafile.read(write(tmp_path, DataFileBuilder(end_signal=11).build()))
+    assert (killed.header.final, killed.header.checkpoint, killed.header.end_signal) == (True, False, 11)
+    checkpoint = datafile.read(write(tmp_path, DataFileBuilder(flags=0x1 | 0x8).build(), "checkpoint.mprof"))
+    assert (checkpoint.header.final, checkpoint.header.checkpoint, checkpoint.header.end_signal) == (False, True, 0)
+
+
+@pytest.mark.parametrize(("flags", "end_signal", "problem"), [
+    (0x1 | 0x2 | 0x8, 0, "corrupt: header flags say both final and checkpoint"),
+    (0x1 | 0x8, 9, "corrupt: ending signal 9 in a file that is not final"),
+    (0x1, 6, "corrupt: ending signal 6 in a file that is not final"),
+    (0x3, 128, "corrupt: ending signal 128 is not a signal number"),
+])
+def test_ending_signal_must_fit_the_flags(tmp_path: Path, flags: int, end_signal: int, problem: str) -> None:
+    path = write(tmp_path, DataFileBuilder(flags=flags, end_signal=end_signal).build())
+    assert refused(path) == problem
 
 
 def test_unknown_header_flags(tmp_path: Path) -> None:

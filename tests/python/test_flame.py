@@ -15,7 +15,7 @@ def function(id: int, name: str, own: int = 0, total: int = 0, cycle: int | None
 def model(functions: list[FunctionRow], edges: list[tuple[int, int, int]], cycles: dict[int, CycleRow] | None = None,
           leaks: list[LeakRow] | None = None, bins: list[BinRow] | None = None) -> Model:
     rows = [EdgeRow(caller, callee, 1, (0, bytes, 0, 0)) for caller, callee, bytes in edges]
-    result = Model([RunInfo(1, 0, "prog", "prog", 1, True, True, False, 5)], {}, {f.id: f for f in functions},
+    result = Model([RunInfo(1, 0, "prog", "prog", 1, True, True, False, 0, False, 5)], {}, {f.id: f for f in functions},
                    rows, cycles or {}, bins or [], leaks or [])
     for edge in rows:
         result.callers.setdefault(edge.callee, []).append(edge)
@@ -79,7 +79,7 @@ def test_narrow_frames_and_frames_beyond_the_cap_are_left_out() -> None:
 
 def test_no_allocation_flame_without_call_graph() -> None:
     minus = model([function(1, "main")], [])
-    minus.runs[0] = RunInfo(1, 0, "prog", "prog", 1, False, True, False, 5)
+    minus.runs[0] = RunInfo(1, 0, "prog", "prog", 1, False, True, False, 0, False, 5)
     assert flame.allocation_flame(minus) is None
 
 

@@ -34,6 +34,8 @@ def test_header_and_program() -> None:
         "flags": 7,
         "call_graph": True,
         "final": True,
+        "checkpoint": False,
+        "end_signal": 0,
         "forked": True,
         "stack_depth": 32,
         "leak_depth": 4,

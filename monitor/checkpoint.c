@@ -1,0 +1,67 @@
+/* Checkpoint timing (see checkpoint.h). */
+#include "checkpoint.h"
+
+#include <time.h>
+
+#include "monitor.h"
+#include "state.h"
+
+/* Below this much live memory a checkpoint would cost more than it could
+ * save: the first one waits for it. */
+#define FIRST_CHECKPOINT_BYTES (UINT64_C(1) << 20)
+
+atomic_uint_least64_t checkpoint_due_bytes = UINT64_MAX;
+/* Monotonic time of the next interval checkpoint; UINT64_MAX while none is.
+ * Whichever thread moves a due value to UINT64_MAX writes the checkpoint. */
+static atomic_uint_least64_t due_ns = UINT64_MAX;
+/* Written by checkpoint_start only, while one thread runs. */
+static unsigned growth_permille;
+static uint64_t interval_ns;
+
+static uint64_t now_ns(void)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+}
+
+void checkpoint_start(const struct options *options, uint64_t start_ns)
+{
+    growth_permille = options->checkpoint_growth_permille;
+    interval_ns = (uint64_t)options->checkpoint_interval_ms * 1000000u;
+    atomic_store(&checkpoint_due_bytes, growth_permille ? FIRST_CHECKPOINT_BYTES : UINT64_MAX);
+    atomic_store(&due_ns, interval_ns ? start_ns + interval_ns : UINT64_MAX);
+}
+
+/* Writes, then sets both due values from what the file holds: the next
+ * peak checkpoint at the margin above its high, the next timed one an
+ * interval from now.  A failed write waits as long as a written one. */
+static void write_checkpoint(void)
+{
+    monitor_write_checkpoint();
+    if (growth_permille) {
+        uint64_t high = atomic_load_explicit(&monitor.max_live_bytes, memory_order_relaxed);
+        uint64_t next;
+        if (__builtin_mul_overflow(high / 1000, growth_permille, &next))
+            next = UINT64_MAX - 1; /* never reached: no more peak checkpoints */
+        else
+            next += high % 1000 * growth_permille / 1000;
+        atomic_store(&checkpoint_due_bytes, next > FIRST_CHECKPOINT_BYTES ? next : FIRST_CHECKPOINT_BYTES);
+    }
+    if (interval_ns)
+        atomic_store(&due_ns, now_ns() + interval_ns);
+}
+
+MONITOR_TEXT void checkpoint_after_peak(uint64_t live_bytes)
+{
+    uint64_t due = atomic_load(&checkpoint_due_bytes);
+    if (live_bytes >= due && atomic_compare_exchange_strong(&checkpoint_due_bytes, &due, UINT64_MAX))
+        write_checkpoint();
+}
+
+MONITOR_TEXT void checkpoint_tick(void)
+{
+    uint64_t due = atomic_load(&due_ns);
+    if (due != UINT64_MAX && now_ns() >= due && atomic_compare_exchange_strong(&due_ns, &due, UINT64_MAX))
+        write_checkpoint();
+}
