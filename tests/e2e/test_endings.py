@@ -1,0 +1,239 @@
+"""A file from every way a process ends, and a program that sees nothing of
+the monitor: signals, _exit, checkpoints, errno, descriptors, handlers."""
+
+from __future__ import annotations
+
+import os
+import resource
+import signal
+import subprocess
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import pytest
+from e2e_support import LIBMPROF, MPROF, Run, Targets, in_module, module_named, monitor_env
+
+from mprof.reducer import datafile
+from mprof.reducer.records import DataFile, Site
+
+MIB = 1 << 20
+
+
+def plain_env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if not k.startswith("MPROF_") and k != "LD_PRELOAD"}
+
+
+def site_with(data: DataFile, program: Path, calls: int) -> Site:
+    module = module_named(data, program)
+    [site] = [s for s in data.sites if in_module(s.addr, module) and s.calls == calls]
+    return site
+
+
+def assert_kept_by_keep(data: DataFile, program: Path) -> None:
+    """keep(): 100 blocks of 64 bytes, 40 of them freed."""
+    site = site_with(data, program, 100)
+    assert (site.frees, sum(site.bytes), sum(site.freed)) == (40, 6400, 2560)
+
+
+@pytest.mark.parametrize(("how", "status", "end_signal"), [
+    ("segv", -signal.SIGSEGV, signal.SIGSEGV),
+    ("abort", -signal.SIGABRT, signal.SIGABRT),
+    ("term", -signal.SIGTERM, signal.SIGTERM),
+    ("reraise", -signal.SIGSEGV, signal.SIGSEGV),
+    ("_exit", 3, 0),
+    ("_Exit", 4, 0),
+    ("quick_exit", 5, 0),
+])
+def test_every_ending_leaves_a_complete_file(targets: Targets, profile: Callable[..., Run], how: str, status: int,
+                                             end_signal: int) -> None:
+    program = targets.build("endings")
+    without = subprocess.run([program, how], env=plain_env(), capture_output=True, text=True, timeout=60)
+    assert without.returncode == status
+    run = profile([program, how], expect_status=status)
+    assert run.completed.stdout == without.stdout and run.completed.stderr == without.stderr
+    data = run.data()
+    assert data.header.final and not data.header.checkpoint and data.header.end_signal == end_signal
+    assert_kept_by_keep(data, program)
+    if end_signal:
+        text = subprocess.run([MPROF, "report", "--tables", "summary", run.output], capture_output=True, text=True,
+                              check=True).stdout
+        assert f"(ended by {signal.Signals(end_signal).name})" in text and "kept at exit" in text
+
+
+def test_a_raw_exit_group_leaves_no_file(targets: Targets, profile: Callable[..., Run]) -> None:
+    # Below the first checkpoint's 1 MiB, and no exit path to hook.
+    run = profile([targets.build("endings"), "exit_group"], expect_status=6)
+    assert run.files() == []
+
+
+def _raw_status(command: Sequence[str | Path], env: dict[str, str], cwd: Path) -> int:
+    def allow_core() -> None:
+        resource.setrlimit(resource.RLIMIT_CORE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+
+    process = subprocess.Popen([str(part) for part in command], env=env, cwd=cwd, preexec_fn=allow_core,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status = os.waitpid(process.pid, 0)
+    process.returncode = 0  # reaped here; Popen must not wait again
+    return status
+
+
+@pytest.mark.parametrize("how", ["segv", "abort"])
+def test_core_dumps_as_without_the_monitor(targets: Targets, tmp_path: Path, how: str) -> None:
+    program = targets.build("endings")
+    plain, monitored = tmp_path / "plain", tmp_path / "monitored"
+    plain.mkdir()
+    monitored.mkdir()
+    expected = _raw_status([program, how], plain_env(), plain)
+    status = _raw_status([program, how], monitor_env(monitored / "out.mprof"), monitored)
+    assert status == expected and os.WIFSIGNALED(status)
+    assert os.WCOREDUMP(status) == os.WCOREDUMP(expected)
+    if Path("/proc/sys/kernel/core_pattern").read_text().strip() == "core":
+        assert (plain / "core").exists() and (monitored / "core").exists()
+    assert datafile.read(monitored / "out.mprof").header.end_signal == (signal.SIGSEGV if how == "segv"
+                                                                        else signal.SIGABRT)
+
+
+def _killed_at_peak(program: Path, output: Path, mebibytes: int, **settings: str) -> None:
+    process = subprocess.Popen([program, "peak", str(mebibytes)], env=monitor_env(output, **settings),
+                               stdout=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout is not None and process.stdout.readline() == "peak\n"
+        process.kill()
+        assert process.wait(timeout=30) == -signal.SIGKILL
+    finally:
+        process.kill()
+
+
+def test_sigkill_at_the_peak_leaves_the_peak_in_a_checkpoint(targets: Targets, tmp_path: Path) -> None:
+    program = targets.build("endings")
+    # hold() keeps 64 blocks of 1 MiB; churn() then runs half a second, past
+    # the 0.1 s interval, so a checkpoint sees all of them.
+    _killed_at_peak(program, tmp_path / "out.mprof", 64, MPROF_CHECKPOINT_INTERVAL="0.1")
+    data = datafile.read(tmp_path / "out.mprof")
+    assert data.header.checkpoint and not data.header.final and data.header.end_signal == 0
+    held = site_with(data, program, 64)
+    assert (held.frees, sum(held.bytes)) == (0, 64 * MIB)
+    assert data.summary.max_live_bytes >= 64 * MIB
+    text = subprocess.run([MPROF, "report", "--tables", "summary,leaks", tmp_path / "out.mprof"],
+                          capture_output=True, text=True, check=True).stdout
+    assert "the process never wrote its final file" in text and "live at the checkpoint" in text
+    assert f"{64 * MIB:,}" in text and "main > hold" in text
+
+
+def test_checkpoints_follow_new_highs_by_the_growth_margin(targets: Targets, tmp_path: Path) -> None:
+    program = targets.build("endings")
+    _killed_at_peak(program, tmp_path / "out.mprof", 64, MPROF_CHECKPOINT_INTERVAL="0")
+    data = datafile.read(tmp_path / "out.mprof")
+    # Without the interval only new highs write: the last one written holds
+    # h of the 64 blocks, and 1.25 times its high is past 64 MiB, or another
+    # checkpoint would have followed.
+    held = [s for s in data.sites if in_module(s.addr, module_named(data, program)) and sum(s.bytes) % MIB == 0
+            and s.frees == 0 and s.calls > 1]
+    assert len(held) == 1 and data.header.checkpoint
+    assert 52 <= held[0].calls < 64 and data.summary.max_live_bytes * 1.25 > 64 * MIB
+    assert data.summary.max_live_bytes >= held[0].calls * MIB
+
+
+def test_no_checkpoint_when_both_are_off(targets: Targets, tmp_path: Path) -> None:
+    program = targets.build("endings")
+    _killed_at_peak(program, tmp_path / "out.mprof", 8, MPROF_CHECKPOINT_INTERVAL="0",
+                    MPROF_CHECKPOINT_GROWTH="off")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_programs_own_handlers(targets: Targets, profile: Callable[..., Run]) -> None:
+    program = targets.build("handlers")
+    without = subprocess.run([program], env=plain_env(), capture_output=True, text=True, timeout=60, check=True)
+    run = profile([program])
+    assert run.completed.stdout == without.stdout
+    lines = without.stdout.splitlines()
+    assert lines[0] == "SIGSEGV was SIG_DFL" and "recovered from 3 faults, the last at 0x12" in lines
+    data = run.data()
+    assert data.header.final and data.header.end_signal == 0
+    # The three blocks freed around the faults are counted like any other.
+    module = module_named(data, program)
+    [blocks] = [s for s in data.sites if in_module(s.addr, module) and s.calls == 3]
+    assert (blocks.frees, sum(blocks.bytes)) == (3, 16 + 32 + 48)
+
+
+def test_a_handler_installed_before_the_monitor(targets: Targets, tmp_path: Path) -> None:
+    handler = targets.build("libearly_handler.so", source="early_handler.c", shared=True)
+    program = targets.build("endings")
+    env = monitor_env(tmp_path / "out.mprof")
+    # Later in LD_PRELOAD is initialised first: its handler is in place
+    # before the monitor's constructor.
+    env["LD_PRELOAD"] = f"{LIBMPROF}:{handler}"
+    run = subprocess.run([program, "segv"], env=env, capture_output=True, text=True, timeout=60)
+    plain = subprocess.run([program, "segv"], env=plain_env() | {"LD_PRELOAD": str(handler)}, capture_output=True,
+                           text=True, timeout=60)
+    assert (run.returncode, run.stdout) == (plain.returncode, plain.stdout) == (42, "early handler\n")
+    data = datafile.read(tmp_path / "out.mprof")
+    assert data.header.final and data.header.end_signal == 0  # it ended by _exit, in the handler
+    assert_kept_by_keep(data, program)
+
+
+def test_what_the_program_sees_of_its_allocator(targets: Targets, profile: Callable[..., Run],
+                                                tmp_path: Path) -> None:
+    program = targets.build("observe")
+    without = subprocess.run([program, "20000"], env=plain_env(), capture_output=True, text=True, timeout=60,
+                             check=True)
+    assert "errno changed 0 times in 20000 rounds" in without.stdout
+    assert "descriptors: 0 1 2 3 (4)" in without.stdout and "threads: (1)" in without.stdout
+    # Checkpoints every millisecond: the monitor opens, writes and renames
+    # files while the calls run; then the same into a directory it cannot
+    # write, so every one of its system calls fails.
+    run = profile([program, "20000"], MPROF_CHECKPOINT_INTERVAL="0.001", MPROF_CHECKPOINT_GROWTH="1.01")
+    assert run.completed.stdout == without.stdout
+    assert run.data().header.final
+    unwritable = profile([program, "20000"], name="missing/out.mprof", MPROF_CHECKPOINT_INTERVAL="0.001")
+    assert unwritable.completed.stdout == without.stdout
+    dumping = profile([program, "1"], name="dump.mprof", MPROF_DUMP_SIGNAL="USR1")
+    # The dump signal is the one case with a thread of the monitor's.
+    assert dumping.completed.stdout == without.stdout.replace("threads: (1)", "threads: (2)").replace(
+        "errno changed 0 times in 20000 rounds", "errno changed 0 times in 1 rounds")
+
+
+def test_data_files_are_never_written_through_descriptors_0_to_2(targets: Targets, tmp_path: Path) -> None:
+    trace = tmp_path / "trace"
+    subprocess.run(["strace", "-f", "-o", trace, "-e", "trace=openat,write", targets.build("closed_std")],
+                   env=monitor_env(tmp_path / "out.mprof", MPROF_CHECKPOINT_INTERVAL="0.01"), check=True,
+                   timeout=120)
+    lines = trace.read_text().splitlines()
+    # The kernel hands the first checkpoint's file descriptor 0 ...
+    assert any(".tmp." in line and line.endswith("= 0") for line in lines)
+    # ... and nothing is written through 0, 1 or 2: the file moved above them.
+    checkpoints = [line for line in lines if " write(" in line]
+    assert len(checkpoints) > 10
+    assert not [line for line in checkpoints if line.split(" write(", 1)[1].startswith(("0,", "1,", "2,"))]
+    assert datafile.read(tmp_path / "out.mprof").header.final
+
+
+def test_dump_signal_after_the_program_closed_every_descriptor(targets: Targets, tmp_path: Path) -> None:
+    first, second, snapshot = tmp_path / "first", tmp_path / "second", tmp_path / "out.mprof.snap1"
+    subprocess.run([targets.build("dump_fds"), first, second, snapshot],
+                   env=monitor_env(tmp_path / "out.mprof", MPROF_DUMP_SIGNAL="USR1"), check=True, timeout=60)
+    assert first.read_bytes() == second.read_bytes() == b"mine\n"
+    assert [(b.size, b.allocs, b.frees) for b in datafile.read(snapshot).bins if b.size == 77] == [(77, 1, 0)]
+
+
+def test_frees_in_a_handler_that_interrupted_the_monitor(targets: Targets, profile: Callable[..., Run]) -> None:
+    program = targets.build("handler_frees")
+    run = profile([program, "20000"])
+    loops, handler_frees = (int(word) for word in run.completed.stdout.split())
+    assert handler_frees > 100
+    large = site_with(run.data(), program, loops)
+    # Each 256 KiB block freed once, by the handler or the main loop.
+    assert (large.frees, sum(large.bytes), sum(large.freed)) == (loops, loops * 256 * 1024, loops * 256 * 1024)
+
+
+def test_a_shell_pipeline_leaves_a_file_per_process(tmp_path: Path) -> None:
+    # dash, /bin/sh on Debian, ends with _exit: its own file is the test.
+    output = tmp_path / "sh.mprof"
+    completed = subprocess.run(["/bin/sh", "-c", "ls / | cat >/dev/null; echo done"], env=monitor_env(output),
+                               capture_output=True, text=True, check=True, timeout=60)
+    assert completed.stdout == "done\n" and completed.stderr == ""
+    files = {path: datafile.read(path) for path in tmp_path.iterdir()}
+    programs = sorted(Path(data.program.exe).name for data in files.values() if not data.header.forked)
+    assert programs == sorted([Path(os.path.realpath("/bin/sh")).name, "cat", "ls"])
+    assert files[output].header.final and files[output].summary.allocs > 0
+    assert all(data.header.final for data in files.values())

@@ -1,0 +1,94 @@
+/* Ends in the way its argument names, after known work: keep() allocates
+ * 100 blocks of 64 bytes and frees 40 of them, so 60 blocks (3,840 bytes)
+ * are live when it ends.
+ *
+ *     endings segv|abort|_exit|_Exit|quick_exit|exit_group|term|reraise
+ *     endings peak MIB     hold() keeps MIB blocks of 1 MiB, then churn()
+ *                          allocates and frees until killed
+ *
+ * reraise: a crash reporter's handler that prints, restores the default
+ * action and raises again.  peak prints "peak" once it holds its peak and
+ * has churned for half a second. */
+#define _GNU_SOURCE
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+static void *blocks[100];
+
+__attribute__((noinline)) static void keep(void)
+{
+    for (int i = 0; i < 100; i++)
+        blocks[i] = malloc(64);
+    for (int i = 0; i < 40; i++)
+        free(blocks[i]);
+}
+
+__attribute__((noinline)) static void hold(int mebibytes)
+{
+    for (int i = 0; i < mebibytes; i++)
+        memset(malloc(1 << 20), 1, 4096);
+}
+
+static double seconds(void)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)now.tv_sec + (double)now.tv_nsec / 1e9;
+}
+
+__attribute__((noinline)) static void churn(double until)
+{
+    while (seconds() < until)
+        for (int i = 0; i < 1000; i++)
+            free(malloc(32));
+}
+
+static void report_and_reraise(int signal_number)
+{
+    static const char line[] = "reporter saw the crash\n";
+    if (write(STDOUT_FILENO, line, sizeof line - 1) < 0)
+        _exit(99);
+    signal(signal_number, SIG_DFL);
+    raise(signal_number);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2)
+        return 2;
+    const char *how = argv[1];
+    if (!strcmp(how, "peak")) {
+        hold(argc > 2 ? atoi(argv[2]) : 64);
+        churn(seconds() + 0.5);
+        puts("peak");
+        fflush(stdout);
+        for (;;)
+            churn(seconds() + 3600);
+    }
+    keep();
+    if (!strcmp(how, "segv"))
+        *(volatile int *)(uintptr_t)argc = 0; /* address 2: a fault, not a kill */
+    else if (!strcmp(how, "abort"))
+        abort();
+    else if (!strcmp(how, "_exit"))
+        _exit(3);
+    else if (!strcmp(how, "_Exit"))
+        _Exit(4);
+    else if (!strcmp(how, "quick_exit"))
+        quick_exit(5);
+    else if (!strcmp(how, "exit_group"))
+        syscall(SYS_exit_group, 6);
+    else if (!strcmp(how, "term"))
+        kill(getpid(), SIGTERM);
+    else if (!strcmp(how, "reraise")) {
+        signal(SIGSEGV, report_and_reraise);
+        *(volatile int *)(uintptr_t)argc = 0;
+    }
+    return 1;
+}
