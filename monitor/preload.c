@@ -70,6 +70,32 @@ MONITOR_TEXT static void *realloc_while_starting(void *old, size_t size)
     return NULL;
 }
 
+/* realloc in a signal handler that interrupted the monitor: the old block
+ * cannot leave the map now, so it moves to a new block (untracked, as any
+ * allocation made then) and the old one is freed when the monitor returns,
+ * as free() does then. */
+MONITOR_TEXT static void *realloc_while_busy(void *old, size_t size)
+{
+    if (!old || atomic_load(&monitor_status) != MONITOR_ACTIVE)
+        return real.realloc(old, size);
+    void *block = size ? real.malloc(size) : NULL;
+    if (!block && size)
+        return NULL; /* errno is ENOMEM; old stays as it was */
+    if (block) {
+        monitor_count_untracked();
+        size_t old_size = real.malloc_usable_size(old);
+        memcpy(block, old, old_size < size ? old_size : size);
+    }
+    if (!monitor_defer_free(old, MPROF_SUM_FREE_CALLS)) {
+        if (block) {
+            real.free(block);
+            return real.realloc(old, size);
+        }
+        real.free(old);
+    }
+    return block;
+}
+
 MONITOR_TEXT static void *realloc_tracked(void *old, size_t size)
 {
     if (!old)
@@ -97,7 +123,7 @@ EXPORT MONITOR_TEXT void *realloc(void *old, size_t size)
     if (unlikely(old && is_early(old)))
         return realloc_early(old, size);
     if (unlikely(monitor_tls.busy))
-        return real.realloc(old, size);
+        return realloc_while_busy(old, size);
     return realloc_tracked(old, size);
 }
 
@@ -117,7 +143,7 @@ EXPORT MONITOR_TEXT void *reallocarray(void *old, size_t count, size_t size)
     if (unlikely(old && is_early(old)))
         return realloc_early(old, total);
     if (unlikely(monitor_tls.busy))
-        return real.realloc(old, total);
+        return realloc_while_busy(old, total);
     return realloc_tracked(old, total);
 }
 

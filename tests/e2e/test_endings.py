@@ -216,14 +216,18 @@ def test_dump_signal_after_the_program_closed_every_descriptor(targets: Targets,
     assert [(b.size, b.allocs, b.frees) for b in datafile.read(snapshot).bins if b.size == 77] == [(77, 1, 0)]
 
 
-def test_frees_in_a_handler_that_interrupted_the_monitor(targets: Targets, profile: Callable[..., Run]) -> None:
+@pytest.mark.parametrize("how", ["free", "realloc"])
+def test_frees_in_a_handler_that_interrupted_the_monitor(targets: Targets, profile: Callable[..., Run],
+                                                         how: str) -> None:
     program = targets.build("handler_frees")
-    run = profile([program, "20000"])
+    run = profile([program, "20000", how])
     loops, handler_frees = (int(word) for word in run.completed.stdout.split())
     assert handler_frees > 100
     large = site_with(run.data(), program, loops)
     # Each 256 KiB block freed once, by the handler or the main loop.
     assert (large.frees, sum(large.bytes), sum(large.freed)) == (loops, loops * 256 * 1024, loops * 256 * 1024)
+    # No free of a block the monitor had not seen: none was lost on the way.
+    assert run.data().summary.unknown_frees == 0
 
 
 def test_a_shell_pipeline_leaves_a_file_per_process(tmp_path: Path) -> None:

@@ -6,26 +6,29 @@
  * unmapped by glibc without its arena, which keeps free() safe in the
  * handler; the main loop's small blocks, allocated 30 calls deep, keep the
  * monitor busy most of the time.  Prints the large blocks allocated and how
- * many of them the handler freed.
+ * many of them the handler freed.  With "realloc", the handler first
+ * reallocates each block to 1 MiB (mremap moves it), then frees that.
  *
- *     handler_frees LOOPS */
+ *     handler_frees LOOPS [realloc] */
 #include <malloc.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/time.h>
 #include <unistd.h>
 
 static _Atomic(void *) slot;
 static volatile sig_atomic_t handler_frees;
+static int reallocate;
 
 static void on_alarm(int signal_number)
 {
     (void)signal_number;
     void *block = atomic_exchange(&slot, NULL);
     if (block) {
-        free(block);
+        free(reallocate ? realloc(block, 1024 * 1024) : block);
         handler_frees++;
     }
 }
@@ -48,6 +51,7 @@ __attribute__((noinline)) static void descend(int depth)
 int main(int argc, char **argv)
 {
     long loops = argc > 1 ? atol(argv[1]) : 20000;
+    reallocate = argc > 2 && !strcmp(argv[2], "realloc");
     mallopt(M_MMAP_THRESHOLD, 128 * 1024);
     struct sigaction action = {.sa_handler = on_alarm, .sa_flags = SA_RESTART};
     sigemptyset(&action.sa_mask);
