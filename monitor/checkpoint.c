@@ -11,9 +11,14 @@
 #define FIRST_CHECKPOINT_BYTES (UINT64_C(1) << 20)
 
 atomic_uint_least64_t checkpoint_due_bytes = UINT64_MAX;
-/* Monotonic time of the next interval checkpoint; UINT64_MAX while none is.
- * Whichever thread moves a due value to UINT64_MAX writes the checkpoint. */
+/* Monotonic time of the next interval checkpoint, or of a high that came
+ * too soon after the last checkpoint; UINT64_MAX while none is.  Whichever
+ * thread moves a due value to UINT64_MAX writes the checkpoint. */
 static atomic_uint_least64_t due_ns = UINT64_MAX;
+/* No checkpoint before this time: each waits fifty times as long as the
+ * last one took to write, which keeps them under 2% of the run. */
+static atomic_uint_least64_t not_before_ns;
+#define SPACING_FACTOR 50
 /* Written by checkpoint_start only, while one thread runs. */
 static unsigned growth_permille;
 static uint64_t interval_ns;
@@ -31,6 +36,7 @@ void checkpoint_start(const struct options *options, uint64_t start_ns)
     interval_ns = (uint64_t)options->checkpoint_interval_ms * 1000000u;
     atomic_store(&checkpoint_due_bytes, growth_permille ? FIRST_CHECKPOINT_BYTES : UINT64_MAX);
     atomic_store(&due_ns, interval_ns ? start_ns + interval_ns : UINT64_MAX);
+    atomic_store(&not_before_ns, 0);
 }
 
 /* Writes, then sets both due values from what the file holds: the next
@@ -38,7 +44,10 @@ void checkpoint_start(const struct options *options, uint64_t start_ns)
  * interval from now.  A failed write waits as long as a written one. */
 static void write_checkpoint(void)
 {
+    uint64_t start = now_ns();
     monitor_write_checkpoint();
+    uint64_t end = now_ns();
+    atomic_store(&not_before_ns, end + (end - start) * SPACING_FACTOR);
     if (growth_permille) {
         uint64_t high = atomic_load_explicit(&monitor.max_live_bytes, memory_order_relaxed);
         uint64_t next;
@@ -48,20 +57,34 @@ static void write_checkpoint(void)
             next += high % 1000 * growth_permille / 1000;
         atomic_store(&checkpoint_due_bytes, next > FIRST_CHECKPOINT_BYTES ? next : FIRST_CHECKPOINT_BYTES);
     }
-    if (interval_ns)
-        atomic_store(&due_ns, now_ns() + interval_ns);
+    atomic_store(&due_ns, interval_ns ? end + interval_ns : UINT64_MAX);
 }
 
 MONITOR_TEXT void checkpoint_after_peak(uint64_t live_bytes)
 {
     uint64_t due = atomic_load(&checkpoint_due_bytes);
-    if (live_bytes >= due && atomic_compare_exchange_strong(&checkpoint_due_bytes, &due, UINT64_MAX))
+    if (live_bytes < due || !atomic_compare_exchange_strong(&checkpoint_due_bytes, &due, UINT64_MAX))
+        return;
+    uint64_t not_before = atomic_load(&not_before_ns);
+    if (now_ns() >= not_before) {
         write_checkpoint();
+        return;
+    }
+    /* Too soon: the clock ticks write it when the time comes, with
+     * whatever high has been reached by then. */
+    uint64_t timed = atomic_load(&due_ns);
+    while (not_before < timed && !atomic_compare_exchange_weak(&due_ns, &timed, not_before))
+        ;
 }
 
 MONITOR_TEXT void checkpoint_tick(void)
 {
     uint64_t due = atomic_load(&due_ns);
-    if (due != UINT64_MAX && now_ns() >= due && atomic_compare_exchange_strong(&due_ns, &due, UINT64_MAX))
+    if (due == UINT64_MAX)
+        return;
+    uint64_t now = now_ns();
+    if (now < due || now < atomic_load(&not_before_ns))
+        return;
+    if (atomic_compare_exchange_strong(&due_ns, &due, UINT64_MAX))
         write_checkpoint();
 }

@@ -126,11 +126,12 @@ def test_checkpoints_follow_new_highs_by_the_growth_margin(targets: Targets, tmp
     data = datafile.read(tmp_path / "out.mprof")
     # Without the interval only new highs write: the last one written holds
     # h of the 64 blocks, and 1.25 times its high is past 64 MiB, or another
-    # checkpoint would have followed.
+    # checkpoint would have followed (a high that came too soon after the
+    # last write is written a little later, when it may hold all 64).
     held = [s for s in data.sites if in_module(s.addr, module_named(data, program)) and sum(s.bytes) % MIB == 0
             and s.frees == 0 and s.calls > 1]
     assert len(held) == 1 and data.header.checkpoint
-    assert 52 <= held[0].calls < 64 and data.summary.max_live_bytes * 1.25 > 64 * MIB
+    assert 52 <= held[0].calls <= 64 and data.summary.max_live_bytes * 1.25 > 64 * MIB
     assert data.summary.max_live_bytes >= held[0].calls * MIB
 
 
@@ -203,7 +204,7 @@ def test_data_files_are_never_written_through_descriptors_0_to_2(targets: Target
     assert any(".tmp." in line and line.endswith("= 0") for line in lines)
     # ... and nothing is written through 0, 1 or 2: the file moved above them.
     checkpoints = [line for line in lines if " write(" in line]
-    assert len(checkpoints) > 10
+    assert len(checkpoints) >= 3
     assert not [line for line in checkpoints if line.split(" write(", 1)[1].startswith(("0,", "1,", "2,"))]
     assert datafile.read(tmp_path / "out.mprof").header.final
 
