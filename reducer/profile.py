@@ -40,16 +40,37 @@ class Profile:
     graph: CallGraph = field(default_factory=CallGraph)
 
 
+def latest_of_each_process(runs: Sequence[Run], warnings: WarningSink) -> list[Run]:
+    """One file per process image (pid and start time): a snapshot or a
+    checkpoint and the final file of one process count the same blocks, so
+    only the latest is kept, in the order given."""
+    latest: dict[tuple[int, int], Run] = {}
+    for run in runs:
+        key = (run.data.header.pid, run.data.header.start_unix_ns)
+        if key not in latest or run.data.header.elapsed_ns > latest[key].data.header.elapsed_ns:
+            latest[key] = run
+    kept = [run for run in runs if latest[(run.data.header.pid, run.data.header.start_unix_ns)] is run]
+    for run in runs:
+        if not any(run is other for other in kept):
+            later = latest[(run.data.header.pid, run.data.header.start_unix_ns)]
+            warnings.warn(f"{run.path}: left out: {later.path} is a later file of the same process "
+                          f"(pid {run.data.header.pid})")
+    return kept
+
+
 def reduce_files(paths: Sequence[Path], *, progress: Progress | None = None) -> Profile:
     """Reads, symbolizes and merges the data files, in the order given."""
     progress = progress or Progress(sys.stderr.isatty())
     warnings = WarningSink()
     profile = Profile()
     types: dict[int, set[str]] = {}
+    runs = []
     for path in paths:
         progress.start(f"reading {path}")
-        data = datafile.read(path)
-        profile.runs.append(Run(str(path), data))
+        runs.append(Run(str(path), datafile.read(path)))
+    for run in latest_of_each_process(runs, warnings):
+        path, data = run.path, run.data
+        profile.runs.append(run)
         _add_summary(profile.summary, data)
         for b in data.bins:
             row = profile.bins.setdefault(b.size, Bin(b.size))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import signal
 import subprocess
 import time
@@ -137,6 +138,14 @@ def test_dump_signal_writes_a_snapshot_file_of_its_own(targets: Targets, tmp_pat
     text = subprocess.run([MPROF, "report", "--tables", "summary", snapshots[0]], capture_output=True, text=True,
                           check=True).stdout
     assert "(snapshot at " in text and "live at the snapshot" in text and "kept at exit" not in text
+    # All three at once, as a glob gives them: the snapshots are left out,
+    # or the first thousand blocks would count three times.
+    together = subprocess.run([MPROF, "report", "--format", "json", *snapshots, output], capture_output=True,
+                              text=True, check=True)
+    assert json.loads(together.stdout)["summary"]["allocs"] == final.summary.allocs
+    assert together.stderr.splitlines() == [
+        f"mprof: warning: {snapshot}: left out: {output} is a later file of the same process (pid {process.pid})"
+        for snapshot in snapshots]
 
 
 def test_output_never_follows_a_symlink(targets: Targets, tmp_path: Path) -> None:
