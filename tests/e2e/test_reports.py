@@ -234,23 +234,18 @@ def test_database_is_deterministic_and_several_processes_merge(targets: Targets,
     assert report["summary"]["allocs"] == 106 and len(report["runs"]) == 4
 
 
-def test_newer_database_is_refused(tmp_path: Path) -> None:
+def test_newer_and_older_databases_are_refused(tmp_path: Path) -> None:
     output = tmp_path / "w.mprof"
     mprof("run", "--quiet", "-o", output, WIDGETS, "100")
     database = tmp_path / "w.db"
     mprof("db", output, "-o", database)
-    with sqlite3.connect(database) as db:
-        db.execute("PRAGMA user_version = 99")
-    completed = mprof("report", database, check=False)
-    assert completed.returncode == 1
-    assert completed.stderr == (f"mprof: {database}: profile schema version 99 is newer than this mprof "
-                                "understands (2)\n")
-    with sqlite3.connect(database) as db:
-        db.execute("PRAGMA user_version = 1")
-    completed = mprof("report", database, check=False)
-    assert completed.returncode == 1
-    assert completed.stderr == (f"mprof: {database}: profile schema version 1 is older than this mprof reads (2); "
-                                "make it again from the data files with mprof db\n")
+    for version, problem in ((99, "profile schema version 99 is newer than this mprof understands (2)"),
+                             (1, "profile schema version 1 is older than this mprof reads (2); make it again "
+                                 "from the data files with mprof db")):
+        with sqlite3.connect(database) as db:
+            db.execute(f"PRAGMA user_version = {version}")
+        completed = mprof("report", database, check=False)
+        assert (completed.returncode, completed.stderr) == (1, f"mprof: {database}: {problem}\n")
 
 
 def test_failed_reduction_keeps_the_previous_database(tmp_path: Path) -> None:
