@@ -4,6 +4,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <string.h>
 
@@ -24,10 +25,11 @@ struct disposition {
     bool watched;             /* the monitor's handler is installed in its place */
 };
 
-/* Changed under lock by the wrappers; read without it by the handler,
- * which must not wait (it may have interrupted a holder).  A program that
- * changes a disposition while that signal arrives meets the same race
- * without the monitor. */
+/* Changed under lock by the wrappers, with every signal blocked: sigaction
+ * is async-signal-safe, so a handler may call it on a thread that holds the
+ * lock.  Read without it by the monitor's handler, which must not wait.  A
+ * program that changes a disposition while that signal arrives meets the
+ * same race without the monitor. */
 static spinlock_t lock = SPINLOCK_INIT;
 static struct disposition dispositions[NSIG];
 /* Set once by signals_watch, before the program's main. */
@@ -44,6 +46,20 @@ static int forward(int signal_number, const struct sigaction *action, struct sig
         return -1;
     }
     return real_sigaction(signal_number, action, previous);
+}
+
+static void take_lock(sigset_t *previous)
+{
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, previous);
+    spin_lock(&lock);
+}
+
+static void drop_lock(const sigset_t *previous)
+{
+    spin_unlock(&lock);
+    pthread_sigmask(SIG_SETMASK, previous, NULL);
 }
 
 static bool is_ending(int signal_number)
@@ -120,7 +136,8 @@ static struct sigaction in_place_of(const struct sigaction *program)
 
 void signals_watch(int except)
 {
-    spin_lock(&lock);
+    sigset_t previous;
+    take_lock(&previous);
     for (unsigned i = 0; i < sizeof ending_signals / sizeof ending_signals[0]; i++) {
         int signal_number = ending_signals[i];
         struct sigaction current;
@@ -135,7 +152,7 @@ void signals_watch(int except)
         dispositions[signal_number].watched = forward(signal_number, &ours, NULL) == 0;
     }
     watching = true;
-    spin_unlock(&lock);
+    drop_lock(&previous);
 }
 
 void signals_install_own(int signal_number, const struct sigaction *action)
@@ -147,10 +164,11 @@ EXPORT int sigaction(int signal_number, const struct sigaction *action, struct s
 {
     if (!watching || signal_number <= 0 || signal_number >= NSIG || !is_ending(signal_number))
         return forward(signal_number, action, previous);
-    spin_lock(&lock);
+    sigset_t mask;
+    take_lock(&mask);
     struct disposition *disposition = &dispositions[signal_number];
     if (!disposition->watched && !action) {
-        spin_unlock(&lock);
+        drop_lock(&mask);
         return forward(signal_number, action, previous);
     }
     struct sigaction before = disposition->program;
@@ -163,7 +181,9 @@ EXPORT int sigaction(int signal_number, const struct sigaction *action, struct s
             disposition->watched = action->sa_handler != SIG_IGN;
         }
     }
-    spin_unlock(&lock);
+    int error = errno;
+    drop_lock(&mask);
+    errno = error;
     if (result == 0 && previous)
         *previous = before;
     return result;

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
 
 static sigjmp_buf recovery;
 static volatile sig_atomic_t faults, interrupts, usr1s;
@@ -32,6 +33,19 @@ static void on_usr1(int signal_number)
 {
     (void)signal_number;
     usr1s++;
+}
+
+static volatile sig_atomic_t alarms;
+
+/* sigaction is async-signal-safe: a handler may call it while the thread it
+ * interrupted is inside sigaction itself. */
+static void on_alarm(int signal_number)
+{
+    (void)signal_number;
+    struct sigaction action = {.sa_handler = alarms % 2 ? SIG_DFL : on_usr1};
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGUSR2, &action, NULL);
+    alarms++;
 }
 
 static const char *name(void (*handler)(int))
@@ -83,5 +97,17 @@ int main(void)
     sigaction(SIGUSR1, NULL, &seen);
     printf("SIGUSR1 handled %d times, then reset to %s\n", (int)usr1s, name(seen.sa_handler));
     printf("sigaction(SIGKILL) fails: %d\n", sigaction(SIGKILL, &once, NULL));
+
+    struct sigaction alarm_action = {.sa_handler = on_alarm, .sa_flags = SA_RESTART};
+    sigemptyset(&alarm_action.sa_mask);
+    sigaction(SIGALRM, &alarm_action, NULL);
+    struct itimerval every = {{0, 100}, {0, 100}}, off = {{0, 0}, {0, 0}};
+    setitimer(ITIMER_REAL, &every, NULL);
+    struct sigaction usr2 = {.sa_handler = on_usr1};
+    sigemptyset(&usr2.sa_mask);
+    for (int i = 0; i < 300000; i++)
+        sigaction(SIGUSR2, &usr2, NULL);
+    setitimer(ITIMER_REAL, &off, NULL);
+    printf("sigaction in a handler while sigaction ran: %s\n", alarms > 0 ? "done" : "no alarm");
     return 0;
 }
