@@ -51,7 +51,7 @@ class Tool:
         if self.preload:
             env["LD_PRELOAD"] = str(self.preload)
         if self.name.startswith("mprof"):
-            env.update(MPROF_OUTPUT=str(output), MPROF_QUIET="1")
+            env.update(MPROF_OUTPUT=str(output))
         wrapper = [part.replace("{output}", str(output)) for part in self.wrapper]
         return [*wrapper, *workload.command], env
 

@@ -64,7 +64,7 @@ def _base_environment(workload: Workload, output_pattern: str) -> dict[str, str]
     # Inert under valgrind, read by the monitor; MPROF_ROOT_PID is given so
     # that the monitor has no reason to add it.  Children are followed (the
     # default): not following edits LD_PRELOAD, which the program would see.
-    env.update(MPROF_OUTPUT=output_pattern, MPROF_QUIET="1", MPROF_ROOT_PID="1")
+    env.update(MPROF_OUTPUT=output_pattern, MPROF_ROOT_PID="1")
     return env
 
 

@@ -1,18 +1,24 @@
-"""mprof run: start a program with the monitor preloaded.
+"""mprof run: start a program with the monitor preloaded, wait for it, say
+which data files the run wrote, and end as the program ended.
 
-The program replaces this process (exec), so it keeps mprof's pid, its exit
-status and its signals are its own, and its first process writes the file
-named with -o.
+The program is a child of this process, in its process group and with its
+terminal: the monitor itself prints nothing into the program's output, so
+the listing comes from here, after the program is gone.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
+import signal
+import sys
+import tempfile
 from pathlib import Path
 
 from ..reducer.errors import MprofError
+from . import run_record
 
 # Where libmprof.so is looked for when MPROF_LIBRARY does not name it: the
 # build directory of a source tree (an installed launcher sets MPROF_LIBRARY).
@@ -60,7 +66,10 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "--dump-signal", metavar="SIGNAL",
         help="signal (USR1, USR2, a number, ...) that makes the program write its file at once",
     )
-    parser.add_argument("--quiet", action="store_true", help="do not print the names of files written")
+    parser.add_argument("--quiet", action="store_true",
+                        help="do not list the files written (a process that left none is still named)")
+    parser.add_argument("--verbose", action="store_true",
+                        help="the monitor says on the program's stderr each file it writes, for debugging")
     parser.add_argument("program", metavar="PROGRAM", help="the program to profile")
     parser.add_argument("arguments", nargs=argparse.REMAINDER, metavar="ARGS", help="its arguments")
 
@@ -73,27 +82,127 @@ def library_path() -> Path:
     return library
 
 
-def monitor_environment(args: argparse.Namespace, library: Path) -> dict[str, str]:
+def monitor_environment(args: argparse.Namespace, library: Path, run_directory: Path) -> dict[str, str]:
     environment = dict(os.environ)
-    # The program will have this process's pid, since it replaces it: it is
-    # the first process of the run, and the environment the monitor sees is
-    # the one the program sees.
-    environment["MPROF_ROOT_PID"] = str(os.getpid())
     preload = environment.get("LD_PRELOAD", "")
     environment["LD_PRELOAD"] = f"{library}:{preload}" if preload else str(library)
     settings = {
-        "MPROF_OUTPUT": args.output,
+        # Absolute: a program that changes directory still writes here.
+        "MPROF_OUTPUT": os.path.abspath(args.output or "mprof.out.%p"),
+        "MPROF_RUN_DIR": str(run_directory),
         "MPROF_DEPTH": args.depth,
         "MPROF_LEAK_DEPTH": args.leak_depth,
         "MPROF_CALL_GRAPH": "0" if args.no_call_graph else None,
         "MPROF_FOLLOW": "0" if args.no_follow else None,
         "MPROF_DUMP_SIGNAL": args.dump_signal,
-        "MPROF_QUIET": "1" if args.quiet else None,
+        "MPROF_VERBOSE": "1" if args.verbose else None,
     }
     for name, value in settings.items():
         if value is not None:
             environment[name] = str(value)
     return environment
+
+
+# Sent to mprof run, meant for the program.  Not SIGINT, SIGQUIT, SIGWINCH,
+# SIGTSTP or SIGCONT: a terminal sends those to the whole process group, the
+# program included, so mprof run ignores the first two while it waits, as
+# system() does, and leaves the others to their default.
+_FORWARDED = (signal.SIGTERM, signal.SIGHUP, signal.SIGUSR1, signal.SIGUSR2, signal.SIGALRM)
+_WAIT_IGNORES = (signal.SIGINT, signal.SIGQUIT)
+
+
+def _signal_number(name: str) -> int | None:
+    """The dump signal as the monitor reads it (USR1, SIGUSR1, 10, ...)."""
+    if name.isdigit():
+        return int(name)
+    name = name.upper()
+    try:
+        return int(signal.Signals[name if name.startswith("SIG") else f"SIG{name}"])
+    except KeyError:
+        return None  # the monitor warns about it
+
+
+def _start(program: str, arguments: list[str], environment: dict[str, str]) -> int:
+    """Forks and executes the program; the child learns its own pid first,
+    since it is the first process of the run."""
+    # Python ignores SIGPIPE and SIGXFSZ for itself; an ignored signal would
+    # stay ignored in the program.  SIGINT is Python's only if it was not
+    # ignored when mprof started.
+    restore = [signal.SIGPIPE, signal.SIGXFSZ]
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        restore.append(signal.SIGINT)
+    ready_read, ready_write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(ready_read)
+            for number in restore:
+                signal.signal(number, signal.SIG_DFL)
+            environment["MPROF_ROOT_PID"] = str(os.getpid())
+            # ready_write closes on exec (Python's descriptors are not
+            # inheritable): the program never sees it.
+            os.execvpe(program, [program, *arguments], environment)
+        except OSError as error:
+            os.write(ready_write, (error.strerror or str(error)).encode())
+        finally:
+            os._exit(127)
+    os.close(ready_write)
+    with os.fdopen(ready_read, "rb") as ready:
+        failure = ready.read()  # empty when the exec closed the pipe
+    if failure:
+        os.waitpid(pid, 0)
+        raise MprofError(f"{program}: cannot run: {failure.decode(errors='replace')}")
+    return pid
+
+
+def _wait(pid: int, forwarded: set[int]) -> int:
+    def forward(received: int, _frame: object) -> None:
+        try:
+            os.kill(pid, received)
+        except ProcessLookupError:
+            pass  # it has just ended: waitpid will say how
+
+    previous = {number: signal.signal(number, forward) for number in forwarded}
+    previous |= {number: signal.signal(number, signal.SIG_IGN) for number in _WAIT_IGNORES if number not in forwarded}
+    try:
+        _, status = os.waitpid(pid, 0)
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+    return status
+
+
+# A build run under mprof can write thousands of files: the first are named.
+_LISTED = 20
+
+
+def _report(run_directory: Path, quiet: bool) -> None:
+    files, warnings = run_record.report_lines(run_record.read(run_directory))
+    if not quiet:
+        if files:
+            print(f"mprof: the run wrote {len(files)} data file{'s' if len(files) != 1 else ''}:",
+                  file=sys.stderr)
+            for line in files[:_LISTED]:
+                print(f"  {line}", file=sys.stderr)
+            if len(files) > _LISTED:
+                print(f"  and {len(files) - _LISTED} more", file=sys.stderr)
+        else:
+            print("mprof: the run wrote no data file", file=sys.stderr)
+    for line in warnings:
+        print(f"mprof: warning: {line}", file=sys.stderr)
+
+
+def _end_as(status: int) -> int:
+    """The program's exit status, or its death by the same signal."""
+    if os.WIFSIGNALED(status):
+        number = os.WTERMSIG(status)
+        # Its core, if any, is the program's; mprof's own would be noise.
+        resource.setrlimit(resource.RLIMIT_CORE, (0, resource.getrlimit(resource.RLIMIT_CORE)[1]))
+        signal.signal(number, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, [number])
+        os.kill(os.getpid(), number)
+        return 128 + number  # a signal that does not end a process: as a shell reports it
+    return os.waitstatus_to_exitcode(status)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -104,9 +213,16 @@ def run(args: argparse.Namespace) -> int:
     arguments = args.arguments
     if arguments[:1] == ["--"]:
         arguments = arguments[1:]
-    environment = monitor_environment(args, library)
+    run_directory = Path(tempfile.mkdtemp(prefix="mprof-run-"))
     try:
-        os.execvpe(program, [program, *arguments], environment)
-    except OSError as error:
-        raise MprofError(f"{program}: cannot run: {error.strerror}") from None
-    return 0  # not reached: exec replaced this process
+        forwarded = set(_FORWARDED)
+        if args.dump_signal and (number := _signal_number(args.dump_signal)) is not None:
+            forwarded.add(number)
+        pid = _start(program, arguments, monitor_environment(args, library, run_directory))
+        status = _wait(pid, forwarded)
+        sys.stdout.flush()
+        _report(run_directory, args.quiet)
+    finally:
+        shutil.rmtree(run_directory, ignore_errors=True)
+    sys.stderr.flush()
+    return _end_as(status)

@@ -1,6 +1,9 @@
+/* The monitor's only output of its own: one line on stderr, and only for
+ * a failure or when asked (MPROF_VERBOSE). */
 #include "log.h"
 
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -24,6 +27,19 @@ void log_line(const char *first, ...)
     line[used++] = '\n';
     ssize_t ignored = write(STDERR_FILENO, line, used);
     (void)ignored;
+}
+
+/* Set by the first failure; any thread. */
+static atomic_bool failure_reported;
+
+bool log_first_failure(void)
+{
+    return !atomic_exchange(&failure_reported, true);
+}
+
+void log_forget_failure(void)
+{
+    atomic_store(&failure_reported, false);
 }
 
 char *format_u64(char *buffer, unsigned long long value)

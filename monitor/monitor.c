@@ -22,6 +22,7 @@
 #include "real.h"
 #include "records.h"
 #include "rules.h"
+#include "runlog.h"
 #include "signals.h"
 #include "snapshot.h"
 #include "state.h"
@@ -118,8 +119,11 @@ static void fork_child(void)
     atomic_store(&finished, false);
     atomic_store(&finish_done, false);
     snapshot_forget_output();
+    log_forget_failure();
     checkpoint_start(&monitor.options, monitor.start_monotonic_ns);
-    if (!monitor.options.follow_children)
+    if (monitor.options.follow_children)
+        runlog_start();
+    else
         atomic_store(&monitor_status, MONITOR_OFF);
     monitor_tls.busy--;
 }
@@ -313,6 +317,7 @@ __attribute__((constructor)) static void monitor_constructor(void)
     thread_exit_key_made = pthread_key_create(&thread_exit_key, thread_exit) == 0;
     if (monitor_tls.state && thread_exit_key_made)
         pthread_setspecific(thread_exit_key, monitor_tls.state);
+    runlog_start();
     atexit(write_at_exit);
     at_quick_exit(write_at_exit);
     signals_watch(monitor.options.dump_signal);
@@ -327,8 +332,9 @@ void monitor_before_exec(void)
     if (atomic_load(&monitor_status) == MONITOR_UNINITIALISED)
         monitor_init();
     /* A vfork child shares the parent's memory and must not touch it. */
-    if (atomic_load(&monitor_status) == MONITOR_ACTIVE && getpid() == monitor.pid)
-        write_file(&(struct snapshot_request){.kind = SNAPSHOT_FINAL, .if_active = true});
+    if (atomic_load(&monitor_status) == MONITOR_ACTIVE && getpid() == monitor.pid &&
+        !write_file(&(struct snapshot_request){.kind = SNAPSHOT_FINAL, .if_active = true}))
+        runlog_exec();
 }
 
 char *const *monitor_exec_environment(char *const *envp)

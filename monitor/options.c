@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "log.h"
 
@@ -98,6 +99,21 @@ static void warn_ignored(const char *name, const char *value)
     log_line("ignoring ", name, "=", value, ": not a value it accepts", NULL);
 }
 
+/* Prefixes path with the working directory, unless it is absolute or the
+ * directory cannot be known or would not fit. */
+static void make_absolute(char *path, size_t capacity)
+{
+    char directory[MPROF_PATH_MAX];
+    if (path[0] == '/' || !getcwd(directory, sizeof directory))
+        return;
+    size_t directory_size = strlen(directory), path_size = strlen(path);
+    if (directory_size + 1 + path_size + 32 >= capacity)
+        return;
+    memmove(path + directory_size + 1, path, path_size + 1);
+    memcpy(path, directory, directory_size);
+    path[directory_size] = '/';
+}
+
 void options_read(struct options *options)
 {
     *options = (struct options){
@@ -110,12 +126,16 @@ void options_read(struct options *options)
         .checkpoint_interval_ms = 10000,
     };
     const char *value;
+    strcpy(options->output, "mprof.out.%p");
     if ((value = getenv("MPROF_OUTPUT")) && *value) {
         if (strlen(value) < sizeof options->output - 32)
             strcpy(options->output, value);
         else
             warn_ignored("MPROF_OUTPUT", "(too long)");
     }
+    make_absolute(options->output, sizeof options->output);
+    if ((value = getenv("MPROF_RUN_DIR")) && *value && strlen(value) < sizeof options->run_dir - 64)
+        strcpy(options->run_dir, value);
     if ((value = getenv("MPROF_DEPTH")) &&
         !parse_unsigned(value, 1, MPROF_MAX_STACK_DEPTH, &options->stack_depth))
         warn_ignored("MPROF_DEPTH", value);
@@ -128,8 +148,8 @@ void options_read(struct options *options)
         warn_ignored("MPROF_CALL_GRAPH", value);
     if ((value = getenv("MPROF_FOLLOW")) && !parse_bool(value, &options->follow_children))
         warn_ignored("MPROF_FOLLOW", value);
-    if ((value = getenv("MPROF_QUIET")) && !parse_bool(value, &options->quiet))
-        warn_ignored("MPROF_QUIET", value);
+    if ((value = getenv("MPROF_VERBOSE")) && !parse_bool(value, &options->verbose))
+        warn_ignored("MPROF_VERBOSE", value);
     if ((value = getenv("MPROF_DUMP_SIGNAL")) && *value &&
         !parse_signal(value, &options->dump_signal))
         warn_ignored("MPROF_DUMP_SIGNAL", value);

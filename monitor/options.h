@@ -8,12 +8,16 @@
 #define MPROF_PATH_MAX 4096
 
 struct options {
-    char output[MPROF_PATH_MAX]; /* MPROF_OUTPUT; empty for mprof.out.PID */
+    /* MPROF_OUTPUT, made absolute against the working directory at start,
+     * so that a program that changes directory still writes there;
+     * mprof.out.%p there by default. */
+    char output[MPROF_PATH_MAX];
+    char run_dir[MPROF_PATH_MAX]; /* MPROF_RUN_DIR: where mprof run keeps its record, or empty */
     unsigned stack_depth;        /* MPROF_DEPTH: return addresses kept per allocation */
     unsigned leak_depth;         /* MPROF_LEAK_DEPTH: callers in a leak chain */
     bool call_graph;             /* MPROF_CALL_GRAPH: false is the paper's mprof- mode */
     bool follow_children;        /* MPROF_FOLLOW: profile fork children and exec'd programs */
-    bool quiet;                  /* MPROF_QUIET: no "wrote FILE" line */
+    bool verbose;                /* MPROF_VERBOSE: a line on stderr for each file written */
     int dump_signal;             /* MPROF_DUMP_SIGNAL: 0, or the signal that writes a snapshot */
     bool cached_rules;           /* MPROF_UNWINDER=rules (default) or libunwind */
     /* MPROF_CHECKPOINT_GROWTH, in thousandths: rewrite the file when live

@@ -21,7 +21,7 @@ static size_t append(char *to, size_t used, size_t capacity, const char *text)
 }
 
 /* %p is the pid and %% a percent sign; without %p, every process but the
- * root gets .PID appended.  No pattern means mprof.out.PID. */
+ * root gets .PID appended. */
 void output_name(struct output *output, const char *pattern, pid_t pid, bool is_root)
 {
     output->chosen = true;
@@ -29,12 +29,6 @@ void output_name(struct output *output, const char *pattern, pid_t pid, bool is_
     format_u64(pid_text, (unsigned long long)pid);
     size_t capacity = sizeof output->path, used = 0;
     output->path[0] = '\0';
-    if (!*pattern) {
-        used = append(output->path, used, capacity, "mprof.out.");
-        append(output->path, used, capacity, pid_text);
-        output->replace = false;
-        return;
-    }
     bool has_pid = false;
     for (const char *c = pattern; *c && used < capacity - 1; c++) {
         if (c[0] == '%' && c[1] == 'p') {
@@ -93,11 +87,13 @@ int output_open(struct output *output, const char *pattern, pid_t pid, bool is_r
             errno = error;
         }
         if (errno != EEXIST) {
-            log_line("cannot create ", output->temporary, ": ", strerrordesc_np(errno), NULL);
+            if (log_first_failure())
+                log_line("cannot create ", output->temporary, ": ", strerrordesc_np(errno), NULL);
             return -1;
         }
     }
-    log_line("cannot create a temporary file beside ", output->path, NULL);
+    if (log_first_failure())
+        log_line("cannot create a temporary file beside ", output->path, NULL);
     return -1;
 }
 
@@ -146,7 +142,8 @@ bool output_commit(struct output *output, int fd, bool ok)
                 break;
         }
     }
-    log_line("cannot write ", output->path, ": ", strerrordesc_np(errno), NULL);
+    if (log_first_failure())
+        log_line("cannot write ", output->path, ": ", strerrordesc_np(errno), NULL);
     unlink(output->temporary);
     return false;
 }

@@ -13,6 +13,7 @@
 #include "modules.h"
 #include "output.h"
 #include "ptable.h"
+#include "runlog.h"
 #include "state.h"
 #include "writer.h"
 
@@ -531,7 +532,8 @@ bool snapshot_write(const struct snapshot_request *request)
     struct gathered *all = scratch_alloc(sizeof(*all));
     if (!all) {
         spin_unlock(&write_lock);
-        log_line("cannot write the data file: out of memory", NULL);
+        if (log_first_failure())
+            log_line("cannot write the data file: out of memory", NULL);
         return false;
     }
     memset(all, 0, sizeof(*all));
@@ -554,12 +556,17 @@ bool snapshot_write(const struct snapshot_request *request)
         writer_start(&writer, fd);
         emit_file(all, request);
         bool ok = writer_finish(&writer);
-        if (!ok)
+        if (!ok && log_first_failure())
             log_line("cannot write ", target->temporary, ": ", strerrordesc_np(writer.errno_value), NULL);
         written = output_commit(target, fd, ok);
-        if (written && !monitor.options.quiet)
-            log_line("wrote ", target->path, NULL);
-    } else if (all->out_of_memory) {
+        if (written) {
+            static const char *const kinds[] = {
+                [SNAPSHOT_FINAL] = "final", [SNAPSHOT_CHECKPOINT] = "checkpoint", [SNAPSHOT_ON_DEMAND] = "snapshot"};
+            runlog_wrote(kinds[request->kind], target->path);
+            if (monitor.options.verbose)
+                log_line("wrote ", kinds[request->kind] , " ", target->path, NULL);
+        }
+    } else if (all->out_of_memory && log_first_failure()) {
         log_line("cannot write the data file: out of memory", NULL);
     }
 release:

@@ -52,7 +52,7 @@ class Run:
 
 def monitor_env(output: Path, **settings: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("MPROF_")}
-    env.update({"LD_PRELOAD": str(LIBMPROF), "MPROF_OUTPUT": str(output), "MPROF_QUIET": "1"})
+    env.update({"LD_PRELOAD": str(LIBMPROF), "MPROF_OUTPUT": str(output)})
     env.update(settings)
     return env
 

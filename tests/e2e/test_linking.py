@@ -39,7 +39,7 @@ def pkg_config(installed: Path, *arguments: str) -> list[str]:
 def widgets_totals(executable: Path, tmp_path: Path) -> tuple[int, int, int]:
     output = tmp_path / "linked.mprof"
     env = {k: v for k, v in os.environ.items() if not k.startswith("MPROF_") and k != "LD_PRELOAD"}
-    env.update(MPROF_OUTPUT=str(output), MPROF_QUIET="1")
+    env.update(MPROF_OUTPUT=str(output))
     completed = subprocess.run([executable, "3000"], env=env, capture_output=True, text=True, check=True)
     red = int(completed.stdout.split()[3])
     s = datafile.read(output).summary

@@ -1,0 +1,80 @@
+"""What the processes of an `mprof run` wrote, from the records the monitor
+keeps in the run directory (monitor/runlog.c): one file per process image,
+named PID-START, holding NUL-terminated (kind, value) pairs."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass
+class Image:
+    """One program image of one process: a new image after exec, or a fork child."""
+
+    pid: int
+    start_ns: int
+    executable: str = ""
+    files: list[tuple[str, str]] = field(default_factory=list)  # (final|checkpoint|snapshot, path)
+    execed: bool = False  # went on as a new image, having written nothing
+
+    @property
+    def lost(self) -> bool:
+        """Ended without a file and without handing over to an exec'd image."""
+        return not self.files and not self.execed
+
+
+def read(directory: Path) -> list[Image]:
+    images = []
+    for entry in sorted(directory.iterdir()):
+        pid, _, start = entry.name.partition("-")
+        if not (pid.isdigit() and start.isdigit()):
+            continue
+        image = Image(int(pid), int(start))
+        fields = entry.read_bytes().split(b"\0")
+        for kind, value in zip(fields[0::2], fields[1::2]):
+            text = os.fsdecode(value)
+            if kind == b"start":
+                image.executable = text
+            elif kind == b"exec":
+                image.execed = True
+            else:
+                image.files.append((kind.decode("ascii", "replace"), text))
+        images.append(image)
+    return sorted(images, key=lambda image: (image.start_ns, image.pid))
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def report_lines(images: list[Image]) -> tuple[list[str], list[str]]:
+    """The files written, a line each, and warnings about processes that
+    wrote none."""
+    files, warnings = [], []
+    seen: set[str] = set()
+    for image in images:
+        for kind, path in image.files:
+            # A process rewrites its file at each checkpoint and at the end:
+            # the last record of a path says what it holds now.
+            if path in seen:
+                continue
+            last = [k for k, p in image.files if p == path][-1]
+            seen.add(path)
+            note = {"final": "", "checkpoint": ", a checkpoint: it never wrote its final file",
+                    "snapshot": ", a snapshot"}.get(last, f", {last}")
+            files.append(f"{path} (pid {image.pid}, {image.executable}{note})")
+        if image.lost:
+            if alive(image.pid):
+                warnings.append(f"pid {image.pid} ({image.executable}) is still running: its file will be "
+                                f"written when it ends")
+            else:
+                warnings.append(f"pid {image.pid} ({image.executable}) left no data file")
+    return files, warnings

@@ -1,0 +1,126 @@
+"""mprof run as a user meets it: the program's output untouched, its status
+its own, and a list of the files the run wrote once it has ended."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from e2e_support import MPROF, Targets
+
+from mprof.reducer import datafile
+
+# Writes to both streams, then allocates in a fork child and in an exec'd
+# shell as well.
+CHATTY = "echo to stdout; echo to stderr >&2; (echo child) ; /bin/sh -c 'echo grandchild >&2'"
+
+
+def mprof_run(*arguments: str | Path, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(MPROF), "run", *map(str, arguments)], cwd=cwd, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def listing(stderr: str) -> set[Path]:
+    """The paths of 'mprof: the run wrote N data files:' and its lines."""
+    return {Path(match) for match in re.findall(r"^  (/\S+) \(pid \d+", stderr, re.MULTILINE)}
+
+
+def test_the_programs_output_is_its_own(tmp_path: Path) -> None:
+    plain = subprocess.run(["/bin/sh", "-c", CHATTY], cwd=tmp_path, capture_output=True, text=True, check=True)
+    quiet = mprof_run("--quiet", "-o", "chatty.mprof", "/bin/sh", "-c", CHATTY, cwd=tmp_path)
+    assert (quiet.returncode, quiet.stdout, quiet.stderr) == (0, plain.stdout, plain.stderr)
+    listed = mprof_run("-o", "listed.mprof", "/bin/sh", "-c", CHATTY, cwd=tmp_path)
+    # The list comes from mprof run once the program has ended: after all
+    # of the program's own output.
+    assert listed.stdout == plain.stdout
+    assert listed.stderr.startswith(plain.stderr + "mprof: the run wrote ")
+
+
+def test_the_list_names_every_file_of_the_run(targets: Targets, tmp_path: Path) -> None:
+    leaf = targets.build("leaf")
+    completed = mprof_run("-o", "fe.mprof", targets.build("forkexec"), leaf, cwd=tmp_path)
+    assert completed.returncode == 0, completed.stderr
+    written = set(tmp_path.glob("fe.mprof*"))
+    assert len(written) == 4  # the parent, two fork children, the exec'd leaf
+    assert listing(completed.stderr) == written
+    assert "mprof: the run wrote 4 data files:\n" in completed.stderr
+    assert f"(pid {datafile.read(tmp_path / 'fe.mprof').header.pid}, {targets.build('forkexec')})" in completed.stderr
+
+
+def test_a_process_that_left_no_file_is_named(targets: Targets, tmp_path: Path) -> None:
+    program = targets.build("endings")
+    completed = mprof_run("-o", "gone.mprof", program, "exit_group", cwd=tmp_path)
+    assert completed.returncode == 6
+    [warning] = [line for line in completed.stderr.splitlines() if "warning" in line]
+    assert re.fullmatch(rf"mprof: warning: pid \d+ \({re.escape(str(program))}\) left no data file", warning)
+    assert "mprof: the run wrote no data file" in completed.stderr
+
+
+@pytest.mark.parametrize(("how", "status"), [("_exit", 3), ("term", -signal.SIGTERM), ("segv", -signal.SIGSEGV),
+                                             ("abort", -signal.SIGABRT)])
+def test_the_status_is_the_programs(targets: Targets, tmp_path: Path, how: str, status: int) -> None:
+    program = targets.build("endings")
+    plain = subprocess.run([program, how], cwd=tmp_path, capture_output=True, timeout=60)
+    completed = mprof_run("-o", "status.mprof", program, how, cwd=tmp_path)
+    assert completed.returncode == plain.returncode == status
+    assert listing(completed.stderr) == {tmp_path / "status.mprof"}
+
+
+def test_a_signal_sent_to_mprof_run_reaches_the_program(targets: Targets, tmp_path: Path) -> None:
+    process = subprocess.Popen([str(MPROF), "run", "-o", "slept.mprof", targets.build("sleeper")], cwd=tmp_path,
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout is not None and process.stdout.readline() == "ready\n"
+        process.send_signal(signal.SIGTERM)
+        _, stderr = process.communicate(timeout=60)
+    finally:
+        process.kill()
+    assert process.returncode == -signal.SIGTERM
+    data = datafile.read(tmp_path / "slept.mprof")
+    assert data.header.end_signal == signal.SIGTERM
+    assert [(b.size, b.allocs) for b in data.bins if b.size == 55] == [(55, 1000)]
+    assert listing(stderr) == {tmp_path / "slept.mprof"}
+
+
+def test_the_dump_signal_is_passed_on(targets: Targets, tmp_path: Path) -> None:
+    process = subprocess.Popen([str(MPROF), "run", "--dump-signal", "URG", "-o", "d.mprof",
+                                targets.build("sleeper")], cwd=tmp_path, stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout is not None and process.stdin is not None
+        assert process.stdout.readline() == "ready\n"
+        process.send_signal(signal.SIGURG)  # to mprof run, which passes it on
+        deadline = time.monotonic() + 20
+        while not (tmp_path / "d.mprof.snap1").exists() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        _, stderr = process.communicate("\n", timeout=60)
+    finally:
+        process.kill()
+    assert process.returncode == 0
+    assert listing(stderr) == {tmp_path / "d.mprof", tmp_path / "d.mprof.snap1"}
+    assert "d.mprof.snap1 (pid" in stderr and ", a snapshot)" in stderr
+
+
+def test_a_relative_output_is_where_mprof_run_started(tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    # dash allocates, changes directory, allocates again and ends.
+    command = f"cd {elsewhere} && echo $(pwd) >/dev/null"
+    completed = mprof_run("-o", "rel.mprof", "/bin/sh", "-c", command, cwd=tmp_path)
+    assert completed.returncode == 0
+    assert (tmp_path / "rel.mprof").is_file() and not list(elsewhere.iterdir())
+    # The monitor alone, preloaded without mprof run, does the same.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MPROF_")}
+    env.update(LD_PRELOAD=str(Path(MPROF).parent / "build" / "libmprof.so"), MPROF_OUTPUT="bare.mprof")
+    subprocess.run(["/bin/sh", "-c", command], cwd=tmp_path, env=env, check=True, timeout=60)
+    assert (tmp_path / "bare.mprof").is_file() and not list(elsewhere.iterdir())
+
+
+def test_verbose_brings_back_the_monitors_lines(tmp_path: Path) -> None:
+    completed = mprof_run("--verbose", "--quiet", "-o", "v.mprof", "/bin/true", cwd=tmp_path)
+    assert completed.stderr == f"mprof: wrote final {tmp_path / 'v.mprof'}\n"
