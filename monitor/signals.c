@@ -7,10 +7,12 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "compiler.h"
 #include "lock.h"
 #include "monitor.h"
+#include "state.h"
 
 /* Signals whose default action ends the process, less SIGTRAP (debuggers
  * own it) and the real-time ones (libraries claim those for themselves). */
@@ -163,6 +165,11 @@ void signals_install_own(int signal_number, const struct sigaction *action)
 EXPORT int sigaction(int signal_number, const struct sigaction *action, struct sigaction *previous)
 {
     if (!watching || signal_number <= 0 || signal_number >= NSIG || !is_ending(signal_number))
+        return forward(signal_number, action, previous);
+    /* A vfork child (CPython's subprocess resets every handler in one
+     * before it execs) shares the parent's memory but not its
+     * dispositions: the parent's record must stay as it is. */
+    if (getpid() != monitor.pid)
         return forward(signal_number, action, previous);
     sigset_t mask;
     take_lock(&mask);

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 static sigjmp_buf recovery;
 static volatile sig_atomic_t faults, interrupts, usr1s;
@@ -109,5 +111,23 @@ int main(void)
         sigaction(SIGUSR2, &usr2, NULL);
     setitimer(ITIMER_REAL, &off, NULL);
     printf("sigaction in a handler while sigaction ran: %s\n", alarms > 0 ? "done" : "no alarm");
+
+    /* A vfork child shares this memory but not these dispositions; it
+     * resets its own before it execs, as CPython's subprocess does. */
+    usr1s = 0;
+    struct sigaction kept = {.sa_handler = on_usr1};
+    sigemptyset(&kept.sa_mask);
+    sigaction(SIGUSR1, &kept, NULL);
+    pid_t child = vfork();
+    if (child == 0) {
+        struct sigaction reset = {.sa_handler = SIG_DFL};
+        sigemptyset(&reset.sa_mask);
+        sigaction(SIGUSR1, &reset, NULL);
+        execl("/bin/true", "true", (char *)NULL);
+        _exit(127);
+    }
+    waitpid(child, NULL, 0);
+    raise(SIGUSR1);
+    printf("SIGUSR1 after a vfork child reset its own: handled %d times\n", (int)usr1s);
     return 0;
 }
