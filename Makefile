@@ -10,8 +10,9 @@ VENV := .venv
 # What building and testing need from Debian.
 SYSTEM_PACKAGES := gcc g++ make pkg-config libunwind-dev libdw-dev python3 python3-venv
 # chromium and its driver: the HTML report's tests open its pages in a real browser;
-# strace: a test checks which descriptors the monitor writes through.
-TEST_PACKAGES := valgrind gawk perl sqlite3 chromium chromium-driver strace
+# strace: a test checks which descriptors the monitor writes through;
+# libpython3.11-testsuite: CPython's own tests, run with and without mprof.
+TEST_PACKAGES := valgrind gawk perl sqlite3 chromium chromium-driver strace libpython3.11-testsuite
 
 CC ?= cc
 CFLAGS ?= -O2 -g
