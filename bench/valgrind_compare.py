@@ -5,7 +5,10 @@ memcheck counts a realloc as one alloc and one free, and so does mprof's
 summary; realloc(NULL, n) is an alloc, realloc(p, 0) a free, in both.  The
 two agree exactly when the program behaves the same in both runs; a program
 whose allocation sizes depend on heap addresses (python3) agrees on the
-counts only.
+counts only.  So both runs see the same things: the same environment, the
+same directory (mprof's data files go to another one: a Python program
+lists its script's directory), and whatever the program caches on its first
+run on a machine already there, from a run of its own before either.
 
     python3 bench/valgrind_compare.py [--scale 0.05] [--json FILE] [NAME...]
 """
@@ -77,7 +80,7 @@ def client_environments(workload: Workload, directory: Path) -> tuple[dict[str, 
     LD_PRELOAD: the mprof run gets those variables too, and an LD_PRELOAD
     padded with separators to the same length.
     """
-    base = _base_environment(workload, str(directory / f"{workload.name}.%p.mprof"))
+    base = _base_environment(workload, str(_output_directory(directory) / f"{workload.name}.%p.mprof"))
     probe = subprocess.run(["valgrind", "-q", "--tool=memcheck", "/usr/bin/env", "-0"], env=base,
                            capture_output=True, check=True)
     seen = dict(entry.split(b"=", 1) for entry in probe.stdout.split(b"\0") if b"=" in entry)
@@ -100,9 +103,10 @@ def _run(workload: Workload, prefix: list[str], env: dict[str, str]) -> subproce
 
 
 def under_mprof(workload: Workload, directory: Path, env: dict[str, str]) -> tuple[Totals, int]:
-    before = set(directory.glob(f"{workload.name}.*.mprof"))
+    outputs = _output_directory(directory)
+    before = set(outputs.glob(f"{workload.name}.*.mprof"))
     _run(workload, [], env)
-    [output] = set(directory.glob(f"{workload.name}.*.mprof")) - before
+    [output] = set(outputs.glob(f"{workload.name}.*.mprof")) - before
     s = datafile.read(output).summary
     return Totals(s.allocs, s.frees, s.bytes_allocated, s.bytes_allocated - s.bytes_freed), output.stat().st_size
 
@@ -126,12 +130,21 @@ def under_memcheck(workload: Workload, env: dict[str, str]) -> Totals:
     return Totals(allocs, frees, allocated, _number(in_use.group(1)))
 
 
+def _output_directory(run_directory: Path) -> Path:
+    """Beside the directory the program runs in, not in it."""
+    outputs = run_directory.parent / "mprof"
+    outputs.mkdir(exist_ok=True)
+    return outputs
+
+
 def compare(names: list[str], scale: float, directory: Path) -> list[Comparison]:
     results = []
+    directory = directory / "run"
     for workload in workloads(directory, scale):
         if names and workload.name not in names:
             continue
         valgrind_env, mprof_env = client_environments(workload, directory)
+        _run(workload, [], valgrind_env)  # first-run caches: written now, seen by both runs
         mprof, size = under_mprof(workload, directory, mprof_env)
         results.append(Comparison(workload.name, mprof, under_memcheck(workload, valgrind_env), size,
                                   workload.address_dependent_sizes))
