@@ -47,6 +47,15 @@ static inline bool spin_lock_bounded(spinlock_t *lock)
     return false;
 }
 
+/* spin_lock, or spin_lock_bounded from a signal handler. */
+static inline bool spin_lock_within(spinlock_t *lock, bool bounded)
+{
+    if (bounded)
+        return spin_lock_bounded(lock);
+    spin_lock(lock);
+    return true;
+}
+
 static inline void spin_unlock(spinlock_t *lock)
 {
     atomic_store_explicit(&lock->held, 0, memory_order_release);

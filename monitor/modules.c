@@ -1,3 +1,5 @@
+/* The module list of a data file: every object loaded now, and every one
+ * seen before a dlclose and gone since. */
 #include "modules.h"
 
 #include <elf.h>
@@ -46,19 +48,12 @@ static size_t module_size(const char *path)
 
 /* Fills module (module_size(path) bytes) from a loaded object; false when
  * the object has nothing loaded. */
+static void load_range(const struct dl_phdr_info *info, uintptr_t *start, uintptr_t *end);
+
 static bool describe(struct dl_phdr_info *info, const char *path, struct module *module)
 {
-    uintptr_t start = UINTPTR_MAX, end = 0;
-    for (int i = 0; i < info->dlpi_phnum; i++) {
-        const ElfW(Phdr) *header = &info->dlpi_phdr[i];
-        if (header->p_type != PT_LOAD)
-            continue;
-        uintptr_t segment_start = info->dlpi_addr + header->p_vaddr;
-        if (segment_start < start)
-            start = segment_start;
-        if (segment_start + header->p_memsz > end)
-            end = segment_start + header->p_memsz;
-    }
+    uintptr_t start, end;
+    load_range(info, &start, &end);
     if (start >= end)
         return false;
     size_t path_size = module_size(path) - sizeof(struct module) - 1;
@@ -86,21 +81,44 @@ static const char *path_of(const struct dl_phdr_info *info, const char *executab
     return info->dlpi_name && *info->dlpi_name ? info->dlpi_name : executable;
 }
 
+static bool same_range_and_path(const struct module *module, uintptr_t start, uintptr_t end, const char *path)
+{
+    size_t path_size = module_size(path) - sizeof(struct module) - 1;
+    return module->start == start && module->end == end && module->path_size == path_size &&
+           !memcmp(module->path, path, path_size);
+}
+
+/* The address range an object's PT_LOAD segments cover; empty when none. */
+static void load_range(const struct dl_phdr_info *info, uintptr_t *start, uintptr_t *end)
+{
+    *start = UINTPTR_MAX;
+    *end = 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *header = &info->dlpi_phdr[i];
+        if (header->p_type != PT_LOAD)
+            continue;
+        uintptr_t segment_start = info->dlpi_addr + header->p_vaddr;
+        if (segment_start < *start)
+            *start = segment_start;
+        if (segment_start + header->p_memsz > *end)
+            *end = segment_start + header->p_memsz;
+    }
+}
+
 static int remember_one(struct dl_phdr_info *info, size_t size, void *context)
 {
     (void)size;
     const char *path = path_of(info, context);
-    _Alignas(16) char storage[sizeof(struct module) + MODULE_PATH_MAX + 1];
-    struct module *probe = (struct module *)storage;
-    if (!describe(info, path, probe))
+    uintptr_t start, end;
+    load_range(info, &start, &end);
+    if (start >= end)
         return 0;
     spin_lock(&remembered_lock);
     bool known = false;
     for (struct module *seen = remembered; seen && !known; seen = seen->next)
-        known = same_module(seen, probe);
+        known = same_range_and_path(seen, start, end, path);
     struct module *module = known ? NULL : arena_alloc(module_size(path));
-    if (module) {
-        memcpy(module, probe, module_size(path));
+    if (module && describe(info, path, module)) {
         module->next = remembered;
         remembered = module;
     }
@@ -126,31 +144,63 @@ static void *current_alloc(size_t size)
 struct listing {
     const char *executable;
     struct module **tail;
+    size_t needed; /* bytes the loaded objects need, found by the first pass */
 };
 
+static int measure_one(struct dl_phdr_info *info, size_t size, void *context)
+{
+    (void)size;
+    struct listing *listing = context;
+    listing->needed += (module_size(path_of(info, listing->executable)) + 15) & ~(size_t)15;
+    return 0;
+}
+
+/* Sets listing->needed when an object did not fit. */
 static int list_one(struct dl_phdr_info *info, size_t size, void *context)
 {
     (void)size;
     struct listing *listing = context;
     const char *path = path_of(info, listing->executable);
     struct module *module = current_alloc(module_size(path));
-    if (module && describe(info, path, module)) {
+    if (!module)
+        listing->needed = 1;
+    else if (describe(info, path, module)) {
         *listing->tail = module;
         listing->tail = &module->next;
     }
     return 0;
 }
 
-struct module *modules_current(const char *executable)
+struct module *modules_current(const char *executable, bool bounded)
 {
     modules_release_current();
-    current_region_size = 1024 * 1024;
-    current_region = region_map(current_region_size);
-    if (!current_region)
-        return NULL;
-    struct listing listing = {executable, &current};
-    dl_iterate_phdr(list_one, &listing);
-    spin_lock(&remembered_lock);
+    /* Measured first, then listed: no limit on how many objects or how
+     * long their names.  An object loaded in between gets the slack, or
+     * the whole list is made again. */
+    struct listing listing = {executable, &current, 0};
+    for (unsigned attempt = 0; attempt < 4; attempt++) {
+        listing.needed = 0;
+        dl_iterate_phdr(measure_one, &listing);
+        size_t remembered_size = 0;
+        if (spin_lock_within(&remembered_lock, bounded)) {
+            for (struct module *gone = remembered; gone; gone = gone->next)
+                remembered_size += (sizeof(*gone) + gone->path_size + 1 + 15) & ~(size_t)15;
+            spin_unlock(&remembered_lock);
+        }
+        current_region_size = (listing.needed + remembered_size) * (attempt + 2) + 4096;
+        current_region = region_map(current_region_size);
+        if (!current_region)
+            return NULL;
+        current = NULL;
+        listing.tail = &current;
+        listing.needed = 0;
+        dl_iterate_phdr(list_one, &listing);
+        if (!listing.needed)
+            break;
+        modules_release_current();
+    }
+    if (!spin_lock_within(&remembered_lock, bounded))
+        return current;
     for (struct module *gone = remembered; gone; gone = gone->next) {
         bool loaded = false;
         for (struct module *module = current; module && !loaded; module = module->next)

@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #define MODULE_BUILD_ID_MAX 64
-#define MODULE_PATH_MAX 4096 /* longer paths are cut */
+#define MODULE_PATH_MAX 65535 /* the format's u16; a loader opens none longer than PATH_MAX */
 
 struct module {
     struct module *next;
@@ -24,8 +24,10 @@ struct module {
 /* Remembers every object loaded now; called before each dlclose. */
 void modules_note_loaded(const char *executable);
 /* The list for the data file: what is loaded now plus what was remembered
- * and has gone since.  Stays valid until modules_release_current. */
-struct module *modules_current(const char *executable);
+ * and has gone since, however long.  Stays valid until
+ * modules_release_current.  bounded: from a signal handler (see
+ * spin_lock_bounded); the gone ones are left out if their lock stays held. */
+struct module *modules_current(const char *executable, bool bounded);
 void modules_release_current(void);
 
 void modules_fork_prepare(void);

@@ -11,6 +11,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <link.h>
 #include <sys/auxv.h>
 #include <time.h>
 #include <unistd.h>
@@ -54,21 +55,61 @@ static void start_clocks(void)
     monitor.start_monotonic_ns = clock_ns(CLOCK_MONOTONIC);
 }
 
-static void read_command_line(void)
+/* Whether the dynamic loader was run as the program (ld.so PROGRAM): the
+ * program then has a loader (PT_INTERP) but the kernel started none, so
+ * AT_BASE is 0. */
+static bool started_through_the_loader(void)
+{
+    const ElfW(Phdr) *headers = (const ElfW(Phdr) *)getauxval(AT_PHDR);
+    unsigned long count = getauxval(AT_PHNUM);
+    for (unsigned long i = 0; headers && i < count; i++)
+        if (headers[i].p_type == PT_INTERP)
+            return getauxval(AT_BASE) == 0;
+    return false;
+}
+
+/* The program's own file.  /proc/self/exe names it, but not without /proc,
+ * nor when the loader was run as the program: then AT_EXECFN, which the
+ * loader points at the program, taken from the start-up directory. */
+static void find_executable(void)
 {
     ssize_t length = readlink("/proc/self/exe", monitor.executable, sizeof monitor.executable - 1);
     monitor.executable[length > 0 ? length : 0] = '\0';
-    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    if (length > 0 && !started_through_the_loader())
         return;
-    size_t capacity = 64 * 1024;
-    char *buffer = region_map(capacity);
+    const char *name = (const char *)getauxval(AT_EXECFN);
+    size_t size = name ? strlen(name) : 0, used = 0;
+    if (!size)
+        return;
+    if (name[0] != '/' && getcwd(monitor.executable, sizeof monitor.executable - size - 2)) {
+        used = strlen(monitor.executable);
+        monitor.executable[used++] = '/';
+    }
+    if (used + size < sizeof monitor.executable) {
+        memcpy(monitor.executable + used, name, size + 1);
+        return;
+    }
+    monitor.executable[0] = '\0';
+}
+
+/* The arguments glibc hands every constructor, NUL-separated as
+ * /proc/self/cmdline has them, without needing /proc; the loader has
+ * already taken its own off when it was run as the program. */
+static void keep_command_line(int argc, char **argv)
+{
+    size_t size = 0;
+    for (int i = 0; argv && i < argc && argv[i]; i++)
+        size += strlen(argv[i]) + 1;
+    char *copy = size ? region_map(size) : NULL;
+    if (!copy)
+        return;
     size_t used = 0;
-    ssize_t got;
-    while (buffer && used < capacity && (got = read(fd, buffer + used, capacity - used)) > 0)
-        used += (size_t)got;
-    close(fd);
-    monitor.command_line = buffer;
+    for (int i = 0; i < argc && argv[i]; i++) {
+        size_t length = strlen(argv[i]) + 1;
+        memcpy(copy + used, argv[i], length);
+        used += length;
+    }
+    monitor.command_line = copy;
     monitor.command_line_size = (uint32_t)used;
 }
 
@@ -143,7 +184,7 @@ void monitor_init(void)
         records_init(monitor.options.leak_depth);
         monitor.pid = getpid();
         start_clocks();
-        read_command_line();
+        find_executable();
         checkpoint_start(&monitor.options, monitor.start_monotonic_ns);
         pthread_atfork(fork_prepare, fork_parent, fork_child);
     }
@@ -291,13 +332,15 @@ static void stop_following(void)
     *out = '\0';
 }
 
-__attribute__((constructor)) static void monitor_constructor(void)
+__attribute__((constructor)) static void monitor_constructor(int argc, char **argv, char **envp)
 {
+    (void)envp;
     int saved_errno = errno;
     monitor_init();
     if (atomic_load(&monitor_status) != MONITOR_ACTIVE)
         return;
     monitor_tls.busy++;
+    keep_command_line(argc, argv);
     /* The first process of a run writes FILE, the others FILE.PID.  mprof
      * run names the first process in MPROF_ROOT_PID before it execs the
      * program; a process started some other way with the variable unset is

@@ -22,6 +22,7 @@ static spinlock_t write_lock = SPINLOCK_INIT;
 static struct output output;          /* the process's own file */
 static struct output snapshot_output; /* the on-demand snapshot being written */
 static unsigned snapshots_written;
+static bool bounded_write; /* this write is a signal handler's: locks are taken with a bound */
 static struct writer writer;
 
 /* Scratch memory for one write, released at its end. */
@@ -320,7 +321,7 @@ static void emit_program(void)
 
 static void emit_modules(void)
 {
-    struct module *modules = modules_current(monitor.executable);
+    struct module *modules = modules_current(monitor.executable, bounded_write);
     uint64_t count = 0, size = 8;
     for (struct module *m = modules; m; m = m->next, count++)
         size += 8 * 3 + 1 + 1 + 2 + m->build_id_size + m->path_size;
@@ -518,16 +519,14 @@ static bool take_write_lock(const struct snapshot_request *request)
 {
     if (request->kind == SNAPSHOT_CHECKPOINT)
         return spin_trylock(&write_lock);
-    if (request->end_signal)
-        return spin_lock_bounded(&write_lock);
-    spin_lock(&write_lock);
-    return true;
+    return spin_lock_within(&write_lock, request->end_signal != 0);
 }
 
 bool snapshot_write(const struct snapshot_request *request)
 {
     if (!take_write_lock(request))
         return false;
+    bounded_write = request->end_signal != 0;
     bool written = false;
     struct gathered *all = scratch_alloc(sizeof(*all));
     if (!all) {
@@ -538,7 +537,7 @@ bool snapshot_write(const struct snapshot_request *request)
     }
     memset(all, 0, sizeof(*all));
     all->first_id = records_first_own_id();
-    thread_states_each(gather_thread, all, request->end_signal != 0);
+    thread_states_each(gather_thread, all, bounded_write);
     gather_sites(all);
     if (!all->out_of_memory)
         gather_addresses(all);

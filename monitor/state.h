@@ -23,7 +23,7 @@ struct monitor_globals {
     uint64_t start_unix_ns;
     uint64_t start_monotonic_ns;
     char executable[PATH_MAX];
-    char *command_line; /* arguments separated by NUL, from /proc/self/cmdline */
+    char *command_line; /* the arguments main gets, each ending in NUL */
     uint32_t command_line_size;
 
     /* Set before the program's second thread is created (cleared in a fork

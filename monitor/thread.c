@@ -67,15 +67,11 @@ struct thread_state *thread_state_shared(unsigned stack_depth)
 
 bool thread_states_each(void (*visit)(struct thread_state *, void *), void *context, bool bounded)
 {
-    if (!bounded)
-        spin_lock(&registry_lock);
-    else if (!spin_lock_bounded(&registry_lock))
+    if (!spin_lock_within(&registry_lock, bounded))
         return false;
     bool all = true;
     for (struct thread_state *state = states; state; state = state->next) {
-        if (!bounded)
-            spin_lock(&state->lock);
-        else if (!spin_lock_bounded(&state->lock)) {
+        if (!spin_lock_within(&state->lock, bounded)) {
             all = false;
             continue;
         }
