@@ -4,10 +4,12 @@
 
 #include <elf.h>
 #include <link.h>
+#include <sched.h>
 #include <string.h>
 
 #include "arena.h"
 #include "lock.h"
+#include "retag.h"
 
 /* Modules seen before a dlclose: guarded by remembered_lock, kept for the
  * process's life (a few per dlclose'd library). */
@@ -81,10 +83,12 @@ static const char *path_of(const struct dl_phdr_info *info, const char *executab
     return info->dlpi_name && *info->dlpi_name ? info->dlpi_name : executable;
 }
 
+/* A retagged module is a load of its own: the same file loaded there again
+ * is another. */
 static bool same_range_and_path(const struct module *module, uintptr_t start, uintptr_t end, const char *path)
 {
     size_t path_size = module_size(path) - sizeof(struct module) - 1;
-    return module->start == start && module->end == end && module->path_size == path_size &&
+    return !module->tag && module->start == start && module->end == end && module->path_size == path_size &&
            !memcmp(module->path, path, path_size);
 }
 
@@ -129,6 +133,109 @@ static int remember_one(struct dl_phdr_info *info, size_t size, void *context)
 void modules_note_loaded(const char *executable)
 {
     dl_iterate_phdr(remember_one, (void *)executable);
+}
+
+atomic_uint modules_watched;
+/* The last tag given, and the executable's name for the loader's nameless
+ * entry; under remembered_lock. */
+static unsigned last_tag;
+static const char *watched_executable = "";
+/* Set while a retag runs: a walk that meets a watched place waits for it. */
+static atomic_bool retagging;
+
+struct presence {
+    const char *executable;
+    const struct module *module;
+    bool present;
+};
+
+static int find_present(struct dl_phdr_info *info, size_t size, void *context)
+{
+    (void)size;
+    struct presence *presence = context;
+    uintptr_t start, end;
+    load_range(info, &start, &end);
+    if (same_range_and_path(presence->module, start, end, path_of(info, presence->executable)))
+        presence->present = true;
+    return presence->present;
+}
+
+void modules_note_unloaded(const char *executable)
+{
+    spin_lock(&remembered_lock);
+    watched_executable = executable;
+    unsigned watched = 0;
+    for (struct module *module = remembered; module; module = module->next) {
+        if (!module->tag && !module->watched) {
+            struct presence presence = {executable, module, false};
+            dl_iterate_phdr(find_present, &presence);
+            module->watched = !presence.present;
+        }
+        watched += module->watched;
+    }
+    atomic_store(&modules_watched, watched);
+    spin_unlock(&remembered_lock);
+}
+
+/* The object that holds address now, as a module without its path. */
+struct occupant {
+    uintptr_t address;
+    const char *executable;
+    const struct module *gone;
+    bool found, same;
+};
+
+static int find_occupant(struct dl_phdr_info *info, size_t size, void *context)
+{
+    (void)size;
+    struct occupant *occupant = context;
+    uintptr_t start, end;
+    load_range(info, &start, &end);
+    if (occupant->address < start || occupant->address >= end)
+        return 0;
+    occupant->found = true;
+    struct module probe = {0};
+    for (int i = 0; i < info->dlpi_phnum && !probe.build_id_size; i++)
+        if (info->dlpi_phdr[i].p_type == PT_NOTE)
+            read_build_id(info, &info->dlpi_phdr[i], &probe);
+    /* The same file loaded at the same place: its addresses mean the same. */
+    occupant->same = same_range_and_path(occupant->gone, start, end, path_of(info, occupant->executable)) &&
+                     probe.build_id_size == occupant->gone->build_id_size &&
+                     !memcmp(probe.build_id, occupant->gone->build_id, probe.build_id_size);
+    return 1;
+}
+
+void modules_reused(uintptr_t address)
+{
+    while (atomic_load(&retagging))
+        sched_yield();
+    spin_lock(&remembered_lock);
+    struct module *gone = remembered;
+    while (gone && !(gone->watched && address >= gone->start && address < gone->end))
+        gone = gone->next;
+    if (!gone) {
+        spin_unlock(&remembered_lock);
+        return;
+    }
+    struct occupant occupant = {address, watched_executable, gone, false, false};
+    dl_iterate_phdr(find_occupant, &occupant);
+    unsigned tag = 0;
+    if (occupant.found) {
+        gone->watched = false;
+        atomic_fetch_sub(&modules_watched, 1);
+        if (!occupant.same && last_tag < RETAG_MAX) {
+            tag = ++last_tag;
+            atomic_store(&retagging, true);
+        }
+    }
+    spin_unlock(&remembered_lock);
+    if (tag) {
+        retag_range(gone->start, gone->end, tag);
+        spin_lock(&remembered_lock);
+        gone->tag = (uint16_t)tag;
+        spin_unlock(&remembered_lock);
+        atomic_store(&retagging, false);
+    }
 }
 
 static void *current_alloc(size_t size)
@@ -203,7 +310,7 @@ struct module *modules_current(const char *executable, bool bounded)
         return current;
     for (struct module *gone = remembered; gone; gone = gone->next) {
         bool loaded = false;
-        for (struct module *module = current; module && !loaded; module = module->next)
+        for (struct module *module = current; module && !loaded && !gone->tag; module = module->next)
             loaded = same_module(module, gone);
         if (loaded)
             continue;
@@ -213,6 +320,10 @@ struct module *modules_current(const char *executable, bool bounded)
         memcpy(copy, gone, sizeof(*copy) + gone->path_size);
         copy->unloaded = true;
         copy->next = NULL;
+        uintptr_t tag_bits = (uintptr_t)gone->tag << RETAG_SHIFT;
+        copy->bias += tag_bits;
+        copy->start += tag_bits;
+        copy->end += tag_bits;
         *listing.tail = copy;
         listing.tail = &copy->next;
     }

@@ -420,6 +420,11 @@ void monitor_after_dlclose(void)
 {
     /* The unloaded code's addresses may be given to other code. */
     rules_forget();
+    if (atomic_load(&monitor_status) != MONITOR_ACTIVE)
+        return;
+    monitor_tls.busy++;
+    modules_note_unloaded(monitor.executable);
+    monitor_tls.busy--;
 }
 
 EXPORT void mprof_dump(void)

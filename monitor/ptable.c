@@ -1,3 +1,4 @@
+/* The open-addressing table of ptable.h. */
 #include "ptable.h"
 
 #define INITIAL_BITS 8
@@ -32,6 +33,26 @@ MONITOR_TEXT bool ptable_add(struct ptable *table, uint64_t hash, void *entry)
     }
     ptable_place(table, hash, entry);
     table->used++;
+    return true;
+}
+
+bool ptable_rehash(struct ptable *table, uint64_t (*hash_of)(const void *entry))
+{
+    if (!table->bits)
+        return true;
+    struct ptable placed = {.bits = table->bits, .used = table->used};
+    placed.hashes = region_map(sizeof(uint64_t) << placed.bits);
+    placed.items = region_map(sizeof(void *) << placed.bits);
+    if (!placed.hashes || !placed.items) {
+        region_unmap(placed.hashes, sizeof(uint64_t) << placed.bits);
+        region_unmap(placed.items, sizeof(void *) << placed.bits);
+        return false;
+    }
+    for (uint64_t i = 0; i < ptable_slots(table); i++)
+        if (table->items[i])
+            ptable_place(&placed, hash_of(table->items[i]), table->items[i]);
+    ptable_release(table);
+    *table = placed;
     return true;
 }
 

@@ -53,6 +53,10 @@ static inline void *ptable_find(const struct ptable *table, uint64_t hash,
 
 /* False when the table could not grow. */
 bool ptable_add(struct ptable *table, uint64_t hash, void *entry);
+/* Places every entry again under the hash hash_of gives it now, after
+ * their keys changed in place.  False when out of memory, and the table
+ * keeps its old hashes. */
+bool ptable_rehash(struct ptable *table, uint64_t (*hash_of)(const void *entry));
 /* Unmaps the table's arrays (not the entries) and empties it. */
 void ptable_release(struct ptable *table);
 

@@ -1,3 +1,4 @@
+/* The leak record registry (see records.h). */
 #include "records.h"
 
 #include <string.h>
@@ -85,6 +86,32 @@ MONITOR_TEXT const struct leak_chain *records_intern(const uintptr_t *addrs, uin
 done:
     spin_unlock(&registry.lock);
     return chain;
+}
+
+static uint64_t hash_of_chain(const void *entry)
+{
+    return ((const struct leak_chain *)entry)->hash;
+}
+
+void records_retag(uintptr_t start, uintptr_t end, uintptr_t tag_bits)
+{
+    spin_lock(&registry.lock);
+    for (uint32_t id = registry.first_own_id; id < registry.count; id++) {
+        /* Records are shared read-only with the threads, whose locks the
+         * caller holds: nobody reads them meanwhile. */
+        struct leak_chain *chain = (struct leak_chain *)registry.by_id[id];
+        bool changed = false;
+        for (unsigned i = 0; i < registry.leak_depth; i++) {
+            if (chain->addrs[i] >= start && chain->addrs[i] < end) {
+                chain->addrs[i] |= tag_bits;
+                changed = true;
+            }
+        }
+        if (changed)
+            chain->hash = records_hash(chain->addrs);
+    }
+    ptable_rehash(&registry.by_chain, hash_of_chain);
+    spin_unlock(&registry.lock);
 }
 
 const struct leak_chain *records_by_id(uint32_t id)

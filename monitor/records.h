@@ -23,6 +23,10 @@ const struct leak_chain *records_intern(const uintptr_t *addrs, uint64_t hash);
 /* NULL for an id not yet made. */
 const struct leak_chain *records_by_id(uint32_t id);
 bool records_same_chain(const struct leak_chain *chain, const uintptr_t *addrs);
+/* Gives every address in [start, end) of every record made by this
+ * process the tag bits (see retag.h), and rehashes.  Callers hold every
+ * thread state's lock, which come before the registry's. */
+void records_retag(uintptr_t start, uintptr_t end, uintptr_t tag_bits);
 /* Ids below this were created before the last fork, by the parent. */
 uint32_t records_first_own_id(void);
 

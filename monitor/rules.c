@@ -1,7 +1,9 @@
+/* The shared cache of frame rules (see rules.h). */
 #include "rules.h"
 
 #include "arena.h"
 #include "lock.h"
+#include "modules.h"
 
 #define INITIAL_BITS 12
 
@@ -58,6 +60,10 @@ static struct rule_table *grown(struct rule_table *old, unsigned generation)
 
 MONITOR_TEXT frame_rule rules_fill(uintptr_t address)
 {
+    /* The first sight of this address since the last dlclose: new code may
+     * be where unloaded code was. */
+    if (unlikely(atomic_load_explicit(&modules_watched, memory_order_relaxed)))
+        modules_reused(address);
     /* Read before the lock: parsing .eh_frame is the slow part. */
     frame_rule rule = cfi_rule_at(address);
     spin_lock(&writers);

@@ -1,3 +1,4 @@
+/* The per-thread aggregates' registry (see thread.h). */
 #include "thread.h"
 
 #include <string.h>
@@ -82,18 +83,62 @@ bool thread_states_each(void (*visit)(struct thread_state *, void *), void *cont
     return all;
 }
 
-void thread_states_fork_prepare(void)
+void thread_states_lock_all(void)
 {
     spin_lock(&registry_lock);
     for (struct thread_state *state = states; state; state = state->next)
         spin_lock(&state->lock);
 }
 
-void thread_states_fork_parent(void)
+void thread_states_unlock_all(void)
 {
     for (struct thread_state *state = states; state; state = state->next)
         spin_unlock(&state->lock);
     spin_unlock(&registry_lock);
+}
+
+struct thread_state *thread_states_first(void)
+{
+    return states;
+}
+
+static uint64_t hash_of_pair(const void *entry)
+{
+    const struct pair_counts *pair = entry;
+    return pair_hash(pair->caller, pair->callee);
+}
+
+static uint64_t hash_of_site(const void *entry)
+{
+    return ((const struct site_counts *)entry)->chain->hash;
+}
+
+void thread_state_retag(struct thread_state *state, uintptr_t start, uintptr_t end, uintptr_t tag_bits)
+{
+    for (uint64_t i = 0; i < ptable_slots(&state->pairs); i++) {
+        struct pair_counts *pair = state->pairs.items[i];
+        if (!pair)
+            continue;
+        if (pair->caller >= start && pair->caller < end)
+            pair->caller |= tag_bits;
+        if (pair->callee >= start && pair->callee < end)
+            pair->callee |= tag_bits;
+    }
+    ptable_rehash(&state->pairs, hash_of_pair);
+    ptable_rehash(&state->sites, hash_of_site);
+    state->cached_depth = 0;
+    memset(state->recent_pairs, 0, sizeof state->recent_pairs);
+    memset(state->recent_sites, 0, sizeof state->recent_sites);
+}
+
+void thread_states_fork_prepare(void)
+{
+    thread_states_lock_all();
+}
+
+void thread_states_fork_parent(void)
+{
+    thread_states_unlock_all();
 }
 
 void thread_states_fork_child(struct thread_state *survivor)

@@ -96,6 +96,15 @@ bool thread_states_each(void (*visit)(struct thread_state *, void *), void *cont
  * late frees land here.  Guarded by its own lock like any state. */
 struct thread_state *thread_state_shared(unsigned stack_depth);
 
+/* Every state's lock, and the list's: for fork(2), and for retagging. */
+void thread_states_lock_all(void);
+void thread_states_unlock_all(void);
+/* Retags a locked state's pairs (see records_retag) and forgets what its
+ * caches knew of the old keys. */
+void thread_state_retag(struct thread_state *state, uintptr_t start, uintptr_t end, uintptr_t tag_bits);
+/* Every state, for a caller holding every lock. */
+struct thread_state *thread_states_first(void);
+
 void thread_states_fork_prepare(void);
 void thread_states_fork_parent(void);
 /* In the child: every state is emptied, and all but the caller's released. */

@@ -1,3 +1,4 @@
+/* Walking the stack at an allocation (see unwind.h). */
 #include "unwind.h"
 
 #include <dlfcn.h>
@@ -7,6 +8,7 @@
 #include <libunwind.h>
 
 #include "compiler.h"
+#include "modules.h"
 #include "rules.h"
 
 /* Set by the linker around every function in MONITOR_TEXT. */
@@ -35,6 +37,10 @@ MONITOR_TEXT static unsigned walk_with_libunwind(uintptr_t *chain, unsigned max,
     if (kept > max)
         kept = max;
     memmove(chain, chain + first, kept * sizeof(uintptr_t));
+    /* No rule cache saw these addresses (see rules_fill). */
+    if (unlikely(atomic_load_explicit(&modules_watched, memory_order_relaxed)))
+        for (unsigned i = 0; i < kept; i++)
+            modules_reused(chain[i] - 1);
     return kept;
 }
 

@@ -37,7 +37,11 @@ def chains(data: DataFile) -> tuple[dict, dict]:
 def leak_paths(output: Path) -> dict[str, tuple[int, int]]:
     completed = subprocess.run([MPROF, "report", "--format", "json", output], capture_output=True, text=True,
                                check=True)
-    return {row["path"]: (row["kept_objects"], row["kept_bytes"]) for row in json.loads(completed.stdout)["leaks"]}
+    paths: dict[str, tuple[int, int]] = {}
+    for row in json.loads(completed.stdout)["leaks"]:  # one path may be two rows: code of two loads
+        objects, kept = paths.get(row["path"], (0, 0))
+        paths[row["path"]] = (objects + row["kept_objects"], kept + row["kept_bytes"])
+    return paths
 
 
 def both_walks(profile: Callable[..., Run], command: list) -> tuple[Run, Run]:
@@ -77,6 +81,26 @@ def test_code_loaded_where_unloaded_code_was_is_walked_with_its_own_rules(target
     first, second = run.completed.stdout.split()
     assert first == second, "the second plugin was not mapped where the first one was"
     assert leak_paths(run.output)["main > plugin_entry > inner"] == (2, 301 + 302)
+
+
+def test_each_address_resolves_in_the_load_it_was_taken_in(targets: Targets, profile: Callable[..., Run]) -> None:
+    plain = targets.build("reload_plain.so", "-O2", "-DFRAME_BYTES=64", source="reload_plugin.c", shared=True)
+    padded = targets.build("reload_padded.so", "-O2", "-DFRAME_BYTES=64", "-DPADDING", source="reload_plugin.c",
+                           shared=True)
+    run = profile([targets.build("reload_main", "-ldl"), plain, padded])
+    first, second = run.completed.stdout.split()
+    assert first == second, "the second plugin was not mapped where the first one was"
+    # plain's block (301 bytes) was taken where padded's code now is: it
+    # resolves in plain's file all the same, and the two never merge.
+    report = json.loads(subprocess.run([MPROF, "report", "--format", "json", run.output], capture_output=True,
+                                       text=True, check=True).stdout)
+    kept = sorted((row["path"], row["kept_bytes"]) for row in report["leaks"] if "plugin_entry" in row["path"])
+    assert kept == [("main > plugin_entry > inner", 301), ("main > plugin_entry > inner", 302)]
+    modules = {entry["module"] for entry in report["call_graph"] if entry["function"] == "inner"}
+    assert modules == {str(plain), str(padded)}
+    # The unloaded one is listed at its tagged addresses (bit 48 and up).
+    [listed] = [m for m in run.data().modules if Path(m.path) == plain]
+    assert listed.unloaded and listed.start >> 48 == 1
 
 
 def test_kinds_past_the_numbered_ones_take_wide_slots(targets: Targets, profile: Callable[..., Run]) -> None:
