@@ -84,7 +84,7 @@ def test_a_busy_signal_handler_among_busy_threads(targets: Targets, tmp_path: Pa
     handler_sites = [s for s in data.sites if in_module(s.addr, module) and sum(s.bytes) == 24 * s.calls
                      and s is not churned]
     in_handler = sum(s.calls for s in handler_sites)
-    assert handled > 100 and in_handler <= handled <= in_handler + data.summary.untracked_allocs
+    assert handled > 10 and in_handler <= handled <= in_handler + data.summary.untracked_allocs
     assert all(s.frees == s.calls for s in handler_sites)
     consistent(data)
 
