@@ -99,10 +99,11 @@ def test_exit_from_a_thread_while_others_allocate(targets: Targets, tmp_path: Pa
         assert data.header.final
         exiting = site(data, program, 50)
         assert (exiting.frees, sum(exiting.bytes)) == (0, 50 * 4242)
-        # The churners were still running: each holds at most one block.
+        # The churners were still running (on a loaded machine, perhaps not
+        # yet started): each holds at most one block.
         module = module_named(data, program)
-        [churned] = [s for s in data.sites if in_module(s.addr, module) and s is not exiting]
-        assert 0 <= churned.calls - churned.frees <= 3
+        churned = [s for s in data.sites if in_module(s.addr, module) and s is not exiting]
+        assert len(churned) <= 1 and all(0 <= s.calls - s.frees <= 3 for s in churned)
         consistent(data)
 
 
