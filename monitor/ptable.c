@@ -13,17 +13,25 @@ static void ptable_place(struct ptable *table, uint64_t hash, void *entry)
     table->hashes[i] = hash;
 }
 
+/* An empty table of 2^bits slots; false when out of memory. */
+static bool make_slots(struct ptable *table, unsigned bits)
+{
+    *table = (struct ptable){.bits = bits};
+    table->hashes = region_map(sizeof(uint64_t) << bits);
+    table->items = region_map(sizeof(void *) << bits);
+    if (table->hashes && table->items)
+        return true;
+    region_unmap(table->hashes, sizeof(uint64_t) << bits);
+    region_unmap(table->items, sizeof(void *) << bits);
+    return false;
+}
+
 MONITOR_TEXT bool ptable_add(struct ptable *table, uint64_t hash, void *entry)
 {
     if (!table->bits || (table->used + 1) * 2 > ptable_slots(table)) {
-        struct ptable grown = {.bits = table->bits ? table->bits + 1 : INITIAL_BITS};
-        grown.hashes = region_map(sizeof(uint64_t) << grown.bits);
-        grown.items = region_map(sizeof(void *) << grown.bits);
-        if (!grown.hashes || !grown.items) {
-            region_unmap(grown.hashes, sizeof(uint64_t) << grown.bits);
-            region_unmap(grown.items, sizeof(void *) << grown.bits);
+        struct ptable grown;
+        if (!make_slots(&grown, table->bits ? table->bits + 1 : INITIAL_BITS))
             return false;
-        }
         for (uint64_t i = 0; i < ptable_slots(table); i++)
             if (table->items[i])
                 ptable_place(&grown, table->hashes[i], table->items[i]);
@@ -40,14 +48,10 @@ bool ptable_rehash(struct ptable *table, uint64_t (*hash_of)(const void *entry))
 {
     if (!table->bits)
         return true;
-    struct ptable placed = {.bits = table->bits, .used = table->used};
-    placed.hashes = region_map(sizeof(uint64_t) << placed.bits);
-    placed.items = region_map(sizeof(void *) << placed.bits);
-    if (!placed.hashes || !placed.items) {
-        region_unmap(placed.hashes, sizeof(uint64_t) << placed.bits);
-        region_unmap(placed.items, sizeof(void *) << placed.bits);
+    struct ptable placed;
+    if (!make_slots(&placed, table->bits))
         return false;
-    }
+    placed.used = table->used;
     for (uint64_t i = 0; i < ptable_slots(table); i++)
         if (table->items[i])
             ptable_place(&placed, hash_of(table->items[i]), table->items[i]);

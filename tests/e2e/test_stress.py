@@ -28,6 +28,14 @@ def run(command: list[str | Path], tmp_path: Path, **settings: str) -> tuple[sub
     return completed, output
 
 
+def attempts(tmp_path: Path, count: int = 3) -> list[Path]:
+    """A directory for each of several runs: threads interleave differently each time."""
+    directories = [tmp_path / str(attempt) for attempt in range(count)]
+    for directory in directories:
+        directory.mkdir()
+    return directories
+
+
 def site(data: DataFile, program: Path, calls: int) -> Site:
     module = module_named(data, program)
     [found] = [s for s in data.sites if in_module(s.addr, module) and s.calls == calls]
@@ -44,9 +52,7 @@ def consistent(data: DataFile) -> None:
 
 def test_sixteen_threads_free_each_others_blocks(targets: Targets, tmp_path: Path) -> None:
     program = targets.build("stress")
-    for attempt in range(3):  # the threads interleave differently each time
-        directory = tmp_path / str(attempt)
-        directory.mkdir()
+    for directory in attempts(tmp_path):
         _, output = run([program, "threads"], directory)
         data = datafile.read(output)
         made = site(data, program, 16 * 2000)
@@ -91,9 +97,7 @@ def test_a_busy_signal_handler_among_busy_threads(targets: Targets, tmp_path: Pa
 
 def test_exit_from_a_thread_while_others_allocate(targets: Targets, tmp_path: Path) -> None:
     program = targets.build("stress")
-    for attempt in range(3):
-        directory = tmp_path / str(attempt)
-        directory.mkdir()
+    for directory in attempts(tmp_path):
         _, output = run([program, "exit"], directory)
         data = datafile.read(output)
         assert data.header.final
