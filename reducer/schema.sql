@@ -1,6 +1,9 @@
 -- The reduced profile.  One database holds one or more data files (runs) of
 -- a program, reduced together: figures are summed over the runs.
--- PRAGMA user_version is the schema version; readers refuse a newer one.
+-- PRAGMA application_id says the file is an mprof profile (0x6D70726F,
+-- "mpro"); PRAGMA user_version is the schema version: readers refuse any
+-- other application and any other version.
+PRAGMA application_id = 1836085871;
 PRAGMA user_version = 2;
 
 CREATE TABLE runs (

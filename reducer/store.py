@@ -15,11 +15,19 @@ SCHEMA = Path(__file__).with_name("schema.sql")
 SQLITE_MAGIC = b"SQLite format 3\0"
 
 
-def schema_version() -> int:
+def _schema_pragma(name: str) -> int:
     for line in SCHEMA.read_text().splitlines():
-        if line.startswith("PRAGMA user_version"):
+        if line.startswith(f"PRAGMA {name}"):
             return int(line.split("=")[1].strip(" ;"))
-    raise AssertionError("schema.sql sets no user_version")
+    raise AssertionError(f"schema.sql sets no {name}")
+
+
+def schema_version() -> int:
+    return _schema_pragma("user_version")
+
+
+def application_id() -> int:
+    return _schema_pragma("application_id")
 
 
 def is_database(path: Path) -> bool:
@@ -34,9 +42,13 @@ def open_database(path: Path) -> sqlite3.Connection:
     """A profile database for reading; refuses one written by a newer mprof."""
     try:
         connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        application = connection.execute("PRAGMA application_id").fetchone()[0]
         version = connection.execute("PRAGMA user_version").fetchone()[0]
     except sqlite3.Error as error:
         raise MprofError(f"{path}: not a readable profile database ({error})") from None
+    if application != application_id():
+        connection.close()
+        raise MprofError(f"{path}: not an mprof profile database (an SQLite file of another application)")
     if version > schema_version():
         connection.close()
         raise MprofError(f"{path}: profile schema version {version} is newer than this mprof understands "

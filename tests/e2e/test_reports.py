@@ -248,6 +248,17 @@ def test_newer_and_older_databases_are_refused(tmp_path: Path) -> None:
         assert (completed.returncode, completed.stderr) == (1, f"mprof: {database}: {problem}\n")
 
 
+def test_another_applications_database_is_refused(tmp_path: Path) -> None:
+    other = tmp_path / "other.db"
+    with sqlite3.connect(other) as db:
+        db.executescript("PRAGMA user_version = 1; CREATE TABLE runs (id INTEGER); CREATE TABLE notes (text TEXT);")
+    for command in ("report", "html"):
+        arguments = [command, other] + (["-o", tmp_path / "o.html"] if command == "html" else [])
+        completed = mprof(*arguments, check=False)
+        assert (completed.returncode, completed.stderr) == (
+            1, f"mprof: {other}: not an mprof profile database (an SQLite file of another application)\n")
+
+
 def test_failed_reduction_keeps_the_previous_database(tmp_path: Path) -> None:
     database = tmp_path / "keep.db"
     database.write_bytes(b"precious")
