@@ -8,7 +8,7 @@ from pathlib import Path
 from ..reducer import store
 from ..reducer.errors import MprofError
 from ..reducer.profile import reduce_files
-from .inputs import check_inputs
+from .inputs import read_inputs
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -22,8 +22,8 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
 
 def run(args: argparse.Namespace) -> int:
-    paths = check_inputs(args.files)
-    if store.is_database(paths[0]):
-        raise MprofError(f"{paths[0]}: already a profile database")
-    store.write_database(reduce_files(paths), args.output)
+    with read_inputs(args.files) as inputs:
+        if inputs.database:
+            raise MprofError(f"{args.files[0]}: already a profile database")
+        store.write_database(reduce_files(inputs.files), args.output)
     return 0

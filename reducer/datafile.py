@@ -42,21 +42,11 @@ __all__ = [
     "Program",
     "Site",
     "Summary",
-    "is_data_file",
     "parse",
     "read",
 ]
 
 PathArg = str | os.PathLike[str]
-
-
-def is_data_file(path: PathArg) -> bool:
-    """Whether the file starts with the magic; says nothing about validity."""
-    try:
-        with open(path, "rb") as f:
-            return f.read(len(fmt.MAGIC)) == fmt.MAGIC
-    except OSError:
-        return False
 
 
 def read(path: PathArg) -> DataFile:

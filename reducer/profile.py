@@ -58,16 +58,13 @@ def latest_of_each_process(runs: Sequence[Run], warnings: WarningSink) -> list[R
     return kept
 
 
-def reduce_files(paths: Sequence[Path], *, progress: Progress | None = None) -> Profile:
-    """Reads, symbolizes and merges the data files, in the order given."""
+def reduce_files(files: Sequence[DataFile], *, progress: Progress | None = None) -> Profile:
+    """Symbolizes and merges the data files, read already, in the order given."""
     progress = progress or Progress(sys.stderr.isatty())
     warnings = WarningSink()
     profile = Profile()
     types: dict[int, set[str]] = {}
-    runs = []
-    for path in paths:
-        progress.start(f"reading {path}")
-        runs.append(Run(str(path), datafile.read(path)))
+    runs = [Run(data.path, data) for data in files]
     for run in latest_of_each_process(runs, warnings):
         path, data = run.path, run.data
         profile.runs.append(run)

@@ -30,14 +30,6 @@ def application_id() -> int:
     return _schema_pragma("application_id")
 
 
-def is_database(path: Path) -> bool:
-    try:
-        with open(path, "rb") as file:
-            return file.read(len(SQLITE_MAGIC)) == SQLITE_MAGIC
-    except OSError:
-        return False
-
-
 def open_database(path: Path) -> sqlite3.Connection:
     """A profile database for reading; refuses one written by a newer mprof."""
     try:

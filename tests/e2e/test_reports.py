@@ -4,10 +4,12 @@ from the printed tables, names from the real libdw."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import sqlite3
 import subprocess
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -248,6 +250,37 @@ def test_newer_and_older_databases_are_refused(tmp_path: Path) -> None:
         assert (completed.returncode, completed.stderr) == (1, f"mprof: {database}: {problem}\n")
 
 
+def through_a_pipe(source: Path, *arguments: str | Path) -> subprocess.CompletedProcess[str]:
+    """mprof ARGUMENTS /dev/fd/N, with source's bytes coming through a pipe,
+    as `mprof report <(cat source)` gives them."""
+    reading, writing = os.pipe()
+    feeder = threading.Thread(target=lambda: (os.write(writing, source.read_bytes()), os.close(writing)))
+    feeder.start()
+    try:
+        return subprocess.run([MPROF, *map(str, arguments), f"/dev/fd/{reading}"], pass_fds=(reading,),
+                              capture_output=True, text=True, timeout=120)
+    finally:
+        feeder.join()
+        os.close(reading)
+
+
+def test_inputs_are_read_once_so_pipes_work(tmp_path: Path) -> None:
+    output = tmp_path / "w.mprof"
+    mprof("run", "--quiet", "-o", output, WIDGETS, "100")
+    database = tmp_path / "w.db"
+    mprof("db", output, "-o", database)
+    expected = mprof("report", output).stdout
+    assert "main > make_red_widget > make_widget" in expected
+    for source in (output, database):
+        completed = through_a_pipe(source, "report")
+        assert (completed.returncode, completed.stderr) == (0, "")
+        assert completed.stdout == expected
+    html = through_a_pipe(output, "html", "-o", tmp_path / "w.html")
+    assert html.returncode == 0 and "make_red_widget" in (tmp_path / "w.html").read_text()
+    again = through_a_pipe(output, "db", "-o", tmp_path / "again.db")
+    assert again.returncode == 0 and mprof("report", tmp_path / "again.db").stdout == expected
+
+
 def test_another_applications_database_is_refused(tmp_path: Path) -> None:
     other = tmp_path / "other.db"
     with sqlite3.connect(other) as db:
@@ -303,7 +336,8 @@ def test_progress_on_a_terminal_only(tmp_path: Path) -> None:
         os.close(controller)
     assert completed.returncode == 0
     text = shown.decode()
-    assert f"mprof: reading {output}" in text and "resolving addresses of" in text and "merging cycles" in text
+    assert f"mprof: building the call graph of {output}" in text and "resolving addresses of" in text
+    assert "merging cycles" in text
     assert text.endswith("\r\x1b[K")  # the progress line is wiped at the end
 
 

@@ -191,16 +191,6 @@ def test_records_are_frozen(tmp_path: Path) -> None:
         df.summary.allocs = 1  # type: ignore[misc]
 
 
-def test_is_data_file(tmp_path: Path) -> None:
-    assert datafile.is_data_file(write(tmp_path, rich().build()))
-    # Only the magic counts: a damaged data file is still a data file.
-    assert datafile.is_data_file(write(tmp_path, b"MPROFDAT", "short.mprof"))
-    assert not datafile.is_data_file(write(tmp_path, b"#!/bin/sh\n", "script"))
-    assert not datafile.is_data_file(write(tmp_path, b"", "empty"))
-    assert not datafile.is_data_file(tmp_path / "missing")
-    assert not datafile.is_data_file(tmp_path)
-
-
 def test_error_types() -> None:
     e = DataFileError("x.mprof", "corrupt: checksum mismatch")
     assert isinstance(e, MprofError)
