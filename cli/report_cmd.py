@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from ..report import json_tables, text_tables
+from ..report.printable import for_terminal
 from .inputs import load_profile
 
 
@@ -55,5 +56,5 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "json":
         sys.stdout.write(json.dumps(json_tables.tables(model, options), indent=1) + "\n")
     else:
-        sys.stdout.write(text_tables.render(model, options))
+        sys.stdout.write(text_tables.render(for_terminal(model), options))
     return 0

@@ -5,12 +5,7 @@ from __future__ import annotations
 import shlex
 
 from ..reducer.datafile import DataFile
-
-
-def _printable(text: str) -> str:
-    # Undecodable bytes came in as surrogates; writing them to a UTF-8 stdout
-    # would raise, so show them as \xNN instead.
-    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+from .printable import printable
 
 
 def datafile_to_text(df: DataFile) -> str:
@@ -21,8 +16,8 @@ def datafile_to_text(df: DataFile) -> str:
     if h.forked:
         kind += ", fork child"
     lines = [
-        f"program:   {_printable(df.program.exe)}",
-        f"command:   {_printable(command)}",
+        f"program:   {printable(df.program.exe)}",
+        f"command:   {printable(command)}",
         f"pid:       {h.pid} (parent {h.ppid}, {kind})",
         f"allocs:    {s.allocs}",
         f"frees:     {s.frees}",

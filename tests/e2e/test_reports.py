@@ -281,6 +281,28 @@ def test_inputs_are_read_once_so_pipes_work(tmp_path: Path) -> None:
     assert again.returncode == 0 and mprof("report", tmp_path / "again.db").stdout == expected
 
 
+def test_control_characters_never_reach_the_terminal(tmp_path: Path) -> None:
+    # A directory that clears the screen and sets colours, an argument that
+    # retitles the window and breaks the line.
+    directory = tmp_path / "odd\x1b[2J\x1b[31mdir"
+    directory.mkdir()
+    program = directory / "widgets"
+    shutil.copy(WIDGETS, program)
+    output = tmp_path / "odd.mprof"
+    mprof("run", "--quiet", "-o", output, program, "100", "\x1b]0;owned\x07\nnext line\\x07")
+    text = mprof("report", output).stdout
+    assert not re.search(r"[\x00-\x09\x0b-\x1f\x7f-\x9f]", text)
+    shown = ("odd\\x1b[2J\\x1b[31mdir/widgets 100 \\x1b]0;owned\\x07\\x0anext line\\\\x07")
+    assert f"process {datafile_pid(output)}: {tmp_path}/{shown}" in text
+    assert "main > make_red_widget > make_widget" in text
+    dumped = mprof("dump", output).stdout
+    assert not re.search(r"[\x00-\x09\x0b-\x1f\x7f-\x9f]", dumped) and "\\x1b]0;owned" in dumped
+
+
+def datafile_pid(path: Path) -> int:
+    return int(json.loads(mprof("dump", "--format", "json", path).stdout)["header"]["pid"])
+
+
 def test_another_applications_database_is_refused(tmp_path: Path) -> None:
     other = tmp_path / "other.db"
     with sqlite3.connect(other) as db:

@@ -1,0 +1,39 @@
+"""Names from the program's world (paths, arguments, symbols) shown safely
+on a terminal: control characters and bytes that are not UTF-8 become \\xNN,
+and a backslash becomes \\\\, so no name can move the cursor, retitle the
+window or end a line, and none reads like another."""
+
+from __future__ import annotations
+
+import dataclasses
+import unicodedata
+
+from .model import Model
+
+
+def printable(text: str) -> str:
+    if text.isprintable() and "\\" not in text:
+        return text
+    shown = []
+    for character in text:
+        code = ord(character)
+        if 0xDC80 <= code <= 0xDCFF:  # an undecodable byte, kept by surrogateescape
+            shown.append(f"\\x{code - 0xDC00:02x}")
+        elif character == "\\":
+            shown.append("\\\\")
+        elif unicodedata.category(character) == "Cc":
+            shown.append(f"\\x{code:02x}")
+        else:
+            shown.append(character)
+    return "".join(shown)
+
+
+def for_terminal(model: Model) -> Model:
+    """The model with every name made printable, for the text report."""
+    functions = {key: dataclasses.replace(row, name=printable(row.name), module=printable(row.module),
+                                          file=printable(row.file))
+                 for key, row in model.functions.items()}
+    runs = [dataclasses.replace(run, program=printable(run.program), command_line=printable(run.command_line))
+            for run in model.runs]
+    bins = [dataclasses.replace(row, types=printable(row.types)) for row in model.bins]
+    return dataclasses.replace(model, functions=functions, runs=runs, bins=bins)
