@@ -8,6 +8,7 @@ import tempfile
 from pathlib import Path
 
 from ..reducer.errors import MprofError
+from ..report.printable import for_display
 from .inputs import load_profile
 
 
@@ -28,7 +29,7 @@ def run(args: argparse.Namespace) -> int:
     except ImportError:
         raise MprofError("the HTML report needs the Jinja2 Python package: install python3-jinja2, or run "
                          "`make venv` for ./mprof") from None
-    model = load_profile(args.files)
+    model = for_display(load_profile(args.files))
     write_atomically(args.output, html.render(model))
     return 0
 

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from ..report import json_tables, text_tables
-from ..report.printable import for_terminal
+from ..report.printable import for_display
 from .inputs import load_profile
 
 
@@ -50,11 +50,11 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
 
 def run(args: argparse.Namespace) -> int:
-    model = load_profile(args.files)
+    model = for_display(load_profile(args.files))
     options = text_tables.Options(tables=args.tables, cutoff=args.cutoff, call_sites=args.call_sites,
                                   wide=args.wide)
     if args.format == "json":
         sys.stdout.write(json.dumps(json_tables.tables(model, options), indent=1) + "\n")
     else:
-        sys.stdout.write(text_tables.render(for_terminal(model), options))
+        sys.stdout.write(text_tables.render(model, options))
     return 0

@@ -3,6 +3,8 @@
 -- PRAGMA application_id says the file is an mprof profile (0x6D70726F,
 -- "mpro"); PRAGMA user_version is the schema version: readers refuse any
 -- other application and any other version.
+-- Text from the program's world (paths, arguments, names) is stored as it
+-- was: TEXT when it is UTF-8, else a BLOB of its bytes.
 PRAGMA application_id = 1836085871;
 PRAGMA user_version = 2;
 

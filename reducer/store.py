@@ -30,6 +30,32 @@ def application_id() -> int:
     return _schema_pragma("application_id")
 
 
+def _stored(value: object) -> object:
+    """Text from the program's world exactly as it was: TEXT when it is
+    UTF-8, else a BLOB of its bytes (undecodable bytes arrive from the
+    data file as surrogates; SQLite's TEXT cannot hold them)."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return value.encode("utf-8", "surrogateescape")
+    return value
+
+
+def _read_row(cursor: sqlite3.Cursor, row: tuple[object, ...]) -> tuple[object, ...]:
+    return tuple(value.decode("utf-8", "surrogateescape") if isinstance(value, bytes) else value for value in row)
+
+
+class _LosslessConnection(sqlite3.Connection):
+    """Stores every text value losslessly (see _stored)."""
+
+    def execute(self, sql: str, parameters: object = (), /) -> sqlite3.Cursor:  # type: ignore[override]
+        return super().execute(sql, tuple(map(_stored, parameters)) if isinstance(parameters, tuple) else parameters)
+
+    def executemany(self, sql: str, rows: object, /) -> sqlite3.Cursor:  # type: ignore[override]
+        return super().executemany(sql, (tuple(map(_stored, row)) for row in rows))  # type: ignore[attr-defined]
+
+
 def open_database(path: Path) -> sqlite3.Connection:
     """A profile database for reading; refuses one written by a newer mprof."""
     try:
@@ -52,6 +78,7 @@ def open_database(path: Path) -> sqlite3.Connection:
         connection.close()
         raise MprofError(f"{path}: profile schema version {version} is older than this mprof reads "
                          f"({schema_version()}); make it again from the data files with mprof db")
+    connection.row_factory = _read_row
     return connection
 
 
@@ -62,7 +89,7 @@ def write_database(profile: Profile, path: Path) -> None:
     descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
     os.close(descriptor)
     try:
-        connection = sqlite3.connect(temporary)
+        connection = sqlite3.connect(temporary, factory=_LosslessConnection)
         try:
             connection.executescript(SCHEMA.read_text())
             _insert(connection, profile)

@@ -28,8 +28,8 @@ def printable(text: str) -> str:
     return "".join(shown)
 
 
-def for_terminal(model: Model) -> Model:
-    """The model with every name made printable, for the text report."""
+def for_display(model: Model) -> Model:
+    """The model with every name made printable, for every report."""
     functions = {key: dataclasses.replace(row, name=printable(row.name), module=printable(row.module),
                                           file=printable(row.file))
                  for key, row in model.functions.items()}

@@ -299,6 +299,24 @@ def test_control_characters_never_reach_the_terminal(tmp_path: Path) -> None:
     assert not re.search(r"[\x00-\x09\x0b-\x1f\x7f-\x9f]", dumped) and "\\x1b]0;owned" in dumped
 
 
+def test_an_argument_that_is_not_utf8(tmp_path: Path) -> None:
+    output = tmp_path / "bytes.mprof"
+    # Latin-1 "café" and two bytes no encoding decodes, as a real argument.
+    subprocess.run([MPROF, "run", "--quiet", "-o", output, WIDGETS, "100", b"caf\xe9\xff\xfe"], check=True,
+                   capture_output=True)
+    shown = "100 caf\\xe9\\xff\\xfe"
+    text = mprof("report", output)
+    assert text.stderr == "" and f"widgets {shown}" in text.stdout
+    runs = json.loads(mprof("report", "--format", "json", output).stdout)["runs"]
+    assert runs[0]["command_line"].endswith(shown)
+    mprof("html", output, "-o", tmp_path / "bytes.html")
+    assert f"widgets {shown}" in (tmp_path / "bytes.html").read_text(encoding="utf-8")
+    mprof("db", output, "-o", tmp_path / "bytes.db")
+    with sqlite3.connect(tmp_path / "bytes.db") as db:
+        [(stored,)] = db.execute("SELECT command_line FROM runs").fetchall()
+    assert stored == str(WIDGETS).encode() + b" 100 caf\xe9\xff\xfe"  # the bytes themselves, as a BLOB
+
+
 def datafile_pid(path: Path) -> int:
     return int(json.loads(mprof("dump", "--format", "json", path).stdout)["header"]["pid"])
 
