@@ -4,7 +4,9 @@
 -- "mpro"); PRAGMA user_version is the schema version: readers refuse any
 -- other application and any other version.
 -- Text from the program's world (paths, arguments, names) is stored as it
--- was: TEXT when it is UTF-8, else a BLOB of its bytes.
+-- was: TEXT when it is UTF-8, else a BLOB of its bytes.  Addresses, biases
+-- and offsets are unsigned 64-bit values stored as signed two's complement:
+-- a negative v stands for v + 2^64.
 PRAGMA application_id = 1836085871;
 PRAGMA user_version = 2;
 

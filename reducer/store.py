@@ -33,7 +33,11 @@ def application_id() -> int:
 def _stored(value: object) -> object:
     """Text from the program's world exactly as it was: TEXT when it is
     UTF-8, else a BLOB of its bytes (undecodable bytes arrive from the
-    data file as surrogates; SQLite's TEXT cannot hold them)."""
+    data file as surrogates; SQLite's TEXT cannot hold them).  A 64-bit
+    value past SQLite's signed INTEGER (a bias of a library loaded below its
+    link address) as its two's complement."""
+    if isinstance(value, int) and value >= 1 << 63:
+        return value - (1 << 64)
     if isinstance(value, str):
         try:
             value.encode("utf-8")

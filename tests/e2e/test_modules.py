@@ -4,6 +4,7 @@ machine lacks or the way the program was started."""
 from __future__ import annotations
 
 import shutil
+import sqlite3
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -49,6 +50,23 @@ def test_a_program_started_through_the_loader(tmp_path: Path) -> None:
     text = report(output, "leaks")
     assert text.returncode == 0 and text.stderr == ""  # no build-id warning: the loader is not taken for it
     assert "main > make_red_widget > make_widget" in text.stdout
+
+
+def test_a_library_loaded_below_its_link_address(targets: Targets, profile: Callable[..., Run],
+                                                tmp_path: Path) -> None:
+    # Linked at 2^47, past user space: the loader puts it lower, and its bias
+    # is negative, an unsigned 64-bit value past SQLite's INTEGER.
+    library = targets.build("libhigh.so", "-Wl,-Ttext-segment=0x800000000000", source="plugin.c", shared=True)
+    run = profile([targets.build("dlclose_main", "-ldl"), library])
+    [module] = [m for m in run.data().modules if Path(m.path) == library]
+    assert module.bias >= 1 << 63
+    text = report(run.output, "leaks")
+    assert text.returncode == 0 and "main > plugin_allocate" in text.stdout and "77" in text.stdout
+    database = tmp_path / "high.db"
+    subprocess.run([MPROF, "db", run.output, "-o", database], check=True, timeout=120)
+    with sqlite3.connect(database) as db:
+        [(bias,)] = db.execute("SELECT bias FROM modules WHERE path = ?", (str(library),)).fetchall()
+    assert bias < 0 and bias + (1 << 64) == module.bias  # two's complement, as schema.sql says
 
 
 def test_three_hundred_libraries_with_long_paths(targets: Targets, profile: Callable[..., Run],
