@@ -8,6 +8,8 @@ becomes module+0xoffset, never nothing.
 from __future__ import annotations
 
 import os
+import re
+import select
 import shutil
 import subprocess
 import sys
@@ -20,6 +22,34 @@ from .records import Module
 
 # Addresses per request line: long enough to amortise the round trip.
 _BATCH = 2000
+# How long the resolver may stay silent before it counts as stuck: libdw
+# indexes a large library's DWARF in seconds, not minutes.
+_DEFAULT_TIMEOUT = 300.0
+
+
+def escaped(text: str) -> str:
+    """A field as the protocol carries it: a backslash as \\\\, a control
+    byte as \\xNN, every other byte as it is."""
+    out = bytearray()
+    for byte in text.encode("utf-8", "surrogateescape"):
+        if byte == 0x5C:
+            out += b"\\\\"
+        elif byte < 0x20 or byte == 0x7F:
+            out += b"\\x%02x" % byte
+        else:
+            out.append(byte)
+    return out.decode("utf-8", "surrogateescape")
+
+
+_ESCAPE = re.compile(rb"\\(\\|x[0-9a-fA-F]{2})")
+
+
+def unescaped(field: str) -> str:
+    if "\\" not in field:
+        return field
+    data = _ESCAPE.sub(lambda match: b"\\" if match.group(1) == b"\\" else bytes([int(match.group(1)[1:], 16)]),
+                       field.encode("utf-8", "surrogateescape"))
+    return data.decode("utf-8", "surrogateescape")
 
 
 @dataclass(frozen=True)
@@ -49,7 +79,7 @@ def resolver_path() -> Path:
 
 def _unknown(address: int, modules: Sequence[Module]) -> Frame:
     for module in modules:
-        if module.start <= address < module.end:
+        if module.path and module.start <= address < module.end:
             name = os.path.basename(module.path) or module.path
             offset = address - module.bias
             return Frame(f"{name}+{offset:#x}", "", 0, module.path, offset, False)
@@ -62,32 +92,53 @@ class Resolver:
     def __init__(self, modules: Sequence[Module], warn: "WarningSink") -> None:
         self._modules = list(modules)
         self._warn = warn
+        self._timeout = float(os.environ.get("MPROF_RESOLVE_TIMEOUT", _DEFAULT_TIMEOUT))
         self._process = subprocess.Popen([str(resolver_path())], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                         text=True, encoding="utf-8", errors="surrogateescape", bufsize=1)
+                                         bufsize=0)
+        self._buffer = bytearray()
         lines = []
         for module in self._modules:
             build_id = module.build_id.hex() or "-"
-            lines.append(f"module\t{module.bias:x}\t{module.start:x}\t{module.end:x}\t{build_id}\t{module.path}\n")
+            lines.append(f"module\t{module.bias:x}\t{module.start:x}\t{module.end:x}\t{build_id}\t"
+                         f"{escaped(module.path)}\n")
         self._send("".join(lines))
+        for module in self._modules:
+            # A module it cannot use is a warning: its addresses stay module+offset.
+            for _ in self._lines_until_done(f"declaring {module.path}", errors_warn=True):
+                pass
 
     def _send(self, text: str) -> None:
         assert self._process.stdin is not None
-        self._process.stdin.write(text)
-        self._process.stdin.flush()
+        self._process.stdin.write(text.encode("utf-8", "surrogateescape"))
 
-    def _lines_until_done(self) -> Iterable[list[str]]:
+    def _readline(self, about: str) -> str:
         assert self._process.stdout is not None
+        fd = self._process.stdout.fileno()
+        while (end := self._buffer.find(b"\n")) < 0:
+            ready, _, _ = select.select([fd], [], [], self._timeout)
+            if not ready:
+                self._process.kill()
+                raise MprofError(f"mprof-resolve gave no answer in {self._timeout:g} s {about}")
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                raise MprofError(f"mprof-resolve stopped unexpectedly {about}")
+            self._buffer += chunk
+        line = bytes(self._buffer[:end])
+        del self._buffer[:end + 1]
+        return line.decode("utf-8", "surrogateescape")
+
+    def _lines_until_done(self, about: str, errors_warn: bool = False) -> Iterable[list[str]]:
         while True:
-            line = self._process.stdout.readline()
-            if not line:
-                raise MprofError("mprof-resolve stopped unexpectedly")
-            fields = line.rstrip("\n").split("\t")
+            fields = [unescaped(field) for field in self._readline(about).split("\t")]
             if fields[0] == "done":
                 return
             if fields[0] == "warning":
                 self._warn.warn(fields[1] if len(fields) > 1 else "")
             elif fields[0] == "error":
-                raise MprofError(f"mprof-resolve: {fields[1] if len(fields) > 1 else 'error'}")
+                message = f"mprof-resolve: {fields[1] if len(fields) > 1 else 'error'}"
+                if not errors_warn:
+                    raise MprofError(message)
+                self._warn.warn(message)
             else:
                 yield fields
 
@@ -100,7 +151,7 @@ class Resolver:
             self._send("resolve\t" + "\t".join(f"{a:x}" for a in batch) + "\n")
             current: list[Frame] = []
             address = 0
-            for fields in self._lines_until_done():
+            for fields in self._lines_until_done("while resolving addresses"):
                 if fields[0] == "frames":
                     address = int(fields[1], 16)
                     current = result.setdefault(address, [])
@@ -116,8 +167,11 @@ class Resolver:
         return result
 
     def types(self, module_path: str) -> list[tuple[int, str]]:
-        self._send(f"types\t{module_path}\n")
-        return [(int(fields[1]), fields[2]) for fields in self._lines_until_done() if fields[0] == "type"]
+        if not any(module.path == module_path for module in self._modules):
+            return []  # a file without the executable among its modules
+        self._send(f"types\t{escaped(module_path)}\n")
+        return [(int(fields[1]), fields[2]) for fields in self._lines_until_done(f"reading the types of {module_path}")
+                if fields[0] == "type"]
 
     def close(self) -> None:
         if self._process.poll() is None:

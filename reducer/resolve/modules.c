@@ -84,7 +84,9 @@ static void hex_encode(const unsigned char *bytes, size_t count, char *hex)
  * reported to the Dwfl. */
 static char *check_module_file(const struct module *module)
 {
-    int fd = open(module->path, O_RDONLY | O_CLOEXEC);
+    /* Non-blocking, so that a FIFO in the file's place cannot stall the
+     * open; its type is checked before anything is read. */
+    int fd = open(module->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) {
         if (errno == ENOENT || errno == ENOTDIR)
             return xstrdup("file not found");

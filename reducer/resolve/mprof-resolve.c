@@ -27,7 +27,8 @@
  *       Declares a module of the profiled process: bias is the value added
  *       to the ELF's virtual addresses, [start, end) its run-time range,
  *       build-id the hex GNU build-id the profile recorded ("-" for none).
- *       The path is the rest of the line and may hold TABs.  No answer.
+ *       The path is escaped as answers' fields are (see below).  Answers
+ *       "done", or "error <message>" then "done".
  *       The file is opened only when an address in it, or its types, are
  *       first asked for.  If it cannot be used (missing, unreadable, not
  *       ELF, build-id differs) ONE line
@@ -77,11 +78,14 @@
  *   quit (or end of input)
  *       Exits with status 0.
  *
- * Any other malformed line answers one "error <message>" line.  Empty lines
- * are ignored.  Output is flushed after every "done" and "error" line, so a
- * reader may wait for "done" after each resolve, types and reset request;
- * "warning" and "error" lines can come before any line of an answer.
- * TABs, CRs and newlines inside names and paths are printed as spaces.
+ * Any other malformed line answers "error <message>" then "done": every
+ * request but quit is answered exactly once, and every answer ends with
+ * "done".  Empty lines are ignored.  Output is flushed after every "done",
+ * so a reader may wait for it after each request; "warning" and "error"
+ * lines can come before any line of an answer.  Paths in requests, and
+ * names, paths and messages in answers, are escaped: a backslash as \\, a
+ * byte below 0x20 and 0x7f as \xNN; so no field can hold a TAB or end a
+ * line, and every byte comes back.
  *
  * DESIGN
  *
@@ -202,6 +206,10 @@ static void handle_module(struct resolver *resolver, char *arguments)
         print_error("module: bad build-id \"%s\"", build_id);
         return;
     }
+    if (!unescape_field(fields[4])) {
+        print_error("module: bad escape in the path");
+        return;
+    }
     if (fields[4][0] == '\0') {
         print_error("module: empty path");
         return;
@@ -270,9 +278,9 @@ static void handle_resolve(struct resolver *resolver, char *arguments)
     flush_out();
 }
 
-static void handle_types(struct resolver *resolver, const char *path)
+static void handle_types(struct resolver *resolver, char *path)
 {
-    struct module *module = module_named(resolver, path);
+    struct module *module = unescape_field(path) ? module_named(resolver, path) : NULL;
     if (module == NULL) {
         print_error("types: no module declared with path \"%s\"", path);
     } else if (open_module(resolver, module)) {
@@ -326,6 +334,8 @@ int main(int argc, char **argv)
             continue;
         if ((size_t)length != strlen(line)) {
             print_error("line contains a NUL byte");
+            write_out("done\n", 5);
+            flush_out();
             continue;
         }
         char *tab = strchr(line, '\t');
@@ -341,10 +351,12 @@ int main(int argc, char **argv)
                 print_error("module: expected bias, start, end, build-id and path");
             else
                 handle_module(&resolver, arguments);
+            write_out("done\n", 5);
+            flush_out();
         } else if (strcmp(command, "resolve") == 0) {
             handle_resolve(&resolver, arguments);
         } else if (strcmp(command, "types") == 0) {
-            handle_types(&resolver, arguments ? arguments : "");
+            handle_types(&resolver, arguments ? arguments : (char[]){""});
         } else if (strcmp(command, "reset") == 0) {
             resolver_free(&resolver);
             resolver.dwfl = new_dwfl();
@@ -352,6 +364,8 @@ int main(int argc, char **argv)
             flush_out();
         } else {
             print_error("unknown command \"%s\"", command);
+            write_out("done\n", 5);
+            flush_out();
         }
     }
     flush_out();

@@ -73,18 +73,64 @@ void text_printf(struct text *text, const char *format, ...)
     text->length += (size_t)needed;
 }
 
-/* Appends a TAB and then FIELD with the protocol's separators blanked, so a
- * strange name or path cannot break the line structure. */
+/* Appends a TAB and then FIELD escaped: a backslash as \\, a control byte
+ * as \xNN, so no name or path can break the line structure or be taken for
+ * another, and the reader gets every byte back. */
 void text_append_field(struct text *text, const char *field)
 {
     size_t count = field ? strlen(field) : 0;
-    text_reserve(text, count + 1);
+    text_reserve(text, 4 * count + 1);
     text->data[text->length++] = '\t';
     for (size_t i = 0; i < count; i++) {
-        char c = field[i];
-        text->data[text->length++] = (c == '\t' || c == '\n' || c == '\r') ? ' ' : c;
+        unsigned char c = (unsigned char)field[i];
+        if (c == '\\') {
+            text->data[text->length++] = '\\';
+            text->data[text->length++] = '\\';
+        } else if (c < 0x20 || c == 0x7f) {
+            static const char hex[] = "0123456789abcdef";
+            text->data[text->length++] = '\\';
+            text->data[text->length++] = 'x';
+            text->data[text->length++] = hex[c >> 4];
+            text->data[text->length++] = hex[c & 15];
+        } else {
+            text->data[text->length++] = (char)c;
+        }
     }
     text->data[text->length] = '\0';
+}
+
+static int hex_digit(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+bool unescape_field(char *field)
+{
+    char *out = field;
+    for (const char *in = field; *in; in++) {
+        if (*in != '\\') {
+            *out++ = *in;
+        } else if (in[1] == '\\') {
+            *out++ = '\\';
+            in++;
+        } else if (in[1] == 'x' && hex_digit(in[2]) >= 0 && hex_digit(in[3]) >= 0) {
+            int byte = hex_digit(in[2]) << 4 | hex_digit(in[3]);
+            if (byte == 0)
+                return false;
+            *out++ = (char)byte;
+            in += 3;
+        } else {
+            return false;
+        }
+    }
+    *out = '\0';
+    return true;
 }
 
 void text_truncate(struct text *text, size_t length)

@@ -4,6 +4,7 @@
 #ifndef MPROF_RESOLVE_TEXT_H
 #define MPROF_RESOLVE_TEXT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Allocation: there is no sensible partial answer, so running out of
@@ -24,6 +25,9 @@ void text_append(struct text *text, const char *bytes, size_t count);
 void text_printf(struct text *text, const char *format, ...)
     __attribute__((format(printf, 2, 3)));
 void text_append_field(struct text *text, const char *field);
+/* Turns a field escaped as text_append_field does back into its bytes, in
+ * place; false when an escape is malformed or names a NUL byte. */
+bool unescape_field(char *field);
 void text_truncate(struct text *text, size_t length);
 void text_free(struct text *text);
 
