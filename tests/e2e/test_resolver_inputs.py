@@ -4,8 +4,10 @@ a resolver that never answers.  Every case ends, in one line at most."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -42,6 +44,34 @@ def test_a_newline_in_a_path_is_no_command(tmp_path: Path) -> None:
     completed = report(output)
     assert (completed.returncode, completed.stderr) == (0, "")
     assert "main > make_red_widget > make_widget" in completed.stdout
+
+
+def test_a_program_and_library_under_a_path_with_odd_bytes(tmp_path: Path) -> None:
+    # Not UTF-8, a newline, a TAB and an escape sequence, in the directory of
+    # both the program and the library it loads, and so in its arguments.
+    directory = Path(os.fsdecode(bytes(tmp_path) + b"/odd\xff\n\t\x1b[31m"))
+    directory.mkdir()
+    subprocess.run(["gcc", "-O0", "-g", "-shared", "-fPIC", "-o", directory / "libplugin.so",
+                    REPO_ROOT / "tests" / "targets" / "plugin.c"], check=True)
+    subprocess.run(["gcc", "-O0", "-g", "-o", directory / "dlmain", REPO_ROOT / "tests" / "targets" / "dlclose_main.c",
+                    "-ldl"], check=True)
+    output = tmp_path / "odd.mprof"
+    subprocess.run([MPROF, "run", "--quiet", "-o", output, directory / "dlmain", directory / "libplugin.so"],
+                   check=True, capture_output=True, timeout=60)
+    shown = f"{tmp_path}/odd\\xff\\x0a\\x09\\x1b[31m"
+    text = subprocess.run([MPROF, "report", "--tables", "summary,leaks", output], capture_output=True, text=True,
+                          timeout=60)
+    assert (text.returncode, text.stderr) == (0, "")
+    assert f"{shown}/dlmain {shown}/libplugin.so" in text.stdout and "main > plugin_allocate" in text.stdout
+    report_json = json.loads(subprocess.run([MPROF, "report", "--format", "json", output], capture_output=True,
+                                            text=True, check=True, timeout=60).stdout)
+    assert report_json["runs"][0]["command_line"] == f"{shown}/dlmain {shown}/libplugin.so"
+    subprocess.run([MPROF, "html", output, "-o", tmp_path / "odd.html"], check=True, timeout=60)
+    assert f"{shown}/dlmain" in (tmp_path / "odd.html").read_text(encoding="utf-8")
+    subprocess.run([MPROF, "db", output, "-o", tmp_path / "odd.db"], check=True, timeout=60)
+    with sqlite3.connect(tmp_path / "odd.db") as db:
+        paths = {row[0] for row in db.execute("SELECT path FROM modules")}
+    assert os.fsencode(directory / "libplugin.so") in paths  # the bytes themselves
 
 
 def test_an_empty_module_path_is_a_warning_not_a_hang(tmp_path: Path) -> None:
