@@ -8,7 +8,7 @@ import tempfile
 from pathlib import Path
 
 from ..reducer.errors import MprofError
-from ..report.printable import for_display
+from ..report.display import for_display
 from .inputs import load_profile
 
 

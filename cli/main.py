@@ -11,6 +11,7 @@ import sys
 from types import ModuleType
 
 from ..reducer.errors import MprofError
+from ..reducer.escape import printable
 from . import db_cmd, dump_cmd, html_cmd, report_cmd
 from . import run as run_cmd
 
@@ -45,6 +46,7 @@ def main(argv: list[str]) -> int:
     try:
         code: int = getattr(args, _HANDLER)(args)
     except MprofError as e:
-        print(f"mprof: {e}", file=sys.stderr)
+        # One line, whatever bytes the paths in it hold.
+        print(f"mprof: {printable(str(e))}", file=sys.stderr)
         return e.exit_code
     return code

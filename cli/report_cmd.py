@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from ..report import json_tables, text_tables
-from ..report.printable import for_display
+from ..report.display import for_display
 from .inputs import load_profile
 
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import MprofError
+from .escape import printable
 from .records import Module
 
 # Addresses per request line: long enough to amortise the round trip.
@@ -197,7 +198,7 @@ class WarningSink:
     def warn(self, message: str) -> None:
         if message not in self._seen:
             self._seen.add(message)
-            print(f"mprof: warning: {message}", file=sys.stderr)
+            print(f"mprof: warning: {printable(message)}", file=sys.stderr)
 
 
 class Progress:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import shlex
 
 from ..reducer.datafile import DataFile
-from .printable import printable
+from ..reducer.escape import printable
 
 
 def datafile_to_text(df: DataFile) -> str:

@@ -81,6 +81,13 @@ def test_an_empty_module_path_is_a_warning_not_a_hang(tmp_path: Path) -> None:
     assert "0x1234" in completed.stdout  # unresolved, shown as it is
 
 
+def test_a_warning_about_an_odd_path_is_one_escaped_line(tmp_path: Path) -> None:
+    # Found by tests/fuzz: the path came out raw, newline and escape included.
+    completed = report(with_one_module(tmp_path, b"/nonexistent/odd\n\x1b[31mlib.so"))
+    assert completed.returncode == 0
+    assert completed.stderr == "mprof: warning: /nonexistent/odd\\x0a\\x1b[31mlib.so: file not found\n"
+
+
 def test_a_fifo_in_a_librarys_place(tmp_path: Path) -> None:
     fifo = tmp_path / "libfifo.so"
     os.mkfifo(fifo)

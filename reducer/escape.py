@@ -5,10 +5,7 @@ window or end a line, and none reads like another."""
 
 from __future__ import annotations
 
-import dataclasses
 import unicodedata
-
-from .model import Model
 
 
 def printable(text: str) -> str:
@@ -26,14 +23,3 @@ def printable(text: str) -> str:
         else:
             shown.append(character)
     return "".join(shown)
-
-
-def for_display(model: Model) -> Model:
-    """The model with every name made printable, for every report."""
-    functions = {key: dataclasses.replace(row, name=printable(row.name), module=printable(row.module),
-                                          file=printable(row.file))
-                 for key, row in model.functions.items()}
-    runs = [dataclasses.replace(run, program=printable(run.program), command_line=printable(run.command_line))
-            for run in model.runs]
-    bins = [dataclasses.replace(row, types=printable(row.types)) for row in model.bins]
-    return dataclasses.replace(model, functions=functions, runs=runs, bins=bins)

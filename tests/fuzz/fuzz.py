@@ -1,0 +1,244 @@
+"""A mutation fuzzer for the readers of data files: truncates, flips, splices
+and repeats sections of real data files, plants absurd counts, LEB128 values
+of 10 and more bytes, sizes past the end and paths of random bytes, and runs
+each input through `mprof report`, `report --format json`, `db` and `html`.
+Every input must give a report, or one line naming the file and a non-zero
+exit: never a traceback, a hang or memory past a bound.
+
+    python3 tests/fuzz/fuzz.py [--inputs N] [--seed S] [--commands report,json,db,html] SEED_FILE...
+
+Half of the mutated files get their CRC made right again, so that they reach
+past the integrity check into the section parsers and the reducer.  The runs
+happen in one worker process under an address-space limit, each under an
+alarm; the commands run in that process, not as programs, so that thousands
+of inputs take minutes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import os
+import random
+import resource
+import signal
+import struct
+import sys
+import tempfile
+import traceback
+import zlib
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+HEADER = 64
+SECTION = struct.Struct("<4sIQ")
+MEMORY_LIMIT = 2 << 30  # bytes of address space for the worker
+SECONDS_PER_RUN = 20
+
+
+def sections(data: bytes) -> list[tuple[int, bytes, int]]:
+    """(header offset, tag, payload size) of each section that fits."""
+    found, offset = [], HEADER
+    while offset + SECTION.size <= len(data):
+        tag, _, size = SECTION.unpack_from(data, offset)
+        found.append((offset, tag, size))
+        if tag == b"END " or offset + SECTION.size + size > len(data):
+            break
+        offset += SECTION.size + size
+    return found
+
+
+def with_crc(data: bytes) -> bytes:
+    """The file with its END section's CRC made right for what precedes it."""
+    ends = [offset for offset, tag, _ in sections(data) if tag == b"END "]
+    if not ends or ends[-1] + SECTION.size + 8 > len(data):
+        return data
+    end = ends[-1]
+    return data[:end + SECTION.size] + struct.pack("<I", zlib.crc32(data[:end])) + data[end + SECTION.size + 4:]
+
+
+def _payload_span(data: bytes, generator: random.Random) -> tuple[int, int] | None:
+    spans = [(offset + SECTION.size, offset + SECTION.size + size) for offset, tag, size in sections(data)
+             if tag != b"END " and size and offset + SECTION.size + size <= len(data)]
+    return generator.choice(spans) if spans else None
+
+
+def truncate(data: bytes, generator: random.Random) -> bytes:
+    return data[:generator.randrange(len(data))]
+
+
+def flip(data: bytes, generator: random.Random) -> bytes:
+    out = bytearray(data)
+    for _ in range(generator.randint(1, 8)):
+        out[generator.randrange(len(out))] ^= 1 << generator.randrange(8)
+    return bytes(out)
+
+
+def splice(data: bytes, generator: random.Random) -> bytes:
+    """One section's payload in place of another's, sizes fixed up."""
+    found = [s for s in sections(data) if s[1] != b"END "]
+    if len(found) < 2:
+        return flip(data, generator)
+    (target, tag, size), (source, _, source_size) = generator.sample(found, 2)
+    payload = data[source + SECTION.size:source + SECTION.size + source_size]
+    header = SECTION.pack(tag, 0, len(payload))
+    return data[:target] + header + payload + data[target + SECTION.size + size:]
+
+
+def repeat(data: bytes, generator: random.Random) -> bytes:
+    found = sections(data)
+    offset, _, size = generator.choice(found)
+    whole = data[offset:offset + SECTION.size + size]
+    return data[:offset] + whole + data[offset:]
+
+
+def absurd_count(data: bytes, generator: random.Random) -> bytes:
+    span = _payload_span(data, generator)
+    if not span or span[1] - span[0] < 8:
+        return flip(data, generator)
+    value = generator.choice([1 << 63, (1 << 64) - 1, 1 << 32, 10 ** 12, 0])
+    return data[:span[0]] + struct.pack("<Q", value) + data[span[0] + 8:]
+
+
+def long_varint(data: bytes, generator: random.Random) -> bytes:
+    span = _payload_span(data, generator)
+    if not span:
+        return flip(data, generator)
+    at = generator.randrange(span[0], span[1])
+    return data[:at] + b"\x80" * generator.randint(10, 40) + b"\x01" + data[at:]
+
+
+def size_past_end(data: bytes, generator: random.Random) -> bytes:
+    offset, tag, _ = generator.choice(sections(data))
+    size = generator.choice([len(data), 1 << 40, (1 << 64) - 1])
+    return data[:offset] + SECTION.pack(tag, 0, size) + data[offset + SECTION.size:]
+
+
+def random_path(data: bytes, generator: random.Random) -> bytes:
+    """The executable's path in PROG replaced by as many random bytes."""
+    found = [offset for offset, tag, _ in sections(data) if tag == b"PROG"]
+    if not found:
+        return flip(data, generator)
+    start = found[0] + SECTION.size
+    (length,) = struct.unpack_from("<I", data, start)
+    noise = bytes(generator.randrange(256) for _ in range(min(length, len(data) - start - 4)))
+    return data[:start + 4] + noise + data[start + 4 + len(noise):]
+
+
+MUTATIONS: tuple[Callable[[bytes, random.Random], bytes], ...] = (
+    truncate, flip, splice, repeat, absurd_count, long_varint, size_past_end, random_path)
+
+
+def mutated(seed: bytes, generator: random.Random) -> tuple[str, bytes]:
+    mutation = generator.choice(MUTATIONS)
+    data = mutation(seed, generator)
+    if generator.random() < 0.5:
+        data = with_crc(data)
+    return mutation.__name__, data
+
+
+@dataclass
+class Results:
+    runs: Counter[str] = field(default_factory=Counter)       # per command
+    reports: Counter[str] = field(default_factory=Counter)    # exit 0
+    refusals: Counter[str] = field(default_factory=Counter)   # one line, non-zero
+    failures: list[str] = field(default_factory=list)
+
+
+class Timeout(Exception):
+    pass
+
+
+def _alarm(signal_number: int, frame: object) -> None:
+    raise Timeout()
+
+
+def run_one(main: Callable[[list[str]], int], command: str, path: Path, scratch: Path) -> tuple[int, str, str]:
+    arguments = {"report": ["report", str(path)], "json": ["report", "--format", "json", str(path)],
+                 "db": ["db", str(path), "-o", str(scratch / "fuzz.db")],
+                 "html": ["html", str(path), "-o", str(scratch / "fuzz.html")]}[command]
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(arguments)
+    return code, out.getvalue(), err.getvalue()
+
+
+def judge(command: str, path: Path, code: int, stdout: str, stderr: str) -> str | None:
+    """What is wrong with a run, or None."""
+    lines = stderr.splitlines()
+    if code == 0:
+        if any(not line.startswith("mprof: ") for line in lines):
+            return f"exit 0 with stray output on stderr: {stderr[:200]!r}"
+        if command in ("report", "json") and not stdout:
+            return "exit 0 without a report"
+        return None
+    if len(lines) != 1 or not lines[0].startswith(f"mprof: {path}"):
+        return f"exit {code} without one line naming the file: {stderr[:300]!r}"
+    return None
+
+
+def fuzz(seeds: list[bytes], inputs: int, seed: int, commands: list[str]) -> Results:
+    sys.path.insert(0, str(REPO_ROOT / "bench"))
+    import source_tree
+
+    source_tree.install()
+    from mprof.cli.main import main
+
+    generator = random.Random(seed)
+    results = Results()
+    signal.signal(signal.SIGALRM, _alarm)
+    with tempfile.TemporaryDirectory(prefix="mprof-fuzz-") as directory:
+        scratch = Path(directory)
+        path = scratch / "input.mprof"
+        for number in range(inputs):
+            mutation, data = mutated(generator.choice(seeds), generator)
+            path.write_bytes(data)
+            for command in commands:
+                results.runs[command] += 1
+                signal.alarm(SECONDS_PER_RUN)
+                try:
+                    code, stdout, stderr = run_one(main, command, path, scratch)
+                    problem = judge(command, path, code, stdout, stderr)
+                except Timeout:
+                    problem = f"no answer in {SECONDS_PER_RUN} s"
+                except MemoryError:
+                    problem = "memory past the bound"
+                except Exception:
+                    problem = "traceback: " + traceback.format_exc(limit=3)[-600:]
+                finally:
+                    signal.alarm(0)
+                if problem:
+                    kept = scratch.parent / f"mprof-fuzz-failure-{seed}-{number}.mprof"
+                    kept.write_bytes(data)
+                    results.failures.append(f"{command} on input {number} ({mutation}, kept as {kept}): {problem}")
+                elif code == 0:
+                    results.reports[command] += 1
+                else:
+                    results.refusals[command] += 1
+    return results
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("seeds", nargs="+", type=Path, help="real data files to mutate")
+    parser.add_argument("--inputs", type=int, default=1000, help="mutated inputs (default 1000)")
+    parser.add_argument("--seed", type=int, default=1988, help="random seed, for a run that can be repeated")
+    parser.add_argument("--commands", default="report,json,db,html", help="commands to run each input through")
+    args = parser.parse_args(argv)
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
+    results = fuzz([path.read_bytes() for path in args.seeds], args.inputs, args.seed, args.commands.split(","))
+    for command in results.runs:
+        print(f"{command}: {results.runs[command]} inputs, {results.reports[command]} reported, "
+              f"{results.refusals[command]} refused in one line")
+    for failure in results.failures:
+        print(f"FAILED {failure}")
+    print(f"{sum(results.runs.values()) - len(results.failures)} passed, {len(results.failures)} failed")
+    return 1 if results.failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
