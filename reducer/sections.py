@@ -44,6 +44,15 @@ def _count_entries(payload: memoryview, section: str, entry_size: int) -> int:
     return int(count)
 
 
+def _check_totals(section: str, totals: dict[str, int]) -> None:
+    """Every figure the reducer adds up is a sum over some of a section's
+    entries, so a section whose totals fit in 64 bits never overflows a
+    stored figure; no real run comes near 2^64 allocations or bytes."""
+    for name, total in totals.items():
+        if total > fmt.ADDRESS_MAX:
+            raise FormatProblem(f"corrupt: section {section} {name} add up past 64 bits")
+
+
 def _fixed_entries(
     payload: memoryview, section: str, layout: struct.Struct
 ) -> Iterator[tuple[int, ...]]:
@@ -119,6 +128,8 @@ def parse_bins(payload: memoryview) -> tuple[Bin, ...]:
                 f" bin's {bins[-1].size}"
             )
         bins.append(Bin(size=size, allocs=allocs, frees=frees, bytes=nbytes, bytes_freed=freed))
+    _check_totals("BINS", {"allocations": sum(b.allocs for b in bins), "frees": sum(b.frees for b in bins),
+                           "bytes": sum(b.bytes for b in bins), "bytes freed": sum(b.bytes_freed for b in bins)})
     return tuple(bins)
 
 
@@ -187,6 +198,8 @@ def parse_sites(payload: memoryview, addresses: tuple[int, ...]) -> tuple[Site, 
             )
         )
     cur.finish()
+    _check_totals("SITE", {"calls": sum(s.calls for s in sites), "frees": sum(s.frees for s in sites),
+                           "bytes": sum(sum(s.bytes) for s in sites), "bytes freed": sum(sum(s.freed) for s in sites)})
     return tuple(sites)
 
 
@@ -213,6 +226,9 @@ def parse_leaks(
             LeakChain(addrs=addrs, allocs=allocs, frees=frees, bytes=nbytes, bytes_freed=freed)
         )
     cur.finish()
+    _check_totals("LEAK", {"allocations": sum(c.allocs for c in chains), "frees": sum(c.frees for c in chains),
+                           "bytes": sum(c.bytes for c in chains),
+                           "bytes freed": sum(c.bytes_freed for c in chains)})
     return tuple(chains)
 
 
@@ -228,6 +244,7 @@ def parse_pairs(
         calls, *by_class = cur.uvs(fmt.PAIR_COUNTERS, what)
         pairs.append(Pair(caller=caller, callee=callee, calls=calls, bytes=_classes(by_class)))
     cur.finish()
+    _check_totals("PAIR", {"calls": sum(p.calls for p in pairs), "bytes": sum(sum(p.bytes) for p in pairs)})
     if pairs and not call_graph:
         raise FormatProblem(
             f"corrupt: section PAIR has {_entries(len(pairs))}"

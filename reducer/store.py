@@ -98,6 +98,11 @@ def write_database(profile: Profile, path: Path) -> None:
             connection.executescript(SCHEMA.read_text())
             _insert(connection, profile)
             connection.commit()
+        except OverflowError:
+            # Each file's sections are checked to add up within 64 bits;
+            # only several absurd files together get here.
+            names = ", ".join(str(run.path) for run in profile.runs)
+            raise MprofError(f"{names}: figures add up past 64 bits, more than any run allocates") from None
         finally:
             connection.close()
         os.replace(temporary, path)

@@ -7,7 +7,7 @@ exit: never a traceback, a hang or memory past a bound.
 
     python3 tests/fuzz/fuzz.py [--inputs N] [--seed S] [--commands report,json,db,html] SEED_FILE...
 
-Half of the mutated files get their CRC made right again, so that they reach
+Four in five mutated files get their CRC made right again, so that they reach
 past the integrity check into the section parsers and the reducer.  The runs
 happen in one worker process under an address-space limit, each under an
 alarm; the commands run in that process, not as programs, so that thousands
@@ -104,14 +104,6 @@ def absurd_count(data: bytes, generator: random.Random) -> bytes:
     return data[:span[0]] + struct.pack("<Q", value) + data[span[0] + 8:]
 
 
-def long_varint(data: bytes, generator: random.Random) -> bytes:
-    span = _payload_span(data, generator)
-    if not span:
-        return flip(data, generator)
-    at = generator.randrange(span[0], span[1])
-    return data[:at] + b"\x80" * generator.randint(10, 40) + b"\x01" + data[at:]
-
-
 def size_past_end(data: bytes, generator: random.Random) -> bytes:
     offset, tag, _ = generator.choice(sections(data))
     size = generator.choice([len(data), 1 << 40, (1 << 64) - 1])
@@ -129,14 +121,113 @@ def random_path(data: bytes, generator: random.Random) -> bytes:
     return data[:start + 4] + noise + data[start + 4 + len(noise):]
 
 
+def _uv(value: int) -> bytes:
+    out = bytearray()
+    while True:
+        out.append(value & 0x7F | (0x80 if value > 0x7F else 0))
+        value >>= 7
+        if not value:
+            return bytes(out)
+
+
+def _uv_spans(payload: bytes) -> list[tuple[int, int]]:
+    """(start, end) of each LEB128 value after a payload's u64 count."""
+    spans, at = [], 8
+    while at < len(payload):
+        start = at
+        while at < len(payload) and payload[at] & 0x80:
+            at += 1
+        at += 1
+        spans.append((start, min(at, len(payload))))
+    return spans
+
+
+def _uv_sections(data: bytes) -> list[tuple[int, bytes]]:
+    """(header offset, payload) of each section made of LEB128 values that
+    holds at least one."""
+    return [(offset, data[offset + SECTION.size:offset + SECTION.size + size]) for offset, tag, size in sections(data)
+            if tag in (b"ADDR", b"SITE", b"LEAK", b"PAIR") and size > 8 and offset + SECTION.size + size <= len(data)]
+
+
+def _with_payload(data: bytes, offset: int, payload: bytes) -> bytes:
+    """Section at OFFSET with a new payload, its size made to agree."""
+    tag, _, size = SECTION.unpack_from(data, offset)
+    return data[:offset] + SECTION.pack(tag, 0, len(payload)) + payload + data[offset + SECTION.size + size:]
+
+
+def absurd_value(data: bytes, generator: random.Random) -> bytes:
+    """One value of ADDR, SITE, LEAK or PAIR (an address, an index, a count or
+    a byte figure) replaced by an extreme one; the section's size stays right,
+    so the value gets past the framing to the checks of meaning."""
+    found = _uv_sections(data)
+    if not found:
+        return flip(data, generator)
+    offset, payload = generator.choice(found)
+    start, end = generator.choice(_uv_spans(payload))
+    (count,) = struct.unpack_from("<Q", payload)
+    value = generator.choice([0, 1, count, count + 1, 1 << 32, 1 << 47, 1 << 63, (1 << 64) - 1,
+                              generator.getrandbits(64)])
+    return _with_payload(data, offset, payload[:start] + _uv(value) + payload[end:])
+
+
+def long_varint(data: bytes, generator: random.Random) -> bytes:
+    """One LEB128 value of ADDR, SITE, LEAK or PAIR spelled in 10 to 40
+    bytes: its own value padded with zero groups, or a value past 64 bits;
+    the section's size stays right."""
+    found = _uv_sections(data)
+    if not found:
+        return flip(data, generator)
+    offset, payload = generator.choice(found)
+    start, end = generator.choice(_uv_spans(payload))
+    value = 0
+    for shift, byte in enumerate(payload[start:end]):
+        value |= (byte & 0x7F) << (7 * shift)
+    groups = generator.randint(10, 40)
+    if generator.random() < 0.5:
+        value = (1 << generator.randint(64, 7 * groups - 1)) | value
+    spelled = bytes(((value >> (7 * i)) & 0x7F) | (0x80 if i < groups - 1 else 0) for i in range(groups))
+    return _with_payload(data, offset, payload[:start] + spelled + payload[end:])
+
+
+def absurd_module(data: bytes, generator: random.Random) -> bytes:
+    """One module of MODS with an extreme bias, start, end or flags, or its
+    path or build-id bytes made random."""
+    found = [(offset, size) for offset, tag, size in sections(data)
+             if tag == b"MODS" and size > 8 and offset + SECTION.size + size <= len(data)]
+    if not found:
+        return flip(data, generator)
+    offset, size = found[0]
+    payload = bytearray(data[offset + SECTION.size:offset + SECTION.size + size])
+    modules, at = [], 8
+    while at + 28 <= len(payload):
+        build_id, path = payload[at + 25], struct.unpack_from("<H", payload, at + 26)[0]
+        modules.append(at)
+        at += 28 + build_id + path
+    if not modules:
+        return flip(data, generator)
+    module = generator.choice(modules)
+    field = generator.randrange(5)
+    if field < 3:
+        struct.pack_into("<Q", payload, module + 8 * field,
+                         generator.choice([0, 1 << 47, 1 << 63, (1 << 64) - 1, generator.getrandbits(64)]))
+    elif field == 3:
+        payload[module + 24] = generator.randrange(256)
+    else:
+        build_id, path = payload[module + 25], struct.unpack_from("<H", payload, module + 26)[0]
+        for at in range(module + 28, module + 28 + build_id + path):
+            payload[at] = generator.randrange(256)
+    return _with_payload(data, offset, bytes(payload))
+
+
 MUTATIONS: tuple[Callable[[bytes, random.Random], bytes], ...] = (
-    truncate, flip, splice, repeat, absurd_count, long_varint, size_past_end, random_path)
+    truncate, flip, splice, repeat, absurd_count, long_varint, size_past_end, random_path, absurd_value,
+    absurd_module)
 
 
 def mutated(seed: bytes, generator: random.Random) -> tuple[str, bytes]:
     mutation = generator.choice(MUTATIONS)
     data = mutation(seed, generator)
-    if generator.random() < 0.5:
+    if generator.random() < 0.8:
         data = with_crc(data)
     return mutation.__name__, data
 

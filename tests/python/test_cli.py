@@ -120,3 +120,16 @@ def test_main_in_process(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
 
     assert main(["--help"]) == 0
     assert "report" in capsys.readouterr().out
+
+
+def test_files_whose_figures_overflow_together(tmp_path: Path) -> None:
+    # Each file is valid alone; merged, the bytes allocated pass 2^64.
+    top = (1 << 64) - 1
+    first, second = tmp_path / "first.mprof", tmp_path / "second.mprof"
+    for pid, path in enumerate((first, second), start=100):
+        path.write_bytes(DataFileBuilder(pid=pid, sites=[(0x1000, 1, 0, (top, 0, 0, 0), (0,) * 4)]).build())
+    (tmp_path / "kept.db").write_bytes(b"before")
+    result = mprof("db", first, second, "-o", tmp_path / "kept.db")
+    assert_one_error_line(result, f"{first}, {second}: figures add up past 64 bits")
+    assert (tmp_path / "kept.db").read_bytes() == b"before"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["first.mprof", "kept.db", "second.mprof"]

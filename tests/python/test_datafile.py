@@ -611,3 +611,37 @@ def test_pairs_without_call_graph(tmp_path: Path) -> None:
         refused(write(tmp_path, b.build()))
         == "corrupt: section PAIR has 1 entry but the header's call-graph flag is clear"
     )
+
+
+TOP = (1 << 64) - 1
+
+
+@pytest.mark.parametrize(
+    ("builder", "message"),
+    [
+        (DataFileBuilder(sites=[(0x1000, TOP, 0, (0,) * 4, (0,) * 4), (0x2000, 1, 0, (0,) * 4, (0,) * 4)]),
+         "corrupt: section SITE calls add up past 64 bits"),
+        # One site's four size classes together are already past 64 bits.
+        (DataFileBuilder(sites=[(0x1000, 2, 0, (TOP, 1, 0, 0), (0,) * 4)]),
+         "corrupt: section SITE bytes add up past 64 bits"),
+        (DataFileBuilder(sites=[(0x1000, 2, 2, (8,) * 4, (0, 0, TOP, 1))]),
+         "corrupt: section SITE bytes freed add up past 64 bits"),
+        (DataFileBuilder(leaks=[((0x10,), 1, 0, TOP, 0), ((0x20,), 1, 0, 1, 0)]),
+         "corrupt: section LEAK bytes add up past 64 bits"),
+        (DataFileBuilder(pairs=[(0x10, 0x20, 1, (TOP, 0, 0, 0)), (0x20, 0x30, 1, (0, 0, 0, 1))]),
+         "corrupt: section PAIR bytes add up past 64 bits"),
+        (DataFileBuilder(bins=[(8, TOP, 0, 8, 0), (16, 1, 0, 16, 0)]),
+         "corrupt: section BINS allocations add up past 64 bits"),
+    ],
+)
+def test_totals_past_64_bits(tmp_path: Path, builder: DataFileBuilder, message: str) -> None:
+    # Every figure of the reduced profile is a sum over a section's entries;
+    # a section whose totals overflow was found by the fuzzer to end in an
+    # OverflowError from SQLite.
+    assert refused(write(tmp_path, builder.build())) == message
+
+
+def test_totals_of_exactly_64_bits(tmp_path: Path) -> None:
+    b = DataFileBuilder(sites=[(0x1000, TOP - 1, 0, (TOP - 1, 0, 0, 0), (0,) * 4),
+                               (0x2000, 1, 0, (1, 0, 0, 0), (0,) * 4)])
+    assert sum(site.calls for site in datafile.read(write(tmp_path, b.build())).sites) == TOP
