@@ -1,9 +1,11 @@
 """What the end-to-end tests share: paths, building the target programs,
-running them under the monitor, and finding addresses in modules."""
+running them under the monitor, finding addresses in modules, and reading
+the printed tables."""
 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -65,3 +67,27 @@ def module_named(data: DataFile, path: Path) -> Module:
 
 def in_module(address: int, module: Module) -> bool:
     return module.start <= address < module.end
+
+
+# The last words of each table's column header line.
+COLUMNS = {"Memory leak table": " path", "Allocation bin table": " types", "Direct allocation table": " calls  name",
+           "Allocation call graph": " called  name"}
+
+
+def table(text: str, heading: str) -> list[str]:
+    """The rows of one table: after its column header, up to the blank line (the
+    call graph's rows start after the rule under its header)."""
+    lines = text[text.index(heading):].splitlines()
+    start = next(i for i, line in enumerate(lines) if line.endswith(COLUMNS[heading]))
+    if heading == "Allocation call graph":
+        start += 2
+    rows = []
+    for line in lines[start + 1:]:
+        if not line.strip():
+            break
+        rows.append(line)
+    return rows
+
+
+def numbers(line: str) -> list[int]:
+    return [int(n.replace(",", "")) for n in re.findall(r"(?<![\w.+/\[])\d[\d,]*(?![\w.\]])", line)]

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from e2e_support import BUILD, MPROF, Run, Targets
+from e2e_support import BUILD, MPROF, Run, Targets, numbers, table
 
 WIDGETS = BUILD / "widgets"
 RED, BLUE = 4913, 5087
@@ -25,30 +25,6 @@ def mprof(*arguments: str | Path, check: bool = True) -> subprocess.CompletedPro
     if check:
         assert completed.returncode == 0, completed.stderr
     return completed
-
-
-# The last words of each table's column header line.
-COLUMNS = {"Memory leak table": " path", "Allocation bin table": " types", "Direct allocation table": " calls  name",
-           "Allocation call graph": " called  name"}
-
-
-def table(text: str, heading: str) -> list[str]:
-    """The rows of one table: after its column header, up to the blank line (the
-    call graph's rows start after the rule under its header)."""
-    lines = text[text.index(heading):].splitlines()
-    start = next(i for i, line in enumerate(lines) if line.endswith(COLUMNS[heading]))
-    if heading == "Allocation call graph":
-        start += 2
-    rows = []
-    for line in lines[start + 1:]:
-        if not line.strip():
-            break
-        rows.append(line)
-    return rows
-
-
-def numbers(line: str) -> list[int]:
-    return [int(n.replace(",", "")) for n in re.findall(r"(?<![\w.+/\[])\d[\d,]*(?![\w.\]])", line)]
 
 
 @pytest.fixture(scope="module")
