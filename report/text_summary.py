@@ -1,4 +1,5 @@
-"""A few plain lines about a data file, until the real text tables exist."""
+"""`mprof dump`'s text: a data file's header and whole-program figures, as
+they are in the file (the tables come from `mprof report`)."""
 
 from __future__ import annotations
 
@@ -6,13 +7,16 @@ import shlex
 
 from ..reducer.datafile import DataFile
 from ..reducer.escape import printable
+from .summary import signal_name
 
 
 def datafile_to_text(df: DataFile) -> str:
     h = df.header
     s = df.summary
     command = shlex.join(df.program.argv) if df.program.argv else df.program.exe
-    kind = "final" if h.final else "snapshot"
+    kind = "final" if h.final else "checkpoint" if h.checkpoint else "snapshot"
+    if h.end_signal:
+        kind += f", ended by {signal_name(h.end_signal)}"
     if h.forked:
         kind += ", fork child"
     lines = [

@@ -1,20 +1,25 @@
 """The monitor's writer against mprof(5): files the real monitor wrote are
 rebuilt, field by field, by the test suite's own writer of the man page's
 format (tests/python/datafile_builder.py), and must come out byte for byte
-the same."""
+the same.  That checks the encoding; the figures the reader got out of each
+file are checked against what the program is known to do."""
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
-from e2e_support import REPO_ROOT, Run, Targets
+from e2e_support import REPO_ROOT, Run, Targets, in_module, module_named
 
 sys.path.insert(0, str(REPO_ROOT / "tests" / "python"))
 from datafile_builder import DataFileBuilder, ModuleSpec  # noqa: E402
 
 from mprof.reducer.records import DataFile  # noqa: E402
+
+WIDGETS, RED = 2000, 999  # widgets 2000 prints its count of red widgets, checked below
+WIDGET_SIZE = 204
 
 
 def rebuilt(data: DataFile) -> bytes:
@@ -34,9 +39,39 @@ def rebuilt(data: DataFile) -> bytes:
     ).build()
 
 
+def known_figures(program: str, data: DataFile, run: Run, settings: dict[str, str]) -> None:
+    """What the program does, counted by hand from its source."""
+    s = data.summary
+    if program == "widgets":
+        assert run.completed.stdout == f"widgets {WIDGETS} red {RED} blue {WIDGETS - RED}\n"
+        blue = WIDGETS - RED
+        assert (s.allocs, s.frees, s.bytes_allocated, s.bytes_freed) == (
+            WIDGETS, blue, WIDGETS * WIDGET_SIZE, blue * WIDGET_SIZE)
+        assert [(b.size, b.allocs, b.frees) for b in data.bins] == [(WIDGET_SIZE, WIDGETS, blue)]
+        [site] = data.sites
+        assert (site.calls, site.frees, site.bytes, site.freed) == (
+            WIDGETS, blue, (0, WIDGETS * WIDGET_SIZE, 0, 0), (0, blue * WIDGET_SIZE, 0, 0))
+        depth = int(settings.get("MPROF_LEAK_DEPTH", "5"))
+        assert data.header.leak_depth == depth
+        assert sorted((len(c.addrs), c.allocs, c.frees) for c in data.leaks) == [(depth, RED, 0), (depth, blue, blue)]
+        assert data.header.call_graph == (settings.get("MPROF_CALL_GRAPH") != "0")
+        # With the call graph, each allocation adds one call to each pair of
+        # its chain: main's two producers' pairs into make_widget's site.
+        into_site = sorted(p.calls for p in data.pairs if p.callee == site.addr)
+        assert into_site == (sorted([blue, RED]) if data.header.call_graph else [])
+    elif program == "cxx":
+        # cxx.cc: 12 calls of new (two fail), 9 of delete (one of NULL).
+        assert (s.new_calls, s.delete_calls, s.failed_allocs, s.free_null) == (12, 9, 2, 1)
+    else:
+        plugin = module_named(data, Path(run.completed.args[1]))
+        assert plugin.unloaded
+        [site] = [site for site in data.sites if in_module(site.addr, plugin)]
+        assert (site.calls, site.frees, sum(site.bytes), sum(site.freed)) == (3, 2, 3 * 77, 2 * 77)
+
+
 @pytest.mark.parametrize("program, arguments, settings", [
-    ("widgets", ["2000"], {}),
-    ("widgets", ["2000"], {"MPROF_CALL_GRAPH": "0", "MPROF_LEAK_DEPTH": "3"}),
+    ("widgets", [str(WIDGETS)], {}),
+    ("widgets", [str(WIDGETS)], {"MPROF_CALL_GRAPH": "0", "MPROF_LEAK_DEPTH": "3"}),
     ("cxx", [], {}),
     ("dlclose_main", ["plugin"], {}),
 ])
@@ -51,5 +86,5 @@ def test_monitor_files_are_the_man_pages_format(targets: Targets, profile: Calla
         executable = targets.build(program)
     run = profile([executable, *arguments], **settings)
     data = run.data()
-    assert data.sites and data.leaks and data.bins
     assert run.output.read_bytes() == rebuilt(data)
+    known_figures(program, data, run, settings)

@@ -18,6 +18,10 @@ from mprof.reducer.records import DataFile
 THREADS = 8
 
 
+def block_size(thread: int) -> int:
+    return 16 * (thread + 1) + 3
+
+
 def own_sites(data: DataFile, program: Path) -> list:
     module = module_named(data, program)
     return sorted((s for s in data.sites if in_module(s.addr, module)), key=lambda s: s.calls)
@@ -32,12 +36,12 @@ def test_threads_lose_and_double_count_nothing(targets: Targets, profile: Callab
         assert (array.calls, array.frees, sum(array.bytes)) == (THREADS, THREADS, 800 * 36)
         assert blocks.calls == sum((i + 1) * 100 for i in range(THREADS))
         assert blocks.frees == sum((i + 1) * 100 - i for i in range(THREADS))
-        assert sum(blocks.bytes) == sum((i + 1) * 100 * 16 * (i + 1) for i in range(THREADS))
-        assert sum(blocks.bytes) - sum(blocks.freed) == sum(i * 16 * (i + 1) for i in range(THREADS))
+        # Thread 0's blocks of 19 bytes are in class s, the others' (35 to 131) in m.
+        assert blocks.bytes == (100 * 19, sum((i + 1) * 100 * block_size(i) for i in range(1, THREADS)), 0, 0)
+        assert blocks.freed == (100 * 19, sum(((i + 1) * 100 - i) * block_size(i) for i in range(1, THREADS)), 0, 0)
         sizes = {b.size: (b.allocs, b.frees) for b in data.bins}
         for i in range(THREADS):
-            allocs, frees = sizes[16 * (i + 1)]
-            assert allocs - frees >= i  # libc's own blocks of the same size may add to both
+            assert sizes[block_size(i)] == ((i + 1) * 100, (i + 1) * 100 - i)
         if mode == "1":
             into_site = [p for p in data.pairs if p.callee == blocks.addr]
             assert sum(p.calls for p in into_site) == blocks.calls
