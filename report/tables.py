@@ -23,19 +23,20 @@ def parenthesised(part: int, whole: int) -> str:
 
 
 def path_text(model: Model, leak: LeakRow, call_sites: bool = False, width: int | None = None) -> str:
-    """A leak path, outermost caller first; "..." above when it does not
-    reach main, and in front when cut to its last width characters."""
+    """A leak path, outermost caller first, with "..." above when it does not
+    reach main; longer than width, it loses whole callers from its outer end
+    (the innermost stays, however long) and says so with "..." too."""
     names = []
     for frame in reversed(leak.frames):
         name = model.functions[frame.function].name
         if call_sites and frame.line:
             name += f":{frame.line}"
         names.append(name)
-    text = " > ".join(names)
-    if leak.frames and model.functions[leak.frames[-1].function].name != "main":
-        text = "... > " + text
-    if width is not None and len(text) > width:
-        text = "... " + text[len(text) - width + 4:]
+    partial = bool(leak.frames) and model.functions[leak.frames[-1].function].name != "main"
+    text = " > ".join((["..."] if partial else []) + names)
+    while width is not None and len(text) > width and len(names) > 1:
+        names.pop(0)
+        text = " > ".join(["...", *names])
     return text
 
 

@@ -150,3 +150,13 @@ def test_text_summary_line_by_line(text: str) -> None:
     assert values["calls"] == "malloc 78, calloc 0, realloc 0, memalign 0, new 0, free 66, delete 0"
     assert re.fullmatch(r"free\(NULL\) 0, unknown frees 0, failed 0, early \d+, untracked 0, "
                         r"inherited frees 0, truncated chains 0", values["unusual"]), values["unusual"]
+
+
+@pytest.mark.parametrize(("cutoff", "paths"), [("1", ["above_1024", "below_1025"]), ("1.6", ["above_1024"]),
+                                                ("98.6", [])])
+def test_cutoff_on_the_leak_table(run: Path, cutoff: str, paths: list[str]) -> None:
+    # The two paths keep 98.5% and 1.5% of the kept bytes.
+    completed = subprocess.run([MPROF, "report", "--tables", "leaks", "--cutoff", cutoff, run], capture_output=True,
+                               text=True, check=True)
+    rows = table(completed.stdout, "Memory leak table")
+    assert [row.split()[5] for row in rows] == paths

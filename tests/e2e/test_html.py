@@ -370,3 +370,19 @@ def test_a_big_profile_loads_quickly_and_draws_a_page_of_rows(browser: WebDriver
     assert browser.find_element(By.CSS_SELECTOR, ".status[data-table='graph']").text.startswith("rows ")
     assert browser.find_element(By.CSS_SELECTOR, "button.earlier[data-table='graph']").is_displayed()
     assert console_errors(browser) == []
+
+
+def test_pages_load_nothing(browser: WebDriver, pages: dict[str, Path]) -> None:
+    # One file holds everything: no script, style, font or image is fetched,
+    # from the network or beside the page, so a report mailed or opened
+    # offline is whole and tells no server it was opened.
+    for name, page in pages.items():
+        open_page(browser, page)
+        fetched = browser.execute_script("return performance.getEntriesByType('resource').map(e => e.name)")
+        assert fetched == [], (name, fetched)
+        links = browser.execute_script(
+            "return Array.from(document.querySelectorAll('[src], [href], [srcset], [action]'))"
+            ".map(e => e.getAttribute('src') || e.getAttribute('href') || e.getAttribute('srcset')"
+            " || e.getAttribute('action'))")
+        assert links and all(link.startswith("#") for link in links), (name, [x for x in links if x[:1] != "#"])
+        assert console_errors(browser) == []

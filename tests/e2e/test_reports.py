@@ -394,3 +394,20 @@ def test_minus_mode_profiles_report_everything_but_the_graph(tmp_path: Path) -> 
     [row] = table(text, "Memory leak table")
     assert row.endswith("main > make_red_widget > make_widget") and f"{RED * 204:,}" in row
     assert table(text, "Direct allocation table")[1].split()[-1] == "make_widget"
+
+
+def test_long_leak_paths_lose_whole_outer_callers(targets: Targets, tmp_path: Path) -> None:
+    output = tmp_path / "long.mprof"
+    mprof("run", "--quiet", "-o", output, targets.build("long_names"))
+    inner, middle, outer = ("innermost_function_with_a_forty_char_nam", "middle_function_with_a_name_of_forty_cha",
+                            "outer_function_with_a_name_of_forty_char")
+    whole = f"main > {outer} > {middle} > {inner}"
+    assert len(whole) == 133
+    # Without main, 132 characters: still too long; without the outer
+    # function as well, 89.
+    [row] = table(mprof("report", "--tables", "leaks", output).stdout, "Memory leak table")
+    assert row.split() == ["1", "64", "(100)", "...", ">", middle, ">", inner]
+    [row] = table(mprof("report", "--tables", "leaks", "--wide", output).stdout, "Memory leak table")
+    assert row.split()[3:] == whole.split()
+    [leak] = json.loads(mprof("report", "--format", "json", output).stdout)["leaks"]
+    assert leak["path"] == whole

@@ -124,3 +124,43 @@ def test_a_relative_output_is_where_mprof_run_started(tmp_path: Path) -> None:
 def test_verbose_brings_back_the_monitors_lines(tmp_path: Path) -> None:
     completed = mprof_run("--verbose", "--quiet", "-o", "v.mprof", "/bin/true", cwd=tmp_path)
     assert completed.stderr == f"mprof: wrote final {tmp_path / 'v.mprof'}\n"
+
+
+@pytest.mark.parametrize("status", [0, 1, 3, 77])
+def test_the_exit_status_passes_through(tmp_path: Path, status: int) -> None:
+    completed = mprof_run("--quiet", "-o", "s.mprof", "/bin/sh", "-c", f"exit {status}", cwd=tmp_path)
+    assert (completed.returncode, completed.stdout, completed.stderr) == (status, "", "")
+    assert datafile.read(tmp_path / "s.mprof").header.final
+
+
+def test_no_follow_profiles_the_program_alone(targets: Targets, tmp_path: Path) -> None:
+    leaf = targets.build("leaf")
+    completed = mprof_run("--no-follow", "-o", "alone.mprof", targets.build("forkexec"), leaf, cwd=tmp_path)
+    assert completed.returncode == 0, completed.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["alone.mprof"]
+    assert listing(completed.stderr) == {tmp_path / "alone.mprof"}
+    # forkexec.c's parent alone: 10 blocks of 100 bytes (one kept), a block
+    # of 111 bytes (freed at the end), then 5 more of 100, all freed.
+    data = datafile.read(tmp_path / "alone.mprof")
+    assert [(b.size, b.allocs, b.frees) for b in data.bins] == [(100, 15, 14), (111, 1, 1)]
+    # Followed, the two children and the leaf write theirs too.
+    followed = mprof_run("--quiet", "-o", "all.mprof", targets.build("forkexec"), leaf, cwd=tmp_path)
+    assert followed.returncode == 0
+    assert len([p for p in tmp_path.iterdir() if p.name.startswith("all.mprof")]) == 4
+
+
+def test_output_pattern_with_pid_and_percent(tmp_path: Path) -> None:
+    completed = mprof_run("--quiet", "-o", "a%%b.%p.mprof", "/bin/true", cwd=tmp_path)
+    assert completed.returncode == 0
+    [written] = list(tmp_path.iterdir())
+    assert re.fullmatch(r"a%b\.\d+\.mprof", written.name), written.name
+    assert datafile.read(written).header.pid == int(written.name.split(".")[1])
+
+
+def test_depth_and_call_graph_flags_reach_the_file(tmp_path: Path) -> None:
+    completed = mprof_run("--quiet", "--depth", "7", "--leak-depth", "2", "--no-call-graph", "-o", "f.mprof",
+                          "/bin/true", cwd=tmp_path)
+    assert completed.returncode == 0
+    data = datafile.read(tmp_path / "f.mprof")
+    assert (data.header.stack_depth, data.header.leak_depth, data.header.call_graph, data.pairs) == (7, 2, False, ())
+    assert all(len(chain.addrs) <= 2 for chain in data.leaks)
