@@ -54,7 +54,7 @@ $(BUILD)/libmprof.a: $(MONITOR_OBJECTS)
 	rm -f $@ && ar rcs $@ $^
 
 # The reducer's libdw resolver; C++ runtime only for __cxa_demangle.
-$(BUILD)/mprof-resolve: $(wildcard reducer/resolve/*.c reducer/resolve/*.h) | $(BUILD)/.system-packages
+$(BUILD)/mprof-resolve: $(wildcard resolve/*.c resolve/*.h) | $(BUILD)/.system-packages
 	@mkdir -p $(BUILD)
 	$(CC) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $(CFLAGS) $(shell pkg-config --cflags libdw 2>/dev/null) \
 		-o $@ $(filter %.c,$^) $(shell pkg-config --libs libdw 2>/dev/null || echo -ldw -lelf) -lstdc++
@@ -107,13 +107,9 @@ install: all
 		sed -e 's|@PREFIX@|$(PREFIX)|g' $$pc.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/$$pc.pc; \
 	done
 	install -m 644 monitor/mprof.h $(DESTDIR)$(PREFIX)/include/mprof.h
-	for package in cli reducer report; do \
-		install -d $(DESTDIR)$(PREFIX)/lib/mprof/python/$$package; \
-		install -m 644 $$package/*.py $(DESTDIR)$(PREFIX)/lib/mprof/python/$$package/; \
+	cd src && find mprof -name '*.py' -o -name '*.sql' -o -path '*/templates/*' -type f | while read -r file; do \
+		install -D -m 644 "$$file" "$(DESTDIR)$(PREFIX)/lib/mprof/python/$$file"; \
 	done
-	install -m 644 reducer/schema.sql $(DESTDIR)$(PREFIX)/lib/mprof/python/reducer/schema.sql
-	install -d $(DESTDIR)$(PREFIX)/lib/mprof/python/report/templates
-	install -m 644 report/templates/* $(DESTDIR)$(PREFIX)/lib/mprof/python/report/templates/
 	sed -e 's|@PYROOT@|$(PREFIX)/lib/mprof/python|g' -e 's|@LIBDIR@|$(PREFIX)/lib|g' \
 		-e 's|@RESOLVE@|$(PREFIX)/lib/mprof/mprof-resolve|g' \
 		scripts/mprof.installed.in > $(DESTDIR)$(PREFIX)/bin/mprof

@@ -26,12 +26,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+# The scripts run from the tree, not installed: mprof from src/, the
+# workloads beside this file.
+sys.path[:0] = [str(REPO_ROOT / "src"), str(Path(__file__).resolve().parent)]
 
-import source_tree  # noqa: E402
 from workloads import Workload, workloads  # noqa: E402
-
-source_tree.install()
 
 from mprof.reducer import datafile  # noqa: E402
 

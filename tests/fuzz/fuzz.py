@@ -273,10 +273,7 @@ def judge(command: str, path: Path, code: int, stdout: str, stderr: str) -> str 
 
 
 def fuzz(seeds: list[bytes], inputs: int, seed: int, commands: list[str]) -> Results:
-    sys.path.insert(0, str(REPO_ROOT / "bench"))
-    import source_tree
-
-    source_tree.install()
+    sys.path.insert(0, str(REPO_ROOT / "src"))
     from mprof.cli.main import main
 
     generator = random.Random(seed)

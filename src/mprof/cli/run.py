@@ -17,12 +17,10 @@ import sys
 import tempfile
 from pathlib import Path
 
+from .. import source_tree
 from ..reducer.errors import MprofError
 from . import run_record
 
-# Where libmprof.so is looked for when MPROF_LIBRARY does not name it: the
-# build directory of a source tree (an installed launcher sets MPROF_LIBRARY).
-_SOURCE_TREE_LIBRARY = Path(__file__).resolve().parent.parent / "build" / "libmprof.so"
 
 
 def _positive(text: str) -> int:
@@ -76,7 +74,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
 def library_path() -> Path:
     configured = os.environ.get("MPROF_LIBRARY")
-    library = Path(configured) if configured else _SOURCE_TREE_LIBRARY
+    library = Path(configured) if configured else source_tree.BUILD / "libmprof.so"
     if not library.is_file():
         raise MprofError(f"{library}: monitor library not found (run make first)")
     return library

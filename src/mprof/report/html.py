@@ -1,7 +1,7 @@
 """The HTML report: the summary, flame graphs, size chart and the four mprof
 tables on one self-contained page (CSS and script inline, no network).
 
-Jinja2 renders report/templates/ with autoescaping on for every template:
+Jinja2 renders templates/ with autoescaping on for every template:
 names reach the page only as escaped text or through the tojson filter, and
 the page's script sets them with textContent, never as markup."""
 

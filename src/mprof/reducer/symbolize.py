@@ -1,6 +1,6 @@
 """Return addresses to logical frames, through mprof-resolve (libdw).
 
-mprof-resolve is a small C program (reducer/resolve/) driven over pipes; its
+mprof-resolve is a small C program (resolve/ in the tree) driven over pipes; its
 protocol is described at the top of its source.  An address it cannot name
 becomes module+0xoffset, never nothing.
 """
@@ -17,6 +17,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from .. import source_tree
 from .errors import MprofError
 from .escape import printable
 from .records import Module
@@ -64,11 +65,11 @@ class Frame:
 
 
 def resolver_path() -> Path:
-    """The resolver next to this package in a source tree, or where make install put it."""
+    """MPROF_RESOLVE (set by the installed launcher), or the one the source
+    tree built."""
     configured = os.environ.get("MPROF_RESOLVE")
     candidates = [Path(configured)] if configured else []
-    here = Path(__file__).resolve().parent
-    candidates += [here.parent / "build" / "mprof-resolve", here / "mprof-resolve"]
+    candidates.append(source_tree.BUILD / "mprof-resolve")
     for candidate in candidates:
         if candidate.is_file() and os.access(candidate, os.X_OK):
             return candidate

@@ -1,8 +1,8 @@
-"""The launcher's target: makes the source tree importable as `mprof`, runs main.
+"""The launchers' target (./mprof in the tree, bin/mprof installed): puts
+the directory that holds the package mprof (src/ in the tree, or
+MPROF_PYROOT) first on the module path, as an installed package would be,
+and runs main.
 
-The tree is not installed: the package `mprof` is an empty module whose
-__path__ is the repository root, so that reducer/, report/ and cli/ become
-mprof.reducer, mprof.report and mprof.cli without any copy or install step.
 Kept to syntax that Python 3.7 parses, so that an older python3 reaches
 the version message instead of a SyntaxError.
 """
@@ -11,16 +11,11 @@ from __future__ import annotations
 
 import os
 import sys
-import types
 
 
-def install_alias() -> None:
-    root = os.environ.get("MPROF_PYROOT") or os.path.dirname(
-        os.path.dirname(os.path.realpath(__file__))
-    )
-    package = types.ModuleType("mprof")
-    package.__path__ = [root]
-    sys.modules["mprof"] = package
+def _package_parent() -> str:
+    here = os.path.dirname(os.path.realpath(__file__))  # .../mprof/cli
+    return os.environ.get("MPROF_PYROOT") or os.path.dirname(os.path.dirname(here))
 
 
 def launch() -> int:
@@ -31,8 +26,7 @@ def launch() -> int:
     # (main, run, ...) must only be reached as mprof.cli.*, never shadow
     # top-level ones.
     here = os.path.dirname(os.path.realpath(__file__))
-    sys.path[:] = [p for p in sys.path if os.path.realpath(p or ".") != here]
-    install_alias()
+    sys.path[:] = [_package_parent()] + [p for p in sys.path if os.path.realpath(p or ".") != here]
     from mprof.cli.main import main
 
     try:

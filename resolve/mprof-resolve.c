@@ -4,7 +4,7 @@
  * does, using elfutils libdwfl/libdw.  The Python reducer starts it once and
  * talks to it over a pipe pair.
  *
- * Build (in reducer/resolve; `make build/mprof-resolve` from the top does
+ * Build (in resolve/; `make build/mprof-resolve` from the top does
  * the same):
  *   cc -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror \
  *      $(pkg-config --cflags libdw) *.c -o mprof-resolve \
