@@ -116,19 +116,22 @@ def test_secure_execution_programs_are_left_alone(installed: Path) -> None:
         subprocess.run(["cc", "-O0", "-o", executable, WIDGETS_SOURCE,
                         *pkg_config(installed, "--libs", "mprof-static")], check=True)
         make_secure(executable)
-        # ld.so shows the auxiliary vector only for a program that is not
-        # secure: silence here is the kernel's AT_SECURE, seen independently.
-        auxv = subprocess.run(["env", "LD_SHOW_AUXV=1", executable, "1"], capture_output=True, text=True, check=True)
-        assert auxv.stdout == "widgets 1 red 0 blue 1\n"
         env = {k: v for k, v in os.environ.items() if not k.startswith("MPROF_")}
         env["MPROF_OUTPUT"] = str(directory / "secure.mprof")
+        # ld.so shows the auxiliary vector only for a program that is not
+        # secure: silence here is the kernel's AT_SECURE, seen independently.
+        auxv = subprocess.run([executable, "1"], env={**env, "LD_SHOW_AUXV": "1"}, capture_output=True, text=True,
+                              check=True)
+        assert auxv.stdout == "widgets 1 red 0 blue 1\n"
         completed = subprocess.run([executable, "500"], env=env, capture_output=True, text=True, check=True)
         assert completed.stdout == "widgets 500 red 261 blue 239\n"
         assert completed.stderr == ""
         assert sorted(p.name for p in directory.iterdir()) == ["widgets-secure"]
         # The same program without the special bits is profiled.
         executable.chmod(0o755)
-        shown = subprocess.run(["env", "LD_SHOW_AUXV=1", executable, "1"], capture_output=True, text=True).stdout
+        shown = subprocess.run([executable, "1"], env={**env, "LD_SHOW_AUXV": "1",
+                                                       "MPROF_OUTPUT": str(directory / "auxv.mprof")},
+                               capture_output=True, text=True).stdout
         assert re.search(r"^AT_SECURE: +0$", shown, re.MULTILINE)
         subprocess.run([executable, "500"], env=env, capture_output=True, check=True)
         assert datafile.read(directory / "secure.mprof").summary.allocs == 500
