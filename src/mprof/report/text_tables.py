@@ -123,7 +123,7 @@ def call_graph(model: Model, options: Options) -> str:
     lines = [legends.GRAPH, "",
              f"{'index':<6} {'self+desc':>9} {'self':>13} {'(%)':>5}  {'  s   m   l   x':<15}  "
              f"{'  s   m   l   x':<15}  {'called':>17}  name",
-             f"{'':<6} {'':>9} {'':>13} {'':>5}  {'-- size ------':<15}  {'-- frac ------':<15}", rule]
+             f"{'':<6} {'':>9} {'':>13} {'':>5}  {'-- size ------':<15}  {'-- frac ------'}", rule]
 
     def name(function_id: int) -> str:
         number = index.get(("function", function_id))
