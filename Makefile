@@ -24,7 +24,7 @@ MONITOR_LIBS := -lunwind -ldl -lpthread
 MONITOR_SOURCES := $(wildcard monitor/*.c)
 MONITOR_OBJECTS := $(MONITOR_SOURCES:monitor/%.c=$(BUILD)/monitor/%.o)
 
-.PHONY: all demo check test bench install clean setup setup-test venv
+.PHONY: all demo check test bench install clean setup setup-test venv mutate
 all: $(BUILD)/libmprof.so $(BUILD)/libmprof.a $(BUILD)/widgets $(BUILD)/mprof-resolve
 
 $(BUILD)/.system-packages: Makefile scripts/setup-system.sh
@@ -72,6 +72,21 @@ demo: all $(VENV)/.installed
 
 check test: all $(VENV)/.installed $(BUILD)/.test-packages
 	$(VENV)/bin/python -m pytest -q tests
+
+# Mutation testing, on demand (not part of check): mutmut over the reducer
+# and the reports (settings in pyproject.toml), then MONITOR_MUTANTS mutants
+# drawn from monitor/ by tests/mutate/mutate_monitor.py.  Results stay in
+# mutants/ (`.venv/bin/mutmut results`, `mutmut show NAME`).
+MONITOR_MUTANTS ?= 60
+$(VENV)/.mutmut: requirements-mutate.txt $(VENV)/.installed
+	$(VENV)/bin/pip install --quiet --disable-pip-version-check -r requirements-mutate.txt
+	touch $@
+
+mutate: all $(VENV)/.mutmut $(BUILD)/.test-packages
+	rm -rf mutants && mkdir mutants && ln -s ../$(VENV) mutants/$(VENV)
+	$(VENV)/bin/mutmut run > $(BUILD)/mutmut.log 2>&1 || (tail -c 2000 $(BUILD)/mutmut.log; exit 1)
+	$(VENV)/bin/python tests/mutate/mutmut_summary.py
+	$(VENV)/bin/python tests/mutate/mutate_monitor.py --limit $(MONITOR_MUTANTS)
 
 # Measures mprof against no profiler, heaptrack and two floors (see bench/run.py).
 BENCH_PACKAGES := heaptrack valgrind gawk perl sqlite3 python3

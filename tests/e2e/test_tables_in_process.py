@@ -7,7 +7,8 @@ the programs are known to do.  In-process, so that mutation testing
 widgets 10000: 10,000 widgets of 204 bytes, 4,913 red (kept) and 5,087 blue
 (freed); boundaries: tests/targets/boundaries.c's table of sizes (its
 figures are worked out in test_boundaries.py); recursion three 100: a()
--> c() -> b() -> a() nine calls deep, one 40-byte block each time."""
+-> c() -> b() -> a() nine calls deep, one 40-byte block each time; tables:
+tests/targets/tables.c, ties, merged leak paths and the 1% boundary."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from e2e_support import BUILD, Targets, monitor_env
+from e2e_support import BUILD, TARGETS, Targets, monitor_env
 
 from mprof.cli.main import main
 
@@ -164,6 +165,98 @@ index  self+desc          self   (%)    s   m   l   x    s   m   l   x          
 --------------------------------------------------------------------------------------------------------------
 """
 
+TABLES_TABLES = """\
+Memory leak table: partial call paths (the last callers before the
+allocation, outermost first) whose blocks were allocated and never freed.
+  objects  blocks still allocated at exit (or at the snapshot or checkpoint)
+  bytes    their bytes, and (%) their share of all bytes kept
+  path     callers, outermost first; "..." when the path continues above
+
+   objects        bytes   (%)  path
+         2        2,000 (100)  main > twice > keep_block
+
+Allocation bin table: blocks by size, 0 to 1024 bytes, and one bin above.
+  allocs   blocks allocated;  bytes, and (%) their share of all bytes
+  frees    blocks freed;  kept, and (%) bytes never freed
+  types    program types of exactly this size
+
+   size     allocs         bytes   (%)      frees          kept   (%)  types
+      1          1             1                1             0
+    999          1           999                1             0
+   1000         99        99,000  (99)         97         2,000 (100)
+<total>        101       100,000               99         2,000
+
+Direct allocation table: functions that called the allocator themselves.
+  % mem    share of all bytes allocated;  bytes  allocated
+  s m l x  % of all bytes allocated, by size class: s 0-32, m 33-256,
+           l 257-2048, x > 2048 (blank: less than 1%)
+  kept     bytes never freed, and % of all bytes kept, by size class
+  calls    allocations made
+
+                    -- % mem(size) -                 - % all kept --
+% mem         bytes   s   m   l   x      bytes kept   s   m   l   x        calls  name
+            100,000          99               2,000         100              101  <total>
+   76        76,001          76                   0                           77  worker
+   10        10,000          10                   0                           10  alpha
+   10        10,000          10                   0                           10  beta
+    2         2,000           2               2,000         100                2  keep_block
+    1         1,000           1                   0                            1  one_percent
+                999                               0                            1  under_one
+
+Allocation call graph: one entry per function on an allocation chain,
+sorted by self+desc.  Callers above the entry's line, callees below.
+  entry line  self+desc  % of all bytes allocated by the function and
+                         its descendants (its cycle's, for a member)
+              self       bytes it allocated directly, and their (%)
+              s m l x    % of its own bytes in each size class
+              called     calls on allocation chains, + recursive calls
+  callers     self       bytes allocated on behalf of this caller
+              s m l x    % of those bytes in each size class
+              frac       % of all bytes requested of the entry, by class
+              called     calls from this caller / all calls of the entry
+  callees     self       bytes this callee allocated for the entry
+              frac       % of the entry's self+desc bytes, by class
+              called     calls of the callee from the entry / all its calls
+
+index  self+desc          self   (%)    s   m   l   x    s   m   l   x             called  name
+                                      -- size ------   -- frac ------
+--------------------------------------------------------------------------------------------------------------
+[0]        100.0             0                                                          0  main [0]
+                        76,001                 99               76                  77/77      wrapper [1]
+                        10,000                100               10                  10/10      alpha [3]
+                        10,000                100               10                  10/10      beta [4]
+                         2,000                100                2                    2/2      twice [5]
+                         1,000                100                1                    1/1      one_percent [7]
+                           999                100                                     1/1      under_one [8]
+--------------------------------------------------------------------------------------------------------------
+                        76,001                 99               99                  77/77      main [0]
+[1]         76.0             0                                                         77  wrapper [1]
+                        76,001                 99               99                  77/77      worker [2]
+--------------------------------------------------------------------------------------------------------------
+                        76,001                 99               99                  77/77      wrapper [1]
+[2]         76.0        76,001  (76)           99                                      77  worker [2]
+--------------------------------------------------------------------------------------------------------------
+                        10,000                100              100                  10/10      main [0]
+[3]         10.0        10,000  (10)          100                                      10  alpha [3]
+--------------------------------------------------------------------------------------------------------------
+                        10,000                100              100                  10/10      main [0]
+[4]         10.0        10,000  (10)          100                                      10  beta [4]
+--------------------------------------------------------------------------------------------------------------
+                         2,000                100              100                    2/2      main [0]
+[5]          2.0             0                                                          2  twice [5]
+                         2,000                100              100                    2/2      keep_block [6]
+--------------------------------------------------------------------------------------------------------------
+                         2,000                100              100                    2/2      twice [5]
+[6]          2.0         2,000   (2)          100                                       2  keep_block [6]
+--------------------------------------------------------------------------------------------------------------
+                         1,000                100              100                    1/1      main [0]
+[7]          1.0         1,000   (1)          100                                       1  one_percent [7]
+--------------------------------------------------------------------------------------------------------------
+                           999                100              100                    1/1      main [0]
+[8]          1.0           999                100                                       1  under_one [8]
+--------------------------------------------------------------------------------------------------------------
+"""
+
 RECURSION_GRAPH = """\
 Allocation call graph: one entry per function on an allocation chain,
 sorted by self+desc.  Callers above the entry's line, callees below.
@@ -212,7 +305,7 @@ index  self+desc          self   (%)    s   m   l   x    s   m   l   x          
 def data_files(targets: Targets, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     directory = tmp_path_factory.mktemp("in-process")
     commands = {"widgets": [BUILD / "widgets"], "boundaries": [targets.build("boundaries")],
-                "recursion": [targets.build("recursion"), "three", "100"],
+                "recursion": [targets.build("recursion"), "three", "100"], "tables": [targets.build("tables")],
                 "minus": [BUILD / "widgets", "2000"]}
     files = {}
     for name, command in commands.items():
@@ -238,6 +331,26 @@ def test_widgets_tables(data_files: dict[str, Path], capsys: pytest.CaptureFixtu
 def test_boundaries_tables(data_files: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
     text = mprof(capsys, "report", "--tables", "leaks,bins,direct,graph", data_files["boundaries"])
     assert text.splitlines() == BOUNDARIES_TABLES.splitlines()
+
+
+def test_ties_merges_and_the_one_percent_boundary(data_files: dict[str, Path],
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    text = mprof(capsys, "report", "--tables", "leaks,bins,direct,graph", data_files["tables"])
+    assert text.splitlines() == TABLES_TABLES.splitlines()
+
+
+def test_call_sites_split_a_merged_leak_path(data_files: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    source = (TARGETS / "tables.c").read_text().splitlines()
+
+    def line_of(text: str) -> int:
+        [number] = [n for n, line in enumerate(source, start=1) if text in line]
+        return number
+
+    text = mprof(capsys, "report", "--tables", "leaks", "--call-sites", data_files["tables"])
+    main, block = line_of("    twice();"), line_of("return malloc(1000);")
+    assert text.splitlines()[-2:] == [
+        f"         1        1,000  (50)  main:{main} > twice:{line_of('kept[0] = keep')} > keep_block:{block}",
+        f"         1        1,000  (50)  main:{main} > twice:{line_of('kept[1] = keep')} > keep_block:{block}"]
 
 
 def test_recursion_call_graph(data_files: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,0 +1,76 @@
+"""Sums up a mutmut run (make mutate): mutants made, killed and surviving
+in the reducer and the reports, and in the table code of each, and lists
+every survivor of the table code that tests/mutate/equivalent.txt does not
+explain.  Run from the tree's root after `mutmut run`; exits non-zero when
+the table code has unexplained survivors.
+
+A mutant with no test (mutmut's "no tests") counts as surviving: no test
+would notice it.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+# The code that computes and prints the tables' rows.
+TABLE_CODE = ("mprof.reducer.callgraph", "mprof.reducer.scc", "mprof.reducer.store", "mprof.reducer.profile",
+              "mprof.report.model", "mprof.report.tables", "mprof.report.text_tables", "mprof.report.json_tables",
+              "mprof.report.summary")
+KILLED = {"killed", "timeout"}  # a timeout is a mutant the tests stopped on
+
+
+def results() -> dict[str, str]:
+    listed = subprocess.run([REPO_ROOT / ".venv" / "bin" / "mutmut", "results", "--all", "true"], cwd=REPO_ROOT,
+                            capture_output=True, text=True, check=True).stdout
+    return dict(line.strip().rsplit(": ", 1) for line in listed.splitlines() if ": " in line)
+
+
+def module_of(mutant: str) -> str:
+    return ".".join(mutant.split(".")[:3])
+
+
+def equivalents() -> dict[str, str]:
+    """Mutant name -> why it cannot be told apart from the code."""
+    explained = {}
+    for line in (REPO_ROOT / "tests" / "mutate" / "equivalent.txt").read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            name, reason = line.split(None, 1)
+            explained[name] = reason
+    return explained
+
+
+def line(label: str, statuses: Counter[str]) -> str:
+    made = sum(statuses.values())
+    killed = sum(statuses[s] for s in KILLED)
+    survived = made - killed
+    return (f"{label:<22} {made:>5} made, {killed:>5} killed, {survived:>5} survive "
+            f"({100 * survived / max(made, 1):4.1f}%; {statuses['no tests']} with no test)")
+
+
+def main() -> int:
+    found = results()
+    explained = equivalents()
+    groups: dict[str, Counter[str]] = {"reducer": Counter(), "report": Counter(), "table code": Counter()}
+    for mutant, status in found.items():
+        module = module_of(mutant)
+        groups[module.split(".")[1]][status] += 1
+        if module in TABLE_CODE:
+            groups["table code"][status] += 1
+    for label, statuses in groups.items():
+        print(line(label, statuses))
+    unexplained = sorted(m for m, s in found.items() if s not in KILLED and module_of(m) in TABLE_CODE
+                         and m not in explained)
+    equivalent = sorted(m for m, s in found.items() if s not in KILLED and m in explained)
+    print(f"table code: {len(equivalent)} survivors listed as equivalent in tests/mutate/equivalent.txt, "
+          f"{len(unexplained)} unexplained")
+    for mutant in unexplained:
+        print(f"  unexplained: {mutant} ({found[mutant]})")
+    return 1 if unexplained else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
