@@ -85,8 +85,8 @@ $(VENV)/.mutmut: requirements-mutate.txt $(VENV)/.installed
 mutate: all $(VENV)/.mutmut $(BUILD)/.test-packages
 	rm -rf mutants && mkdir mutants && ln -s ../$(VENV) mutants/$(VENV)
 	$(VENV)/bin/mutmut run > $(BUILD)/mutmut.log 2>&1 || (tail -c 2000 $(BUILD)/mutmut.log; exit 1)
-	$(VENV)/bin/python tests/mutate/mutmut_summary.py
 	$(VENV)/bin/python tests/mutate/mutate_monitor.py --limit $(MONITOR_MUTANTS)
+	$(VENV)/bin/python tests/mutate/mutmut_summary.py
 
 # Measures mprof against no profiler, heaptrack and two floors (see bench/run.py).
 BENCH_PACKAGES := heaptrack valgrind gawk perl sqlite3 python3

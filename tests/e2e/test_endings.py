@@ -147,7 +147,8 @@ def test_the_programs_own_handlers(targets: Targets, profile: Callable[..., Run]
     without = subprocess.run([program], env=plain_env(), capture_output=True, text=True, timeout=60, check=True)
     run = profile([program])
     assert run.completed.stdout == without.stdout
-    lines = without.stdout.splitlines()
+    # Dispositions the tests inherited (nohup's SIGHUP ignored) come first.
+    lines = [line for line in without.stdout.splitlines() if not line.startswith("signal ")]
     assert lines[0] == "SIGSEGV was SIG_DFL" and "recovered from 3 faults, the last at 0x12" in lines
     data = run.data()
     assert data.header.final and data.header.end_signal == 0
@@ -203,8 +204,10 @@ def test_data_files_are_never_written_through_descriptors_0_to_2(targets: Target
     # The kernel hands the first checkpoint's file descriptor 0 ...
     assert any(".tmp." in line and line.endswith("= 0") for line in lines)
     # ... and nothing is written through 0, 1 or 2: the file moved above them.
+    # (At least that checkpoint and the final file; how many more depends
+    # on how busy the machine is.)
     checkpoints = [line for line in lines if " write(" in line]
-    assert len(checkpoints) >= 3
+    assert len(checkpoints) >= 2
     assert not [line for line in checkpoints if line.split(" write(", 1)[1].startswith(("0,", "1,", "2,"))]
     assert datafile.read(tmp_path / "out.mprof").header.final
 

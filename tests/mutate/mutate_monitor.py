@@ -2,7 +2,10 @@
 mutation at a time to monitor/*.c in a scratch copy of the tree, rebuilds
 libmprof, and runs the end-to-end tests that exercise the monitor's
 figures.  A mutant the tests fail on is killed; one they pass survives and
-is listed with its file, line and change.
+is listed with its file, line and change, and with the reason when
+tests/mutate/equivalent.txt lists it as equivalent (by the key
+path:line:before->after; the exit status is non-zero when a survivor is not
+listed there).
 
     python3 tests/mutate/mutate_monitor.py [--limit N] [--seed S] [--files record.c,...]
 
@@ -54,6 +57,19 @@ class Mutant:
     def describe(self) -> str:
         return f"{self.path}:{self.line}: {self.before} -> {self.after}"
 
+    def key(self) -> str:
+        return f"{self.path}:{self.line}:{self.before}->{self.after}"
+
+
+def equivalents() -> dict[str, str]:
+    """Key of a monitor mutant -> why no test can tell it from the code."""
+    explained = {}
+    for line in (REPO_ROOT / "tests" / "mutate" / "equivalent.txt").read_text().splitlines():
+        if line.startswith("monitor/"):
+            key, reason = line.split(None, 1)
+            explained[key] = reason
+    return explained
+
 
 def masked(source: str) -> str:
     """The source with comments, string and character literals and
@@ -101,12 +117,15 @@ def apply(tree: Path, mutant: Mutant, original: str) -> None:
     (tree / mutant.path).write_text(original[:mutant.offset] + mutant.after + original[end:])
 
 
-def run(command: list[str], tree: Path, timeout: float) -> int:
+def run(command: list[str], tree: Path, timeout: float, show_failure: bool = False) -> int:
     try:
-        return subprocess.run(command, cwd=tree, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                              timeout=timeout).returncode
+        completed = subprocess.run(command, cwd=tree, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                   timeout=timeout)
     except subprocess.TimeoutExpired:
         return -1
+    if completed.returncode and show_failure:
+        sys.stderr.write(completed.stdout.decode(errors="replace")[-3000:])
+    return completed.returncode
 
 
 def main(argv: list[str]) -> int:
@@ -135,7 +154,7 @@ def main(argv: list[str]) -> int:
         (tree / ".venv").symlink_to(REPO_ROOT / ".venv")
         shutil.copytree(REPO_ROOT / "build", tree / "build", symlinks=True)
         pytest = [str(python), "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *TESTS]
-        if run(["make", "-s", "all"], tree, 600) or run(pytest, tree, SECONDS_PER_MUTANT):
+        if run(["make", "-s", "all"], tree, 600, True) or run(pytest, tree, SECONDS_PER_MUTANT, True):
             print("the unmutated tree does not pass its tests", file=sys.stderr)
             return 1
         killed, survived, uncompiled = [], [], []
@@ -161,9 +180,11 @@ def main(argv: list[str]) -> int:
     ran = len(killed) + len(survived)
     print(f"monitor: {len(chosen)} mutants, {len(uncompiled)} do not compile; of {ran} run, {len(killed)} killed, "
           f"{len(survived)} survived ({100 * len(survived) / max(ran, 1):.0f}%)")
+    explained = equivalents()
     for mutant in survived:
-        print(f"  survived: {mutant.describe()}")
-    return 0
+        reason = explained.get(mutant.key())
+        print(f"  survived: {mutant.describe()}" + (f" (equivalent: {reason})" if reason else " (unexplained)"))
+    return 1 if any(mutant.key() not in explained for mutant in survived) else 0
 
 
 if __name__ == "__main__":

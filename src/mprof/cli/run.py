@@ -120,9 +120,10 @@ def _signal_number(name: str) -> int | None:
         return None  # the monitor warns about it
 
 
-def _start(program: str, arguments: list[str], environment: dict[str, str]) -> int:
-    """Forks and executes the program; the child learns its own pid first,
-    since it is the first process of the run."""
+def _start(program: str, arguments: list[str], environment: dict[str, str], program_mask: set[int]) -> int:
+    """Forks and executes the program with the signal mask program_mask;
+    the child learns its own pid first, since it is the first process of
+    the run."""
     # Python ignores SIGPIPE and SIGXFSZ for itself; an ignored signal would
     # stay ignored in the program.  SIGINT is Python's only if it was not
     # ignored when mprof started.
@@ -136,6 +137,7 @@ def _start(program: str, arguments: list[str], environment: dict[str, str]) -> i
             os.close(ready_read)
             for number in restore:
                 signal.signal(number, signal.SIG_DFL)
+            signal.pthread_sigmask(signal.SIG_SETMASK, program_mask)
             environment["MPROF_ROOT_PID"] = str(os.getpid())
             # ready_write closes on exec (Python's descriptors are not
             # inheritable): the program never sees it.
@@ -153,7 +155,10 @@ def _start(program: str, arguments: list[str], environment: dict[str, str]) -> i
     return pid
 
 
-def _wait(pid: int, forwarded: set[int]) -> int:
+def _wait(pid: int, forwarded: set[int], mask: set[int]) -> int:
+    """Forwards the signals in forwarded to the program until it ends, and
+    then sets the signal mask to mask; they were blocked since before the
+    fork, so that none sent while the program starts is lost."""
     def forward(received: int, _frame: object) -> None:
         try:
             os.kill(pid, received)
@@ -162,6 +167,7 @@ def _wait(pid: int, forwarded: set[int]) -> int:
 
     previous = {number: signal.signal(number, forward) for number in forwarded}
     previous |= {number: signal.signal(number, signal.SIG_IGN) for number in _WAIT_IGNORES if number not in forwarded}
+    signal.pthread_sigmask(signal.SIG_SETMASK, mask)
     try:
         _, status = os.waitpid(pid, 0)
     finally:
@@ -216,8 +222,13 @@ def run(args: argparse.Namespace) -> int:
         forwarded = set(_FORWARDED)
         if args.dump_signal and (number := _signal_number(args.dump_signal)) is not None:
             forwarded.add(number)
-        pid = _start(program, arguments, monitor_environment(args, library, run_directory))
-        status = _wait(pid, forwarded)
+        mask = signal.pthread_sigmask(signal.SIG_BLOCK, forwarded | set(_WAIT_IGNORES))
+        try:
+            pid = _start(program, arguments, monitor_environment(args, library, run_directory), mask)
+        except BaseException:
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+            raise
+        status = _wait(pid, forwarded, mask)
         sys.stdout.flush()
         _report(run_directory, args.quiet)
     finally:
