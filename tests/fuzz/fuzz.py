@@ -38,6 +38,7 @@ HEADER = 64
 SECTION = struct.Struct("<4sIQ")
 MEMORY_LIMIT = 2 << 30  # bytes of address space for the worker
 SECONDS_PER_RUN = 20
+PROGRESS_EVERY = 1000  # inputs between lines on stderr, for a long run
 
 
 def sections(data: bytes) -> list[tuple[int, bytes, int]]:
@@ -283,6 +284,8 @@ def fuzz(seeds: list[bytes], inputs: int, seed: int, commands: list[str]) -> Res
         scratch = Path(directory)
         path = scratch / "input.mprof"
         for number in range(inputs):
+            if number and number % PROGRESS_EVERY == 0:
+                print(f"{number} inputs, {len(results.failures)} failed", file=sys.stderr, flush=True)
             mutation, data = mutated(generator.choice(seeds), generator)
             path.write_bytes(data)
             for command in commands:

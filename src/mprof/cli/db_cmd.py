@@ -5,10 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..reducer import store
 from ..reducer.errors import MprofError
-from ..reducer.profile import reduce_files
-from .inputs import read_inputs
+from .inputs import read_inputs, reduce_into
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -25,5 +23,5 @@ def run(args: argparse.Namespace) -> int:
     with read_inputs(args.files) as inputs:
         if inputs.database:
             raise MprofError(f"{args.files[0]}: already a profile database")
-        store.write_database(reduce_files(inputs.files), args.output)
+        reduce_into(inputs.files, args.output)
     return 0

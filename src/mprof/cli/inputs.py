@@ -69,10 +69,18 @@ def load_profile(paths: list[Path]) -> Model:
         return _reduce_and_load(inputs.files)
 
 
+def reduce_into(files: list[DataFile], database: Path) -> None:
+    """Reduces the data files into the database, then prints the warnings
+    found on the way: an input refused gets only its error."""
+    profile = reduce_files(files)
+    store.write_database(profile, database)
+    profile.warnings.print()
+
+
 def _reduce_and_load(files: list[DataFile]) -> Model:
     with tempfile.TemporaryDirectory(prefix="mprof-") as directory:
         database = Path(directory) / "profile.db"
-        store.write_database(reduce_files(files), database)
+        reduce_into(files, database)
         db = store.open_database(database)
         try:
             return load(db)

@@ -38,6 +38,7 @@ class Profile:
     summary: dict[str, int] = field(default_factory=dict)
     bins: dict[int, Bin] = field(default_factory=dict)
     graph: CallGraph = field(default_factory=CallGraph)
+    warnings: WarningSink = field(default_factory=WarningSink)
 
 
 def latest_of_each_process(runs: Sequence[Run], warnings: WarningSink) -> list[Run]:
@@ -61,8 +62,8 @@ def latest_of_each_process(runs: Sequence[Run], warnings: WarningSink) -> list[R
 def reduce_files(files: Sequence[DataFile], *, progress: Progress | None = None) -> Profile:
     """Symbolizes and merges the data files, read already, in the order given."""
     progress = progress or Progress(sys.stderr.isatty())
-    warnings = WarningSink()
     profile = Profile()
+    warnings = profile.warnings
     types: dict[int, set[str]] = {}
     runs = [Run(data.path, data) for data in files]
     for run in latest_of_each_process(runs, warnings):

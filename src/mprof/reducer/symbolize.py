@@ -191,14 +191,20 @@ class Resolver:
 
 
 class WarningSink:
-    """Warnings on stderr, each once: a missing library is named once per profile."""
+    """The reduction's warnings, each once (a missing library is named once
+    per profile), in the order found.  They are kept, not printed: the
+    command prints them once the profile is written, so that an input it
+    refuses gets its one line of error and nothing more."""
 
     def __init__(self) -> None:
-        self._seen: set[str] = set()
+        self.messages: list[str] = []
 
     def warn(self, message: str) -> None:
-        if message not in self._seen:
-            self._seen.add(message)
+        if message not in self.messages:
+            self.messages.append(message)
+
+    def print(self) -> None:
+        for message in self.messages:
             print(f"mprof: warning: {printable(message)}", file=sys.stderr)
 
 
