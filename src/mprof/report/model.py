@@ -87,7 +87,7 @@ class LeakRow:
 @dataclass
 class Model:
     runs: list[RunInfo]
-    summary: dict[str, int]
+    summary: dict[str, int]  # every field of mprof(5)'s SUMM, and elapsed_ns
     functions: dict[int, FunctionRow]
     edges: list[EdgeRow]
     cycles: dict[int, CycleRow]
@@ -98,11 +98,11 @@ class Model:
 
     @property
     def total_bytes(self) -> int:
-        return self.summary.get("bytes_allocated", 0)
+        return self.summary["bytes_allocated"]
 
     @property
     def kept_bytes(self) -> int:
-        return self.summary.get("bytes_allocated", 0) - self.summary.get("bytes_freed", 0)
+        return self.summary["bytes_allocated"] - self.summary["bytes_freed"]
 
     @property
     def call_graph(self) -> bool:

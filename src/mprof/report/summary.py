@@ -35,12 +35,12 @@ class Figures:
 
 def figures(model: Model) -> Figures:
     s = model.summary
-    allocs, allocated = s.get("allocs", 0), s.get("bytes_allocated", 0)
-    seconds = s.get("elapsed_ns", 0) / 1e9
+    allocs, allocated = s["allocs"], s["bytes_allocated"]
+    seconds = s["elapsed_ns"] / 1e9
     return Figures(
-        allocs=allocs, bytes_allocated=allocated, frees=s.get("frees", 0), bytes_freed=s.get("bytes_freed", 0),
-        kept_objects=allocs - s.get("frees", 0), kept_bytes=model.kept_bytes,
-        max_live_objects=s.get("max_live_objects", 0), max_live_bytes=s.get("max_live_bytes", 0),
+        allocs=allocs, bytes_allocated=allocated, frees=s["frees"], bytes_freed=s["bytes_freed"],
+        kept_objects=allocs - s["frees"], kept_bytes=model.kept_bytes,
+        max_live_objects=s["max_live_objects"], max_live_bytes=s["max_live_bytes"],
         average_size=allocated / allocs if allocs else 0.0, elapsed_seconds=seconds,
         bytes_per_second=allocated / seconds if seconds else 0.0,
         allocs_per_second=allocs / seconds if seconds else 0.0)
@@ -89,6 +89,6 @@ def rows(model: Model) -> list[tuple[str, str]]:
         ("most live", f"{f.max_live_objects:,} blocks, {f.max_live_bytes:,} bytes"),
         ("run time", f"{f.elapsed_seconds:.3f} s, {f.bytes_per_second:,.0f} bytes/s, "
                      f"{f.allocs_per_second:,.0f} allocations/s"),
-        ("calls", ", ".join(f"{name} {s.get(key, 0):,}" for name, key in CALLS)),
-        ("unusual", ", ".join(f"{name} {s.get(key, 0):,}" for name, key in UNUSUAL)),
+        ("calls", ", ".join(f"{name} {s[key]:,}" for name, key in CALLS)),
+        ("unusual", ", ".join(f"{name} {s[key]:,}" for name, key in UNUSUAL)),
     ]

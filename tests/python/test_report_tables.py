@@ -1,0 +1,325 @@
+"""The report's tables, reduced and printed in the test's own process from
+data files built by hand, with the symbol resolver replaced by a table of
+known frames: every figure below is worked out by hand from the chains the
+files describe (see CHAINS), not taken from the code.
+
+The program: main calls p and q; p and q call A; A and B call each other
+(a cycle); q also calls B directly, and B calls leaf.  Sizes fall in each
+class: s 0-32, m 33-256, l 257-2048, x above."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+import pytest
+from datafile_builder import SUMMARY_FIELDS, DataFileBuilder, ModuleSpec
+
+from mprof.cli.main import main
+from mprof.reducer import profile as profile_module
+from mprof.reducer import store
+from mprof.reducer.symbolize import Frame, WarningSink
+
+# A return address in each function, named caller_callee.
+MAIN_P, MAIN_Q, P_A, Q_A, Q_B, A_B, B_A, B_LEAF = 0x1100, 0x1200, 0x2100, 0x3100, 0x3200, 0x4100, 0x5100, 0x5200
+A_MALLOC, B_MALLOC, LEAF_MALLOC = 0x4200, 0x5300, 0x6100
+FUNCTION_OF = {MAIN_P: "main", MAIN_Q: "main", P_A: "p", Q_A: "q", Q_B: "q", A_B: "A", A_MALLOC: "A",
+               B_A: "B", B_LEAF: "B", B_MALLOC: "B", LEAF_MALLOC: "leaf"}
+LINE_OF = {address: 10 + i for i, address in enumerate(sorted(FUNCTION_OF))}
+
+# (chain outermost first, size, blocks, blocks freed)
+CHAINS = [
+    ((MAIN_P, P_A, A_B, B_MALLOC), 40, 1, 0),
+    ((MAIN_Q, Q_A, A_B, B_A, A_MALLOC), 300, 1, 1),
+    ((MAIN_Q, Q_B, B_LEAF, LEAF_MALLOC), 3000, 1, 0),
+    ((MAIN_P, P_A, A_MALLOC), 20, 2, 1),
+]
+
+
+class KnownFrames:
+    """Stands in for symbolize.Resolver: each address is one frame of the
+    function FUNCTION_OF names, in prog.c; the program has two types."""
+
+    def __init__(self, modules: object, warnings: WarningSink) -> None:
+        pass
+
+    def __enter__(self) -> KnownFrames:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
+    def resolve(self, addresses: Iterable[int], progress: object = None) -> dict[int, list[Frame]]:
+        return {a: [Frame(FUNCTION_OF[a], "prog.c", LINE_OF[a], "/bin/prog", a, False)] for a in addresses}
+
+    def types(self, module_path: str) -> list[tuple[int, str]]:
+        return [(40, "struct node"), (40, "pair_t"), (3000, "struct big")]
+
+
+@pytest.fixture(autouse=True)
+def known_frames(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.setattr(profile_module, "Resolver", KnownFrames)
+    yield
+
+
+def size_class(size: int) -> int:
+    return 0 if size <= 32 else 1 if size <= 256 else 2 if size <= 2048 else 3
+
+
+def by_class(size: int, total: int) -> tuple[int, int, int, int]:
+    figures = [0, 0, 0, 0]
+    figures[size_class(size)] = total
+    return (figures[0], figures[1], figures[2], figures[3])
+
+
+def program_file(**fields: object) -> DataFileBuilder:
+    """CHAINS as the monitor records them: a site per allocating address,
+    a pair per neighbouring two addresses of a chain, a leak record per
+    whole chain (the leak depth is 5, deep enough for all)."""
+    sites: dict[int, list] = {}
+    pairs: dict[tuple[int, int], list] = {}
+    leaks, bins = [], []
+    for chain, size, blocks, freed in CHAINS:
+        site = sites.setdefault(chain[-1], [0, 0, [0] * 4, [0] * 4])
+        site[0] += blocks
+        site[1] += freed
+        site[2][size_class(size)] += size * blocks
+        site[3][size_class(size)] += size * freed
+        for caller, callee in zip(chain, chain[1:]):
+            pair = pairs.setdefault((caller, callee), [0, [0] * 4])
+            pair[0] += blocks
+            pair[1][size_class(size)] += size * blocks
+        leaks.append((tuple(reversed(chain)), blocks, freed, size * blocks, size * freed))
+        bins.append((min(size, 1025), blocks, freed, size * blocks, size * freed))  # one bin above 1024
+    summary = [0] * SUMMARY_FIELDS
+    summary[0:6] = [5, 2, 3380, 320, 4, 3360]  # allocs, frees, bytes, freed, most live
+    summary[6] = summary[11] = 5  # malloc and free calls
+    builder = DataFileBuilder(
+        leak_depth=5, exe=b"/bin/prog", cmdline=b"prog\0run\0", summary=summary, bins=sorted(bins),
+        sites=[(a, calls, frees, tuple(b), tuple(f)) for a, (calls, frees, b, f) in sites.items()],
+        pairs=[(caller, callee, calls, tuple(b)) for (caller, callee), (calls, b) in pairs.items()],
+        leaks=leaks)
+    for name, value in fields.items():
+        setattr(builder, name, value)
+    return builder
+
+
+# Worked out by hand from CHAINS: 3,380 bytes in all; the cycle {A, B} is on
+# every chain (100%), q on 3,300 (97.6%), leaf on 3,000, p on 80.  Shares
+# are rounded down; a caller's frac is of the bytes requested of the entry
+# from outside its cycle (A: 380, of which q 300 = 78%); calls within the
+# cycle are shown without bytes, and counted after the + (A -> B twice,
+# B -> A once).
+CALL_GRAPH = """\
+index  self+desc          self   (%)    s   m   l   x    s   m   l   x             called  name
+                                      -- size ------   -- frac ------
+--------------------------------------------------------------------------------------------------------------
+[0]        100.0             0                                                          0  main [0]
+                         3,300                  9  90            8  88                2/2      q [4]
+                            80         50  50            1   1                        3/3      p [6]
+--------------------------------------------------------------------------------------------------------------
+                         3,300                  9  90            8  88                2/5      q [4]
+                            80         50  50            1   1                        3/5      p [6]
+[1]        100.0           380  (11)                                                  5+3  <cycle 1 as a whole> [1]
+                           340         11      88                                     4+1      A <cycle 1> [3]
+                            40            100                                         1+2      B <cycle 1> [2]
+--------------------------------------------------------------------------------------------------------------
+                         3,000                    100              100                1/3      q [4]
+                                                                                      2/3      A <cycle 1> [3]
+[2]        100.0            40   (1)      100                                         1+2  B <cycle 1> [2]
+                         3,000                    100               88                1/1      leaf [5]
+                                                                                      1/5      A <cycle 1> [3]
+--------------------------------------------------------------------------------------------------------------
+                                                                                      1/5      B <cycle 1> [2]
+                           300                100               78                    1/5      q [4]
+                            80         50  50           10  10                        3/5      p [6]
+[3]        100.0           340  (10)   11      88                                     4+1  A <cycle 1> [3]
+                                                                                      2/3      B <cycle 1> [2]
+--------------------------------------------------------------------------------------------------------------
+                         3,300                  9  90            9  90                2/2      main [0]
+[4]         97.6             0                                                          2  q [4]
+                         3,000                    100               90                1/3      B <cycle 1> [2]
+                           300                100                9                    1/5      A <cycle 1> [3]
+--------------------------------------------------------------------------------------------------------------
+                         3,000                    100              100                1/1      B <cycle 1> [2]
+[5]         88.8         3,000  (88)              100                                   1  leaf [5]
+--------------------------------------------------------------------------------------------------------------
+                            80         50  50           50  50                        3/3      main [0]
+[6]          2.4             0                                                          3  p [6]
+                            80         50  50           50  50                        3/5      A <cycle 1> [3]
+--------------------------------------------------------------------------------------------------------------
+"""
+
+
+def report(capsys: pytest.CaptureFixture[str], *arguments: str | Path) -> str:
+    assert main([str(argument) for argument in arguments]) == 0
+    captured = capsys.readouterr()
+    assert captured.err == ""
+    return captured.out
+
+
+@pytest.fixture
+def program(tmp_path: Path) -> Path:
+    path = tmp_path / "prog.mprof"
+    path.write_bytes(program_file().build())
+    return path
+
+
+def test_call_graph_json(program: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    document = json.loads(report(capsys, "report", "--format", "json", program))
+    entries = {entry["function"]: entry for entry in document["call_graph"]}
+    assert set(entries) == {"main", "p", "q", "A <cycle 1>", "B <cycle 1>", "leaf"}
+
+    def edges(entry: dict, side: str) -> dict[str, tuple[int, int, list[int]]]:
+        return {e["function"]: (e["calls"], e["bytes"], [e["bytes_by_class"][c] for c in "smlx"])
+                for e in entry[side]}
+
+    a, b = entries["A <cycle 1>"], entries["B <cycle 1>"]
+    assert (a["module"], a["file"], a["cycle"]) == ("/bin/prog", "prog.c", 1)
+    # A allocated 2 x 20 (s) and 300 (l) itself; B 40 (m); leaf 3000 (x).
+    assert (a["self_bytes"], [a["self_by_class"][c] for c in "smlx"]) == (340, [40, 0, 300, 0])
+    assert (b["self_bytes"], [b["self_by_class"][c] for c in "smlx"]) == (40, [0, 40, 0, 0])
+    assert edges(a, "callers") == {"p": (3, 80, [40, 40, 0, 0]), "q": (1, 300, [0, 0, 300, 0]),
+                                   "B <cycle 1>": (1, 300, [0, 0, 300, 0])}
+    assert edges(a, "callees") == {"B <cycle 1>": (2, 340, [0, 40, 300, 0])}
+    assert edges(b, "callers") == {"A <cycle 1>": (2, 340, [0, 40, 300, 0]), "q": (1, 3000, [0, 0, 0, 3000])}
+    assert edges(b, "callees") == {"A <cycle 1>": (1, 300, [0, 0, 300, 0]), "leaf": (1, 3000, [0, 0, 0, 3000])}
+    assert edges(entries["main"], "callees") == {"p": (3, 80, [40, 40, 0, 0]), "q": (2, 3300, [0, 0, 300, 3000])}
+    assert entries["main"]["callers"] == []
+    assert (entries["leaf"]["file"], entries["leaf"]["self_bytes"]) == ("prog.c", 3000)
+
+
+def test_leaks_and_bins_json(program: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    document = json.loads(report(capsys, "report", "--format", "json", program))
+    leaks = {leak["path"]: leak for leak in document["leaks"]}
+    assert [(leak["path"], leak["kept_objects"], leak["kept_bytes"]) for leak in document["leaks"]] == [
+        ("main > q > B > leaf", 1, 3000), ("main > p > A > B", 1, 40), ("main > p > A", 1, 20)]
+    three = leaks["main > q > B > leaf"]
+    assert (three["allocs"], three["frees"], three["bytes"]) == (1, 0, 3000)
+    assert [(f["function"], f["file"], f["line"]) for f in three["frames"]] == [
+        ("main", "prog.c", LINE_OF[MAIN_Q]), ("q", "prog.c", LINE_OF[Q_B]), ("B", "prog.c", LINE_OF[B_LEAF]),
+        ("leaf", "prog.c", LINE_OF[LEAF_MALLOC])]
+    bins = [(b["size"], b["label"], b["allocs"], b["frees"], b["types"]) for b in document["bins"]]
+    assert bins == [(20, "20", 2, 1, []), (40, "40", 1, 0, ["pair_t", "struct node"]), (300, "300", 1, 1, []),
+                    (1025, "> 1024", 1, 0, [])]
+
+
+def test_call_graph_text(program: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    text = report(capsys, "report", "--tables", "graph", program)
+    assert text[text.index("index  self+desc"):].splitlines() == CALL_GRAPH.splitlines()
+
+
+def test_leak_bin_and_direct_tables(program: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    leaks = report(capsys, "report", "--tables", "leaks", program).splitlines()
+    assert leaks[leaks.index("   objects        bytes   (%)  path") + 1:] == [
+        "         1        3,000  (98)  main > q > B > leaf",
+        "         1           40   (1)  main > p > A > B",
+        "         1           20        main > p > A"]
+    bins = report(capsys, "report", "--tables", "bins", program).splitlines()
+    assert bins[bins.index("   size     allocs         bytes   (%)      frees          kept   (%)  types") + 1:] == [
+        "     20          2            40   (1)          1            20",
+        "     40          1            40   (1)          0            40   (1)  pair_t, struct node",
+        "    300          1           300   (8)          1             0",
+        " > 1024          1         3,000  (88)          0         3,000  (98)",
+        "<total>          5         3,380                2         3,060"]
+    direct = report(capsys, "report", "--tables", "direct", program).splitlines()
+    assert direct[-4:] == [
+        "              3,380   1   1   8  88           3,060       1      98            5  <total>",
+        "   88         3,000              88           3,000              98            1  leaf",
+        "   10           340   1       8                  20                            3  A <cycle 1>",
+        "    1            40       1                      40       1                    1  B <cycle 1>"]
+
+
+def summary_lines(text: str) -> list[str]:
+    lines = text.splitlines()
+    return lines[lines.index("Program summary"):]
+
+
+def test_summary_of_a_process_and_its_fork_child(program: Path, tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    # The child: two blocks of 20 bytes, both freed, in one second; its
+    # counters are distinct so that each reaches its own place.
+    child = tmp_path / "child.mprof"
+    counters = [2, 2, 40, 40, 2, 40, 2, 1, 3, 4, 6, 2, 7, 1, 2, 4, 9, 6, 3, 7, 8, 4096]
+    child.write_bytes(DataFileBuilder(pid=4243, ppid=4242, flags=0x7, elapsed_ns=1_000_000_000,
+                                      exe=b"/bin/prog", cmdline=b"prog\0child\0", summary=counters,
+                                      bins=[(20, 2, 2, 40, 40)]).build())
+    # Together: 5 + 2 blocks, 3,380 + 40 bytes; 2 + 2 freed, 320 + 40
+    # bytes; the most live of either (4 blocks, 3,360 bytes), the longer
+    # run time (2.5 s): 3,420 / 7 = 488.6 bytes a block, 1,368 bytes/s, 2.8
+    # allocations/s.
+    assert summary_lines(report(capsys, "report", "--tables", "summary", program, child)) == [
+        "Program summary",
+        "  process 4242: prog run",
+        "  fork child 4243: prog child",
+        "  allocations   7 blocks, 3,420 bytes, 488.6 bytes on average",
+        "  frees         4 blocks, 360 bytes",
+        "  kept at exit  3 blocks, 3,060 bytes",
+        "  most live     4 blocks, 3,360 bytes",
+        "  run time      2.500 s, 1,368 bytes/s, 3 allocations/s",
+        "  calls         malloc 7, calloc 1, realloc 3, memalign 4, new 6, free 7, delete 7",
+        "  unusual       free(NULL) 1, unknown frees 2, failed 3, early 4, untracked 6, inherited frees 7, "
+        "truncated chains 8"]
+    document = json.loads(report(capsys, "report", "--format", "json", program, child))
+    summary = document["summary"]
+    assert (summary["kept_objects"], summary["kept_bytes"], summary["max_live_bytes"]) == (3, 3060, 3360)
+    assert (summary["average_size"], summary["elapsed_seconds"]) == (3420 / 7, 2.5)
+    assert summary["allocation_rate_bytes_per_second"] == 1368.0
+    assert (summary["early_frees"], summary["monitor_bytes"]) == (9, 4096)
+    # The 20-byte bins of both processes add up: 4 blocks, 3 freed.
+    assert [(b["size"], b["allocs"], b["frees"], b["bytes"]) for b in document["bins"]][0] == (20, 4, 3, 80)
+
+
+def test_how_each_file_came_to_be_written(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    kinds = {"checkpoint": dict(flags=0x1 | 0x8, elapsed_ns=1_250_000_000),
+             "snapshot": dict(flags=0x1, elapsed_ns=500_000_000),
+             "segv": dict(flags=0x3, end_signal=11), "odd": dict(flags=0x2, end_signal=99)}
+    paths = {}
+    for pid, (name, header) in enumerate(kinds.items(), start=10):
+        paths[name] = tmp_path / f"{name}.mprof"
+        paths[name].write_bytes(DataFileBuilder(pid=pid, exe=b"/bin/prog", cmdline=b"prog\0run\0",
+                                                **header).build())
+    lines = summary_lines(report(capsys, "report", "--tables", "summary", *paths.values()))
+    assert lines[1:5] == [
+        "  process 10: prog run  (checkpoint at 1.250 s: the process never wrote its final file)",
+        "  process 11: prog run  (snapshot at 0.500 s)",
+        "  process 12: prog run  (ended by SIGSEGV)",
+        "  process 13: prog run  (ended by signal 99)  (mprof- mode)"]
+    assert lines[7] == "  live at the end 0 blocks, 0 bytes"
+    for name, label in (("checkpoint", "live at the checkpoint"), ("snapshot", "live at the snapshot")):
+        lines = summary_lines(report(capsys, "report", "--tables", "summary", paths[name]))
+        assert lines[4].startswith(f"  {label} 0 blocks")
+
+
+def test_summary_of_a_run_that_allocated_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "idle.mprof"
+    path.write_bytes(DataFileBuilder(elapsed_ns=0).build())
+    lines = summary_lines(report(capsys, "report", "--tables", "summary", path))
+    assert lines[2:7] == ["  allocations   0 blocks, 0 bytes, 0.0 bytes on average", "  frees         0 blocks, 0 bytes",
+                          "  kept at exit  0 blocks, 0 bytes", "  most live     0 blocks, 0 bytes",
+                          "  run time      0.000 s, 0 bytes/s, 0 allocations/s"]
+
+
+def test_database_keeps_bytes_and_64_bit_values(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # A library loaded below its link address has a bias past 2^63; paths
+    # and arguments are bytes that need not be UTF-8 (mprof(5), schema.sql).
+    path, database = tmp_path / "odd.mprof", tmp_path / "odd.db"
+    modules = [ModuleSpec(1 << 63, 0x1000, 0x2000, path=b"/lib/\xff.so"),
+               ModuleSpec((1 << 64) - 4096, 0x3000, 0x4000, path="/lib/café.so".encode()),
+               ModuleSpec((1 << 63) - 1, 0x5000, 0x6000, path=b"/lib/plain.so")]
+    path.write_bytes(program_file(modules=modules, exe=b"/bin/pr\xfeg").build())
+    report(capsys, "db", path, "-o", database)
+    raw = sqlite3.connect(database)
+    assert raw.execute("SELECT bias, path, typeof(path) FROM modules ORDER BY start").fetchall() == [
+        (-(1 << 63), b"/lib/\xff.so", "blob"), (-4096, "/lib/café.so", "text"),
+        ((1 << 63) - 1, "/lib/plain.so", "text")]
+    assert raw.execute("SELECT program, command_line FROM runs").fetchall() == [(b"/bin/pr\xfeg", "prog run")]
+    raw.close()
+    with store.open_database(database) as db:
+        assert db.execute("SELECT path FROM modules ORDER BY start").fetchall() == [
+            ("/lib/\udcff.so",), ("/lib/café.so",), ("/lib/plain.so",)]
+        assert db.execute("SELECT program FROM runs").fetchall() == [("/bin/pr\udcfeg",)]
+    # The report from the database is the report from the data file.
+    assert report(capsys, "report", database) == report(capsys, "report", path)
