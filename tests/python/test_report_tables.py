@@ -19,8 +19,8 @@ from datafile_builder import SUMMARY_FIELDS, DataFileBuilder, ModuleSpec
 
 from mprof.cli.main import main
 from mprof.reducer import profile as profile_module
-from mprof.reducer import store
-from mprof.reducer.symbolize import Frame, WarningSink
+from mprof.reducer import datafile, store
+from mprof.reducer.symbolize import Frame, Progress, WarningSink
 
 # A return address in each function, named caller_callee.
 MAIN_P, MAIN_Q, P_A, Q_A, Q_B, A_B, B_A, B_LEAF = 0x1100, 0x1200, 0x2100, 0x3100, 0x3200, 0x4100, 0x5100, 0x5200
@@ -323,3 +323,150 @@ def test_database_keeps_bytes_and_64_bit_values(tmp_path: Path, capsys: pytest.C
         assert db.execute("SELECT program FROM runs").fetchall() == [("/bin/pr\udcfeg",)]
     # The report from the database is the report from the data file.
     assert report(capsys, "report", database) == report(capsys, "report", path)
+
+
+def test_a_later_file_of_the_same_process_replaces_the_earlier(tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    # A checkpoint at 1 s and the final file at 2.5 s of process 4242, and
+    # a copy of the final file: only the first final file is reported.
+    checkpoint, final, copy = tmp_path / "cp.mprof", tmp_path / "final.mprof", tmp_path / "copy.mprof"
+    checkpoint.write_bytes(program_file(flags=0x1 | 0x8, elapsed_ns=1_000_000_000).build())
+    final.write_bytes(program_file().build())
+    copy.write_bytes(final.read_bytes())
+    assert main(["report", "--tables", "summary", str(checkpoint), str(final), str(copy)]) == 0
+    captured = capsys.readouterr()
+    assert captured.err.splitlines() == [
+        f"mprof: warning: {checkpoint}: left out: {final} is a later file of the same process (pid 4242)",
+        f"mprof: warning: {copy}: left out: {final} is a later file of the same process (pid 4242)"]
+    assert summary_lines(captured.out)[1:4] == ["  process 4242: prog run",
+                                                "  allocations   5 blocks, 3,380 bytes, 676.0 bytes on average",
+                                                "  frees         2 blocks, 320 bytes"]
+
+
+def test_progress_on_a_terminal(program: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    profile_module.reduce_files([datafile.read(program)], progress=Progress(True))
+    tasks = capsys.readouterr().err.split("\r\033[K")
+    assert tasks == ["", "mprof: resolving addresses of /bin/prog (pid 4242)",
+                     f"mprof: building the call graph of {program}", "mprof: reading the types of /bin/prog",
+                     "mprof: merging cycles", ""]
+
+
+def graph_json(capsys: pytest.CaptureFixture[str], *paths: Path) -> dict[str, dict]:
+    document = json.loads(report(capsys, "report", "--format", "json", *paths))
+    return {entry["function"]: entry for entry in document["call_graph"]}
+
+
+def edges(entry: dict, side: str) -> dict[str, tuple[int, int]]:
+    return {e["function"]: (e["calls"], e["bytes"]) for e in entry[side]}
+
+
+def test_two_processes_of_one_program_add_up(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    first, second = tmp_path / "1.mprof", tmp_path / "2.mprof"
+    first.write_bytes(program_file(pid=1).build())
+    second.write_bytes(program_file(pid=2).build())
+    entries = graph_json(capsys, first, second)
+    a = entries["A <cycle 1>"]
+    assert (a["self_bytes"], a["called"], a["recursive_calls"]) == (680, 8, 2)
+    direct = {row["function"]: row for row in json.loads(report(capsys, "report", "--format", "json", first,
+                                                                 second))["direct"]}
+    assert (direct["A <cycle 1>"]["calls"], direct["A <cycle 1>"]["kept_objects"]) == (6, 2)
+    assert [direct["A <cycle 1>"]["kept_by_class"][c] for c in "smlx"] == [40, 0, 0, 0]
+    assert edges(a, "callers") == {"p": (6, 160), "q": (2, 600), "B <cycle 1>": (2, 600)}
+    assert edges(entries["B <cycle 1>"], "callees") == {"A <cycle 1>": (2, 600), "leaf": (2, 6000)}
+    document = json.loads(report(capsys, "report", "--format", "json", first, second))
+    assert [(leak["path"], leak["allocs"], leak["frees"], leak["kept_objects"], leak["kept_bytes"])
+            for leak in document["leaks"]] == [("main > q > B > leaf", 2, 0, 2, 6000),
+                                                ("main > p > A > B", 2, 0, 2, 80),
+                                                ("main > p > A", 4, 2, 2, 40)]
+
+
+def test_inlined_functions_are_functions_of_the_chain(program: Path, monkeypatch: pytest.MonkeyPatch,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    # B calls leaf from helper(), inlined into B; A's allocations are made
+    # in grow(), inlined into A.  Innermost first, as the resolver lists them.
+    inlined = {B_LEAF: "helper", A_MALLOC: "grow"}
+
+    class WithInlined(KnownFrames):
+        def resolve(self, addresses: Iterable[int], progress: object = None) -> dict[int, list[Frame]]:
+            frames = super().resolve(addresses)
+            for address, name in inlined.items():
+                frames[address] = [Frame(name, "prog.h", 7, "/bin/prog", address, True), *frames[address]]
+            return frames
+
+    monkeypatch.setattr(profile_module, "Resolver", WithInlined)
+    entries = graph_json(capsys, program)
+    assert edges(entries["helper"], "callers") == {"B <cycle 1>": (1, 3000)}
+    assert edges(entries["helper"], "callees") == {"leaf": (1, 3000)}
+    assert edges(entries["B <cycle 1>"], "callees") == {"A <cycle 1>": (1, 300), "helper": (1, 3000)}
+    assert (entries["grow"]["self_bytes"], entries["grow"]["file"]) == (340, "prog.h")
+    assert edges(entries["grow"], "callers") == {"A <cycle 1>": (3, 340)}
+    assert entries["A <cycle 1>"]["self_bytes"] == 0
+    leaks = json.loads(report(capsys, "report", "--format", "json", program))["leaks"]
+    assert [leak["path"] for leak in leaks] == ["main > q > B > helper > leaf", "main > p > A > B",
+                                                "main > p > A > grow"]
+
+
+def test_equal_totals_list_callers_first(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    # main -> z -> y -> x allocates 10 bytes (freed); main -> y -> x
+    # allocates 0 (kept).  All four total 10 bytes: callers come first
+    # (main, z, y, x), not names (x, y, z), though y is called by main too.
+    main_z, main_y, z_y, y_x, x_malloc = 0x100, 0x110, 0x200, 0x300, 0x400
+    names = {main_z: "main", main_y: "main", z_y: "z", y_x: "y", x_malloc: "x"}
+    path = tmp_path / "ranks.mprof"
+    path.write_bytes(DataFileBuilder(
+        exe=b"/bin/prog", leak_depth=5, bins=[(0, 1, 0, 0, 0), (10, 1, 1, 10, 10)],
+        sites=[(x_malloc, 2, 1, (10, 0, 0, 0), (10, 0, 0, 0))],
+        pairs=[(main_z, z_y, 1, (10, 0, 0, 0)), (z_y, y_x, 1, (10, 0, 0, 0)), (y_x, x_malloc, 2, (10, 0, 0, 0)),
+               (main_y, y_x, 1, (0, 0, 0, 0))],
+        leaks=[((x_malloc, y_x, z_y, main_z), 1, 1, 10, 10), ((x_malloc, y_x, main_y), 1, 0, 0, 0)]).build())
+
+    class Names(KnownFrames):
+        def resolve(self, addresses: Iterable[int], progress: object = None) -> dict[int, list[Frame]]:
+            return {a: [Frame(names[a], "prog.c", 1, "/bin/prog", a, False)] for a in addresses}
+
+    monkeypatch.setattr(profile_module, "Resolver", Names)
+    text = report(capsys, "report", "--tables", "graph,leaks", path)
+    assert [line.split()[-2] for line in text.splitlines() if line.startswith("[")] == ["main", "z", "y", "x"]
+    assert "         1            0        main > y > x" in text.splitlines()
+
+
+def cutoff_file(freed: bool) -> DataFileBuilder:
+    """main calls big (9,899 bytes), one (101 bytes: exactly 1% of 10,100)
+    and under (100 bytes: just below 1%), each once."""
+    sizes = {0x2100: 9899, 0x3100: 101, 0x4100: 100}  # l... x, m, m
+    summary = [0] * SUMMARY_FIELDS
+    summary[0:4] = [3, 3 * freed, 10100, 10100 * freed]
+    return DataFileBuilder(
+        exe=b"/bin/prog", leak_depth=5, summary=summary,
+        bins=sorted((min(size, 1025), 1, int(freed), size, size * freed) for size in sizes.values()),
+        sites=[(a, 1, int(freed), by_class(size, size), by_class(size, size * freed)) for a, size in sizes.items()],
+        pairs=[(0x10000 + a, a, 1, by_class(size, size)) for a, size in sizes.items()],
+        leaks=[((a, 0x10000 + a), 1, int(freed), size, size * freed) for a, size in sizes.items()])
+
+
+class CutoffNames(KnownFrames):
+    def resolve(self, addresses: Iterable[int], progress: object = None) -> dict[int, list[Frame]]:
+        names = {0x2100: "big", 0x3100: "one", 0x4100: "under"}
+        return {a: [Frame(names.get(a, "main"), "prog.c", 1, "/bin/prog", a, False)] for a in addresses}
+
+
+@pytest.mark.parametrize("freed", [True, False])
+def test_cutoff_keeps_exactly_one_percent(freed: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(profile_module, "Resolver", CutoffNames)
+    path = tmp_path / "cutoff.mprof"
+    path.write_bytes(cutoff_file(freed).build())
+    text = report(capsys, "report", "--cutoff", "1", "--tables", "leaks,bins,direct,graph", path)
+    lines = text.splitlines()
+    assert [line.split()[-2] for line in lines if line.startswith("[")] == ["main", "big", "one"]
+    direct = lines[lines.index("% mem         bytes   s   m   l   x      bytes kept   s   m   l   x        calls  name")
+                   + 2:lines.index("Allocation call graph: one entry per function on an allocation chain,") - 1]
+    assert [row.split()[-1] for row in direct] == ["big", "one"]
+    bins = lines[lines.index("   size     allocs         bytes   (%)      frees          kept   (%)  types") + 1:]
+    # A bin is left out only when all its bytes were freed too.
+    assert [row.split()[0] for row in bins[:bins.index("")]] == (["101", ">", "<total>"] if freed else
+                                                               ["100", "101", ">", "<total>"])
+    leaks = lines[lines.index("   objects        bytes   (%)  path") + 1:]
+    assert leaks[:leaks.index("")] == (["                               (nothing kept)"] if freed else [
+        "         1        9,899  (98)  main > big", "         1          101   (1)  main > one"])
