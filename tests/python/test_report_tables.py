@@ -470,3 +470,83 @@ def test_cutoff_keeps_exactly_one_percent(freed: bool, tmp_path: Path, monkeypat
     leaks = lines[lines.index("   objects        bytes   (%)  path") + 1:]
     assert leaks[:leaks.index("")] == (["                               (nothing kept)"] if freed else [
         "         1        9,899  (98)  main > big", "         1          101   (1)  main > one"])
+
+
+def refusal(capsys: pytest.CaptureFixture[str], *arguments: str | Path) -> str:
+    assert main([str(argument) for argument in arguments]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    return captured.err
+
+
+def test_databases_of_other_versions_and_applications(program: Path, tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    database = tmp_path / "p.db"
+    report(capsys, "db", program, "-o", database)
+    # The schema's version, from schema.sql: 2.
+    for version, problem in ((99, "profile schema version 99 is newer than this mprof understands (2)"),
+                             (1, "profile schema version 1 is older than this mprof reads (2); make it again "
+                                 "from the data files with mprof db"),
+                             (0, "not an mprof profile database")):
+        with sqlite3.connect(database) as db:
+            db.execute(f"PRAGMA user_version = {version}")
+        assert refusal(capsys, "report", database) == f"mprof: {database}: {problem}\n"
+    with sqlite3.connect(database) as db:
+        db.execute("PRAGMA application_id = 7")
+    assert refusal(capsys, "report", database) == (
+        f"mprof: {database}: not an mprof profile database (an SQLite file of another application)\n")
+    damaged = tmp_path / "damaged.db"
+    damaged.write_bytes(store.SQLITE_MAGIC + b"\xff" * 200)
+    assert refusal(capsys, "report", damaged) == (
+        f"mprof: {damaged}: not a readable profile database (file is not a database)\n")
+
+
+def test_a_refused_database_write_leaves_the_old_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    # Each file is valid alone; together the leaf's bytes pass 2^64.
+    top = (1 << 64) - 1
+    first, second, database = tmp_path / "first.mprof", tmp_path / "second.mprof", tmp_path / "kept.db"
+    for pid, path in enumerate((first, second), start=100):
+        path.write_bytes(DataFileBuilder(pid=pid, sites=[(LEAF_MALLOC, 1, 0, (0, 0, 0, top), (0,) * 4)]).build())
+    database.write_bytes(b"before")
+    # The temporary file goes beside the database, never to TMPDIR.
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path / "no such directory"))
+    assert refusal(capsys, "db", first, second, "-o", database) == (
+        f"mprof: {first}, {second}: figures add up past 64 bits, more than any run allocates\n")
+    assert database.read_bytes() == b"before"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["first.mprof", "kept.db", "second.mprof"]
+    report(capsys, "db", first, "-o", database)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["first.mprof", "kept.db", "second.mprof"]
+    assert database.read_bytes().startswith(store.SQLITE_MAGIC)
+
+
+def embedded(page: str, script_id: str) -> object:
+    """A JSON block the page carries for its script (controls.html)."""
+    opening = f'<script type="application/json" id="{script_id}">'
+    start = page.index(opening) + len(opening)
+    return json.loads(page[start:page.index("</script>", start)])
+
+
+def test_html_rows(program: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    page_path = tmp_path / "prog.html"
+    report(capsys, "html", program, "-o", page_path)
+    page = page_path.read_text()
+    # id, name, label (for a member of a cycle), index of its entry
+    functions = embedded(page, "functions")
+    assert isinstance(functions, list)
+    label = {row[0]: row[2] or row[1] for row in functions}
+    # Each links to its call graph entry, numbered as in CALL_GRAPH.
+    assert {row[2] or row[1]: row[3] for row in functions} == {
+        "main": 0, "B <cycle 1>": 2, "A <cycle 1>": 3, "q": 4, "leaf": 5, "p": 6}
+
+    def named(cell: object) -> object:
+        return {**cell, "f": label[cell["f"]]} if isinstance(cell, dict) else cell
+
+    leaks = embedded(page, "rows-leaks")
+    assert isinstance(leaks, list)
+    first = leaks[0]["c"]
+    assert first[:3] == ["1", "3,000", "(98)"]
+    assert [named(part) for part in first[3]][::2] == [
+        {"f": name, "title": f"called at prog.c:{LINE_OF[address]}"}
+        for name, address in (("main", MAIN_Q), ("q", Q_B), ("B <cycle 1>", B_LEAF), ("leaf", LEAF_MALLOC))]
+    assert [row["c"][:3] for row in leaks] == [["1", "3,000", "(98)"], ["1", "40", "(1)"], ["1", "20", ""]]

@@ -89,7 +89,7 @@ def open_database(path: Path) -> sqlite3.Connection:
 def write_database(profile: Profile, path: Path) -> None:
     """Writes to a temporary file beside path, then renames it over path, so
     that a failure leaves whatever was there before."""
-    directory = path.parent if str(path.parent) else Path(".")
+    directory = path.parent  # "." for a bare name
     descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
     os.close(descriptor)
     try:

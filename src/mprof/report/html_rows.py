@@ -120,7 +120,7 @@ def direct_rows(model: Model) -> tuple[list[Row], list[str]]:
 def graph_rows(model: Model, entries: list[GraphEntry]) -> list[Row]:
     """index, self+desc, self, (%), size s m l x, frac s m l x, called, name:
     the text table's columns, one entry per row with its callers and callees."""
-    total = model.total_bytes or sum(sum(f.self_bytes) for f in model.functions.values())
+    total = model.total_bytes
 
     def name(function_id: int) -> Cell:
         return _function(function_id, "g")

@@ -154,7 +154,7 @@ def graph_entries(model: Model, cutoff: float = 0.0) -> list[GraphEntry]:
     """An entry per function and one per cycle just before its members,
     ordered by self+desc, callers first on ties; entries below cutoff percent
     of all bytes are left out."""
-    total = model.total_bytes or sum(sum(f.self_bytes) for f in model.functions.values())
+    total = model.total_bytes
     ranks = caller_first_ranks(model)
     keys: list[tuple[str, int]] = [("function", f.id) for f in model.functions.values()]
     keys += [("cycle", c.number) for c in model.cycles.values()]

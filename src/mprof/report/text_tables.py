@@ -116,7 +116,7 @@ def direct_table(model: Model, options: Options) -> str:
 def call_graph(model: Model, options: Options) -> str:
     if not model.call_graph:
         return "Allocation call graph: not recorded (the profile was taken in mprof- mode)."
-    total = model.total_bytes or sum(sum(f.self_bytes) for f in model.functions.values())
+    total = model.total_bytes
     entries = tables.graph_entries(model, options.cutoff)
     index = {(entry.kind, entry.key): entry.index for entry in entries}
     rule = "-" * 110
