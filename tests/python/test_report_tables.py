@@ -383,8 +383,9 @@ def test_two_processes_of_one_program_add_up(tmp_path: Path, capsys: pytest.Capt
 def test_inlined_functions_are_functions_of_the_chain(program: Path, monkeypatch: pytest.MonkeyPatch,
                                                       capsys: pytest.CaptureFixture[str]) -> None:
     # B calls leaf from helper(), inlined into B; A's allocations are made
-    # in grow(), inlined into A.  Innermost first, as the resolver lists them.
-    inlined = {B_LEAF: "helper", A_MALLOC: "grow"}
+    # in grow(), inlined into A; main calls p from dispatch(), inlined into
+    # main.  Innermost first, as the resolver lists them.
+    inlined = {B_LEAF: "helper", A_MALLOC: "grow", MAIN_P: "dispatch"}
 
     class WithInlined(KnownFrames):
         def resolve(self, addresses: Iterable[int], progress: object = None) -> dict[int, list[Frame]]:
@@ -401,9 +402,11 @@ def test_inlined_functions_are_functions_of_the_chain(program: Path, monkeypatch
     assert (entries["grow"]["self_bytes"], entries["grow"]["file"]) == (340, "prog.h")
     assert edges(entries["grow"], "callers") == {"A <cycle 1>": (3, 340)}
     assert entries["A <cycle 1>"]["self_bytes"] == 0
+    assert edges(entries["main"], "callees") == {"dispatch": (3, 80), "q": (2, 3300)}
+    assert edges(entries["dispatch"], "callees") == {"p": (3, 80)}
     leaks = json.loads(report(capsys, "report", "--format", "json", program))["leaks"]
-    assert [leak["path"] for leak in leaks] == ["main > q > B > helper > leaf", "main > p > A > B",
-                                                "main > p > A > grow"]
+    assert [leak["path"] for leak in leaks] == ["main > q > B > helper > leaf", "main > dispatch > p > A > B",
+                                                "main > dispatch > p > A > grow"]
 
 
 def test_equal_totals_list_callers_first(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -460,6 +463,9 @@ def test_cutoff_keeps_exactly_one_percent(freed: bool, tmp_path: Path, monkeypat
     text = report(capsys, "report", "--cutoff", "1", "--tables", "leaks,bins,direct,graph", path)
     lines = text.splitlines()
     assert [line.split()[-2] for line in lines if line.startswith("[")] == ["main", "big", "one"]
+    # main's callee under has no entry to point to: no [N] after its name.
+    assert [line.split()[-2:] for line in lines if line.endswith(("big [1]", "one [2]", "under"))][:3] == [
+        ["big", "[1]"], ["one", "[2]"], ["1/1", "under"]]
     direct = lines[lines.index("% mem         bytes   s   m   l   x      bytes kept   s   m   l   x        calls  name")
                    + 2:lines.index("Allocation call graph: one entry per function on an allocation chain,") - 1]
     assert [row.split()[-1] for row in direct] == ["big", "one"]
@@ -550,3 +556,149 @@ def test_html_rows(program: Path, tmp_path: Path, capsys: pytest.CaptureFixture[
         {"f": name, "title": f"called at prog.c:{LINE_OF[address]}"}
         for name, address in (("main", MAIN_Q), ("q", Q_B), ("B <cycle 1>", B_LEAF), ("leaf", LEAF_MALLOC))]
     assert [row["c"][:3] for row in leaks] == [["1", "3,000", "(98)"], ["1", "40", "(1)"], ["1", "20", ""]]
+
+
+def test_two_processes_in_the_database(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    first, second, database = tmp_path / "1.mprof", tmp_path / "2.mprof", tmp_path / "both.db"
+    first.write_bytes(program_file(pid=1).build())
+    second.write_bytes(program_file(pid=2, ppid=1, flags=0x7).build())
+    report(capsys, "db", first, second, "-o", database)
+    raw = sqlite3.connect(database)
+    # A's allocation site: 3 blocks (40 s, 300 l bytes), 2 freed (20 s,
+    # 300 l), in each process.
+    assert raw.execute("SELECT file, line, calls, frees, bytes_s, bytes_m, bytes_l, bytes_x, freed_s, freed_m, "
+                       "freed_l, freed_x FROM sites WHERE offset = ?", (A_MALLOC,)).fetchall() == [
+        ("prog.c", LINE_OF[A_MALLOC], 6, 4, 80, 0, 600, 0, 40, 0, 600, 0)]
+    assert raw.execute("SELECT size, allocs, frees, bytes, bytes_freed FROM bins ORDER BY size").fetchall() == [
+        (20, 4, 2, 80, 40), (40, 2, 0, 80, 0), (300, 2, 2, 600, 600), (1025, 2, 0, 6000, 0)]
+    raw.close()
+    runs = json.loads(report(capsys, "report", "--format", "json", database))["runs"]
+    assert runs == [
+        {"pid": 1, "ppid": 1, "program": "/bin/prog", "command_line": "prog run", "elapsed_ns": 2_500_000_000,
+         "call_graph": True, "final": True, "checkpoint": False, "end_signal": 0, "forked": False, "leak_depth": 5},
+        {"pid": 2, "ppid": 1, "program": "/bin/prog", "command_line": "prog run", "elapsed_ns": 2_500_000_000,
+         "call_graph": True, "final": True, "checkpoint": False, "end_signal": 0, "forked": True, "leak_depth": 5}]
+
+
+def test_a_missing_library_is_a_warning(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    # The real resolver, this time: the library is gone, so its address
+    # stays module+offset, and the warning says so once.
+    monkeypatch.undo()
+    gone = tmp_path / "libgone.so"
+    path = tmp_path / "gone.mprof"
+    path.write_bytes(DataFileBuilder(exe=b"/bin/prog", modules=[ModuleSpec(0, 0x1000, 0x2000,
+                                                                           path=bytes(gone))],
+                                     sites=[(0x1800, 1, 0, (8, 0, 0, 0), (0,) * 4)]).build())
+    assert main(["report", "--format", "json", str(path)]) == 0
+    captured = capsys.readouterr()
+    assert captured.err == f"mprof: warning: {gone}: file not found\n"
+    # Named by the file and the address less the bias, as addr2line takes it.
+    assert [row["function"] for row in json.loads(captured.out)["direct"]] == ["libgone.so+0x1800"]
+
+
+def test_types_are_named_for_sizes_up_to_1024(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    class Types(KnownFrames):
+        def types(self, module_path: str) -> list[tuple[int, str]]:
+            return [(1024, "struct page"), (1025, "struct wide"), (1023, "struct odd")]
+
+    monkeypatch.setattr(profile_module, "Resolver", Types)
+    path = tmp_path / "sizes.mprof"
+    path.write_bytes(DataFileBuilder(exe=b"/bin/prog", bins=[(1023, 1, 0, 1023, 0), (1024, 1, 0, 1024, 0),
+                                                             (1025, 1, 0, 5000, 0)]).build())
+    bins = json.loads(report(capsys, "report", "--format", "json", path))["bins"]
+    assert [(b["size"], b["label"], b["types"]) for b in bins] == [
+        (1023, "1023", ["struct odd"]), (1024, "1024", ["struct page"]), (1025, "> 1024", [])]
+
+
+def test_one_byte_in_all_and_no_time(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # One block of 1 byte, kept, in a run too short for the clock: the one
+    # byte is 100% of everything; the rates are 0, not divided by nothing.
+    path = tmp_path / "one.mprof"
+    summary = [0] * SUMMARY_FIELDS
+    summary[0:6] = [1, 0, 1, 0, 1, 1]
+    path.write_bytes(DataFileBuilder(exe=b"/bin/prog", elapsed_ns=0, summary=summary, leak_depth=5,
+                                     bins=[(1, 1, 0, 1, 0)], sites=[(LEAF_MALLOC, 1, 0, (1, 0, 0, 0), (0,) * 4)],
+                                     pairs=[(MAIN_Q, LEAF_MALLOC, 1, (1, 0, 0, 0))],
+                                     leaks=[((LEAF_MALLOC, MAIN_Q), 1, 0, 1, 0)]).build())
+    lines = report(capsys, "report", "--tables", "leaks,bins,summary", path).splitlines()
+    assert "         1            1 (100)  main > leaf" in lines
+    assert "      1          1             1 (100)          0             1 (100)" in lines
+    assert summary_lines("\n".join(lines))[2:7] == [
+        "  allocations   1 blocks, 1 bytes, 1.0 bytes on average", "  frees         0 blocks, 0 bytes",
+        "  kept at exit  1 blocks, 1 bytes", "  most live     1 blocks, 1 bytes",
+        "  run time      0.000 s, 0 bytes/s, 0 allocations/s"]
+
+
+def test_mprof_minus_mode_says_the_graph_was_not_recorded(tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "minus.mprof"
+    path.write_bytes(DataFileBuilder(exe=b"/bin/prog", flags=0x2).build())
+    assert report(capsys, "report", "--tables", "graph", path) == (
+        "Allocation call graph: not recorded (the profile was taken in mprof- mode).\n")
+
+
+def test_notes_of_runs_of_eleven_days(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # 10^15 ns: seconds are nanoseconds / 10^9 exactly, to the last digit.
+    paths = []
+    for pid, flags in ((1, 0x1 | 0x8), (2, 0x1)):
+        paths.append(tmp_path / f"{pid}.mprof")
+        paths[-1].write_bytes(DataFileBuilder(pid=pid, flags=flags, elapsed_ns=10 ** 15 + 10 ** 12).build())
+    lines = summary_lines(report(capsys, "report", "--tables", "summary", *paths))
+    assert lines[1:3] == [
+        "  process 1: prog --flag  (checkpoint at 1001000.000 s: the process never wrote its final file)",
+        "  process 2: prog --flag  (snapshot at 1001000.000 s)"]
+
+
+def test_leak_paths_of_equal_bytes_by_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    # main -> p keeps two blocks of 10, main -> q one of 20: equal bytes,
+    # listed by path.
+    path = tmp_path / "ties.mprof"
+    path.write_bytes(DataFileBuilder(exe=b"/bin/prog", leak_depth=5, leaks=[
+        ((Q_A, MAIN_Q), 1, 0, 20, 0), ((P_A, MAIN_P), 2, 0, 20, 0)]).build())
+    lines = report(capsys, "report", "--tables", "leaks", path).splitlines()
+    assert lines[-2:] == ["         2           20        main > p", "         1           20        main > q"]
+
+
+def test_long_leak_paths_lose_outer_callers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    # The text report's paths are at most 100 characters (mprof(1)).
+    # main > b10 > c51 > d40 is 114; without main, 113; without b10,
+    # "... > c51 > d40" is exactly 100 and stays.  main > x120 keeps x120.
+    names = {0x100: "main", 0x200: "b" * 10, 0x300: "c" * 51, 0x400: "d" * 40, 0x500: "main", 0x600: "x" * 120}
+
+    class Long(KnownFrames):
+        def resolve(self, addresses: Iterable[int], progress: object = None) -> dict[int, list[Frame]]:
+            return {a: [Frame(names[a], "prog.c", 1, "/bin/prog", a, False)] for a in addresses}
+
+    monkeypatch.setattr(profile_module, "Resolver", Long)
+    path = tmp_path / "long.mprof"
+    path.write_bytes(DataFileBuilder(exe=b"/bin/prog", leak_depth=5, leaks=[
+        ((0x400, 0x300, 0x200, 0x100), 1, 0, 20, 0), ((0x600, 0x500), 1, 0, 10, 0)]).build())
+    lines = report(capsys, "report", "--tables", "leaks", path).splitlines()
+    assert lines[-2:] == ["         1           20        ... > " + "c" * 51 + " > " + "d" * 40,
+                          "         1           10        ... > " + "x" * 120]
+    wide = report(capsys, "report", "--wide", "--tables", "leaks", path).splitlines()
+    assert wide[-2:] == ["         1           20        main > " + " > ".join(names[a] for a in (0x200, 0x300, 0x400)),
+                         "         1           10        main > " + "x" * 120]
+    document = json.loads(report(capsys, "report", "--format", "json", path))
+    assert [leak["path"] for leak in document["leaks"]] == [wide[-2].split(None, 2)[2], wide[-1].split(None, 2)[2]]
+
+
+def test_main_allocating_through_an_inlined_function(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    # Two blocks of 16 bytes allocated by init(), inlined into main: no pair,
+    # only the site, whose frames make the edge main -> init.
+    class Init(KnownFrames):
+        def resolve(self, addresses: Iterable[int], progress: object = None) -> dict[int, list[Frame]]:
+            return {a: [Frame("init", "prog.h", 3, "/bin/prog", a, True), Frame("main", "prog.c", 9, "/bin/prog", a,
+                                                                                 False)] for a in addresses}
+
+    monkeypatch.setattr(profile_module, "Resolver", Init)
+    path = tmp_path / "init.mprof"
+    path.write_bytes(DataFileBuilder(exe=b"/bin/prog", sites=[(0x9100, 2, 0, (32, 0, 0, 0), (0,) * 4)]).build())
+    entries = graph_json(capsys, path)
+    assert edges(entries["main"], "callees") == {"init": (2, 32)}
+    assert (entries["init"]["self_bytes"], entries["main"]["self_bytes"]) == (32, 0)
