@@ -702,3 +702,146 @@ def test_main_allocating_through_an_inlined_function(tmp_path: Path, monkeypatch
     entries = graph_json(capsys, path)
     assert edges(entries["main"], "callees") == {"init": (2, 32)}
     assert (entries["init"]["self_bytes"], entries["main"]["self_bytes"]) == (32, 0)
+
+
+# Two cycles: main calls f, g and u, and w; g <-> h is cycle 1, u <-> v
+# cycle 2, and h also calls u.  (chain outermost first, size, blocks)
+TWO_CYCLES = {
+    "chains": [(("main:f", "f:malloc"), 14, 1),
+               (("main:g", "g:h", "h:malloc"), 7, 1),
+               (("main:g", "g:h", "h:g", "g:malloc"), 3, 1),
+               (("main:g", "g:h", "h:u", "u:malloc"), 4, 1),
+               (("main:u", "u:malloc"), 20, 5),
+               (("main:w", "w:v", "v:u", "u:v", "v:malloc"), 60, 1)],
+}
+
+
+def two_cycles_file() -> tuple[DataFileBuilder, dict[int, str]]:
+    """TWO_CYCLES as the monitor records it; each "caller:callee" is one
+    return address in the caller."""
+    labels = sorted({label for chain, _, _ in TWO_CYCLES["chains"] for label in chain})
+    address = {label: 0x1000 * (n + 1) for n, label in enumerate(labels)}
+    sites: dict[int, list] = {}
+    pairs: dict[tuple[int, int], list] = {}
+    for chain, size, blocks in TWO_CYCLES["chains"]:
+        site = sites.setdefault(address[chain[-1]], [0, [0] * 4])
+        site[0] += blocks
+        site[1][size_class(size)] += size * blocks
+        for caller, callee in zip(chain, chain[1:]):
+            pair = pairs.setdefault((address[caller], address[callee]), [0, [0] * 4])
+            pair[0] += blocks
+            pair[1][size_class(size)] += size * blocks
+    summary = [0] * SUMMARY_FIELDS
+    summary[0:4] = [10, 0, 188, 0]
+    builder = DataFileBuilder(
+        exe=b"/bin/prog", summary=summary,
+        sites=[(a, calls, 0, tuple(b), (0,) * 4) for a, (calls, b) in sites.items()],
+        pairs=[(caller, callee, calls, tuple(b)) for (caller, callee), (calls, b) in pairs.items()])
+    return builder, {a: label.split(":")[0] for label, a in address.items()}
+
+
+@pytest.fixture
+def two_cycles(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    builder, function_of = two_cycles_file()
+
+    class Names(KnownFrames):
+        def resolve(self, addresses: Iterable[int], progress: object = None) -> dict[int, list[Frame]]:
+            return {a: [Frame(function_of[a], "prog.c", 1, "/bin/prog", a, False)] for a in addresses}
+
+    monkeypatch.setattr(profile_module, "Resolver", Names)
+    path = tmp_path / "cycles.mprof"
+    path.write_bytes(builder.build())
+    return path
+
+
+# Worked out by hand from TWO_CYCLES: 188 bytes.  Cycle 2 (u, v) takes 100
+# from main, 60 from w and 4 from h: 164, 87.2%; its outside callers are
+# listed by bytes, main 100 (60% of 164), w 60, h 4.  Cycle 1 (g, h) is 14,
+# as f is: at equal totals, callers first (main), then by name, and
+# "<cycle 1>" sorts before "f".  A cycle lists its members most self bytes
+# first (h 7, g 3); cycles are numbered by their members' names, though
+# {u, v} is found first (h calls u).
+TWO_CYCLES_GRAPH = """\
+index  self+desc          self   (%)    s   m   l   x    s   m   l   x             called  name
+                                      -- size ------   -- frac ------
+--------------------------------------------------------------------------------------------------------------
+[0]        100.0             0                                                          0  main [0]
+                           100        100               53                            5/7      u <cycle 2> [3]
+                            60            100               31                        1/1      w [4]
+                            14        100                7                            1/1      f [8]
+                            14        100                7                            3/4      g <cycle 1> [6]
+--------------------------------------------------------------------------------------------------------------
+                           100        100               60                            5/7      main [0]
+                            60            100               36                        1/7      w [4]
+                             4        100                2                            1/7      h <cycle 1> [7]
+[1]         87.2           164  (87)                                                  7+2  <cycle 2 as a whole> [1]
+                           104        100                                             6+1      u <cycle 2> [3]
+                            60            100                                         1+1      v <cycle 2> [2]
+--------------------------------------------------------------------------------------------------------------
+                                                                                      1/2      u <cycle 2> [3]
+                            60            100              100                        1/2      w [4]
+[2]         87.2            60  (31)      100                                         1+1  v <cycle 2> [2]
+                                                                                      1/7      u <cycle 2> [3]
+--------------------------------------------------------------------------------------------------------------
+                           100        100               96                            5/7      main [0]
+                                                                                      1/7      v <cycle 2> [2]
+                             4        100                3                            1/7      h <cycle 1> [7]
+[3]         87.2           104  (55)  100                                             6+1  u <cycle 2> [3]
+                                                                                      1/2      v <cycle 2> [2]
+--------------------------------------------------------------------------------------------------------------
+                            60            100              100                        1/1      main [0]
+[4]         31.9             0                                                          1  w [4]
+                            60            100              100                        1/2      v <cycle 2> [2]
+--------------------------------------------------------------------------------------------------------------
+                            14        100              100                            3/3      main [0]
+[5]          7.4            10   (5)                                                  3+4  <cycle 1 as a whole> [5]
+                             7        100                                             0+3      h <cycle 1> [7]
+                             3        100                                             3+1      g <cycle 1> [6]
+--------------------------------------------------------------------------------------------------------------
+                            14        100              100                            3/4      main [0]
+                                                                                      1/4      h <cycle 1> [7]
+[6]          7.4             3   (1)  100                                             3+1  g <cycle 1> [6]
+                                                                                      3/3      h <cycle 1> [7]
+--------------------------------------------------------------------------------------------------------------
+                                                                                      3/3      g <cycle 1> [6]
+[7]          7.4             7   (3)  100                                             0+3  h <cycle 1> [7]
+                             4        100               28                            1/7      u <cycle 2> [3]
+                                                                                      1/4      g <cycle 1> [6]
+--------------------------------------------------------------------------------------------------------------
+                            14        100              100                            1/1      main [0]
+[8]          7.4            14   (7)  100                                               1  f [8]
+--------------------------------------------------------------------------------------------------------------
+"""
+
+
+def test_two_cycles_call_graph(two_cycles: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    text = report(capsys, "report", "--tables", "graph", two_cycles)
+    assert text[text.index("index  self+desc"):].splitlines() == TWO_CYCLES_GRAPH.splitlines()
+    # At --cutoff 50, what has 94 bytes or more: main, cycle 2 and its members.
+    text = report(capsys, "report", "--tables", "graph", "--cutoff", "50", two_cycles)
+    assert [line[line.rindex("  ") + 2:] for line in text.splitlines() if line.startswith("[")] == [
+        "main [0]", "<cycle 2 as a whole> [1]", "v <cycle 2> [2]", "u <cycle 2> [3]"]
+
+
+def test_a_program_that_allocated_zero_bytes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    # main -> a -> b -> a, and a calls malloc(0): no byte in all, so every
+    # share is 0.0, none divided by nothing.
+    names = {0x100: "main", 0x200: "a", 0x300: "b", 0x400: "a"}
+
+    class Names(KnownFrames):
+        def resolve(self, addresses: Iterable[int], progress: object = None) -> dict[int, list[Frame]]:
+            return {a: [Frame(names[a], "prog.c", 1, "/bin/prog", a, False)] for a in addresses}
+
+    monkeypatch.setattr(profile_module, "Resolver", Names)
+    path = tmp_path / "zero.mprof"
+    summary = [0] * SUMMARY_FIELDS
+    summary[0] = 1
+    path.write_bytes(DataFileBuilder(
+        exe=b"/bin/prog", summary=summary, sites=[(0x400, 1, 0, (0,) * 4, (0,) * 4)],
+        pairs=[(0x100, 0x200, 1, (0,) * 4), (0x200, 0x300, 1, (0,) * 4), (0x300, 0x400, 1, (0,) * 4)]).build())
+    text = report(capsys, "report", "--tables", "graph", path)
+    entries = [line.split()[:2] for line in text.splitlines() if line.startswith("[")]
+    assert entries == [["[0]", "0.0"], ["[1]", "0.0"], ["[2]", "0.0"], ["[3]", "0.0"]]
+    assert [line[line.rindex("  ") + 2:] for line in text.splitlines() if line.startswith("[")] == [
+        "main [0]", "<cycle 1 as a whole> [1]", "a <cycle 1> [2]", "b <cycle 1> [3]"]
