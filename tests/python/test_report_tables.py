@@ -845,3 +845,15 @@ def test_a_program_that_allocated_zero_bytes(tmp_path: Path, monkeypatch: pytest
     assert entries == [["[0]", "0.0"], ["[1]", "0.0"], ["[2]", "0.0"], ["[3]", "0.0"]]
     assert [line[line.rindex("  ") + 2:] for line in text.splitlines() if line.startswith("[")] == [
         "main [0]", "<cycle 1 as a whole> [1]", "a <cycle 1> [2]", "b <cycle 1> [3]"]
+
+
+def test_a_leak_record_without_a_chain(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # A leak record of no address (the monitor could not unwind at all).
+    path = tmp_path / "bare.mprof"
+    path.write_bytes(DataFileBuilder(exe=b"/bin/prog", leaks=[((), 1, 0, 8, 0)]).build())
+    assert report(capsys, "report", "--tables", "leaks", path).splitlines()[-1] == (
+        "         1            8        (no call chain)")
+    assert json.loads(report(capsys, "report", "--format", "json", path))["leaks"][0]["path"] == "(no call chain)"
+    page = tmp_path / "bare.html"
+    report(capsys, "html", path, "-o", page)
+    assert embedded(page.read_text(), "rows-leaks") == [{"c": ["1", "8", "", ["(no call chain)"]]}]

@@ -76,8 +76,8 @@ def leak_rows(model: Model) -> list[Row]:
     rows = []
     for path in tables.leak_paths(model, lambda leak: tables.path_text(model, leak)):
         parts: list[str | dict[str, Any]] = []
-        if path.key.startswith("... > "):
-            parts.append("... > ")
+        if path.key.startswith("... > ") or path.key == tables.NO_CHAIN:
+            parts.append(path.key if path.key == tables.NO_CHAIN else "... > ")
         for n, frame in enumerate(reversed(path.frames)):
             if n:
                 parts.append(" > ")

@@ -22,10 +22,17 @@ def parenthesised(part: int, whole: int) -> str:
     return f"({share})" if share else ""
 
 
+# A leak record of no address at all: the monitor could not unwind even the
+# allocation's caller.
+NO_CHAIN = "(no call chain)"
+
+
 def path_text(model: Model, leak: LeakRow, call_sites: bool = False, width: int | None = None) -> str:
     """A leak path, outermost caller first, with "..." above when it does not
     reach main; longer than width, it loses whole callers from its outer end
     (the innermost stays, however long) and says so with "..." too."""
+    if not leak.frames:
+        return NO_CHAIN
     names = []
     for frame in reversed(leak.frames):
         name = model.functions[frame.function].name
