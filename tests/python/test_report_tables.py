@@ -383,9 +383,9 @@ def test_two_processes_of_one_program_add_up(tmp_path: Path, capsys: pytest.Capt
 def test_inlined_functions_are_functions_of_the_chain(program: Path, monkeypatch: pytest.MonkeyPatch,
                                                       capsys: pytest.CaptureFixture[str]) -> None:
     # B calls leaf from helper(), inlined into B; A's allocations are made
-    # in grow(), inlined into A; main calls p from dispatch(), inlined into
-    # main.  Innermost first, as the resolver lists them.
-    inlined = {B_LEAF: "helper", A_MALLOC: "grow", MAIN_P: "dispatch"}
+    # in grow(), inlined into A; main calls q (twice) from dispatch(),
+    # inlined into main.  Innermost first, as the resolver lists them.
+    inlined = {B_LEAF: "helper", A_MALLOC: "grow", MAIN_Q: "dispatch"}
 
     class WithInlined(KnownFrames):
         def resolve(self, addresses: Iterable[int], progress: object = None) -> dict[int, list[Frame]]:
@@ -402,11 +402,11 @@ def test_inlined_functions_are_functions_of_the_chain(program: Path, monkeypatch
     assert (entries["grow"]["self_bytes"], entries["grow"]["file"]) == (340, "prog.h")
     assert edges(entries["grow"], "callers") == {"A <cycle 1>": (3, 340)}
     assert entries["A <cycle 1>"]["self_bytes"] == 0
-    assert edges(entries["main"], "callees") == {"dispatch": (3, 80), "q": (2, 3300)}
-    assert edges(entries["dispatch"], "callees") == {"p": (3, 80)}
+    assert edges(entries["main"], "callees") == {"p": (3, 80), "dispatch": (2, 3300)}
+    assert edges(entries["dispatch"], "callees") == {"q": (2, 3300)}
     leaks = json.loads(report(capsys, "report", "--format", "json", program))["leaks"]
-    assert [leak["path"] for leak in leaks] == ["main > q > B > helper > leaf", "main > dispatch > p > A > B",
-                                                "main > dispatch > p > A > grow"]
+    assert [leak["path"] for leak in leaks] == ["main > dispatch > q > B > helper > leaf", "main > p > A > B",
+                                                "main > p > A > grow"]
 
 
 def test_equal_totals_list_callers_first(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -704,10 +704,11 @@ def test_main_allocating_through_an_inlined_function(tmp_path: Path, monkeypatch
     assert (entries["init"]["self_bytes"], entries["main"]["self_bytes"]) == (32, 0)
 
 
-# Two cycles: main calls f, g and u, and w; g <-> h is cycle 1, u <-> v
-# cycle 2, and h also calls u.  (chain outermost first, size, blocks)
+# Two cycles: main calls f, g, u and w; g <-> h is cycle 1, u <-> v cycle
+# 2, and h also calls u; f allocates through k.  (chain outermost first,
+# size, blocks)
 TWO_CYCLES = {
-    "chains": [(("main:f", "f:malloc"), 14, 1),
+    "chains": [(("main:f", "f:k", "k:malloc"), 14, 1),
                (("main:g", "g:h", "h:malloc"), 7, 1),
                (("main:g", "g:h", "h:g", "g:malloc"), 3, 1),
                (("main:g", "g:h", "h:u", "u:malloc"), 4, 1),
@@ -716,14 +717,14 @@ TWO_CYCLES = {
 }
 
 
-def two_cycles_file() -> tuple[DataFileBuilder, dict[int, str]]:
-    """TWO_CYCLES as the monitor records it; each "caller:callee" is one
-    return address in the caller."""
-    labels = sorted({label for chain, _, _ in TWO_CYCLES["chains"] for label in chain})
+def chains_file(chains: list[tuple[tuple[str, ...], int, int]]) -> tuple[DataFileBuilder, dict[int, str]]:
+    """Chains as the monitor records them, each "caller:callee" one return
+    address in the caller; and the function of each address."""
+    labels = sorted({label for chain, _, _ in chains for label in chain})
     address = {label: 0x1000 * (n + 1) for n, label in enumerate(labels)}
     sites: dict[int, list] = {}
     pairs: dict[tuple[int, int], list] = {}
-    for chain, size, blocks in TWO_CYCLES["chains"]:
+    for chain, size, blocks in chains:
         site = sites.setdefault(address[chain[-1]], [0, [0] * 4])
         site[0] += blocks
         site[1][size_class(size)] += size * blocks
@@ -732,7 +733,7 @@ def two_cycles_file() -> tuple[DataFileBuilder, dict[int, str]]:
             pair[0] += blocks
             pair[1][size_class(size)] += size * blocks
     summary = [0] * SUMMARY_FIELDS
-    summary[0:4] = [10, 0, 188, 0]
+    summary[0:4] = [sum(blocks for _, _, blocks in chains), 0, sum(size * blocks for _, size, blocks in chains), 0]
     builder = DataFileBuilder(
         exe=b"/bin/prog", summary=summary,
         sites=[(a, calls, 0, tuple(b), (0,) * 4) for a, (calls, b) in sites.items()],
@@ -740,25 +741,29 @@ def two_cycles_file() -> tuple[DataFileBuilder, dict[int, str]]:
     return builder, {a: label.split(":")[0] for label, a in address.items()}
 
 
-@pytest.fixture
-def two_cycles(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    builder, function_of = two_cycles_file()
+def chains_path(chains: list[tuple[tuple[str, ...], int, int]], path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The data file of chains at path, its addresses resolved to their functions."""
+    builder, function_of = chains_file(chains)
 
     class Names(KnownFrames):
         def resolve(self, addresses: Iterable[int], progress: object = None) -> dict[int, list[Frame]]:
             return {a: [Frame(function_of[a], "prog.c", 1, "/bin/prog", a, False)] for a in addresses}
 
     monkeypatch.setattr(profile_module, "Resolver", Names)
-    path = tmp_path / "cycles.mprof"
     path.write_bytes(builder.build())
     return path
+
+
+@pytest.fixture
+def two_cycles(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    return chains_path(TWO_CYCLES["chains"], tmp_path / "cycles.mprof", monkeypatch)
 
 
 # Worked out by hand from TWO_CYCLES: 188 bytes.  Cycle 2 (u, v) takes 100
 # from main, 60 from w and 4 from h: 164, 87.2%; its outside callers are
 # listed by bytes, main 100 (60% of 164), w 60, h 4.  Cycle 1 (g, h) is 14,
-# as f is: at equal totals, callers first (main), then by name, and
-# "<cycle 1>" sorts before "f".  A cycle lists its members most self bytes
+# as f is (through k): at equal totals, callers first (main), then by
+# name, and "<cycle 1>" sorts before "f".  A cycle lists its members most self bytes
 # first (h 7, g 3); cycles are numbered by their members' names, though
 # {u, v} is found first (h calls u).
 TWO_CYCLES_GRAPH = """\
@@ -809,7 +814,11 @@ index  self+desc          self   (%)    s   m   l   x    s   m   l   x          
                                                                                       1/4      g <cycle 1> [6]
 --------------------------------------------------------------------------------------------------------------
                             14        100              100                            1/1      main [0]
-[8]          7.4            14   (7)  100                                               1  f [8]
+[8]          7.4             0                                                          1  f [8]
+                            14        100              100                            1/1      k [9]
+--------------------------------------------------------------------------------------------------------------
+                            14        100              100                            1/1      f [8]
+[9]          7.4            14   (7)  100                                               1  k [9]
 --------------------------------------------------------------------------------------------------------------
 """
 
@@ -857,3 +866,23 @@ def test_a_leak_record_without_a_chain(tmp_path: Path, capsys: pytest.CaptureFix
     page = tmp_path / "bare.html"
     report(capsys, "html", path, "-o", page)
     assert embedded(page.read_text(), "rows-leaks") == [{"c": ["1", "8", "", ["(no call chain)"]]}]
+
+
+def test_cycles_are_numbered_by_their_members_names(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    # {a, z} is cycle 1 and {b, c} cycle 2, in whatever order they are found.
+    path = chains_path([(("main:a", "a:z", "z:a", "a:malloc"), 8, 1), (("main:b", "b:c", "c:b", "b:malloc"), 8, 1)],
+                       tmp_path / "names.mprof", monkeypatch)
+    assert {name: entry["cycle"] for name, entry in graph_json(capsys, path).items()} == {
+        "main": None, "a <cycle 1>": 1, "z <cycle 1>": 1, "b <cycle 2>": 2, "c <cycle 2>": 2}
+
+
+def test_recursive_calls_from_two_members(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    # a -> b -> c -> a is one cycle, and a also calls c: c's recursive calls
+    # come from b once and from a once.
+    path = chains_path([(("main:a", "a:b", "b:c", "c:a", "a:malloc"), 8, 1), (("main:a", "a:c", "c:malloc"), 8, 1)],
+                       tmp_path / "three.mprof", monkeypatch)
+    entries = graph_json(capsys, path)
+    assert {name: (entry["called"], entry["recursive_calls"]) for name, entry in entries.items()} == {
+        "main": (0, 0), "a <cycle 1>": (2, 1), "b <cycle 1>": (0, 1), "c <cycle 1>": (0, 2)}

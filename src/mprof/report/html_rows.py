@@ -49,7 +49,7 @@ def cycle_anchor(number: int) -> str:
 
 
 def build(model: Model) -> HtmlTables:
-    entries = tables.graph_entries(model) if model.call_graph else []
+    entries = tables.graph_entries(model, 0.0) if model.call_graph else []  # every entry, whatever its share
     index = {entry.key: entry.index for entry in entries if entry.kind == "function"}
     functions = []
     for f in model.functions.values():
@@ -74,7 +74,7 @@ def leak_rows(model: Model) -> list[Row]:
     """objects, bytes, (%), path: each name on the path links to its entry."""
     kept_total = model.kept_bytes
     rows = []
-    for path in tables.leak_paths(model, lambda leak: tables.path_text(model, leak)):
+    for path in tables.leak_paths(model, lambda leak: tables.path_text(model, leak, False, None)):
         parts: list[str | dict[str, Any]] = []
         if path.key.startswith("... > ") or path.key == tables.NO_CHAIN:
             parts.append(path.key if path.key == tables.NO_CHAIN else "... > ")

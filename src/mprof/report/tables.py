@@ -27,7 +27,7 @@ def parenthesised(part: int, whole: int) -> str:
 NO_CHAIN = "(no call chain)"
 
 
-def path_text(model: Model, leak: LeakRow, call_sites: bool = False, width: int | None = None) -> str:
+def path_text(model: Model, leak: LeakRow, call_sites: bool, width: int | None) -> str:
     """A leak path, outermost caller first, with "..." above when it does not
     reach main; longer than width, it loses whole callers from its outer end
     (the innermost stays, however long) and says so with "..." too."""
@@ -157,7 +157,7 @@ class GraphEntry:
     members: tuple[int, ...]  # a cycle's, most self bytes first
 
 
-def graph_entries(model: Model, cutoff: float = 0.0) -> list[GraphEntry]:
+def graph_entries(model: Model, cutoff: float) -> list[GraphEntry]:
     """An entry per function and one per cycle just before its members,
     ordered by self+desc, callers first on ties; entries below cutoff percent
     of all bytes are left out."""
