@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
@@ -343,8 +344,12 @@ def test_a_later_file_of_the_same_process_replaces_the_earlier(tmp_path: Path,
                                                 "  frees         2 blocks, 320 bytes"]
 
 
-def test_progress_on_a_terminal(program: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    profile_module.reduce_files([datafile.read(program)], progress=Progress(True))
+def test_progress_on_a_terminal(program: Path, monkeypatch: pytest.MonkeyPatch,
+                                capsys: pytest.CaptureFixture[str]) -> None:
+    # Without a Progress of its own, the reducer shows it when stderr is a
+    # terminal.
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    profile_module.reduce_files([datafile.read(program)])
     tasks = capsys.readouterr().err.split("\r\033[K")
     assert tasks == ["", "mprof: resolving addresses of /bin/prog (pid 4242)",
                      f"mprof: building the call graph of {program}", "mprof: reading the types of /bin/prog",
@@ -886,3 +891,25 @@ def test_recursive_calls_from_two_members(tmp_path: Path, monkeypatch: pytest.Mo
     entries = graph_json(capsys, path)
     assert {name: (entry["called"], entry["recursive_calls"]) for name, entry in entries.items()} == {
         "main": (0, 0), "a <cycle 1>": (2, 1), "b <cycle 1>": (0, 1), "c <cycle 1>": (0, 2)}
+
+
+def test_progress_of_the_real_resolver(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                       capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.undo()
+    path = tmp_path / "one.mprof"
+    path.write_bytes(DataFileBuilder(exe=b"/bin/prog", sites=[(0x1800, 1, 0, (8, 0, 0, 0), (0,) * 4)]).build())
+    profile_module.reduce_files([datafile.read(path)], progress=Progress(True))
+    # One address, resolved in one batch.
+    assert "\r\033[Kmprof: resolving addresses of /bin/prog (pid 4242) 1/1" in capsys.readouterr().err
+
+
+def test_outside_callers_of_equal_bytes_by_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    # x calls into the cycle {a, b} twice for 5 bytes each, y once for 10:
+    # equal bytes, so x (first by name) comes first, not y (fewer calls).
+    path = chains_path([(("main:x", "x:a", "a:b", "b:a", "a:malloc"), 5, 2),
+                        (("main:y", "y:b", "b:a", "a:malloc"), 10, 1)], tmp_path / "equal.mprof", monkeypatch)
+    lines = report(capsys, "report", "--tables", "graph", path).splitlines()
+    cycle = next(n for n, line in enumerate(lines) if line.endswith("<cycle 1 as a whole> [1]"))
+    assert [line.split()[-2] for line in lines[cycle - 2:cycle]] == ["x", "y"]
+    assert [line.split()[0] for line in lines[cycle - 2:cycle]] == ["10", "10"]
