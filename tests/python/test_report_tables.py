@@ -658,13 +658,16 @@ def test_notes_of_runs_of_eleven_days(tmp_path: Path, capsys: pytest.CaptureFixt
 
 def test_leak_paths_of_equal_bytes_by_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                            capsys: pytest.CaptureFixture[str]) -> None:
-    # main -> p keeps two blocks of 10, main -> q one of 20: equal bytes,
-    # listed by path.
+    # main -> p keeps two blocks of 10 (of three), main -> q one of 20:
+    # equal bytes kept, listed by path; in JSON (the database's order), the
+    # one that allocated more first.
     path = tmp_path / "ties.mprof"
     path.write_bytes(DataFileBuilder(exe=b"/bin/prog", leak_depth=5, leaks=[
-        ((Q_A, MAIN_Q), 1, 0, 20, 0), ((P_A, MAIN_P), 2, 0, 20, 0)]).build())
+        ((Q_A, MAIN_Q), 1, 0, 20, 0), ((P_A, MAIN_P), 3, 1, 30, 10)]).build())
     lines = report(capsys, "report", "--tables", "leaks", path).splitlines()
     assert lines[-2:] == ["         2           20        main > p", "         1           20        main > q"]
+    leaks = json.loads(report(capsys, "report", "--format", "json", path))["leaks"]
+    assert [(leak["path"], leak["bytes"]) for leak in leaks] == [("main > p", 30), ("main > q", 20)]
 
 
 def test_long_leak_paths_lose_outer_callers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
