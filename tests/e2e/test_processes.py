@@ -103,6 +103,9 @@ def test_deep_stacks_are_cut_at_the_depth_limit(targets: Targets, profile: Calla
     program = targets.build("deep")
     cut = profile([program, "100", "200"], MPROF_DEPTH="32").data()
     assert cut.summary.truncated_chains == 200 and cut.header.stack_depth == 32
+    # A depth with a 0 in it: every digit is a digit.
+    cut = profile([program, "100", "200"], MPROF_DEPTH="30", MPROF_LEAK_DEPTH="10", name="cut30.mprof").data()
+    assert (cut.summary.truncated_chains, cut.header.stack_depth, cut.header.leak_depth) == (200, 30, 10)
     whole = profile([program, "100", "200"], name="whole.mprof").data()
     assert whole.summary.truncated_chains == 0
     # descend calls itself from one call site: one pair (site, site) counted
