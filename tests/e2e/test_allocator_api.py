@@ -82,3 +82,8 @@ def test_dlclosed_library_stays_in_the_module_list(targets: Targets, profile: Ca
     chains = [c for c in data.leaks if in_module(c.addrs[0], module)]
     assert sorted((c.allocs, c.frees) for c in chains) == [(1, 0), (1, 1), (1, 1)]
     assert not any(m.unloaded for m in data.modules if m is not module)
+    # The three calls into the plugin: their callers stay main's addresses
+    # when the plugin's are moved aside at dlclose.
+    program = module_named(data, targets.build("dlclose_main", "-ldl"))
+    into_plugin = [p for p in data.pairs if in_module(p.callee, module)]
+    assert sorted((in_module(p.caller, program), p.calls, sum(p.bytes)) for p in into_plugin) == [(True, 1, 77)] * 3
