@@ -4,8 +4,10 @@ a call graph whose edges and totals agree as the reducer's do."""
 
 from __future__ import annotations
 
+import dataclasses
 import random
 
+from mprof.reducer.records import Summary
 from mprof.report.model import BinRow, EdgeRow, FunctionRow, LeakFrame, LeakRow, Model, RunInfo
 
 LEAK_DEPTH = 5
@@ -73,9 +75,10 @@ def synthetic_model(functions: int, seed: int = 1) -> Model:
     sizes = sorted(rng.sample(range(1, 1026), 300))
     bins = [BinRow(size, count, count // 2, size * count, size * (count // 2), "")
             for size, count in ((size, rng.randint(1, 5000)) for size in sizes)]
-    summary = {"allocs": sum(calls.values()), "frees": sum(calls.values()) // 2, "bytes_allocated": allocated,
-               "bytes_freed": allocated - kept_total, "max_live_objects": sum(calls.values()) // 2,
-               "max_live_bytes": allocated // 2, "elapsed_ns": 12_345_678_901}
+    summary = {field.name: 0 for field in dataclasses.fields(Summary)}  # every SUMM field, as the store writes
+    summary |= {"allocs": sum(calls.values()), "frees": sum(calls.values()) // 2, "bytes_allocated": allocated,
+                "bytes_freed": allocated - kept_total, "max_live_objects": sum(calls.values()) // 2,
+                "max_live_bytes": allocated // 2, "elapsed_ns": 12_345_678_901}
     run = RunInfo(4242, 1, "/usr/bin/big", "/usr/bin/big --synthetic", 12_345_678_901, True, True, False, 0,
                   False, LEAK_DEPTH)
     model = Model([run], summary, rows, edges, {}, bins, leaks)

@@ -7,6 +7,7 @@ outcome is compared, from regrtest's JUnit report."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import xml.etree.ElementTree as ElementTree
 from pathlib import Path
@@ -30,12 +31,20 @@ def outcomes(report: Path) -> dict[str, str]:
     return found
 
 
+def _default_interrupts() -> None:
+    """The suite's SIGINT tests need SIGINT's default action, which a shell
+    that started the tests in the background (as nohup, or `make check &`)
+    leaves ignored for them."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGQUIT, signal.SIG_DFL)
+
+
 def run_suite(prefix: list[str], directory: Path) -> tuple[subprocess.CompletedProcess[str], dict[str, str]]:
     directory.mkdir()
     env = {k: v for k, v in os.environ.items() if not k.startswith("MPROF_") and k != "LD_PRELOAD"}
     report = directory / "junit.xml"
     completed = subprocess.run([*prefix, PYTHON, "-m", "test", "--junit-xml", str(report), *SUITE], cwd=directory,
-                               env=env, capture_output=True, text=True, timeout=600)
+                               env=env, capture_output=True, text=True, timeout=600, preexec_fn=_default_interrupts)
     return completed, outcomes(report)
 
 
