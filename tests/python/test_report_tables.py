@@ -916,3 +916,16 @@ def test_outside_callers_of_equal_bytes_by_name(tmp_path: Path, monkeypatch: pyt
     cycle = next(n for n, line in enumerate(lines) if line.endswith("<cycle 1 as a whole> [1]"))
     assert [line.split()[-2] for line in lines[cycle - 2:cycle]] == ["x", "y"]
     assert [line.split()[0] for line in lines[cycle - 2:cycle]] == ["10", "10"]
+
+
+def test_a_cycle_with_no_caller_tied_with_main(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    # A thread's routine a <-> b (no main above it) and main -> f, 8 bytes
+    # each: two roots of equal totals, ordered by name, and "<cycle 1>"
+    # sorts before "main".
+    path = chains_path([(("main:f", "f:malloc"), 8, 1), (("a:b", "b:a", "a:malloc"), 8, 1)],
+                       tmp_path / "roots.mprof", monkeypatch)
+    text = report(capsys, "report", "--tables", "graph", path)
+    assert [line[line.rindex("  ") + 2:] for line in text.splitlines() if line.startswith("[")] == [
+        "<cycle 1 as a whole> [0]", "b <cycle 1> [1]", "a <cycle 1> [2]", "main [3]", "f [4]"]
+    assert [line.split()[1] for line in text.splitlines() if line.startswith("[")] == ["50.0"] * 5
