@@ -200,3 +200,15 @@ def test_preload_of_a_program_without_malloc_calls(tmp_path: Path) -> None:
     assert completed.returncode == 0
     written = datafile.read(tmp_path / "true.mprof")
     assert written.header.final and Path(written.program.exe).name == "true"
+
+
+def test_a_shorter_chain_after_a_deeper_one_in_a_thread(targets: Targets, profile: Callable[..., Run]) -> None:
+    # The thread's 40-byte block has a chain of three (worker, start_thread
+    # and the clone that started it), shorter than the leak depth of 5 and
+    # than the 24-byte block's just before: its leak record holds those
+    # three and nothing left over from the deeper one.
+    data = profile([targets.build("thread_depths")]).data()
+    [deep] = [leak for leak in data.leaks if leak.bytes == 24]
+    [shallow] = [leak for leak in data.leaks if leak.bytes == 40]
+    assert len(deep.addrs) == 5 and len(shallow.addrs) == 3
+    assert shallow.addrs[1] == deep.addrs[4]  # start_thread's return address
