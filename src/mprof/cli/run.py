@@ -156,24 +156,35 @@ def _start(program: str, arguments: list[str], environment: dict[str, str], prog
 
 
 def _wait(pid: int, forwarded: set[int], mask: set[int]) -> int:
-    """Forwards the signals in forwarded to the program until it ends, and
-    then sets the signal mask to mask; they were blocked since before the
-    fork, so that none sent while the program starts is lost."""
-    def forward(received: int, _frame: object) -> None:
-        try:
-            os.kill(pid, received)
-        except ProcessLookupError:
-            pass  # it has just ended: waitpid will say how
-
-    previous = {number: signal.signal(number, forward) for number in forwarded}
-    previous |= {number: signal.signal(number, signal.SIG_IGN) for number in _WAIT_IGNORES if number not in forwarded}
-    signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+    """Forwards the signals in forwarded to the program until it ends, then
+    sets the signal mask to mask.  They have been blocked since before the
+    fork and are taken with sigwaitinfo, with SIGCHLD, so that none sent
+    while the program starts, or just before mprof waits, is lost (a Python
+    handler can run too late: after waitpid has begun to block)."""
+    # An ignored SIGCHLD, inherited, would have the kernel reap the program
+    # unseen; the program itself was forked with it as it was.
+    child_action = signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGCHLD})
     try:
-        _, status = os.waitpid(pid, 0)
+        while True:
+            ended, status = os.waitpid(pid, os.WNOHANG)
+            if ended:
+                return status
+            received = signal.sigwaitinfo(forwarded | {signal.SIGCHLD}).si_signo
+            if received != signal.SIGCHLD:
+                try:
+                    os.kill(pid, received)
+                except ProcessLookupError:
+                    pass  # it has just ended: waitpid will say how
     finally:
+        # A SIGINT or SIGQUIT from the terminal went to the program too:
+        # ignoring it discards it, pending, before mprof's mask returns.
+        previous = {number: signal.signal(number, signal.SIG_IGN) for number in _WAIT_IGNORES
+                    if number not in forwarded}
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         for number, handler in previous.items():
             signal.signal(number, handler)
-    return status
+        signal.signal(signal.SIGCHLD, child_action)
 
 
 # A build run under mprof can write thousands of files: the first are named.
