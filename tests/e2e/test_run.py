@@ -7,11 +7,12 @@ import os
 import re
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
-from e2e_support import MPROF, Targets
+from e2e_support import MPROF, REPO_ROOT, Targets
 
 from mprof.reducer import datafile
 
@@ -164,3 +165,21 @@ def test_depth_and_call_graph_flags_reach_the_file(tmp_path: Path) -> None:
     data = datafile.read(tmp_path / "f.mprof")
     assert (data.header.stack_depth, data.header.leak_depth, data.header.call_graph, data.pairs) == (7, 2, False, ())
     assert all(len(chain.addrs) <= 2 for chain in data.leaks)
+
+
+def test_an_inherited_ignored_sigchld(targets: Targets, tmp_path: Path) -> None:
+    # mprof run started with SIGCHLD ignored still sees the program end:
+    # its status and its file.  (Run without the tree's sh launcher, which
+    # dash starts with SIGCHLD back at its default.)
+    program = targets.build("handlers")
+
+    def ignore_sigchld() -> None:
+        signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+
+    plain = subprocess.run([program], capture_output=True, text=True, timeout=60, preexec_fn=ignore_sigchld)
+    run = subprocess.run([sys.executable, REPO_ROOT / "src" / "mprof" / "cli" / "entry.py", "run", "--quiet", "-o",
+                          "h.mprof", program], cwd=tmp_path, capture_output=True, text=True, timeout=60,
+                         preexec_fn=ignore_sigchld)
+    assert f"signal {int(signal.SIGCHLD)} starts as SIG_IGN" in plain.stdout.splitlines()
+    assert (run.returncode, run.stdout, run.stderr) == (plain.returncode, plain.stdout, "")
+    assert datafile.read(tmp_path / "h.mprof").header.final
