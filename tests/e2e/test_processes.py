@@ -185,6 +185,14 @@ def test_bad_settings_are_reported_and_ignored(targets: Targets, tmp_path: Path)
                                capture_output=True, text=True, check=True)
     assert completed.stderr == "mprof: ignoring MPROF_DEPTH=deep: not a value it accepts\n"
     assert datafile.read(output).header.stack_depth == 128
+    # The largest values mprof(1) allows are taken; a thousandth more is not.
+    for interval, growth, stderr in (("4000000", "1000000", ""), ("4000000.001", "1000000.001",
+                                     "mprof: ignoring MPROF_CHECKPOINT_GROWTH=1000000.001: not a value it accepts\n"
+                                     "mprof: ignoring MPROF_CHECKPOINT_INTERVAL=4000000.001: not a value it accepts\n")):
+        completed = subprocess.run([targets.build("leaf")], capture_output=True, text=True, check=True,
+                                   env=monitor_env(output, MPROF_CHECKPOINT_INTERVAL=interval,
+                                                   MPROF_CHECKPOINT_GROWTH=growth))
+        assert completed.stderr == stderr
 
 
 def test_unwritable_output_is_one_line_and_the_program_is_unaffected(targets: Targets, tmp_path: Path) -> None:
