@@ -186,9 +186,9 @@ def test_bad_settings_are_reported_and_ignored(targets: Targets, tmp_path: Path)
     assert completed.stderr == "mprof: ignoring MPROF_DEPTH=deep: not a value it accepts\n"
     assert datafile.read(output).header.stack_depth == 128
     # The largest values mprof(1) allows are taken; a thousandth more is not.
-    for interval, growth, stderr in (("4000000", "1000000", ""), ("4000000.001", "1000000.001",
-                                     "mprof: ignoring MPROF_CHECKPOINT_GROWTH=1000000.001: not a value it accepts\n"
-                                     "mprof: ignoring MPROF_CHECKPOINT_INTERVAL=4000000.001: not a value it accepts\n")):
+    refused = ("mprof: ignoring MPROF_CHECKPOINT_GROWTH=1000000.001: not a value it accepts\n"
+               "mprof: ignoring MPROF_CHECKPOINT_INTERVAL=4000000.001: not a value it accepts\n")
+    for interval, growth, stderr in (("4000000", "1000000", ""), ("4000000.001", "1000000.001", refused)):
         completed = subprocess.run([targets.build("leaf")], capture_output=True, text=True, check=True,
                                    env=monitor_env(output, MPROF_CHECKPOINT_INTERVAL=interval,
                                                    MPROF_CHECKPOINT_GROWTH=growth))

@@ -30,6 +30,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import equivalents
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 # The tests that check the monitor's figures against programs of known
 # behaviour; together about a minute.
@@ -59,16 +61,6 @@ class Mutant:
 
     def key(self) -> str:
         return f"{self.path}:{self.line}:{self.before}->{self.after}"
-
-
-def equivalents() -> dict[str, str]:
-    """Key of a monitor mutant -> why no test can tell it from the code."""
-    explained = {}
-    for line in (REPO_ROOT / "tests" / "mutate" / "equivalent.txt").read_text().splitlines():
-        if line.startswith("monitor/"):
-            key, reason = line.split(None, 1)
-            explained[key] = reason
-    return explained
 
 
 def masked(source: str) -> str:
@@ -180,7 +172,7 @@ def main(argv: list[str]) -> int:
     ran = len(killed) + len(survived)
     print(f"monitor: {len(chosen)} mutants, {len(uncompiled)} do not compile; of {ran} run, {len(killed)} killed, "
           f"{len(survived)} survived ({100 * len(survived) / max(ran, 1):.0f}%)")
-    explained = equivalents()
+    explained = equivalents.read()
     for mutant in survived:
         reason = explained.get(mutant.key())
         print(f"  survived: {mutant.describe()}" + (f" (equivalent: {reason})" if reason else " (unexplained)"))

@@ -15,6 +15,8 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+import equivalents
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 # The code that computes and prints the tables' rows.
 TABLE_CODE = ("mprof.reducer.callgraph", "mprof.reducer.scc", "mprof.reducer.store", "mprof.reducer.profile",
@@ -33,16 +35,6 @@ def module_of(mutant: str) -> str:
     return ".".join(mutant.split(".")[:3])
 
 
-def equivalents() -> dict[str, str]:
-    """Mutant name -> why it cannot be told apart from the code."""
-    explained = {}
-    for line in (REPO_ROOT / "tests" / "mutate" / "equivalent.txt").read_text().splitlines():
-        if line.strip() and not line.startswith("#"):
-            name, reason = line.split(None, 1)
-            explained[name] = reason
-    return explained
-
-
 def line(label: str, statuses: Counter[str]) -> str:
     made = sum(statuses.values())
     killed = sum(statuses[s] for s in KILLED)
@@ -53,7 +45,7 @@ def line(label: str, statuses: Counter[str]) -> str:
 
 def main() -> int:
     found = results()
-    explained = equivalents()
+    explained = equivalents.read()
     groups: dict[str, Counter[str]] = {"reducer": Counter(), "report": Counter(), "table code": Counter()}
     for mutant, status in found.items():
         module = module_of(mutant)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
 import pytest
@@ -65,6 +65,16 @@ def known_frames(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     yield
 
 
+def resolve_by_name(monkeypatch: pytest.MonkeyPatch, function_of: Mapping[int, str]) -> None:
+    """Puts in the resolver's place one where each address is one frame of
+    the function function_of names, in prog.c."""
+    class ByName(KnownFrames):
+        def resolve(self, addresses: Iterable[int], progress: object = None) -> dict[int, list[Frame]]:
+            return {a: [Frame(function_of[a], "prog.c", 1, "/bin/prog", a, False)] for a in addresses}
+
+    monkeypatch.setattr(profile_module, "Resolver", ByName)
+
+
 def size_class(size: int) -> int:
     return 0 if size <= 32 else 1 if size <= 256 else 2 if size <= 2048 else 3
 
@@ -75,14 +85,18 @@ def by_class(size: int, total: int) -> tuple[int, int, int, int]:
     return (figures[0], figures[1], figures[2], figures[3])
 
 
-def program_file(**fields: object) -> DataFileBuilder:
-    """CHAINS as the monitor records them: a site per allocating address,
-    a pair per neighbouring two addresses of a chain, a leak record per
-    whole chain (the leak depth is 5, deep enough for all)."""
+def recorded(chains: Iterable[tuple[tuple[int, ...], int, int, int]], **fields: object) -> DataFileBuilder:
+    """Chains (addresses outermost first, size, blocks, blocks freed) as the
+    monitor records them: a site per allocating address, a pair per
+    neighbouring two addresses of a chain, a leak record per whole chain
+    (the leak depth is 5, deep enough for all), a bin per size, and the
+    summary's allocations and frees; fields then set as given."""
     sites: dict[int, list] = {}
     pairs: dict[tuple[int, int], list] = {}
-    leaks, bins = [], []
-    for chain, size, blocks, freed in CHAINS:
+    bins: dict[int, list[int]] = {}
+    leaks = []
+    summary = [0] * SUMMARY_FIELDS
+    for chain, size, blocks, freed in chains:
         site = sites.setdefault(chain[-1], [0, 0, [0] * 4, [0] * 4])
         site[0] += blocks
         site[1] += freed
@@ -93,15 +107,26 @@ def program_file(**fields: object) -> DataFileBuilder:
             pair[0] += blocks
             pair[1][size_class(size)] += size * blocks
         leaks.append((tuple(reversed(chain)), blocks, freed, size * blocks, size * freed))
-        bins.append((min(size, 1025), blocks, freed, size * blocks, size * freed))  # one bin above 1024
-    summary = [0] * SUMMARY_FIELDS
-    summary[0:6] = [5, 2, 3380, 320, 4, 3360]  # allocs, frees, bytes, freed, most live
-    summary[6] = summary[11] = 5  # malloc and free calls
+        row = bins.setdefault(min(size, 1025), [0] * 4)  # one bin above 1024
+        for n, figure in enumerate((blocks, freed, size * blocks, size * freed)):  # allocs, frees, bytes, freed
+            row[n] += figure
+            summary[n] += figure
     builder = DataFileBuilder(
-        leak_depth=5, exe=b"/bin/prog", cmdline=b"prog\0run\0", summary=summary, bins=sorted(bins),
+        leak_depth=5, exe=b"/bin/prog", summary=summary, bins=[(size, *row) for size, row in sorted(bins.items())],
         sites=[(a, calls, frees, tuple(b), tuple(f)) for a, (calls, frees, b, f) in sites.items()],
         pairs=[(caller, callee, calls, tuple(b)) for (caller, callee), (calls, b) in pairs.items()],
         leaks=leaks)
+    for name, value in fields.items():
+        setattr(builder, name, value)
+    return builder
+
+
+def program_file(**fields: object) -> DataFileBuilder:
+    """CHAINS, with their run's most live figures and calls."""
+    builder = recorded(CHAINS, cmdline=b"prog\0run\0")
+    assert builder.summary[0:4] == [5, 2, 3380, 320]  # allocs, frees, bytes, freed
+    builder.summary[4:6] = [4, 3360]  # most live
+    builder.summary[6] = builder.summary[11] = 5  # malloc and free calls
     for name, value in fields.items():
         setattr(builder, name, value)
     return builder
@@ -298,7 +323,8 @@ def test_summary_of_a_run_that_allocated_nothing(tmp_path: Path, capsys: pytest.
     path = tmp_path / "idle.mprof"
     path.write_bytes(DataFileBuilder(elapsed_ns=0).build())
     lines = summary_lines(report(capsys, "report", "--tables", "summary", path))
-    assert lines[2:7] == ["  allocations   0 blocks, 0 bytes, 0.0 bytes on average", "  frees         0 blocks, 0 bytes",
+    assert lines[2:7] == ["  allocations   0 blocks, 0 bytes, 0.0 bytes on average",
+                          "  frees         0 blocks, 0 bytes",
                           "  kept at exit  0 blocks, 0 bytes", "  most live     0 blocks, 0 bytes",
                           "  run time      0.000 s, 0 bytes/s, 0 allocations/s"]
 
@@ -428,12 +454,7 @@ def test_equal_totals_list_callers_first(tmp_path: Path, monkeypatch: pytest.Mon
         pairs=[(main_z, z_y, 1, (10, 0, 0, 0)), (z_y, y_x, 1, (10, 0, 0, 0)), (y_x, x_malloc, 2, (10, 0, 0, 0)),
                (main_y, y_x, 1, (0, 0, 0, 0))],
         leaks=[((x_malloc, y_x, z_y, main_z), 1, 1, 10, 10), ((x_malloc, y_x, main_y), 1, 0, 0, 0)]).build())
-
-    class Names(KnownFrames):
-        def resolve(self, addresses: Iterable[int], progress: object = None) -> dict[int, list[Frame]]:
-            return {a: [Frame(names[a], "prog.c", 1, "/bin/prog", a, False)] for a in addresses}
-
-    monkeypatch.setattr(profile_module, "Resolver", Names)
+    resolve_by_name(monkeypatch, names)
     text = report(capsys, "report", "--tables", "graph,leaks", path)
     assert [line.split()[-2] for line in text.splitlines() if line.startswith("[")] == ["main", "z", "y", "x"]
     assert "         1            0        main > y > x" in text.splitlines()
@@ -453,16 +474,14 @@ def cutoff_file(freed: bool) -> DataFileBuilder:
         leaks=[((a, 0x10000 + a), 1, int(freed), size, size * freed) for a, size in sizes.items()])
 
 
-class CutoffNames(KnownFrames):
-    def resolve(self, addresses: Iterable[int], progress: object = None) -> dict[int, list[Frame]]:
-        names = {0x2100: "big", 0x3100: "one", 0x4100: "under"}
-        return {a: [Frame(names.get(a, "main"), "prog.c", 1, "/bin/prog", a, False)] for a in addresses}
+# cutoff_file's functions: each allocator, and main's call into it.
+CUTOFF_NAMES = {0x2100: "big", 0x3100: "one", 0x4100: "under", 0x12100: "main", 0x13100: "main", 0x14100: "main"}
 
 
 @pytest.mark.parametrize("freed", [True, False])
 def test_cutoff_keeps_exactly_one_percent(freed: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                           capsys: pytest.CaptureFixture[str]) -> None:
-    monkeypatch.setattr(profile_module, "Resolver", CutoffNames)
+    resolve_by_name(monkeypatch, CUTOFF_NAMES)
     path = tmp_path / "cutoff.mprof"
     path.write_bytes(cutoff_file(freed).build())
     text = report(capsys, "report", "--cutoff", "1", "--tables", "leaks,bins,direct,graph", path)
@@ -676,12 +695,7 @@ def test_long_leak_paths_lose_outer_callers(tmp_path: Path, monkeypatch: pytest.
     # main > b10 > c51 > d40 is 114; without main, 113; without b10,
     # "... > c51 > d40" is exactly 100 and stays.  main > x120 keeps x120.
     names = {0x100: "main", 0x200: "b" * 10, 0x300: "c" * 51, 0x400: "d" * 40, 0x500: "main", 0x600: "x" * 120}
-
-    class Long(KnownFrames):
-        def resolve(self, addresses: Iterable[int], progress: object = None) -> dict[int, list[Frame]]:
-            return {a: [Frame(names[a], "prog.c", 1, "/bin/prog", a, False)] for a in addresses}
-
-    monkeypatch.setattr(profile_module, "Resolver", Long)
+    resolve_by_name(monkeypatch, names)
     path = tmp_path / "long.mprof"
     path.write_bytes(DataFileBuilder(exe=b"/bin/prog", leak_depth=5, leaks=[
         ((0x400, 0x300, 0x200, 0x100), 1, 0, 20, 0), ((0x600, 0x500), 1, 0, 10, 0)]).build())
@@ -715,56 +729,29 @@ def test_main_allocating_through_an_inlined_function(tmp_path: Path, monkeypatch
 # Two cycles: main calls f, g, u and w; g <-> h is cycle 1, u <-> v cycle
 # 2, and h also calls u; f allocates through k.  (chain outermost first,
 # size, blocks)
-TWO_CYCLES = {
-    "chains": [(("main:f", "f:k", "k:malloc"), 14, 1),
-               (("main:g", "g:h", "h:malloc"), 7, 1),
-               (("main:g", "g:h", "h:g", "g:malloc"), 3, 1),
-               (("main:g", "g:h", "h:u", "u:malloc"), 4, 1),
-               (("main:u", "u:malloc"), 20, 5),
-               (("main:w", "w:v", "v:u", "u:v", "v:malloc"), 60, 1)],
-}
-
-
-def chains_file(chains: list[tuple[tuple[str, ...], int, int]]) -> tuple[DataFileBuilder, dict[int, str]]:
-    """Chains as the monitor records them, each "caller:callee" one return
-    address in the caller; and the function of each address."""
-    labels = sorted({label for chain, _, _ in chains for label in chain})
-    address = {label: 0x1000 * (n + 1) for n, label in enumerate(labels)}
-    sites: dict[int, list] = {}
-    pairs: dict[tuple[int, int], list] = {}
-    for chain, size, blocks in chains:
-        site = sites.setdefault(address[chain[-1]], [0, [0] * 4])
-        site[0] += blocks
-        site[1][size_class(size)] += size * blocks
-        for caller, callee in zip(chain, chain[1:]):
-            pair = pairs.setdefault((address[caller], address[callee]), [0, [0] * 4])
-            pair[0] += blocks
-            pair[1][size_class(size)] += size * blocks
-    summary = [0] * SUMMARY_FIELDS
-    summary[0:4] = [sum(blocks for _, _, blocks in chains), 0, sum(size * blocks for _, size, blocks in chains), 0]
-    builder = DataFileBuilder(
-        exe=b"/bin/prog", summary=summary,
-        sites=[(a, calls, 0, tuple(b), (0,) * 4) for a, (calls, b) in sites.items()],
-        pairs=[(caller, callee, calls, tuple(b)) for (caller, callee), (calls, b) in pairs.items()])
-    return builder, {a: label.split(":")[0] for label, a in address.items()}
+TWO_CYCLES = [(("main:f", "f:k", "k:malloc"), 14, 1),
+              (("main:g", "g:h", "h:malloc"), 7, 1),
+              (("main:g", "g:h", "h:g", "g:malloc"), 3, 1),
+              (("main:g", "g:h", "h:u", "u:malloc"), 4, 1),
+              (("main:u", "u:malloc"), 20, 5),
+              (("main:w", "w:v", "v:u", "u:v", "v:malloc"), 60, 1)]
 
 
 def chains_path(chains: list[tuple[tuple[str, ...], int, int]], path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The data file of chains at path, its addresses resolved to their functions."""
-    builder, function_of = chains_file(chains)
-
-    class Names(KnownFrames):
-        def resolve(self, addresses: Iterable[int], progress: object = None) -> dict[int, list[Frame]]:
-            return {a: [Frame(function_of[a], "prog.c", 1, "/bin/prog", a, False)] for a in addresses}
-
-    monkeypatch.setattr(profile_module, "Resolver", Names)
-    path.write_bytes(builder.build())
+    """The data file at path of chains (outermost first, size, blocks, none
+    freed), each "caller:callee" one return address in the caller, its
+    addresses resolved to their functions."""
+    labels = sorted({label for chain, _, _ in chains for label in chain})
+    address = {label: 0x1000 * (n + 1) for n, label in enumerate(labels)}
+    path.write_bytes(recorded((tuple(address[label] for label in chain), size, blocks, 0)
+                              for chain, size, blocks in chains).build())
+    resolve_by_name(monkeypatch, {a: label.split(":")[0] for label, a in address.items()})
     return path
 
 
 @pytest.fixture
 def two_cycles(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    return chains_path(TWO_CYCLES["chains"], tmp_path / "cycles.mprof", monkeypatch)
+    return chains_path(TWO_CYCLES, tmp_path / "cycles.mprof", monkeypatch)
 
 
 # Worked out by hand from TWO_CYCLES: 188 bytes.  Cycle 2 (u, v) takes 100
@@ -845,12 +832,7 @@ def test_a_program_that_allocated_zero_bytes(tmp_path: Path, monkeypatch: pytest
     # main -> a -> b -> a, and a calls malloc(0): no byte in all, so every
     # share is 0.0, none divided by nothing.
     names = {0x100: "main", 0x200: "a", 0x300: "b", 0x400: "a"}
-
-    class Names(KnownFrames):
-        def resolve(self, addresses: Iterable[int], progress: object = None) -> dict[int, list[Frame]]:
-            return {a: [Frame(names[a], "prog.c", 1, "/bin/prog", a, False)] for a in addresses}
-
-    monkeypatch.setattr(profile_module, "Resolver", Names)
+    resolve_by_name(monkeypatch, names)
     path = tmp_path / "zero.mprof"
     summary = [0] * SUMMARY_FIELDS
     summary[0] = 1

@@ -76,8 +76,10 @@ def leak_rows(model: Model) -> list[Row]:
     rows = []
     for path in tables.leak_paths(model, lambda leak: tables.path_text(model, leak, False, None)):
         parts: list[str | dict[str, Any]] = []
-        if path.key.startswith("... > ") or path.key == tables.NO_CHAIN:
-            parts.append(path.key if path.key == tables.NO_CHAIN else "... > ")
+        if path.key == tables.NO_CHAIN:
+            parts.append(path.key)
+        elif path.key.startswith("... > "):
+            parts.append("... > ")
         for n, frame in enumerate(reversed(path.frames)):
             if n:
                 parts.append(" > ")
