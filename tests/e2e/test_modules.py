@@ -87,3 +87,14 @@ def test_three_hundred_libraries_with_long_paths(targets: Targets, profile: Call
     assert {Path(m.path) for m in data.modules} >= set(copies)
     text = report(run.output, "leaks")
     assert "main > plugin_allocate" in text.stdout and "4,242" in text.stdout
+
+
+def test_a_build_id_after_other_notes(targets: Targets, profile: Callable[..., Run]) -> None:
+    program = targets.build("notes_first", "-Wl,--build-id=none")
+    run = profile([program])
+    [module] = [m for m in run.data().modules if Path(m.path) == program]
+    assert module.build_id == bytes(range(1, 21))  # notes_first.c's own id
+    # The file's id, read by libdw, agrees: the program's names resolve, unwarned.
+    report = subprocess.run([MPROF, "report", "--wide", run.output], capture_output=True, text=True, check=True)
+    assert report.stderr == ""
+    assert "main" in report.stdout.split()

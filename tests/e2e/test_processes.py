@@ -166,6 +166,20 @@ def test_output_never_follows_a_symlink(targets: Targets, tmp_path: Path) -> Non
     assert datafile.read(output).summary.allocs == 40
 
 
+def test_without_rename_noreplace_the_file_is_linked_into_place(targets: Targets, tmp_path: Path) -> None:
+    shim = targets.build("no_renameat2.so", source="no_renameat2.c", shared=True)
+    # With %p the name is never the root's own to replace, so the monitor
+    # names the file without replacing: renameat2, here failing, then link.
+    env = monitor_env(tmp_path / "out.%p.mprof")
+    env["LD_PRELOAD"] += f":{shim}"
+    process = subprocess.Popen([targets.build("leaf")], env=env)
+    assert process.wait() == 0
+    [path] = tmp_path.iterdir()
+    assert path.name == f"out.{process.pid}.mprof"
+    assert path.stat().st_mode & 0o777 == 0o600 and path.stat().st_nlink == 1
+    assert datafile.read(path).summary.allocs == 40
+
+
 def test_pid_pattern_and_default_name(targets: Targets, tmp_path: Path) -> None:
     leaf = targets.build("leaf")
     pattern = tmp_path / "leaf.%p.mprof"

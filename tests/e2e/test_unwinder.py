@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from e2e_support import MPROF, Run, Targets
+from e2e_support import MPROF, REPO_ROOT, Run, Targets
 
 from mprof.reducer.records import DataFile
 
@@ -118,8 +118,19 @@ def test_each_address_resolves_in_the_load_it_was_taken_in(targets: Targets, pro
     modules = {entry["module"] for entry in report["call_graph"] if entry["function"] == "inner"}
     assert modules == {str(plain), str(padded)}
     # The unloaded one is listed at its tagged addresses (bit 48 and up).
-    [listed] = [m for m in run.data().modules if Path(m.path) == plain]
+    data = run.data()
+    [listed] = [m for m in data.modules if Path(m.path) == plain]
     assert listed.unloaded and listed.start >> 48 == 1
+    # Only plain's own addresses moved there: each plugin was entered once
+    # from the same place in main, which stays main's address.
+    relative = module_relative(data)
+    plugins = {"reload_plain.so", "reload_padded.so"}
+    into = sorted((relative(p.caller), relative(p.callee)[0], p.calls, sum(p.bytes)) for p in data.pairs
+                  if relative(p.callee)[0] in plugins and relative(p.caller)[0] not in plugins)
+    assert [(caller[0], callee, calls, size) for caller, callee, calls, size in into] == \
+        [("reload_main", "reload_padded.so", 1, 302), ("reload_main", "reload_plain.so", 1, 301)]
+    assert into[0][0] == into[1][0]
+    assert all(relative(address)[0] != "?" for p in data.pairs for address in (p.caller, p.callee))
 
 
 def test_kinds_past_the_numbered_ones_take_wide_slots(targets: Targets, profile: Callable[..., Run]) -> None:
@@ -140,3 +151,24 @@ def test_an_unknown_unwinder_is_refused_with_a_warning(targets: Targets, profile
     assert warned == bool(value)
     s = run.data().summary
     assert (s.allocs, s.frees, s.bytes_allocated) == (40, 36, 16000)  # leaf.c's own figures
+
+
+def test_the_rule_reader_on_frame_information_written_by_hand(targets: Targets) -> None:
+    # cfi_frames.c links the monitor's reader with bytes of its own, each
+    # entry ending where an inaccessible page begins.
+    program = targets.build("cfi_frames", "-std=c11", "-D_GNU_SOURCE", "-Wall", "-Wextra", "-Werror",
+                            f"-I{REPO_ROOT / 'monitor'}", str(REPO_ROOT / "monitor" / "cfi.c"))
+    completed = subprocess.run([program], capture_output=True, text=True, timeout=60)
+    assert completed.returncode == 0, completed.stderr
+    # The CIE: CFA rsp+8, return address at CFA-8.  The FDE: push %rbp at
+    # +0 (1 byte), mov %rsp,%rbp at +1 (3 bytes), 0x100 bytes in all.
+    assert completed.stdout.splitlines() == [
+        "entry: step cfa=rsp+8 ra=-8 bp=same",
+        "after push: step cfa=rsp+16 ra=-8 bp=-16",
+        "before mov ends: step cfa=rsp+16 ra=-8 bp=-16",
+        "frame pointer: step cfa=rbp+16 ra=-8 bp=-16",
+        "last byte: step cfa=rbp+16 ra=-8 bp=-16",
+        "past the end: unknown",
+        "outermost: end",  # DW_CFA_undefined on the return address
+        "cut short: unknown",  # an operand running past the entry is not read, so no crash
+    ]

@@ -8,6 +8,7 @@ path:line:before->after; the exit status is non-zero when a survivor is not
 listed there).
 
     python3 tests/mutate/mutate_monitor.py [--limit N] [--seed S] [--files record.c,...]
+                                           [--keys monitor/arena.c:51:==->!=,...]
 
 Mutations: < <= > >= == != swapped for their boundary or opposite,
 && and || for each other, binary + and - for each other, and a decimal
@@ -37,7 +38,8 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 # behaviour; together about a minute.
 TESTS = ["tests/e2e/test_boundaries.py", "tests/e2e/test_widgets.py", "tests/e2e/test_allocator_api.py",
          "tests/e2e/test_processes.py", "tests/e2e/test_format_agreement.py", "tests/e2e/test_endings.py",
-         "tests/e2e/test_modules.py", "tests/e2e/test_run.py", "tests/e2e/test_unwinder.py"]
+         "tests/e2e/test_modules.py", "tests/e2e/test_run.py", "tests/e2e/test_unwinder.py",
+         "tests/e2e/test_table_growth.py"]
 SECONDS_PER_MUTANT = 600
 
 SWAPS = {"<": "<=", "<=": "<", ">": ">=", ">=": ">", "==": "!=", "!=": "==", "&&": "||", "||": "&&",
@@ -125,10 +127,18 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--limit", type=int, default=0, help="mutants drawn at random (default: all)")
     parser.add_argument("--seed", type=int, default=1, help="random seed of the draw")
     parser.add_argument("--files", default="", help="comma-separated files of monitor/ (default: all)")
+    parser.add_argument("--keys", default="",
+                        help="comma-separated mutants to run, as path:line:before->after (to retry survivors)")
     args = parser.parse_args(argv)
     sources = [REPO_ROOT / "monitor" / name for name in args.files.split(",")] if args.files else \
         sorted((REPO_ROOT / "monitor").glob("*.c"))
     everything = [mutant for source in sources for mutant in mutants_of(source)]
+    if args.keys:
+        wanted = set(args.keys.split(","))
+        everything = [mutant for mutant in everything if mutant.key() in wanted]
+        if len(everything) != len(wanted):
+            missing = wanted - {mutant.key() for mutant in everything}
+            parser.error(f"no such mutant: {', '.join(sorted(missing))}")
     chosen = random.Random(args.seed).sample(everything, args.limit) if 0 < args.limit < len(everything) \
         else everything
     chosen.sort(key=lambda m: (m.path, m.offset))

@@ -1,0 +1,44 @@
+"""The monitor's tables past their first sizes: the pointer map's shards,
+the registry of call chains, each thread's index of sites and the
+gathering of records at exit all grow as a program needs, and lose nothing
+when they do."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from e2e_support import Run, Targets, in_module, module_named
+
+LIVE_BLOCKS = 100_000  # about 1,560 per shard of 64: five growths of each, from 256 slots
+SITES = 5_000  # past the registry's and the sites' first 1,024 and the gathering's 4,096
+
+
+def test_blocks_live_while_the_pointer_map_grows_are_each_freed(targets: Targets,
+                                                                 profile: Callable[..., Run]) -> None:
+    s = profile([targets.build("many_live"), str(LIVE_BLOCKS)]).data().summary
+    # many_live.c: its array of pointers and the blocks of 24 bytes, all live
+    # at once, then all freed; a block lost when its shard grew would be an
+    # unknown free instead.
+    blocks = LIVE_BLOCKS + 1
+    array_bytes = 8 * LIVE_BLOCKS
+    assert (s.allocs, s.frees, s.unknown_frees) == (blocks, blocks, 0)
+    assert s.bytes_allocated == s.bytes_freed == array_bytes + 24 * LIVE_BLOCKS
+    assert (s.max_live_objects, s.max_live_bytes) == (blocks, array_bytes + 24 * LIVE_BLOCKS)
+
+
+def test_five_thousand_call_sites_are_each_counted_apart(targets: Targets, profile: Callable[..., Run]) -> None:
+    program = targets.build("many_sites")
+    data = profile([program]).data()
+    main = module_named(data, program)
+    # many_sites.c: call site n allocates n + 1 bytes once and keeps them.
+    expected = [(n + 1, 1, 0) for n in range(SITES)]
+    s = data.summary
+    assert (s.allocs, s.frees, s.bytes_allocated) == (SITES, 0, SITES * (SITES + 1) // 2)
+    sites = sorted((sum(site.bytes), site.calls, site.frees) for site in data.sites if in_module(site.addr, main))
+    assert sites == expected
+    chains = sorted((chain.bytes, chain.allocs, chain.frees) for chain in data.leaks
+                    if in_module(chain.addrs[0], main))
+    assert chains == expected
+    # Pairs are per function: main calls malloc, 5,000 times.
+    pairs = [(sum(pair.bytes), pair.calls) for pair in data.pairs if in_module(pair.caller, main)]
+    assert pairs == [(s.bytes_allocated, SITES)]
