@@ -9,10 +9,12 @@ class: s 0-32, m 33-256, l 257-2048, x above."""
 
 from __future__ import annotations
 
+import html
 import json
+import re
 import sqlite3
 import sys
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 
 import pytest
@@ -237,25 +239,40 @@ def test_call_graph_text(program: Path, capsys: pytest.CaptureFixture[str]) -> N
     assert text[text.index("index  self+desc"):].splitlines() == CALL_GRAPH.splitlines()
 
 
+# The other three tables of program_file(), from their column headers on.
+LEAK_TABLE = """\
+   objects        bytes   (%)  path
+         1        3,000  (98)  main > q > B > leaf
+         1           40   (1)  main > p > A > B
+         1           20        main > p > A
+"""
+BIN_TABLE = """\
+   size     allocs         bytes   (%)      frees          kept   (%)  types
+     20          2            40   (1)          1            20
+     40          1            40   (1)          0            40   (1)  pair_t, struct node
+    300          1           300   (8)          1             0
+ > 1024          1         3,000  (88)          0         3,000  (98)
+<total>          5         3,380                2         3,060
+"""
+DIRECT_TABLE = """\
+% mem         bytes   s   m   l   x      bytes kept   s   m   l   x        calls  name
+              3,380   1   1   8  88           3,060       1      98            5  <total>
+   88         3,000              88           3,000              98            1  leaf
+   10           340   1       8                  20                            3  A <cycle 1>
+    1            40       1                      40       1                    1  B <cycle 1>
+"""
+
+
+def table_lines(text: str, header: str) -> list[str]:
+    """A printed table's lines from its column header line on."""
+    lines = text.splitlines()
+    return lines[lines.index(header):]
+
+
 def test_leak_bin_and_direct_tables(program: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    leaks = report(capsys, "report", "--tables", "leaks", program).splitlines()
-    assert leaks[leaks.index("   objects        bytes   (%)  path") + 1:] == [
-        "         1        3,000  (98)  main > q > B > leaf",
-        "         1           40   (1)  main > p > A > B",
-        "         1           20        main > p > A"]
-    bins = report(capsys, "report", "--tables", "bins", program).splitlines()
-    assert bins[bins.index("   size     allocs         bytes   (%)      frees          kept   (%)  types") + 1:] == [
-        "     20          2            40   (1)          1            20",
-        "     40          1            40   (1)          0            40   (1)  pair_t, struct node",
-        "    300          1           300   (8)          1             0",
-        " > 1024          1         3,000  (88)          0         3,000  (98)",
-        "<total>          5         3,380                2         3,060"]
-    direct = report(capsys, "report", "--tables", "direct", program).splitlines()
-    assert direct[-4:] == [
-        "              3,380   1   1   8  88           3,060       1      98            5  <total>",
-        "   88         3,000              88           3,000              98            1  leaf",
-        "   10           340   1       8                  20                            3  A <cycle 1>",
-        "    1            40       1                      40       1                    1  B <cycle 1>"]
+    for name, table in (("leaks", LEAK_TABLE), ("bins", BIN_TABLE), ("direct", DIRECT_TABLE)):
+        text = report(capsys, "report", "--tables", name, program)
+        assert table_lines(text, table.splitlines()[0]) == table.splitlines()
 
 
 def summary_lines(text: str) -> list[str]:
@@ -911,3 +928,97 @@ def test_a_cycle_with_no_caller_tied_with_main(tmp_path: Path, monkeypatch: pyte
     assert [line[line.rindex("  ") + 2:] for line in text.splitlines() if line.startswith("[")] == [
         "<cycle 1 as a whole> [0]", "b <cycle 1> [1]", "a <cycle 1> [2]", "main [3]", "f [4]"]
     assert [line.split()[1] for line in text.splitlines() if line.startswith("[")] == ["50.0"] * 5
+
+
+# The printed tables' columns, as their header lines name them; every column
+# but the first and the last is right-aligned to its name's end.
+GRAPH_COLUMNS = ["index", "self+desc", "self", "(%)", "s", "m", "l", "x", "s", "m", "l", "x", "called", "name"]
+LEAK_COLUMNS = ["objects", "bytes", "(%)", "path"]
+BIN_COLUMNS = ["size", "allocs", "bytes", "(%)", "frees", "kept", "(%)", "types"]
+DIRECT_COLUMNS = ["% mem", "bytes", "s", "m", "l", "x", "bytes kept", "s", "m", "l", "x", "calls", "name"]
+
+
+def printed_cells(table: str, columns: list[str]) -> list[list[str]]:
+    """Each line of a printed table below its header, cut into its cells at
+    the ends of the column names; separator lines are kept as ["-"]."""
+    header, *lines = table.splitlines()
+    ends, at = [], 0
+    for name in columns[:-1]:
+        at = header.index(name, at) + len(name)
+        ends.append(at)
+    starts = [0, *ends]
+    return [["-"] if set(line) == {"-"} else
+            [line[a:b].strip() for a, b in zip(starts, ends)] + [line[ends[-1]:].strip()]
+            for line in lines if line.strip() and not line.lstrip().startswith("--")
+            or line.startswith("---")]
+
+
+def cell_text(page: str) -> Callable[[object], str]:
+    """A cell of the HTML page's rows as the text tables print it: a
+    function by its name, with its cycle for a label, and [index] in the
+    call graph (the page's functions table, [id, name, label, index])."""
+    functions = {row[0]: row for row in embedded(page, "functions")}
+
+    def text(cell: object) -> str:
+        if isinstance(cell, str):
+            return cell
+        if isinstance(cell, list):
+            return "".join(text(part) for part in cell)
+        assert isinstance(cell, dict)
+        if "t" in cell:
+            return cell["t"]
+        _, name, label, index = functions[cell["f"]]
+        view = cell.get("v", "")
+        if view == "l":
+            return label or name
+        if view == "g":
+            return f"{label or name} [{index}]"
+        return name
+
+    return lambda cell: text(cell).strip()
+
+
+def page_rows(page: str, table: str) -> list[list[str]]:
+    """One table's rows as the page's script gets them, then its <total>
+    line as the page prints it (the leak table and call graph have none)."""
+    text = cell_text(page)
+    rows = [[text(cell) for cell in row["c"]] for row in embedded(page, f"rows-{table}")]
+    footer = re.search(f'id="table-{table}"(?:(?!</table>).)*<tfoot><tr>(.*?)</tr></tfoot>', page, re.DOTALL)
+    if footer:
+        rows.append([html.unescape(cell) for cell in re.findall("<td>(.*?)</td>", footer.group(1))])
+    return rows
+
+
+def page_graph(page: str) -> list[list[list[str]]]:
+    """The call graph's entries, each its callers, its own line, then its
+    callees or a cycle's members."""
+    text = cell_text(page)
+    return [[[text(cell) for cell in line] for line in (*row["b"], row["c"], *row["a"])]
+            for row in embedded(page, "rows-graph")]
+
+
+def printed_graph(table: str) -> list[list[list[str]]]:
+    """The printed call graph's lines between its separators."""
+    blocks: list[list[list[str]]] = [[]]
+    for line in printed_cells(table, GRAPH_COLUMNS):
+        if line == ["-"]:
+            blocks.append([])
+        else:
+            blocks[-1].append(line)
+    return [block for block in blocks if block]
+
+
+@pytest.mark.parametrize("scenario", ["program", "two_cycles"])
+def test_the_html_tables_hold_the_printed_figures(scenario: str, request: pytest.FixtureRequest, tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    # The page's rows, cell for cell, are the hand-worked printed tables.
+    page_path = tmp_path / "page.html"
+    report(capsys, "html", request.getfixturevalue(scenario), "-o", page_path)
+    page = page_path.read_text()
+    assert page_graph(page) == printed_graph(CALL_GRAPH if scenario == "program" else TWO_CYCLES_GRAPH)
+    if scenario == "program":
+        assert page_rows(page, "leaks") == printed_cells(LEAK_TABLE, LEAK_COLUMNS)
+        assert page_rows(page, "bins") == printed_cells(BIN_TABLE, BIN_COLUMNS)
+        # The printed <total> line comes first.
+        direct = printed_cells(DIRECT_TABLE, DIRECT_COLUMNS)
+        assert page_rows(page, "direct") == [*direct[1:], direct[0]]
