@@ -21,6 +21,7 @@ import pytest
 from datafile_builder import SUMMARY_FIELDS, DataFileBuilder, ModuleSpec
 
 from mprof.cli.main import main
+from mprof.report.html import human_bytes
 from mprof.reducer import profile as profile_module
 from mprof.reducer import datafile, store
 from mprof.reducer.symbolize import Frame, Progress, WarningSink
@@ -597,6 +598,69 @@ def test_html_rows(program: Path, tmp_path: Path, capsys: pytest.CaptureFixture[
         {"f": name, "title": f"called at prog.c:{LINE_OF[address]}"}
         for name, address in (("main", MAIN_Q), ("q", Q_B), ("B <cycle 1>", B_LEAF), ("leaf", LEAF_MALLOC))]
     assert [row["c"][:3] for row in leaks] == [["1", "3,000", "(98)"], ["1", "40", "(1)"], ["1", "20", ""]]
+
+
+def page_text(fragment: str) -> list[str]:
+    """The text of each paragraph, term and description of an HTML fragment."""
+    return [" ".join(html.unescape(re.sub("<[^>]+>", "", text)).split())
+            for text in re.findall(r"<(?:p|dt|dd)\b[^>]*>(.*?)</(?:p|dt|dd)>", fragment, re.DOTALL)]
+
+
+def test_html_rows_link_their_entries(program: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    page_path = tmp_path / "prog.html"
+    report(capsys, "html", program, "-o", page_path)
+    page = page_path.read_text()
+    functions = embedded(page, "functions")
+    assert isinstance(functions, list)
+    id_of = {row[1]: row[0] for row in functions}
+    # A label only where it is not the name: the members of cycle 1.
+    assert {row[1]: row[2] for row in functions} == {
+        "main": None, "p": None, "q": None, "leaf": None, "A": "A <cycle 1>", "B": "B <cycle 1>"}
+    rows = embedded(page, "rows-graph")
+    assert isinstance(rows, list)
+    # Each entry is the anchor its links name; its own name is not a link
+    # ("v": "e"); a member's cycle links to the cycle's entry.
+    assert [row["id"] for row in rows] == ["fn-{}".format(id_of["main"]), "cycle-1",
+                                           *("fn-{}".format(id_of[name]) for name in ("B", "A", "q", "leaf", "p"))]
+    assert [row["c"][-1][0] for row in rows if row["id"] != "cycle-1"] == [
+        {"f": id_of[name], "v": "e"} for name in ("main", "B", "A", "q", "leaf", "p")]
+    member_rows = [row for row in rows if row["id"] in ("fn-{}".format(id_of["A"]), "fn-{}".format(id_of["B"]))]
+    assert [row["c"][-1][1:3] for row in member_rows] == [[" ", {"t": "<cycle 1>", "h": "cycle-1"}]] * 2
+    # The cycle's row says it is one (for the script) and is found by its members' names.
+    [cycle] = [row for row in rows if row["id"] == "cycle-1"]
+    assert (cycle["m"], cycle["f"]) == (1, "<cycle 1> A B")
+    assert not any("m" in row or "f" in row for row in rows if row is not cycle)
+
+
+def test_html_header_figures(program: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    page_path = tmp_path / "prog.html"
+    report(capsys, "html", program, "-o", page_path)
+    page = page_path.read_text()
+    header = page[page.index("<header>"):page.index("</header>")]
+    # program_file(): 5 blocks, 3,380 bytes, 2 freed (320 bytes), most live
+    # 4 blocks and 3,360 bytes, 2.5 s; KiB rounded to a tenth.
+    assert page_text(header)[1:] == [
+        "Run time 2.500 s",
+        "3,380 bytes", "3.3 KiB in 5 objects, 676.0 bytes on average",
+        "3,360 bytes", "3.3 KiB in 4 objects at once",
+        "3,060 bytes", "3.0 KiB in 3 objects kept at exit",
+        "1,352 bytes/s", "1.3 KiB/s, 2 allocations/s",
+        "allocations", "5 blocks, 3,380 bytes, 676.0 bytes on average",
+        "frees", "2 blocks, 320 bytes",
+        "kept at exit", "3 blocks, 3,060 bytes",
+        "most live", "4 blocks, 3,360 bytes",
+        "run time", "2.500 s, 1,352 bytes/s, 2 allocations/s",
+        "calls", "malloc 5, calloc 0, realloc 0, memalign 0, new 0, free 5, delete 0",
+        "unusual", "free(NULL) 0, unknown frees 0, failed 0, early 0, untracked 0, inherited frees 0, "
+                   "truncated chains 0"]
+
+
+@pytest.mark.parametrize(("value", "text"), [
+    (0, "0 bytes"), (1023, "1,023 bytes"), (1024, "1.0 KiB"), (1536, "1.5 KiB"), (-1536, "-1.5 KiB"),
+    (1024 ** 2 - 1, "1,024.0 KiB"), (1024 ** 2, "1.0 MiB"), (3 * 1024 ** 3, "3.0 GiB"), (1024 ** 4, "1.0 TiB"),
+    (2048 * 1024 ** 4, "2,048.0 TiB"), (1023.6, "1,024 bytes")])
+def test_sizes_a_person_reads(value: float, text: str) -> None:
+    assert human_bytes(value) == text
 
 
 def test_two_processes_in_the_database(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
