@@ -3,6 +3,8 @@ hand: where the allocation graph is exact, where it estimates, the caps."""
 
 from __future__ import annotations
 
+import zlib
+
 from mprof.report import flame, size_chart
 from mprof.report.model import BinRow, CycleRow, EdgeRow, FunctionRow, LeakFrame, LeakRow, Model, RunInfo
 
@@ -105,3 +107,106 @@ def test_size_chart_has_a_bar_per_size_or_per_range() -> None:
     assert [bar.label for bar in chart.bars] == ["0", "1-8", "9-16", "17-32", "33-64", "65-128", "129-256", "257-512",
                                                  "513-1024", "> 1024"]
     assert sum(bar.allocs for bar in chart.bars) == len(many)
+
+
+def tone(name: str) -> int:
+    """A frame's colour, 0-99, from its name alone (flame.Frame.tone), so a
+    function keeps its colour from one report to the next."""
+    return zlib.crc32(name.encode()) % 100
+
+
+def frame_rows(graph: flame.Flame) -> list[tuple]:
+    for frame in graph.frames:
+        assert type(frame.bytes) is int and frame.tone == tone(frame.name)
+    return [(f.name, f.bytes, f.depth, f.x, f.width, f.parent, f.detail) for f in graph.frames]
+
+
+def test_every_frame_of_a_shared_function_split_with_rounding() -> None:
+    # w (8 bytes: 2 its own, 2 to x, 4 to y) is called by a (6) and b (2).
+    # Under a, x gets 6 * 2/8 = 1.5, rounded half up to 2, y 6 * 4/8 = 3;
+    # under b, x gets 0.5, rounded up to 1, and y 1.
+    graph = flame.allocation_flame(model(
+        [function(1, "main", total=8), function(2, "a", total=6), function(3, "b", total=2),
+         function(4, "w", own=2, total=8), function(5, "x", own=2, total=2), function(6, "y", own=4, total=4)],
+        [(1, 2, 6), (1, 3, 2), (2, 4, 6), (3, 4, 2), (4, 5, 2), (4, 6, 4)]))
+    assert graph is not None
+    # Pre-order, widest child leftmost, equal widths by name.
+    assert frame_rows(graph) == [
+        ("all", 8, 0, 0.0, 1.0, -1, ""),
+        ("main", 8, 1, 0.0, 1.0, 0, ""),
+        ("a", 6, 2, 0.0, 0.75, 1, ""),
+        ("w", 6, 3, 0.0, 0.75, 2, ""),
+        ("y", 3, 4, 0.0, 0.375, 3, ""),
+        ("x", 2, 4, 0.375, 0.25, 3, ""),
+        ("b", 2, 2, 0.75, 0.25, 1, ""),
+        ("w", 2, 3, 0.75, 0.25, 6, ""),
+        ("x", 1, 4, 0.75, 0.125, 7, ""),
+        ("y", 1, 4, 0.875, 0.125, 7, "")]
+    assert (graph.total, graph.depth, graph.omitted) == (8, 5, 0)
+
+
+def test_a_cycle_between_its_caller_and_its_callee() -> None:
+    # main calls even, even and odd call each other; odd allocates 60
+    # itself and calls leaf, which allocates 40: the cycle is 100, 60 its own.
+    graph = flame.allocation_flame(model(
+        [function(1, "main", total=100), function(2, "even", total=100, cycle=1),
+         function(3, "odd", own=60, total=100, cycle=1), function(4, "leaf", own=40, total=40)],
+        [(1, 2, 100), (2, 3, 100), (3, 2, 30), (3, 4, 40)], cycles={1: CycleRow(1, 60, 100, 1, 5, (2, 3))}))
+    assert graph is not None
+    assert frame_rows(graph) == [
+        ("all", 100, 0, 0.0, 1.0, -1, ""),
+        ("main", 100, 1, 0.0, 1.0, 0, ""),
+        ("<cycle 1 as a whole>", 100, 2, 0.0, 1.0, 1, "members: even, odd"),
+        ("leaf", 40, 3, 0.0, 0.4, 2, "")]
+
+
+def test_equal_frames_beyond_the_cap_are_kept_in_the_order_found() -> None:
+    # Five leaves of 10 bytes, found l5 first: with room for two, l5 and l4
+    # are drawn (then laid out by name), the other three counted as omitted.
+    leaves = [function(i, f"l{i}", own=10, total=10) for i in (5, 4, 3, 2, 1)]
+    wide = model([function(9, "main", total=50), *leaves], [(9, i, 10) for i in (5, 4, 3, 2, 1)])
+    graph = flame.allocation_flame(wide, max_frames=4)
+    assert graph is not None
+    assert [f.name for f in graph.frames] == ["all", "main", "l4", "l5"] and graph.omitted == 3
+    # A frame exactly at the share threshold is drawn.
+    graph = flame.allocation_flame(wide, min_share=0.2)
+    assert graph is not None and len(graph.frames) == 7 and graph.omitted == 0
+
+
+def test_the_never_freed_graph_adds_what_each_path_keeps() -> None:
+    leaks = [LeakRow(3, 1, 90, 30, (LeakFrame(3, "prog.c", 1), LeakFrame(2, "prog.c", 2), LeakFrame(1, "prog.c", 3))),
+             LeakRow(2, 1, 2, 1, (LeakFrame(2, "prog.c", 4), LeakFrame(1, "prog.c", 5))),  # one byte kept
+             LeakRow(1, 0, 0, 0, (LeakFrame(2, "prog.c", 6), LeakFrame(1, "prog.c", 7))),  # nothing kept
+             LeakRow(4, 0, 40, 0, ())]  # no chain: not drawn
+    graph = flame.leak_flame(model([function(1, "main"), function(2, "a"), function(3, "w")], [], leaks=leaks))
+    assert frame_rows(graph) == [
+        ("all", 61, 0, 0.0, 1.0, -1, ""),
+        ("main", 61, 1, 0.0, 1.0, 0, ""),
+        ("a", 61, 2, 0.0, 1.0, 1, ""),
+        ("w", 60, 3, 0.0, 60 / 61, 2, "")]
+    assert (graph.total, graph.depth, graph.omitted) == (61, 4, 0)
+
+
+def test_nothing_kept_is_an_empty_graph_and_one_byte_is_not() -> None:
+    assert flame.leak_flame(model([function(1, "main")], [])) == flame.Flame([], 0, 0, 0)
+    one = flame.leak_flame(model([function(1, "main")], [], leaks=[LeakRow(1, 0, 1, 0, (LeakFrame(1, "prog.c", 1),))]))
+    assert frame_rows(one) == [("all", 1, 0, 0.0, 1.0, -1, ""), ("main", 1, 1, 0.0, 1.0, 0, "")]
+
+
+def test_size_chart_shares_and_ranges_at_their_edges() -> None:
+    # Exactly MAX_BARS sizes: a bar each.  Shares of the widest bar and of the most blocks.
+    bins = [BinRow(size, size, 0, size * 10, size * 5, "") for size in range(1, 25)]
+    chart = size_chart.chart(model([], [], bins=bins))
+    assert chart.ranges is False and len(chart.bars) == 24
+    last = chart.bars[-1]
+    assert (last.label, last.allocs, last.bytes, last.kept) == ("24", 24, 240, 120)
+    assert (last.allocs_share, last.share, last.kept_share) == (1.0, 1.0, 0.5)
+    assert (chart.bars[5].allocs_share, chart.bars[5].share) == (0.25, 0.25)
+    # One more: ranges, each bar the sum of its sizes; 8 is the top of 1-8, 9 the bottom of 9-16.
+    chart = size_chart.chart(model([], [], bins=[*bins, BinRow(1025, 1, 0, 5000, 0, "")]))
+    assert chart.ranges is True
+    assert [(bar.label, bar.allocs, bar.bytes) for bar in chart.bars] == [
+        ("1-8", 36, 360), ("9-16", 100, 1000), ("17-32", 164, 1640), ("> 1024", 1, 5000)]
+    assert [bar.allocs_share for bar in chart.bars] == [36 / 164, 100 / 164, 1.0, 1 / 164]
+    # No allocations: no bars.
+    assert size_chart.chart(model([], [], bins=[BinRow(8, 0, 0, 0, 0, "")])).bars == []
