@@ -655,6 +655,18 @@ def test_html_header_figures(program: Path, tmp_path: Path, capsys: pytest.Captu
                    "truncated chains 0"]
 
 
+def test_html_escapes_the_program_and_its_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "odd.mprof"
+    path.write_bytes(program_file(exe=b"/bin/a<b>&c", cmdline=b"a<b>&c\0<i>\0").build())
+    page_path = tmp_path / "odd.html"
+    report(capsys, "html", path, "-o", page_path)
+    page = page_path.read_text()
+    assert "<b>" not in page and "<i>" not in page
+    header = page[page.index("<header>"):page.index("</header>")]
+    assert '<h1>Memory profile of <span class="program">a&lt;b&gt;&amp;c</span></h1>' in header
+    assert "<code>a&lt;b&gt;&amp;c &lt;i&gt;</code>" in header
+
+
 @pytest.mark.parametrize(("value", "text"), [
     (0, "0 bytes"), (1023, "1,023 bytes"), (1024, "1.0 KiB"), (1536, "1.5 KiB"), (-1536, "-1.5 KiB"),
     (1024 ** 2 - 1, "1,024.0 KiB"), (1024 ** 2, "1.0 MiB"), (3 * 1024 ** 3, "3.0 GiB"), (1024 ** 4, "1.0 TiB"),
