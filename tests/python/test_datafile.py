@@ -645,3 +645,71 @@ def test_totals_of_exactly_64_bits(tmp_path: Path) -> None:
     b = DataFileBuilder(sites=[(0x1000, TOP - 1, 0, (TOP - 1, 0, 0, 0), (0,) * 4),
                                (0x2000, 1, 0, (1, 0, 0, 0), (0,) * 4)])
     assert sum(site.calls for site in datafile.read(write(tmp_path, b.build())).sites) == TOP
+
+
+def truncations(builder: DataFileBuilder, tag: str, payload: bytes) -> list[str]:
+    """The message for the section's payload cut after each of its bytes
+    but the last, without the byte counts some add."""
+    messages = []
+    for length in range(len(payload)):
+        builder.payload_override[tag] = payload[:length]
+        with pytest.raises(DataFileError) as info:
+            datafile.parse(builder.build(), "x.mprof")
+        messages.append(str(info.value).removeprefix("x.mprof: ").split(" (", 1)[0])
+    return messages
+
+
+def expected_cuts(tag: str, fields: list[tuple[int, str]]) -> list[str]:
+    """Each field's size and name, in file order: the message for a cut
+    inside each of its bytes."""
+    return [f"corrupt: section {tag} payload ends inside {name}" for size, name in fields for _ in range(size)]
+
+
+def test_every_cut_of_the_program_and_modules_names_its_field() -> None:
+    b = rich()
+    table = b._table()
+    program = b._payload("PROG", table, b._indices(table))
+    # mprof(5): u32 length and the executable's path, then the same for the command line.
+    assert truncations(b, "PROG", program) == expected_cuts("PROG", [
+        (4, "the executable path length"), (len(b.exe), "the executable path"),
+        (4, "the command line length"), (len(b.cmdline), "the command line")])
+    b = rich()
+    modules = b._payload("MODS", table, b._indices(table))
+    # u64 count; each module 28 fixed bytes, its build-id, its path.
+    fields = [(8, "the module count")]
+    for n, module in enumerate(b.modules):
+        fields += [(28, f"module {n}"), (len(module.build_id), f"the build-id of module {n}"),
+                   (len(module.path), f"the path of module {n}")]
+    assert truncations(b, "MODS", modules) == expected_cuts("MODS", fields)
+
+
+@pytest.mark.parametrize("tag", ["ADDR", "SITE", "LEAK", "PAIR"])
+def test_every_cut_of_a_varint_section_names_its_entry(tag: str) -> None:
+    b = rich()
+    table = b._table()
+    indices = b._indices(table)
+    payload = b._payload(tag, table, indices)
+    # Where each entry starts: the payload written with the entries before it.
+    if tag == "ADDR":
+        starts = [8 + sum(len(uv(a - p)) for p, a in zip([0, *table], table[:n])) for n in range(len(table))]
+    else:
+        entries = {"SITE": b.sites, "LEAK": b.leaks, "PAIR": b.pairs}[tag]
+        starts = []
+        for n in range(len(entries)):
+            partial = rich()
+            setattr(partial, {"SITE": "sites", "LEAK": "leaks", "PAIR": "pairs"}[tag], entries[:n])
+            starts.append(len(partial._payload(tag, table, indices)))
+    ends = [*starts[1:], len(payload)]
+    assert truncations(b, tag, payload) == expected_cuts(tag, [(8, "the entry count")] + [
+        (end - start, f"entry {n}") for n, (start, end) in enumerate(zip(starts, ends))])
+
+
+@pytest.mark.parametrize(("bins", "length", "message"), [
+    ([(8, 1, 0, 8, 0)], 7, "payload is 7 bytes, too short for its count"),
+    ([(8, 1, 0, 8, 0)], 43, "payload is 43 bytes, but 1 entry needs 44"),  # 8 + one 36-byte bin
+    ([(8, 1, 0, 8, 0), (9, 1, 0, 9, 0)], 79, "payload is 79 bytes, but 2 entries need 80")])
+def test_a_cut_of_fixed_entries_gives_the_size_they_need(bins: list, length: int, message: str) -> None:
+    b = DataFileBuilder(bins=bins, summary=[2, 0, 17, 0] + [0] * (len(SUMMARY) - 4))
+    table = b._table()
+    payload = b._payload("BINS", table, b._indices(table))
+    assert truncations(b, "BINS", payload)[length] == f"corrupt: section BINS {message}"
