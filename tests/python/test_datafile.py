@@ -198,6 +198,10 @@ def test_error_types() -> None:
     assert e.exit_code == 1
     assert (e.path, e.problem) == ("x.mprof", "corrupt: checksum mismatch")
     assert str(DataFileError("a\nb", "oops")) == "a\\nb: oops"
+    # One line whatever the path holds, and a backslash doubled so that no
+    # path reads like another's escape.
+    assert str(MprofError("a\\n\rb\nc")) == "a\\\\n\\rb\\nc"
+    assert MprofError("raw\n", 3).args == ("raw\n",) and MprofError("raw\n", 3).exit_code == 3
 
 
 # --- refused files ----------------------------------------------------------
