@@ -279,10 +279,12 @@ def test_missing_end(tmp_path: Path) -> None:
     assert refused(path) == "truncated: file ends before section END"
 
 
-def test_truncated_in_end(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("cut", "left"), [(3, 5), (8, 0)])
+def test_truncated_in_end(tmp_path: Path, cut: int, left: int) -> None:
+    # END's header whole, its 8 bytes of payload cut short or gone.
     data = rich().build()
-    path = write(tmp_path, data[:-3])
-    assert refused(path) == "truncated: section END needs 8 bytes, 5 remain"
+    path = write(tmp_path, data[:-cut])
+    assert refused(path) == f"truncated: section END needs 8 bytes, {left} remain"
 
 
 def test_checksum_mismatch(tmp_path: Path) -> None:
@@ -510,6 +512,18 @@ def test_module_reversed_range(tmp_path: Path) -> None:
         refused(write(tmp_path, b.build()))
         == "corrupt: module 1 starts at 0x3000, after its end 0x2000"
     )
+
+
+def test_summary_too_short_for_its_count(tmp_path: Path) -> None:
+    path = write(tmp_path, DataFileBuilder(payload_override={"SUMM": b"\0" * 7}).build())
+    assert refused(path) == "corrupt: section SUMM payload is 7 bytes, too short for its count"
+
+
+def test_a_module_of_no_bytes_is_read(tmp_path: Path) -> None:
+    # mprof(5): end is exclusive, so start == end is a module of no bytes, not a reversed one.
+    b = DataFileBuilder(modules=[ModuleSpec(0, 0x1000, 0x2000), ModuleSpec(0, 0x3000, 0x3000)])
+    assert [(m.start, m.end) for m in datafile.read(write(tmp_path, b.build())).modules] == [
+        (0x1000, 0x2000), (0x3000, 0x3000)]
 
 
 def test_short_summary(tmp_path: Path) -> None:
