@@ -181,6 +181,9 @@ def test_leak_depth_zero_with_chains(tmp_path: Path) -> None:
 def test_parse_from_bytes() -> None:
     df = datafile.parse(rich().build(), "mem")
     assert df.path == "mem" and len(df.sites) == 2
+    with pytest.raises(DataFileError) as info:
+        datafile.parse(b"xyz")
+    assert str(info.value) == "<data>: not an mprof data file (bad magic)"
 
 
 def test_records_are_frozen(tmp_path: Path) -> None:
@@ -231,6 +234,17 @@ def test_short_file_that_is_not_a_data_file(tmp_path: Path) -> None:
 def test_newer_version(tmp_path: Path) -> None:
     path = write(tmp_path, DataFileBuilder(version=3).build())
     assert refused(path) == "format version 3 is newer than this mprof understands (2)"
+
+
+def test_newer_version_in_a_file_cut_after_it(tmp_path: Path) -> None:
+    # The 8-byte magic and the u16 version, nothing more: the version is judged first.
+    path = write(tmp_path, DataFileBuilder(version=3).build()[:10])
+    assert refused(path) == "format version 3 is newer than this mprof understands (2)"
+
+
+def test_a_header_and_nothing_after_it(tmp_path: Path) -> None:
+    data, offsets = rich().build_layout()
+    assert refused(write(tmp_path, data[: offsets["PROG"]])) == "truncated: file ends before section PROG"
 
 
 def test_newer_version_with_a_different_header(tmp_path: Path) -> None:
