@@ -113,6 +113,8 @@ def fake_resolver(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, script: str) 
     path.write_text(f"#!/bin/sh\n{script}\n")
     path.chmod(0o755)
     monkeypatch.setenv("MPROF_RESOLVE", str(path))
+    # A misread answer ends the test in seconds, not the default minutes.
+    monkeypatch.setenv("MPROF_RESOLVE_TIMEOUT", "10")
 
 
 def test_a_resolver_that_stops(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -137,6 +139,35 @@ def test_a_resolver_that_answers_in_pieces(tmp_path: Path, monkeypatch: pytest.M
     warnings = WarningSink()
     Resolver([Module(0, 0x1000, 0x2000, False, b"", "/lib/liba.so")], warnings).close()
     assert warnings.messages == ["first\tone", "second"]
+
+
+def test_the_protocol_with_a_resolver_that_plays_its_part(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A stand-in that logs each request and gives the answers of the
+    # protocol (resolve/ in the tree): errors while declaring are warnings,
+    # frames of two addresses, types, then an error while resolving.
+    log = tmp_path / "requests"
+    answers = ["error\\tno DWARF in liba\\nerror\\ndone\\n",
+               "frames\\t1010\\nframe\\tf\\ta.c\\t12\\t/lib/liba.so\\t10\\t1\\n"
+               "frame\\tg\\tb.c\\t20\\t/lib/liba.so\\t10\\t0\\nframes\\t1020\\ndone\\n",
+               "type\\t204\\twidget\\ntype\\t16\\tstruct pair\\ndone\\n",
+               "error\\tbad address\\n",
+               ""]
+    fake_resolver(tmp_path, monkeypatch, "\n".join(f"IFS= read -r line; printf '%s\\n' \"$line\" >> {log}; printf '{a}'"
+                                                   for a in answers))
+    warnings = WarningSink()
+    liba = Module(0, 0x1000, 0x2000, False, b"", "/lib/liba.so")
+    with Resolver([liba], warnings) as resolver:
+        assert warnings.messages == ["mprof-resolve: no DWARF in liba", "mprof-resolve: error"]
+        assert resolver.resolve([0x1020, 0x1010, 0x1010]) == {
+            0x1010: [Frame("f", "a.c", 12, "/lib/liba.so", 0x10, True), Frame("g", "b.c", 20, "/lib/liba.so", 0x10, False)],
+            0x1020: [Frame("liba.so+0x1020", "", 0, "/lib/liba.so", 0x1020, False)]}  # no frames: module+offset
+        assert resolver.types("/lib/liba.so") == [(204, "widget"), (16, "struct pair")]
+        with pytest.raises(MprofError) as raised:
+            resolver.resolve([0x1030])
+        assert str(raised.value) == "mprof-resolve: bad address"
+    assert log.read_text().splitlines() == [
+        "module\t0\t1000\t2000\t-\t/lib/liba.so", "resolve\t1010\t1020", "types\t/lib/liba.so", "resolve\t1030",
+        "quit"]
 
 
 def test_where_the_resolver_is_found(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
