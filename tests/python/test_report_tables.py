@@ -632,6 +632,32 @@ def test_html_rows_link_their_entries(program: Path, tmp_path: Path, capsys: pyt
     assert not any("m" in row or "f" in row for row in rows if row is not cycle)
 
 
+def test_html_leak_rows_merge_by_function_and_mark_partial_paths(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    at = {0x110: ("main", 5), 0x120: ("main", 6), 0x200: ("f", 10), 0x300: ("leaf", 0), 0x700: ("h", 3)}
+
+    class WithLines(KnownFrames):
+        def resolve(self, addresses: Iterable[int], progress: object = None) -> dict[int, list[Frame]]:
+            return {a: [Frame(at[a][0], "prog.c", at[a][1], "/bin/prog", a, False)] for a in addresses}
+
+    monkeypatch.setattr(profile_module, "Resolver", WithLines)
+    path = tmp_path / "leaks.mprof"
+    # Two paths main > f > leaf from two lines of main, one merged row as in
+    # the text report; h > leaf does not reach main.  67 bytes kept in all.
+    path.write_bytes(DataFileBuilder(exe=b"/bin/prog", leak_depth=5, summary=[3, 0, 67, 0] + [0] * (SUMMARY_FIELDS - 4),
+                                     leaks=[((0x300, 0x200, 0x110), 1, 0, 30, 0), ((0x300, 0x200, 0x120), 1, 0, 30, 0),
+                                            ((0x300, 0x700), 1, 0, 7, 0)]).build())
+    page_path = tmp_path / "leaks.html"
+    report(capsys, "html", path, "-o", page_path)
+    page = page_path.read_text()
+    id_of = {row[1]: row[0] for row in embedded(page, "functions")}
+    # A frame's title is where it made its call; leaf's line is unknown (0), so it has none.
+    assert [row["c"] for row in embedded(page, "rows-leaks")] == [
+        ["2", "60", "(89)", [{"f": id_of["main"], "title": "called at prog.c:5"}, " > ",
+                             {"f": id_of["f"], "title": "called at prog.c:10"}, " > ", {"f": id_of["leaf"]}]],
+        ["1", "7", "(10)", ["... > ", {"f": id_of["h"], "title": "called at prog.c:3"}, " > ", {"f": id_of["leaf"]}]]]
+
+
 def test_html_header_figures(program: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     page_path = tmp_path / "prog.html"
     report(capsys, "html", program, "-o", page_path)

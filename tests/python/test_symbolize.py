@@ -113,8 +113,9 @@ def fake_resolver(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, script: str) 
     path.write_text(f"#!/bin/sh\n{script}\n")
     path.chmod(0o755)
     monkeypatch.setenv("MPROF_RESOLVE", str(path))
-    # A misread answer ends the test in seconds, not the default minutes.
-    monkeypatch.setenv("MPROF_RESOLVE_TIMEOUT", "10")
+    # A misread answer ends the test in seconds, not the default minutes
+    # (the stand-ins answer at once).
+    monkeypatch.setenv("MPROF_RESOLVE_TIMEOUT", "3")
 
 
 def test_a_resolver_that_stops(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
