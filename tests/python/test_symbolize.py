@@ -179,3 +179,12 @@ def test_where_the_resolver_is_found(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert resolver_path() == source_tree.BUILD / "mprof-resolve"
     configured.chmod(0o755)
     assert resolver_path() == configured
+    # Neither configured nor built: the one on PATH, else a one-line error.
+    monkeypatch.delenv("MPROF_RESOLVE")
+    monkeypatch.setattr(source_tree, "BUILD", tmp_path / "no-build")
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert resolver_path() == configured
+    configured.unlink()
+    with pytest.raises(MprofError) as raised:
+        resolver_path()
+    assert str(raised.value) == "mprof-resolve not found (run make first)"
