@@ -62,6 +62,9 @@ def test_rich_file_every_value(tmp_path: Path) -> None:
     s = df.summary
     assert list(s.values()) == SUMMARY
     assert s.allocs == 100 and s["allocs"] == 100
+    with pytest.raises(KeyError, match="'no_such_figure'"):
+        s["no_such_figure"]
+    assert "no_such_figure" not in s and "frees" in s
     assert s.frees == 60
     assert s.bytes_allocated == 5000
     assert s.bytes_freed == 3000

@@ -27,7 +27,7 @@ def test_printable(text: str, shown: str) -> None:
 
 
 @pytest.mark.parametrize(("tag", "name"), [
-    (b"SUMM", "SUMM"), (b"AB  ", "AB"), (b"~~~~", "~~~~"), (b"    ", "'    '"),
+    (b"SUMM", "SUMM"), (b"AB  ", "AB"), (b"ABXX", "ABXX"), (b"~~~~", "~~~~"), (b"    ", "'    '"),
     (b"\x01\x02\x03\x04", "0x04030201"), (b"AB\x7f ", "0x207f4241"), (b"AB\x1f ", "0x201f4241")])
 def test_tag_names_in_messages(tag: bytes, name: str) -> None:
     assert tag_name(tag) == name

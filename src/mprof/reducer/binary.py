@@ -6,8 +6,6 @@ import struct
 
 from .errors import FormatProblem
 
-_U8 = struct.Struct("<B")
-_U16 = struct.Struct("<H")
 _U32 = struct.Struct("<I")
 _U64 = struct.Struct("<Q")
 
@@ -46,12 +44,6 @@ class Cursor:
     def unpack(self, layout: struct.Struct, what: str) -> tuple[int, ...]:
         values: tuple[int, ...] = layout.unpack(self.take(layout.size, what))
         return values
-
-    def u8(self, what: str) -> int:
-        return self.unpack(_U8, what)[0]
-
-    def u16(self, what: str) -> int:
-        return self.unpack(_U16, what)[0]
 
     def u32(self, what: str) -> int:
         return self.unpack(_U32, what)[0]
