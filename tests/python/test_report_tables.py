@@ -314,6 +314,11 @@ def test_summary_of_a_process_and_its_fork_child(program: Path, tmp_path: Path,
     assert (summary["early_frees"], summary["monitor_bytes"]) == (9, 4096)
     # The 20-byte bins of both processes add up: 4 blocks, 3 freed.
     assert [(b["size"], b["allocs"], b["frees"], b["bytes"]) for b in document["bins"]][0] == (20, 4, 3, 80)
+    page_path = tmp_path / "both.html"
+    report(capsys, "html", program, child, "-o", page_path)
+    page = page_path.read_text()
+    assert page_text(page[page.index("<header>"):page.index('<div class="cards"')]) == [
+        "process 4242: prog run fork child 4243: prog child", "Run time 2.500 s over 2 processes"]
 
 
 def test_how_each_file_came_to_be_written(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -658,6 +663,38 @@ def test_html_leak_rows_merge_by_function_and_mark_partial_paths(tmp_path: Path,
         ["1", "7", "(10)", ["... > ", {"f": id_of["h"], "title": "called at prog.c:3"}, " > ", {"f": id_of["leaf"]}]]]
 
 
+def test_html_never_freed_flame_graph(program: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    page_path = tmp_path / "prog.html"
+    report(capsys, "html", program, "-o", page_path)
+    page = page_path.read_text()
+    graph = page[page.index('id="leak-graph"'):]
+    graph = graph[:graph.index("</div>")]
+    frames = re.findall(r'<g class="f" data-x="([^"]*)" data-w="([^"]*)" data-d="(\d+)"\s+data-p="(-?\d+)" '
+                        r'data-b="(\d+)">\s*<title>([^&]*)&#10;(.*?)</title>\s*<svg x="([^"]*)%" y="(\d+)" '
+                        r'width="([^"]*)%"', graph, re.DOTALL)
+    # The leak table's paths: main > q > B > leaf keeps 3,000 bytes, main >
+    # p > A > B 40 and main > p > A 20, 3,060 in all; fractions to 7 places,
+    # percentages to 4, 18 pixels a row.
+    assert frames == [
+        ("0.0000000", "1.0000000", "0", "-1", "3060", "all", "3,060 bytes, 100.0% of all bytes never freed",
+         "0.0000", "0", "100.0000"),
+        ("0.0000000", "1.0000000", "1", "0", "3060", "main", "3,060 bytes, 100.0% of all bytes never freed",
+         "0.0000", "18", "100.0000"),
+        ("0.0000000", "0.9803922", "2", "1", "3000", "q", "3,000 bytes, 98.0% of all bytes never freed",
+         "0.0000", "36", "98.0392"),
+        ("0.0000000", "0.9803922", "3", "2", "3000", "B", "3,000 bytes, 98.0% of all bytes never freed",
+         "0.0000", "54", "98.0392"),
+        ("0.0000000", "0.9803922", "4", "3", "3000", "leaf", "3,000 bytes, 98.0% of all bytes never freed",
+         "0.0000", "72", "98.0392"),
+        ("0.9803922", "0.0196078", "2", "1", "60", "p", "60 bytes, 2.0% of all bytes never freed",
+         "98.0392", "36", "1.9608"),
+        ("0.9803922", "0.0196078", "3", "5", "60", "A", "60 bytes, 2.0% of all bytes never freed",
+         "98.0392", "54", "1.9608"),
+        ("0.9803922", "0.0130719", "4", "6", "40", "B", "40 bytes, 1.3% of all bytes never freed",
+         "98.0392", "72", "1.3072")]
+    assert '<svg class="flame leak" width="100%" height="90"' in graph  # five rows
+
+
 def test_html_header_figures(program: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     page_path = tmp_path / "prog.html"
     report(capsys, "html", program, "-o", page_path)
@@ -665,7 +702,8 @@ def test_html_header_figures(program: Path, tmp_path: Path, capsys: pytest.Captu
     header = page[page.index("<header>"):page.index("</header>")]
     # program_file(): 5 blocks, 3,380 bytes, 2 freed (320 bytes), most live
     # 4 blocks and 3,360 bytes, 2.5 s; KiB rounded to a tenth.
-    assert page_text(header)[1:] == [
+    assert page_text(header) == [
+        "process 4242: prog run",
         "Run time 2.500 s",
         "3,380 bytes", "3.3 KiB in 5 objects, 676.0 bytes on average",
         "3,360 bytes", "3.3 KiB in 4 objects at once",
