@@ -23,6 +23,14 @@ WIDGETS = source_tree.BUILD / "widgets"
 ODD = "odd\\dir\t\n\x7f\udcff é"
 
 
+@pytest.fixture(autouse=True)
+def resolver_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A resolver (real or stand-in) that misreads a request fails its test
+    in seconds, not after the default minutes: widgets resolves in
+    milliseconds, the stand-ins answer at once."""
+    monkeypatch.setenv("MPROF_RESOLVE_TIMEOUT", "5")
+
+
 def test_fields_are_escaped_for_the_protocol() -> None:
     assert escaped("plain text, é") == "plain text, é"
     assert escaped("a\\b\tc\x7f\x1f ~\udcff") == "a\\\\b\\x09c\\x7f\\x1f ~\udcff"
@@ -113,9 +121,6 @@ def fake_resolver(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, script: str) 
     path.write_text(f"#!/bin/sh\n{script}\n")
     path.chmod(0o755)
     monkeypatch.setenv("MPROF_RESOLVE", str(path))
-    # A misread answer ends the test in seconds, not the default minutes
-    # (the stand-ins answer at once).
-    monkeypatch.setenv("MPROF_RESOLVE_TIMEOUT", "3")
 
 
 def test_a_resolver_that_stops(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
