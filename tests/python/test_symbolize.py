@@ -158,8 +158,8 @@ def test_the_protocol_with_a_resolver_that_plays_its_part(tmp_path: Path, monkey
                "type\\t204\\twidget\\ntype\\t16\\tstruct pair\\ndone\\n",
                "error\\tbad address\\n",
                ""]
-    fake_resolver(tmp_path, monkeypatch, "\n".join(f"IFS= read -r line; printf '%s\\n' \"$line\" >> {log}; printf '{a}'"
-                                                   for a in answers))
+    fake_resolver(tmp_path, monkeypatch, "\n".join(f"IFS= read -r line || exit; printf '%s\\n' \"$line\" >> {log}; "
+                                                   f"printf '{a}'" for a in answers))
     warnings = WarningSink()
     liba = Module(0, 0x1000, 0x2000, False, b"", "/lib/liba.so")
     with Resolver([liba], warnings) as resolver:
@@ -174,6 +174,21 @@ def test_the_protocol_with_a_resolver_that_plays_its_part(tmp_path: Path, monkey
     assert log.read_text().splitlines() == [
         "module\t0\t1000\t2000\t-\t/lib/liba.so", "resolve\t1010\t1020", "types\t/lib/liba.so", "resolve\t1030",
         "quit"]
+
+
+def test_closing_a_resolver_that_misses_quit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    liba = Module(0, 0x1000, 0x2000, False, b"", "/lib/liba.so")
+    # One that reads on past quit ends at the end of its input.
+    fake_resolver(tmp_path, monkeypatch, "IFS= read -r line; printf 'done\\n'; while IFS= read -r line; do :; done")
+    resolver = Resolver([liba], WarningSink())
+    resolver.close()
+    assert resolver._process.returncode == 0
+    # One that never ends is killed once the timeout has passed.
+    fake_resolver(tmp_path, monkeypatch, "IFS= read -r line; printf 'done\\n'; exec sleep 60")
+    monkeypatch.setenv("MPROF_RESOLVE_TIMEOUT", "0.25")
+    resolver = Resolver([liba], WarningSink())
+    resolver.close()
+    assert resolver._process.returncode == -9
 
 
 def test_where_the_resolver_is_found(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -177,11 +177,19 @@ class Resolver:
 
     def close(self) -> None:
         if self._process.poll() is None:
+            assert self._process.stdin is not None
             try:
                 self._send("quit\n")
+                self._process.stdin.close()
             except BrokenPipeError:
                 pass
-            self._process.wait()
+            # Closed input ends a resolver that missed the quit too (one
+            # stopped mid-answer by an error here); a stuck one is killed.
+            try:
+                self._process.wait(self._timeout)
+            except subprocess.TimeoutExpired:
+                self._process.kill()
+                self._process.wait()
 
     def __enter__(self) -> "Resolver":
         return self
