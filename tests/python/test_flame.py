@@ -147,17 +147,57 @@ def test_every_frame_of_a_shared_function_split_with_rounding() -> None:
 
 def test_a_cycle_between_its_caller_and_its_callee() -> None:
     # main calls even, even and odd call each other; odd allocates 60
-    # itself and calls leaf, which allocates 40: the cycle is 100, 60 its own.
+    # itself, and both call leaf, which allocates 40 (10 through even, 30
+    # through odd): the cycle is 100, 60 its own.  Function ids are not
+    # cycle numbers, so that one is never taken for the other.
     graph = flame.allocation_flame(model(
-        [function(1, "main", total=100), function(2, "even", total=100, cycle=1),
-         function(3, "odd", own=60, total=100, cycle=1), function(4, "leaf", own=40, total=40)],
-        [(1, 2, 100), (2, 3, 100), (3, 2, 30), (3, 4, 40)], cycles={1: CycleRow(1, 60, 100, 1, 5, (2, 3))}))
+        [function(11, "main", total=100), function(12, "even", total=100, cycle=1),
+         function(13, "odd", own=60, total=100, cycle=1), function(14, "leaf", own=40, total=40),
+         function(1, "unused")],
+        [(11, 12, 100), (12, 13, 90), (13, 12, 30), (12, 14, 10), (13, 14, 30)],
+        cycles={1: CycleRow(1, 60, 100, 1, 5, (12, 13))}))
     assert graph is not None
     assert frame_rows(graph) == [
         ("all", 100, 0, 0.0, 1.0, -1, ""),
         ("main", 100, 1, 0.0, 1.0, 0, ""),
         ("<cycle 1 as a whole>", 100, 2, 0.0, 1.0, 1, "members: even, odd"),
         ("leaf", 40, 3, 0.0, 0.4, 2, "")]
+
+
+def test_children_stay_inside_a_parent_whose_edges_add_up_past_its_total() -> None:
+    # w's total says 4 but its own 2 and edges 6 say 8: its 4 bytes under
+    # main are shared by the 8, so x gets 4 * 6/8 = 3, not 6.
+    graph = flame.allocation_flame(model(
+        [function(1, "main", total=4), function(2, "w", own=2, total=4), function(3, "x", own=6, total=6)],
+        [(1, 2, 4), (2, 3, 6)]))
+    assert graph is not None
+    assert [(f.name, f.bytes) for f in graph.frames] == [("all", 4), ("main", 4), ("w", 4), ("x", 3)]
+
+
+def test_a_root_of_one_byte_and_a_graph_of_only_its_root() -> None:
+    one = model([function(1, "main", own=1, total=1)], [])
+    graph = flame.allocation_flame(one)
+    assert graph is not None and [(f.name, f.bytes) for f in graph.frames] == [("all", 1), ("main", 1)]
+    alone = flame.allocation_flame(one, max_frames=1)
+    assert alone is not None and (len(alone.frames), alone.depth, alone.omitted) == (1, 1, 1)
+
+
+def test_the_widest_are_kept_under_the_cap_and_empty_children_are_not_counted() -> None:
+    # main's callees of 30, 20 and 10 bytes, and one of 0 (its share rounds
+    # to nothing): room for three frames keeps main and the 30.
+    graph = flame.allocation_flame(model(
+        [function(1, "main", total=60), function(2, "ten", own=10, total=10), function(3, "thirty", own=30, total=30),
+         function(4, "twenty", own=20, total=20), function(5, "none", total=0)],
+        [(1, 2, 10), (1, 3, 30), (1, 4, 20), (1, 5, 0)]), max_frames=3)
+    assert graph is not None
+    assert [f.name for f in graph.frames] == ["all", "main", "thirty"] and graph.omitted == 2
+
+
+def test_a_name_that_was_not_utf8_keeps_a_colour() -> None:
+    name = "f\udcff"  # a byte that was not UTF-8, as surrogateescape keeps it
+    graph = flame.allocation_flame(model([function(1, name, own=8, total=8)], []))
+    assert graph is not None
+    assert graph.frames[1].tone == zlib.crc32(b"f\xed\xb3\xbf") % 100  # the surrogate as UTF-8 would spell it
 
 
 def test_equal_frames_beyond_the_cap_are_kept_in_the_order_found() -> None:

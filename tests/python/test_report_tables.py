@@ -523,6 +523,10 @@ def test_cutoff_keeps_exactly_one_percent(freed: bool, tmp_path: Path, monkeypat
     leaks = lines[lines.index("   objects        bytes   (%)  path") + 1:]
     assert leaks[:leaks.index("")] == (["                               (nothing kept)"] if freed else [
         "         1        9,899  (98)  main > big", "         1          101   (1)  main > one"])
+    # The page draws every entry, under the cutoff too, and its script hides them.
+    report(capsys, "html", path, "-o", tmp_path / "cutoff.html")
+    functions = embedded((tmp_path / "cutoff.html").read_text(), "functions")
+    assert sorted((row[1], row[3]) for row in functions) == [("big", 1), ("main", 0), ("one", 2), ("under", 3)]
 
 
 def refusal(capsys: pytest.CaptureFixture[str], *arguments: str | Path) -> str:
@@ -693,6 +697,10 @@ def test_html_never_freed_flame_graph(program: Path, tmp_path: Path, capsys: pyt
         ("0.9803922", "0.0130719", "4", "6", "40", "B", "40 bytes, 1.3% of all bytes never freed",
          "98.0392", "72", "1.3072")]
     assert '<svg class="flame leak" width="100%" height="90"' in graph  # five rows
+    # The allocation flame graph is there too, all 3,380 bytes at its root.
+    allocation = page[page.index('id="allocation-graph"'):page.index('id="leak-graph"')]
+    assert re.search(r'data-p="-1" data-b="3380">\s*<title>all&#10;3,380 bytes, 100.0% of all bytes allocated',
+                     allocation)
 
 
 def test_html_header_figures(program: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -791,6 +799,10 @@ def test_types_are_named_for_sizes_up_to_1024(tmp_path: Path, monkeypatch: pytes
     bins = json.loads(report(capsys, "report", "--format", "json", path))["bins"]
     assert [(b["size"], b["label"], b["types"]) for b in bins] == [
         (1023, "1023", ["struct odd"]), (1024, "1024", ["struct page"]), (1025, "> 1024", [])]
+    report(capsys, "html", path, "-o", tmp_path / "sizes.html")
+    rows = embedded((tmp_path / "sizes.html").read_text(), "rows-bins")
+    assert [(row["c"][0], row["c"][-1]) for row in rows] == [
+        ("1023", "struct odd"), ("1024", "struct page"), ("> 1024", "")]
 
 
 def test_one_byte_in_all_and_no_time(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -140,11 +140,26 @@ def test_a_resolver_that_stalls(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
 
 def test_a_resolver_that_answers_in_pieces(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # Lines split across reads and several lines in one: each is read whole.
+    # An empty line is skipped; a warning without its message still warns.
     fake_resolver(tmp_path, monkeypatch, "read line; printf 'warn'; sleep 0.1; "
-                                         "printf 'ing\\tfirst\\\\x09one\\nwarning\\tsecond\\ndone\\n'; read line")
+                                         "printf 'ing\\tfirst\\\\x09one\\n\\nwarning\\tsecond\\nwarning\\ndone\\n'; "
+                                         "read line")
     warnings = WarningSink()
     Resolver([Module(0, 0x1000, 0x2000, False, b"", "/lib/liba.so")], warnings).close()
-    assert warnings.messages == ["first\tone", "second"]
+    assert warnings.messages == ["first\tone", "second", "mprof-resolve: warning"]
+
+
+@pytest.mark.parametrize(("request_", "doing"), [("resolve", "while resolving addresses"),
+                                                 ("types", "reading the types of /lib/liba.so")])
+def test_a_resolver_that_stalls_on_a_request(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request_: str,
+                                             doing: str) -> None:
+    fake_resolver(tmp_path, monkeypatch, "read line; printf 'done\\n'; read line; exec sleep 60")
+    monkeypatch.setenv("MPROF_RESOLVE_TIMEOUT", "0.25")
+    resolver = Resolver([Module(0, 0x1000, 0x2000, False, b"", "/lib/liba.so")], WarningSink())
+    with pytest.raises(MprofError) as raised:
+        resolver.resolve([0x1010]) if request_ == "resolve" else resolver.types("/lib/liba.so")
+    assert str(raised.value) == f"mprof-resolve gave no answer in 0.25 s {doing}"
+    resolver.close()
 
 
 def test_the_protocol_with_a_resolver_that_plays_its_part(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -135,7 +135,7 @@ class Resolver:
             if fields[0] == "done":
                 return
             if fields[0] == "warning":
-                self._warn.warn(fields[1] if len(fields) > 1 else "")
+                self._warn.warn(fields[1] if len(fields) > 1 else "mprof-resolve: warning")
             elif fields[0] == "error":
                 message = f"mprof-resolve: {fields[1] if len(fields) > 1 else 'error'}"
                 if not errors_warn:
