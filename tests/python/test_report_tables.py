@@ -337,6 +337,10 @@ def test_how_each_file_came_to_be_written(tmp_path: Path, capsys: pytest.Capture
         "  process 12: prog run  (ended by SIGSEGV)",
         "  process 13: prog run  (ended by signal 99)  (mprof- mode)"]
     assert lines[7] == "  live at the end 0 blocks, 0 bytes"
+    report(capsys, "html", paths["odd"], "-o", tmp_path / "odd.html")
+    page = (tmp_path / "odd.html").read_text()
+    assert page_text(page[page.index("<header>"):page.index('<p class="runtime">')]) == [
+        "process 13: prog run (ended by signal 99, mprof- mode)"]
     for name, label in (("checkpoint", "live at the checkpoint"), ("snapshot", "live at the snapshot")):
         lines = summary_lines(report(capsys, "report", "--tables", "summary", paths[name]))
         assert lines[4].startswith(f"  {label} 0 blocks")
@@ -1013,6 +1017,9 @@ def test_a_program_that_allocated_zero_bytes(tmp_path: Path, monkeypatch: pytest
     assert entries == [["[0]", "0.0"], ["[1]", "0.0"], ["[2]", "0.0"], ["[3]", "0.0"]]
     assert [line[line.rindex("  ") + 2:] for line in text.splitlines() if line.startswith("[")] == [
         "main [0]", "<cycle 1 as a whole> [1]", "a <cycle 1> [2]", "b <cycle 1> [3]"]
+    report(capsys, "html", path, "-o", tmp_path / "zero.html")
+    rows = embedded((tmp_path / "zero.html").read_text(), "rows-graph")
+    assert [row["c"][:2] for row in rows] == [["[0]", "0.0"], ["[1]", "0.0"], ["[2]", "0.0"], ["[3]", "0.0"]]
 
 
 def test_a_leak_record_without_a_chain(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -52,7 +52,7 @@ def render(model: Model) -> str:
                     ", ".join(summary.run_notes(run))) for run in model.runs]
     program = model.runs[0].program if model.runs else ""
     return environment().get_template("report.html").render(
-        program=program, name=os.path.basename(program) or "program", runs=runs,
+        name=os.path.basename(program) or "program", runs=runs,
         figures=summary.figures(model), kept_label=summary.kept_label(model), summary_rows=summary.rows(model), legends=legends,
         tables=html_rows.build(model), call_graph=model.call_graph,
         allocation_flame=flame.allocation_flame(model), leak_flame=flame.leak_flame(model),
