@@ -164,6 +164,19 @@ def test_a_cycle_between_its_caller_and_its_callee() -> None:
         ("leaf", 40, 3, 0.0, 0.4, 2, "")]
 
 
+def test_a_cycle_that_no_one_calls_is_a_root() -> None:
+    # A thread's routine in a cycle: its frame is the cycle's total, 80 (the
+    # reduction's figure, here below its own 60 and edge 40, as a guard);
+    # leaf's share of it is 80 * 40/100 = 32.
+    graph = flame.allocation_flame(model(
+        [function(12, "even", total=80, cycle=1), function(13, "odd", own=60, total=80, cycle=1),
+         function(14, "leaf", own=40, total=40), function(1, "unused")],
+        [(12, 13, 90), (13, 12, 30), (13, 14, 40)], cycles={1: CycleRow(1, 60, 80, 0, 5, (12, 13))}))
+    assert graph is not None
+    assert [(f.name, f.bytes, f.depth) for f in graph.frames] == [
+        ("all", 80, 0), ("<cycle 1 as a whole>", 80, 1), ("leaf", 32, 2)]
+
+
 def test_children_stay_inside_a_parent_whose_edges_add_up_past_its_total() -> None:
     # w's total says 4 but its own 2 and edges 6 say 8: its 4 bytes under
     # main are shared by the 8, so x gets 4 * 6/8 = 3, not 6.

@@ -192,3 +192,9 @@ def test_text_summary_values() -> None:
     assert "pid:       31337 (parent 31336, final, fork child)\n" in text
     assert "kept:      40 objects, 2000 bytes\n" in text
     assert "max live:  45 objects, 2600 bytes\n" in text
+
+
+def test_text_summary_without_a_command_line_shows_the_program() -> None:
+    # An empty /proc/pid/cmdline (a kernel thread, a process that cleared it).
+    text = datafile_to_text(datafile.parse(DataFileBuilder(exe=b"/usr/bin/prog", cmdline=b"").build()))
+    assert text.splitlines()[:2] == ["program:   /usr/bin/prog", "command:   /usr/bin/prog"]

@@ -834,6 +834,13 @@ def test_mprof_minus_mode_says_the_graph_was_not_recorded(tmp_path: Path,
     path.write_bytes(DataFileBuilder(exe=b"/bin/prog", flags=0x2).build())
     assert report(capsys, "report", "--tables", "graph", path) == (
         "Allocation call graph: not recorded (the profile was taken in mprof- mode).\n")
+    # The page has no call graph either, so no name links to an entry.
+    path.write_bytes(program_file(flags=0x2, pairs=[]).build())
+    report(capsys, "html", path, "-o", tmp_path / "minus.html")
+    page = (tmp_path / "minus.html").read_text()
+    assert 'id="rows-graph"' not in page
+    assert sorted((row[1], row[3]) for row in embedded(page, "functions")) == [
+        ("A", None), ("B", None), ("leaf", None), ("main", None), ("p", None), ("q", None)]
 
 
 def test_notes_of_runs_of_eleven_days(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
