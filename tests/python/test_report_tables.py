@@ -889,6 +889,24 @@ def test_long_leak_paths_lose_outer_callers(tmp_path: Path, monkeypatch: pytest.
     assert [leak["path"] for leak in document["leaks"]] == [wide[-2].split(None, 2)[2], wide[-1].split(None, 2)[2]]
 
 
+def test_paths_that_differ_where_they_are_cut_stay_apart(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    # main > a100 > leaf and main > b100 > leaf are each 114 characters:
+    # within the text report's 100 both read "... > leaf", but they are two
+    # paths with figures of their own (30 and 20 bytes), as in JSON and with
+    # --wide.  The text report once merged them into one row of 50.
+    names = {0x100: "main", 0x200: "a" * 100, 0x300: "leaf", 0x400: "main", 0x500: "b" * 100, 0x600: "leaf"}
+    resolve_by_name(monkeypatch, names)
+    path = tmp_path / "cut.mprof"
+    path.write_bytes(DataFileBuilder(exe=b"/bin/prog", leak_depth=5, leaks=[
+        ((0x300, 0x200, 0x100), 3, 0, 30, 0), ((0x600, 0x500, 0x400), 2, 0, 20, 0)]).build())
+    lines = report(capsys, "report", "--tables", "leaks", path).splitlines()
+    assert lines[-2:] == ["         3           30        ... > leaf", "         2           20        ... > leaf"]
+    wide = report(capsys, "report", "--wide", "--tables", "leaks", path).splitlines()
+    assert wide[-2:] == ["         3           30        main > " + "a" * 100 + " > leaf",
+                         "         2           20        main > " + "b" * 100 + " > leaf"]
+
+
 def test_main_allocating_through_an_inlined_function(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                       capsys: pytest.CaptureFixture[str]) -> None:
     # Two blocks of 16 bytes allocated by init(), inlined into main: no pair,

@@ -33,13 +33,18 @@ def path_text(model: Model, leak: LeakRow, call_sites: bool, width: int | None) 
     (the innermost stays, however long) and says so with "..." too."""
     if not leak.frames:
         return NO_CHAIN
+    return frames_text(model, leak.frames, call_sites, width)
+
+
+def frames_text(model: Model, frames: tuple[LeakFrame, ...], call_sites: bool, width: int | None) -> str:
+    """path_text of a path's frames (innermost first, at least one)."""
     names = []
-    for frame in reversed(leak.frames):
+    for frame in reversed(frames):
         name = model.functions[frame.function].name
         if call_sites and frame.line:
             name += f":{frame.line}"
         names.append(name)
-    partial = bool(leak.frames) and model.functions[leak.frames[-1].function].name != "main"
+    partial = model.functions[frames[-1].function].name != "main"
     text = " > ".join((["..."] if partial else []) + names)
     while width is not None and len(text) > width and len(names) > 1:
         names.pop(0)

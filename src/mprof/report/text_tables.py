@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from . import legends, summary, tables
-from .model import LeakRow, Model
+from .model import Model
 from .tables import GraphEntry, Related, parenthesised, percent
 
 TABLES = ("summary", "leaks", "bins", "direct", "graph")
@@ -54,18 +54,18 @@ def summary_table(model: Model) -> str:
     return "\n".join(lines)
 
 
-def _path(model: Model, leak: LeakRow, options: Options) -> str:
-    return tables.path_text(model, leak, options.call_sites, None if options.wide else options.path_width)
-
-
 def leak_table(model: Model, options: Options) -> str:
     kept_total = model.kept_bytes
-    rows = tables.leak_paths(model, lambda leak: _path(model, leak, options))
+    # Merged by the whole path, as JSON and HTML merge them, and only then
+    # shortened to fit: paths that differ where they are cut stay two rows.
+    rows = tables.leak_paths(model, lambda leak: tables.path_text(model, leak, options.call_sites, None))
+    width = None if options.wide else options.path_width
     lines = [legends.LEAKS, "", f"{'objects':>10} {'bytes':>12} {'(%)':>5}  path"]
     for row in rows:
         if kept_total and row.kept * 100 < options.cutoff * kept_total:
             continue
-        lines.append(f"{row.objects:>10,} {row.kept:>12,} {parenthesised(row.kept, kept_total):>5}  {row.key}")
+        shown = tables.frames_text(model, row.frames, options.call_sites, width) if row.frames else row.key
+        lines.append(f"{row.objects:>10,} {row.kept:>12,} {parenthesised(row.kept, kept_total):>5}  {shown}")
     if not rows:
         lines.append(f"{'':>10} {'':>12} {'':>5}  (nothing kept)")
     return "\n".join(lines)
