@@ -744,11 +744,12 @@ def test_every_cut_of_a_varint_section_names_its_entry(tag: str) -> None:
     if tag == "ADDR":
         starts = [8 + sum(len(uv(a - p)) for p, a in zip([0, *table], table[:n])) for n in range(len(table))]
     else:
-        entries = {"SITE": b.sites, "LEAK": b.leaks, "PAIR": b.pairs}[tag]
+        field = {"SITE": "sites", "LEAK": "leaks", "PAIR": "pairs"}[tag]
+        entries = getattr(b, field)
         starts = []
         for n in range(len(entries)):
             partial = rich()
-            setattr(partial, {"SITE": "sites", "LEAK": "leaks", "PAIR": "pairs"}[tag], entries[:n])
+            setattr(partial, field, entries[:n])
             starts.append(len(partial._payload(tag, table, indices)))
     ends = [*starts[1:], len(payload)]
     assert truncations(b, tag, payload) == expected_cuts(tag, [(8, "the entry count")] + [

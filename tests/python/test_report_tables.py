@@ -314,9 +314,7 @@ def test_summary_of_a_process_and_its_fork_child(program: Path, tmp_path: Path,
     assert (summary["early_frees"], summary["monitor_bytes"]) == (9, 4096)
     # The 20-byte bins of both processes add up: 4 blocks, 3 freed.
     assert [(b["size"], b["allocs"], b["frees"], b["bytes"]) for b in document["bins"]][0] == (20, 4, 3, 80)
-    page_path = tmp_path / "both.html"
-    report(capsys, "html", program, child, "-o", page_path)
-    page = page_path.read_text()
+    page = html_page(capsys, program, child)
     assert page_text(page[page.index("<header>"):page.index('<div class="cards"')]) == [
         "process 4242: prog run fork child 4243: prog child", "Run time 2.500 s over 2 processes"]
 
@@ -337,8 +335,7 @@ def test_how_each_file_came_to_be_written(tmp_path: Path, capsys: pytest.Capture
         "  process 12: prog run  (ended by SIGSEGV)",
         "  process 13: prog run  (ended by signal 99)  (mprof- mode)"]
     assert lines[7] == "  live at the end 0 blocks, 0 bytes"
-    report(capsys, "html", paths["odd"], "-o", tmp_path / "odd.html")
-    page = (tmp_path / "odd.html").read_text()
+    page = html_page(capsys, paths["odd"])
     assert page_text(page[page.index("<header>"):page.index('<p class="runtime">')]) == [
         "process 13: prog run (ended by signal 99, mprof- mode)"]
     for name, label in (("checkpoint", "live at the checkpoint"), ("snapshot", "live at the snapshot")):
@@ -528,8 +525,7 @@ def test_cutoff_keeps_exactly_one_percent(freed: bool, tmp_path: Path, monkeypat
     assert leaks[:leaks.index("")] == (["                               (nothing kept)"] if freed else [
         "         1        9,899  (98)  main > big", "         1          101   (1)  main > one"])
     # The page draws every entry, under the cutoff too, and its script hides them.
-    report(capsys, "html", path, "-o", tmp_path / "cutoff.html")
-    functions = embedded((tmp_path / "cutoff.html").read_text(), "functions")
+    functions = embedded(html_page(capsys, path), "functions")
     assert sorted((row[1], row[3]) for row in functions) == [("big", 1), ("main", 0), ("one", 2), ("under", 3)]
 
 
@@ -581,6 +577,13 @@ def test_a_refused_database_write_leaves_the_old_one(tmp_path: Path, monkeypatch
     assert database.read_bytes().startswith(store.SQLITE_MAGIC)
 
 
+def html_page(capsys: pytest.CaptureFixture[str], *paths: Path) -> str:
+    """The HTML page of the profile of paths, written beside the first."""
+    page = paths[0].with_suffix(".html")
+    report(capsys, "html", *paths, "-o", page)
+    return page.read_text()
+
+
 def embedded(page: str, script_id: str) -> object:
     """A JSON block the page carries for its script (controls.html)."""
     opening = f'<script type="application/json" id="{script_id}">'
@@ -589,9 +592,7 @@ def embedded(page: str, script_id: str) -> object:
 
 
 def test_html_rows(program: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    page_path = tmp_path / "prog.html"
-    report(capsys, "html", program, "-o", page_path)
-    page = page_path.read_text()
+    page = html_page(capsys, program)
     # id, name, label (for a member of a cycle), index of its entry
     functions = embedded(page, "functions")
     assert isinstance(functions, list)
@@ -620,9 +621,7 @@ def page_text(fragment: str) -> list[str]:
 
 
 def test_html_rows_link_their_entries(program: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    page_path = tmp_path / "prog.html"
-    report(capsys, "html", program, "-o", page_path)
-    page = page_path.read_text()
+    page = html_page(capsys, program)
     functions = embedded(page, "functions")
     assert isinstance(functions, list)
     id_of = {row[1]: row[0] for row in functions}
@@ -660,9 +659,7 @@ def test_html_leak_rows_merge_by_function_and_mark_partial_paths(tmp_path: Path,
     path.write_bytes(DataFileBuilder(exe=b"/bin/prog", leak_depth=5, summary=[3, 0, 67, 0] + [0] * (SUMMARY_FIELDS - 4),
                                      leaks=[((0x300, 0x200, 0x110), 1, 0, 30, 0), ((0x300, 0x200, 0x120), 1, 0, 30, 0),
                                             ((0x300, 0x700), 1, 0, 7, 0)]).build())
-    page_path = tmp_path / "leaks.html"
-    report(capsys, "html", path, "-o", page_path)
-    page = page_path.read_text()
+    page = html_page(capsys, path)
     id_of = {row[1]: row[0] for row in embedded(page, "functions")}
     # A frame's title is where it made its call; leaf's line is unknown (0), so it has none.
     assert [row["c"] for row in embedded(page, "rows-leaks")] == [
@@ -672,9 +669,7 @@ def test_html_leak_rows_merge_by_function_and_mark_partial_paths(tmp_path: Path,
 
 
 def test_html_never_freed_flame_graph(program: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    page_path = tmp_path / "prog.html"
-    report(capsys, "html", program, "-o", page_path)
-    page = page_path.read_text()
+    page = html_page(capsys, program)
     graph = page[page.index('id="leak-graph"'):]
     graph = graph[:graph.index("</div>")]
     frames = re.findall(r'<g class="f" data-x="([^"]*)" data-w="([^"]*)" data-d="(\d+)"\s+data-p="(-?\d+)" '
@@ -682,24 +677,19 @@ def test_html_never_freed_flame_graph(program: Path, tmp_path: Path, capsys: pyt
                         r'width="([^"]*)%"', graph, re.DOTALL)
     # The leak table's paths: main > q > B > leaf keeps 3,000 bytes, main >
     # p > A > B 40 and main > p > A 20, 3,060 in all; fractions to 7 places,
-    # percentages to 4, 18 pixels a row.
-    assert frames == [
-        ("0.0000000", "1.0000000", "0", "-1", "3060", "all", "3,060 bytes, 100.0% of all bytes never freed",
-         "0.0000", "0", "100.0000"),
-        ("0.0000000", "1.0000000", "1", "0", "3060", "main", "3,060 bytes, 100.0% of all bytes never freed",
-         "0.0000", "18", "100.0000"),
-        ("0.0000000", "0.9803922", "2", "1", "3000", "q", "3,000 bytes, 98.0% of all bytes never freed",
-         "0.0000", "36", "98.0392"),
-        ("0.0000000", "0.9803922", "3", "2", "3000", "B", "3,000 bytes, 98.0% of all bytes never freed",
-         "0.0000", "54", "98.0392"),
-        ("0.0000000", "0.9803922", "4", "3", "3000", "leaf", "3,000 bytes, 98.0% of all bytes never freed",
-         "0.0000", "72", "98.0392"),
-        ("0.9803922", "0.0196078", "2", "1", "60", "p", "60 bytes, 2.0% of all bytes never freed",
-         "98.0392", "36", "1.9608"),
-        ("0.9803922", "0.0196078", "3", "5", "60", "A", "60 bytes, 2.0% of all bytes never freed",
-         "98.0392", "54", "1.9608"),
-        ("0.9803922", "0.0130719", "4", "6", "40", "B", "40 bytes, 1.3% of all bytes never freed",
-         "98.0392", "72", "1.3072")]
+    # percentages to 4, 18 pixels a row.  Each: name, bytes, depth, parent,
+    # x and width as fractions, then as percentages, and % in the title.
+    expected = [("all", 3060, 0, -1, "0.0000000", "1.0000000", "0.0000", "100.0000", "100.0"),
+                ("main", 3060, 1, 0, "0.0000000", "1.0000000", "0.0000", "100.0000", "100.0"),
+                ("q", 3000, 2, 1, "0.0000000", "0.9803922", "0.0000", "98.0392", "98.0"),
+                ("B", 3000, 3, 2, "0.0000000", "0.9803922", "0.0000", "98.0392", "98.0"),
+                ("leaf", 3000, 4, 3, "0.0000000", "0.9803922", "0.0000", "98.0392", "98.0"),
+                ("p", 60, 2, 1, "0.9803922", "0.0196078", "98.0392", "1.9608", "2.0"),
+                ("A", 60, 3, 5, "0.9803922", "0.0196078", "98.0392", "1.9608", "2.0"),
+                ("B", 40, 4, 6, "0.9803922", "0.0130719", "98.0392", "1.3072", "1.3")]
+    assert frames == [(x, w, str(depth), str(parent), str(size), name,
+                       f"{size:,} bytes, {share}% of all bytes never freed", svg_x, str(18 * depth), svg_w)
+                      for name, size, depth, parent, x, w, svg_x, svg_w, share in expected]
     assert '<svg class="flame leak" width="100%" height="90"' in graph  # five rows
     # The allocation flame graph is there too, all 3,380 bytes at its root.
     allocation = page[page.index('id="allocation-graph"'):page.index('id="leak-graph"')]
@@ -708,9 +698,7 @@ def test_html_never_freed_flame_graph(program: Path, tmp_path: Path, capsys: pyt
 
 
 def test_html_header_figures(program: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    page_path = tmp_path / "prog.html"
-    report(capsys, "html", program, "-o", page_path)
-    page = page_path.read_text()
+    page = html_page(capsys, program)
     header = page[page.index("<header>"):page.index("</header>")]
     # program_file(): 5 blocks, 3,380 bytes, 2 freed (320 bytes), most live
     # 4 blocks and 3,360 bytes, 2.5 s; KiB rounded to a tenth.
@@ -734,9 +722,7 @@ def test_html_header_figures(program: Path, tmp_path: Path, capsys: pytest.Captu
 def test_html_escapes_the_program_and_its_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "odd.mprof"
     path.write_bytes(program_file(exe=b"/bin/a<b>&c", cmdline=b"a<b>&c\0<i>\0").build())
-    page_path = tmp_path / "odd.html"
-    report(capsys, "html", path, "-o", page_path)
-    page = page_path.read_text()
+    page = html_page(capsys, path)
     assert "<b>" not in page and "<i>" not in page
     header = page[page.index("<header>"):page.index("</header>")]
     assert '<h1>Memory profile of <span class="program">a&lt;b&gt;&amp;c</span></h1>' in header
@@ -803,8 +789,7 @@ def test_types_are_named_for_sizes_up_to_1024(tmp_path: Path, monkeypatch: pytes
     bins = json.loads(report(capsys, "report", "--format", "json", path))["bins"]
     assert [(b["size"], b["label"], b["types"]) for b in bins] == [
         (1023, "1023", ["struct odd"]), (1024, "1024", ["struct page"]), (1025, "> 1024", [])]
-    report(capsys, "html", path, "-o", tmp_path / "sizes.html")
-    rows = embedded((tmp_path / "sizes.html").read_text(), "rows-bins")
+    rows = embedded(html_page(capsys, path), "rows-bins")
     assert [(row["c"][0], row["c"][-1]) for row in rows] == [
         ("1023", "struct odd"), ("1024", "struct page"), ("> 1024", "")]
 
@@ -836,8 +821,7 @@ def test_mprof_minus_mode_says_the_graph_was_not_recorded(tmp_path: Path,
         "Allocation call graph: not recorded (the profile was taken in mprof- mode).\n")
     # The page has no call graph either, so no name links to an entry.
     path.write_bytes(program_file(flags=0x2, pairs=[]).build())
-    report(capsys, "html", path, "-o", tmp_path / "minus.html")
-    page = (tmp_path / "minus.html").read_text()
+    page = html_page(capsys, path)
     assert 'id="rows-graph"' not in page
     assert sorted((row[1], row[3]) for row in embedded(page, "functions")) == [
         ("A", None), ("B", None), ("leaf", None), ("main", None), ("p", None), ("q", None)]
@@ -1042,8 +1026,7 @@ def test_a_program_that_allocated_zero_bytes(tmp_path: Path, monkeypatch: pytest
     assert entries == [["[0]", "0.0"], ["[1]", "0.0"], ["[2]", "0.0"], ["[3]", "0.0"]]
     assert [line[line.rindex("  ") + 2:] for line in text.splitlines() if line.startswith("[")] == [
         "main [0]", "<cycle 1 as a whole> [1]", "a <cycle 1> [2]", "b <cycle 1> [3]"]
-    report(capsys, "html", path, "-o", tmp_path / "zero.html")
-    rows = embedded((tmp_path / "zero.html").read_text(), "rows-graph")
+    rows = embedded(html_page(capsys, path), "rows-graph")
     assert [row["c"][:2] for row in rows] == [["[0]", "0.0"], ["[1]", "0.0"], ["[2]", "0.0"], ["[3]", "0.0"]]
 
 
@@ -1054,9 +1037,7 @@ def test_a_leak_record_without_a_chain(tmp_path: Path, capsys: pytest.CaptureFix
     assert report(capsys, "report", "--tables", "leaks", path).splitlines()[-1] == (
         "         1            8        (no call chain)")
     assert json.loads(report(capsys, "report", "--format", "json", path))["leaks"][0]["path"] == "(no call chain)"
-    page = tmp_path / "bare.html"
-    report(capsys, "html", path, "-o", page)
-    assert embedded(page.read_text(), "rows-leaks") == [{"c": ["1", "8", "", ["(no call chain)"]]}]
+    assert embedded(html_page(capsys, path), "rows-leaks") == [{"c": ["1", "8", "", ["(no call chain)"]]}]
 
 
 def test_cycles_are_numbered_by_their_members_names(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -1124,17 +1105,21 @@ DIRECT_COLUMNS = ["% mem", "bytes", "s", "m", "l", "x", "bytes kept", "s", "m", 
 
 def printed_cells(table: str, columns: list[str]) -> list[list[str]]:
     """Each line of a printed table below its header, cut into its cells at
-    the ends of the column names; separator lines are kept as ["-"]."""
+    the ends of the column names; separator lines are kept as ["-"], the
+    call graph's "-- size --" line under its header is left out."""
     header, *lines = table.splitlines()
     ends, at = [], 0
     for name in columns[:-1]:
         at = header.index(name, at) + len(name)
         ends.append(at)
-    starts = [0, *ends]
-    return [["-"] if set(line) == {"-"} else
-            [line[a:b].strip() for a, b in zip(starts, ends)] + [line[ends[-1]:].strip()]
-            for line in lines if line.strip() and not line.lstrip().startswith("--")
-            or line.startswith("---")]
+    bounds = list(zip([0, *ends], [*ends, None]))
+    cells = []
+    for line in lines:
+        if set(line) == {"-"}:
+            cells.append(["-"])
+        elif not line.lstrip().startswith("--"):
+            cells.append([line[a:b].strip() for a, b in bounds])
+    return cells
 
 
 def cell_text(page: str) -> Callable[[object], str]:
@@ -1196,9 +1181,7 @@ def printed_graph(table: str) -> list[list[list[str]]]:
 def test_the_html_tables_hold_the_printed_figures(scenario: str, request: pytest.FixtureRequest, tmp_path: Path,
                                                   capsys: pytest.CaptureFixture[str]) -> None:
     # The page's rows, cell for cell, are the hand-worked printed tables.
-    page_path = tmp_path / "page.html"
-    report(capsys, "html", request.getfixturevalue(scenario), "-o", page_path)
-    page = page_path.read_text()
+    page = html_page(capsys, request.getfixturevalue(scenario))
     assert page_graph(page) == printed_graph(CALL_GRAPH if scenario == "program" else TWO_CYCLES_GRAPH)
     if scenario == "program":
         assert page_rows(page, "leaks") == printed_cells(LEAK_TABLE, LEAK_COLUMNS)

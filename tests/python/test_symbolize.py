@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -149,15 +150,15 @@ def test_a_resolver_that_answers_in_pieces(tmp_path: Path, monkeypatch: pytest.M
     assert warnings.messages == ["first\tone", "second", "mprof-resolve: warning"]
 
 
-@pytest.mark.parametrize(("request_", "doing"), [("resolve", "while resolving addresses"),
-                                                 ("types", "reading the types of /lib/liba.so")])
-def test_a_resolver_that_stalls_on_a_request(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request_: str,
-                                             doing: str) -> None:
+@pytest.mark.parametrize(("ask", "doing"), [(lambda r: r.resolve([0x1010]), "while resolving addresses"),
+                                            (lambda r: r.types("/lib/liba.so"), "reading the types of /lib/liba.so")])
+def test_a_resolver_that_stalls_on_a_request(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                             ask: Callable[[Resolver], object], doing: str) -> None:
     fake_resolver(tmp_path, monkeypatch, "read line; printf 'done\\n'; read line; exec sleep 60")
     monkeypatch.setenv("MPROF_RESOLVE_TIMEOUT", "0.25")
     resolver = Resolver([Module(0, 0x1000, 0x2000, False, b"", "/lib/liba.so")], WarningSink())
     with pytest.raises(MprofError) as raised:
-        resolver.resolve([0x1010]) if request_ == "resolve" else resolver.types("/lib/liba.so")
+        ask(resolver)
     assert str(raised.value) == f"mprof-resolve gave no answer in 0.25 s {doing}"
     resolver.close()
 

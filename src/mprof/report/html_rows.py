@@ -74,7 +74,7 @@ def leak_rows(model: Model) -> list[Row]:
     """objects, bytes, (%), path: each name on the path links to its entry."""
     kept_total = model.kept_bytes
     rows = []
-    for path in tables.leak_paths(model, lambda leak: tables.path_text(model, leak, False, None)):
+    for path in tables.leak_paths(model, False):
         parts: list[str | dict[str, Any]] = []
         if path.key == tables.NO_CHAIN:
             parts.append(path.key)

@@ -25,7 +25,7 @@ def tables(model: Model, options: Options) -> dict[str, Any]:
     return {
         "runs": [asdict(run) for run in model.runs],
         "summary": summary,
-        "leaks": [{"path": path_text(model, leak, options.call_sites, None),
+        "leaks": [{"path": path_text(model, leak.frames, options.call_sites, None),
                    "frames": [{"function": functions[f.function].name, "file": f.file, "line": f.line}
                               for f in reversed(leak.frames)],
                    "allocs": leak.allocs, "frees": leak.frees, "kept_objects": leak.allocs - leak.frees,

@@ -4,10 +4,9 @@ that the three never disagree on a figure or an order."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
-from .model import CycleRow, FunctionRow, LeakFrame, LeakRow, Model
+from .model import CycleRow, FunctionRow, LeakFrame, Model
 
 
 def percent(part: int, whole: int) -> str:
@@ -27,17 +26,13 @@ def parenthesised(part: int, whole: int) -> str:
 NO_CHAIN = "(no call chain)"
 
 
-def path_text(model: Model, leak: LeakRow, call_sites: bool, width: int | None) -> str:
-    """A leak path, outermost caller first, with "..." above when it does not
-    reach main; longer than width, it loses whole callers from its outer end
-    (the innermost stays, however long) and says so with "..." too."""
-    if not leak.frames:
+def path_text(model: Model, frames: tuple[LeakFrame, ...], call_sites: bool, width: int | None) -> str:
+    """A leak path from its frames (innermost first), outermost caller first,
+    with "..." above when it does not reach main; longer than width, it
+    loses whole callers from its outer end (the innermost stays, however
+    long) and says so with "..." too."""
+    if not frames:
         return NO_CHAIN
-    return frames_text(model, leak.frames, call_sites, width)
-
-
-def frames_text(model: Model, frames: tuple[LeakFrame, ...], call_sites: bool, width: int | None) -> str:
-    """path_text of a path's frames (innermost first, at least one)."""
     names = []
     for frame in reversed(frames):
         name = model.functions[frame.function].name
@@ -54,21 +49,22 @@ def frames_text(model: Model, frames: tuple[LeakFrame, ...], call_sites: bool, w
 
 @dataclass(frozen=True)
 class LeakPath:
-    """Leak records that read the same once formatted, merged."""
-    key: str  # the path as the reporter formats it
+    """Leak records of one whole path, merged."""
+    key: str  # the whole path, never shortened
     objects: int
     kept: int
     frames: tuple[LeakFrame, ...]  # of the first record merged, innermost first
 
 
-def leak_paths(model: Model, key: Callable[[LeakRow], str]) -> list[LeakPath]:
-    """Paths with blocks kept at exit, merged by key, most bytes first."""
+def leak_paths(model: Model, call_sites: bool) -> list[LeakPath]:
+    """Paths with blocks kept at exit, merged by their whole text (a report
+    shortens them only to show them), most bytes first."""
     merged: dict[str, list[int]] = {}
     frames: dict[str, tuple[LeakFrame, ...]] = {}
     for leak in model.leaks:
         if leak.allocs == leak.frees:
             continue
-        text = key(leak)
+        text = path_text(model, leak.frames, call_sites, None)
         row = merged.setdefault(text, [0, 0])
         frames.setdefault(text, leak.frames)
         row[0] += leak.allocs - leak.frees

@@ -56,15 +56,13 @@ def summary_table(model: Model) -> str:
 
 def leak_table(model: Model, options: Options) -> str:
     kept_total = model.kept_bytes
-    # Merged by the whole path, as JSON and HTML merge them, and only then
-    # shortened to fit: paths that differ where they are cut stay two rows.
-    rows = tables.leak_paths(model, lambda leak: tables.path_text(model, leak, options.call_sites, None))
+    rows = tables.leak_paths(model, options.call_sites)
     width = None if options.wide else options.path_width
     lines = [legends.LEAKS, "", f"{'objects':>10} {'bytes':>12} {'(%)':>5}  path"]
     for row in rows:
         if kept_total and row.kept * 100 < options.cutoff * kept_total:
             continue
-        shown = tables.frames_text(model, row.frames, options.call_sites, width) if row.frames else row.key
+        shown = tables.path_text(model, row.frames, options.call_sites, width)
         lines.append(f"{row.objects:>10,} {row.kept:>12,} {parenthesised(row.kept, kept_total):>5}  {shown}")
     if not rows:
         lines.append(f"{'':>10} {'':>12} {'':>5}  (nothing kept)")
