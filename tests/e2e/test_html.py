@@ -292,26 +292,36 @@ def test_a_profile_without_call_graph(browser: WebDriver, pages: dict[str, Path]
     assert frames(browser, "leak")["make_widget"] == [RED * 204]
 
 
+def hover_texts(browser: WebDriver, table: str, name: str) -> list[str]:
+    """The title of each function name in a table that reads name."""
+    return browser.execute_script(
+        "return Array.from(document.querySelectorAll(`#table-${arguments[0]} td a, #table-${arguments[0]} td span`))"
+        ".filter(node => node.textContent === arguments[1]).map(node => node.title)", table, name)
+
+
 def test_cxx_names_are_shown_as_text(browser: WebDriver, pages: dict[str, Path]) -> None:
     operator = "bool operator< <double, char>(shapes::Grid<double, 4> const&, shapes::Grid<char, 8> const&)"
     open_page(browser, pages["templates"])
     assert console_errors(browser) == []
-    assert operator in names(browser, "direct")
-    assert f"{operator} [" in " ".join(names(browser, "graph"))
-    assert "operator< <double, char>" in browser.find_element(By.TAG_NAME, "body").text
+    # Short, with the whole signature on hover.
+    assert "operator< <>" in names(browser, "direct")
+    assert hover_texts(browser, "direct", "operator< <>") == [operator]
+    assert "operator< <> [" in " ".join(names(browser, "graph"))
     assert tags(browser) <= PAGE_TAGS
     assert "<double" not in pages["templates"].read_text()  # escaped wherever it is written
 
 
 def test_quoted_names_are_shown_as_text(browser: WebDriver, pages: dict[str, Path]) -> None:
-    literal = 'operator"" _kb(unsigned long long)'
+    literal, short = 'operator"" _kb(unsigned long long)', 'operator"" _kb'
     open_page(browser, pages["literals"])
     assert console_errors(browser) == []
-    assert names(browser, "leaks") == [f"main > {literal}"]
-    assert literal in names(browser, "direct")
-    assert frames(browser, "leak")[literal] == [3072]
-    title = frame(browser, "allocation", literal).find_element(By.TAG_NAME, "title")
-    assert attribute(title, "textContent").startswith(f"{literal}\n3,072 bytes")
+    assert names(browser, "leaks") == [f"main > {short}"]
+    assert short in names(browser, "direct")
+    assert hover_texts(browser, "direct", short) == [literal]
+    assert frames(browser, "leak")[short] == [3072]
+    title = frame(browser, "allocation", short).find_element(By.TAG_NAME, "title")
+    assert attribute(title, "textContent").startswith(f"{short}\n3,072 bytes")
+    assert attribute(title, "textContent").endswith(f"\n{literal}")
     assert tags(browser) <= PAGE_TAGS
     assert 'operator""' not in pages["literals"].read_text()
 

@@ -134,16 +134,22 @@ def _libc_bytes(data: dict) -> int:
 
 def test_cxx_names_are_demangled_and_inlined_frames_expanded(targets: Targets, profile: Callable[..., Run]) -> None:
     run = profile([targets.build("templates")])
-    text = mprof("report", "--tables", "leaks,direct,graph", "--wide", run.output).stdout
-    assert "main > shapes::make_label(int) > shapes::copy_text" in text
-    assert "bool operator< <double, char>(shapes::Grid<double, 4> const&, shapes::Grid<char, 8> const&)" in text
-    assert "shapes::Grid<double, 4>::grow()" in text
+    full = mprof("report", "--all", "--tables", "leaks,direct,graph", "--full-names", run.output).stdout
+    assert "main > shapes::make_label(int) > shapes::copy_text" in full
+    assert "bool operator< <double, char>(shapes::Grid<double, 4> const&, shapes::Grid<char, 8> const&)" in full
+    assert "shapes::Grid<double, 4>::grow()" in full
+    # By default: no parameters and no template arguments, unless two
+    # functions would then read the same (the two instances of grow).
+    text = mprof("report", "--all", "--tables", "leaks,direct,graph", run.output).stdout
+    assert "main > shapes::make_label > shapes::copy_text" in text
+    assert "(shapes::" not in text and "operator< <> [" in text
+    assert "shapes::Grid<double, 4>::grow [" in text and "shapes::Grid<char, 8>::grow [" in text
     data = json.loads(mprof("report", "--format", "json", run.output).stdout)
     copy = next(d for d in data["direct"] if d["function"] == "shapes::copy_text")
     assert (copy["bytes"], copy["kept_bytes"]) == (33, 33)
     [leak] = [leak for leak in data["leaks"] if leak["path"].endswith("copy_text")]
-    assert [frame["function"] for frame in leak["frames"]] == ["main", "shapes::make_label(int)",
-                                                               "shapes::copy_text"]
+    assert [(frame["function"], frame["signature"]) for frame in leak["frames"]] == [
+        ("main", "main"), ("shapes::make_label", "shapes::make_label(int)"), ("shapes::copy_text", "shapes::copy_text")]
     assert leak["frames"][-1]["file"].endswith("templates.cc")
 
 
@@ -378,7 +384,7 @@ def test_call_sites_in_leak_paths(tmp_path: Path) -> None:
     text = mprof("report", "--tables", "leaks", "--call-sites", output).stdout
     [row] = table(text, "Memory leak table")
     path = row.split(")  ")[1]
-    functions_and_lines = [part.split(":") for part in path.split(" > ")]
+    functions_and_lines = [part.removesuffix(")").split(" (widgets.c:") for part in path.split(" > ")]
     assert [name for name, _ in functions_and_lines] == ["main", "make_red_widget", "make_widget"]
     # Each line is that frame's call: main calls make_red_widget, which calls make_widget, which calls malloc.
     called = ["make_red_widget()", "make_widget()", "malloc("]

@@ -335,7 +335,7 @@ def test_boundaries_tables(data_files: dict[str, Path], capsys: pytest.CaptureFi
 
 def test_ties_merges_and_the_one_percent_boundary(data_files: dict[str, Path],
                                                    capsys: pytest.CaptureFixture[str]) -> None:
-    text = mprof(capsys, "report", "--tables", "leaks,bins,direct,graph", data_files["tables"])
+    text = mprof(capsys, "report", "--all", "--tables", "leaks,bins,direct,graph", data_files["tables"])
     assert text.splitlines() == TABLES_TABLES.splitlines()
 
 
@@ -349,8 +349,10 @@ def test_call_sites_split_a_merged_leak_path(data_files: dict[str, Path], capsys
     text = mprof(capsys, "report", "--tables", "leaks", "--call-sites", data_files["tables"])
     main, block = line_of("    twice();"), line_of("return malloc(1000);")
     assert text.splitlines()[-2:] == [
-        f"         1        1,000  (50)  main:{main} > twice:{line_of('kept[0] = keep')} > keep_block:{block}",
-        f"         1        1,000  (50)  main:{main} > twice:{line_of('kept[1] = keep')} > keep_block:{block}"]
+        f"         1        1,000  (50)  main (tables.c:{main}) > twice (tables.c:{line_of('kept[0] = keep')}) > "
+        f"keep_block (tables.c:{block})",
+        f"         1        1,000  (50)  main (tables.c:{main}) > twice (tables.c:{line_of('kept[1] = keep')}) > "
+        f"keep_block (tables.c:{block})"]
 
 
 def test_recursion_call_graph(data_files: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
@@ -404,7 +406,7 @@ def test_widgets_json(data_files: dict[str, Path], capsys: pytest.CaptureFixture
                                "kept_bytes": 4913 * 204, "types": ["widget"]}]
     [direct] = report["direct"]
     assert {key: direct[key] for key in direct if key != "module"} == {
-        "function": "make_widget", "calls": 10000, "bytes": 2040000,
+        "function": "make_widget", "signature": "make_widget", "calls": 10000, "bytes": 2040000,
         "bytes_by_class": {"s": 0, "m": 2040000, "l": 0, "x": 0}, "kept_bytes": 4913 * 204,
         "kept_by_class": {"s": 0, "m": 4913 * 204, "l": 0, "x": 0}, "kept_objects": 4913}
     graph = {entry["function"]: entry for entry in report["call_graph"]}

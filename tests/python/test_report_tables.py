@@ -14,17 +14,18 @@ import json
 import re
 import sqlite3
 import sys
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 import pytest
-from datafile_builder import SUMMARY_FIELDS, DataFileBuilder, ModuleSpec
 
+from datafile_builder import SUMMARY_FIELDS, DataFileBuilder, ModuleSpec
+from hand_profiles import NamedFrames, by_class, recorded, report, resolve_by_name
 from mprof.cli.main import main
-from mprof.report.html import human_bytes
-from mprof.reducer import profile as profile_module
 from mprof.reducer import datafile, store
-from mprof.reducer.symbolize import Frame, Progress, WarningSink
+from mprof.reducer import profile as profile_module
+from mprof.reducer.symbolize import Frame, Progress
+from mprof.report.html import human_bytes
 
 # A return address in each function, named caller_callee.
 MAIN_P, MAIN_Q, P_A, Q_A, Q_B, A_B, B_A, B_LEAF = 0x1100, 0x1200, 0x2100, 0x3100, 0x3200, 0x4100, 0x5100, 0x5200
@@ -42,86 +43,17 @@ CHAINS = [
 ]
 
 
-class KnownFrames:
-    """Stands in for symbolize.Resolver: each address is one frame of the
-    function FUNCTION_OF names, in prog.c; the program has two types."""
-
-    def __init__(self, modules: object, warnings: WarningSink) -> None:
-        pass
-
-    def __enter__(self) -> KnownFrames:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        pass
-
-    def resolve(self, addresses: Iterable[int], progress: object = None) -> dict[int, list[Frame]]:
-        return {a: [Frame(FUNCTION_OF[a], "prog.c", LINE_OF[a], "/bin/prog", a, False)] for a in addresses}
-
-    def types(self, module_path: str) -> list[tuple[int, str]]:
-        return [(40, "struct node"), (40, "pair_t"), (3000, "struct big")]
+class KnownFrames(NamedFrames):
+    """Each address is one frame of the function FUNCTION_OF names, at
+    LINE_OF's line of prog.c."""
+    function_of = FUNCTION_OF
+    line_of = LINE_OF
 
 
 @pytest.fixture(autouse=True)
 def known_frames(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setattr(profile_module, "Resolver", KnownFrames)
     yield
-
-
-def resolve_by_name(monkeypatch: pytest.MonkeyPatch, function_of: Mapping[int, str]) -> None:
-    """Puts in the resolver's place one where each address is one frame of
-    the function function_of names, in prog.c."""
-    class ByName(KnownFrames):
-        def resolve(self, addresses: Iterable[int], progress: object = None) -> dict[int, list[Frame]]:
-            return {a: [Frame(function_of[a], "prog.c", 1, "/bin/prog", a, False)] for a in addresses}
-
-    monkeypatch.setattr(profile_module, "Resolver", ByName)
-
-
-def size_class(size: int) -> int:
-    return 0 if size <= 32 else 1 if size <= 256 else 2 if size <= 2048 else 3
-
-
-def by_class(size: int, total: int) -> tuple[int, int, int, int]:
-    figures = [0, 0, 0, 0]
-    figures[size_class(size)] = total
-    return (figures[0], figures[1], figures[2], figures[3])
-
-
-def recorded(chains: Iterable[tuple[tuple[int, ...], int, int, int]], **fields: object) -> DataFileBuilder:
-    """Chains (addresses outermost first, size, blocks, blocks freed) as the
-    monitor records them: a site per allocating address, a pair per
-    neighbouring two addresses of a chain, a leak record per whole chain
-    (the leak depth is 5, deep enough for all), a bin per size, and the
-    summary's allocations and frees; fields then set as given."""
-    sites: dict[int, list] = {}
-    pairs: dict[tuple[int, int], list] = {}
-    bins: dict[int, list[int]] = {}
-    leaks = []
-    summary = [0] * SUMMARY_FIELDS
-    for chain, size, blocks, freed in chains:
-        site = sites.setdefault(chain[-1], [0, 0, [0] * 4, [0] * 4])
-        site[0] += blocks
-        site[1] += freed
-        site[2][size_class(size)] += size * blocks
-        site[3][size_class(size)] += size * freed
-        for caller, callee in zip(chain, chain[1:]):
-            pair = pairs.setdefault((caller, callee), [0, [0] * 4])
-            pair[0] += blocks
-            pair[1][size_class(size)] += size * blocks
-        leaks.append((tuple(reversed(chain)), blocks, freed, size * blocks, size * freed))
-        row = bins.setdefault(min(size, 1025), [0] * 4)  # one bin above 1024
-        for n, figure in enumerate((blocks, freed, size * blocks, size * freed)):  # allocs, frees, bytes, freed
-            row[n] += figure
-            summary[n] += figure
-    builder = DataFileBuilder(
-        leak_depth=5, exe=b"/bin/prog", summary=summary, bins=[(size, *row) for size, row in sorted(bins.items())],
-        sites=[(a, calls, frees, tuple(b), tuple(f)) for a, (calls, frees, b, f) in sites.items()],
-        pairs=[(caller, callee, calls, tuple(b)) for (caller, callee), (calls, b) in pairs.items()],
-        leaks=leaks)
-    for name, value in fields.items():
-        setattr(builder, name, value)
-    return builder
 
 
 def program_file(**fields: object) -> DataFileBuilder:
@@ -182,13 +114,6 @@ index  self+desc          self   (%)    s   m   l   x    s   m   l   x          
 """
 
 
-def report(capsys: pytest.CaptureFixture[str], *arguments: str | Path) -> str:
-    assert main([str(argument) for argument in arguments]) == 0
-    captured = capsys.readouterr()
-    assert captured.err == ""
-    return captured.out
-
-
 @pytest.fixture
 def program(tmp_path: Path) -> Path:
     path = tmp_path / "prog.mprof"
@@ -236,7 +161,7 @@ def test_leaks_and_bins_json(program: Path, capsys: pytest.CaptureFixture[str]) 
 
 
 def test_call_graph_text(program: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    text = report(capsys, "report", "--tables", "graph", program)
+    text = report(capsys, "report", "--all", "--tables", "graph", program)
     assert text[text.index("index  self+desc"):].splitlines() == CALL_GRAPH.splitlines()
 
 
@@ -272,7 +197,7 @@ def table_lines(text: str, header: str) -> list[str]:
 
 def test_leak_bin_and_direct_tables(program: Path, capsys: pytest.CaptureFixture[str]) -> None:
     for name, table in (("leaks", LEAK_TABLE), ("bins", BIN_TABLE), ("direct", DIRECT_TABLE)):
-        text = report(capsys, "report", "--tables", name, program)
+        text = report(capsys, "report", "--all", "--tables", name, program)
         assert table_lines(text, table.splitlines()[0]) == table.splitlines()
 
 
@@ -498,6 +423,9 @@ def cutoff_file(freed: bool) -> DataFileBuilder:
         leaks=[((a, 0x10000 + a), 1, int(freed), size, size * freed) for a, size in sizes.items()])
 
 
+ONE_LEFT_OUT = ("  1 of 3 rows left out: --all shows every row, --top N the first N, --cutoff PERCENT those above "
+                "a share of the total")
+
 # cutoff_file's functions: each allocator, and main's call into it.
 CUTOFF_NAMES = {0x2100: "big", 0x3100: "one", 0x4100: "under", 0x12100: "main", 0x13100: "main", 0x14100: "main"}
 
@@ -516,14 +444,17 @@ def test_cutoff_keeps_exactly_one_percent(freed: bool, tmp_path: Path, monkeypat
         ["big", "[1]"], ["one", "[2]"], ["1/1", "under"]]
     direct = lines[lines.index("% mem         bytes   s   m   l   x      bytes kept   s   m   l   x        calls  name")
                    + 2:lines.index("Allocation call graph: one entry per function on an allocation chain,") - 1]
-    assert [row.split()[-1] for row in direct] == ["big", "one"]
+    assert [row.split()[-1] for row in direct[:-1]] == ["big", "one"]
+    assert direct[-1] == ONE_LEFT_OUT
     bins = lines[lines.index("   size     allocs         bytes   (%)      frees          kept   (%)  types") + 1:]
     # A bin is left out only when all its bytes were freed too.
-    assert [row.split()[0] for row in bins[:bins.index("")]] == (["101", ">", "<total>"] if freed else
+    assert [row.split()[0] for row in bins[:bins.index("")]] == (["101", ">", "<total>", "1"] if freed else
                                                                ["100", "101", ">", "<total>"])
+    if freed:
+        assert bins[3] == ONE_LEFT_OUT
     leaks = lines[lines.index("   objects        bytes   (%)  path") + 1:]
     assert leaks[:leaks.index("")] == (["                               (nothing kept)"] if freed else [
-        "         1        9,899  (98)  main > big", "         1          101   (1)  main > one"])
+        "         1        9,899  (98)  main > big", "         1          101   (1)  main > one", ONE_LEFT_OUT])
     # The page draws every entry, under the cutoff too, and its script hides them.
     functions = embedded(html_page(capsys, path), "functions")
     assert sorted((row[1], row[3]) for row in functions) == [("big", 1), ("main", 0), ("one", 2), ("under", 3)]
@@ -633,7 +564,7 @@ def test_html_rows_link_their_entries(program: Path, tmp_path: Path, capsys: pyt
     # Each entry is the anchor its links name; its own name is not a link
     # ("v": "e"); a member's cycle links to the cycle's entry.
     assert [row["id"] for row in rows] == ["fn-{}".format(id_of["main"]), "cycle-1",
-                                           *("fn-{}".format(id_of[name]) for name in ("B", "A", "q", "leaf", "p"))]
+                                           *(f"fn-{id_of[name]}" for name in ("B", "A", "q", "leaf", "p"))]
     assert [row["c"][-1][0] for row in rows if row["id"] != "cycle-1"] == [
         {"f": id_of[name], "v": "e"} for name in ("main", "B", "A", "q", "leaf", "p")]
     member_rows = [row for row in rows if row["id"] in ("fn-{}".format(id_of["A"]), "fn-{}".format(id_of["B"]))]
@@ -1001,7 +932,7 @@ index  self+desc          self   (%)    s   m   l   x    s   m   l   x          
 
 
 def test_two_cycles_call_graph(two_cycles: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    text = report(capsys, "report", "--tables", "graph", two_cycles)
+    text = report(capsys, "report", "--all", "--tables", "graph", two_cycles)
     assert text[text.index("index  self+desc"):].splitlines() == TWO_CYCLES_GRAPH.splitlines()
     # At --cutoff 50, what has 94 bytes or more: main, cycle 2 and its members.
     text = report(capsys, "report", "--tables", "graph", "--cutoff", "50", two_cycles)
@@ -1076,7 +1007,7 @@ def test_outside_callers_of_equal_bytes_by_name(tmp_path: Path, monkeypatch: pyt
     # equal bytes, so x (first by name) comes first, not y (fewer calls).
     path = chains_path([(("main:x", "x:a", "a:b", "b:a", "a:malloc"), 5, 2),
                         (("main:y", "y:b", "b:a", "a:malloc"), 10, 1)], tmp_path / "equal.mprof", monkeypatch)
-    lines = report(capsys, "report", "--tables", "graph", path).splitlines()
+    lines = report(capsys, "report", "--all", "--tables", "graph", path).splitlines()
     cycle = next(n for n, line in enumerate(lines) if line.endswith("<cycle 1 as a whole> [1]"))
     assert [line.split()[-2] for line in lines[cycle - 2:cycle]] == ["x", "y"]
     assert [line.split()[0] for line in lines[cycle - 2:cycle]] == ["10", "10"]
@@ -1125,7 +1056,7 @@ def printed_cells(table: str, columns: list[str]) -> list[list[str]]:
 def cell_text(page: str) -> Callable[[object], str]:
     """A cell of the HTML page's rows as the text tables print it: a
     function by its name, with its cycle for a label, and [index] in the
-    call graph (the page's functions table, [id, name, label, index])."""
+    call graph (the page's functions table, [id, name, label, index, signature])."""
     functions = {row[0]: row for row in embedded(page, "functions")}
 
     def text(cell: object) -> str:
@@ -1136,7 +1067,7 @@ def cell_text(page: str) -> Callable[[object], str]:
         assert isinstance(cell, dict)
         if "t" in cell:
             return cell["t"]
-        _, name, label, index = functions[cell["f"]]
+        _, name, label, index, _ = functions[cell["f"]]
         view = cell.get("v", "")
         if view == "l":
             return label or name

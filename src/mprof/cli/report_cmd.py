@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
 from ..report import json_tables, text_tables
 from ..report.display import for_display
+from ..report.tables import EVERY_ROW, FIRST_SCREEN, Limit
+from . import pager
 from .inputs import load_profile
 
 
@@ -30,6 +31,16 @@ def _percent(text: str) -> float:
     return value
 
 
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("at least 1")
+    return value
+
+
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "report", help="print the mprof tables",
@@ -42,19 +53,42 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
                         help="output format (default: %(default)s)")
     parser.add_argument("--tables", type=_tables, default=text_tables.TABLES, metavar="LIST",
                         help=f"tables to print, comma-separated (default: {','.join(text_tables.TABLES)})")
-    parser.add_argument("--cutoff", type=_percent, default=0.0, metavar="PERCENT",
-                        help="leave out entries below this percentage of the total (default: 0)")
+    parser.add_argument("--cutoff", type=_percent, default=None, metavar="PERCENT",
+                        help="leave out entries below this percentage of the total; without --top, show all "
+                             "the others")
+    rows = parser.add_mutually_exclusive_group()
+    rows.add_argument("--top", type=_count, metavar="N",
+                      help="show the first N rows of each text table (default: the rows that make up 90%% of "
+                           "its total, at most 20)")
+    rows.add_argument("--all", action="store_true", help="show every row of each text table")
     parser.add_argument("--call-sites", action="store_true",
                         help="leak paths name the line of each call, telling call sites in one function apart")
     parser.add_argument("--wide", action="store_true", help="never shorten leak paths")
+    parser.add_argument("--full-names", action="store_true",
+                        help="name C++ functions with their parameters and template arguments (by default only "
+                             "where two functions would read the same)")
+    parser.add_argument("--no-pager", action="store_true",
+                        help="never page the output (it is paged only on a terminal: $MPROF_PAGER, then "
+                             "$PAGER, then less)")
+
+
+def limit(args: argparse.Namespace) -> Limit:
+    """Rows chosen by share (--cutoff) or number (--top), or all; else the
+    first screen's."""
+    if args.top is not None:
+        return Limit(rows=args.top)
+    if args.all or args.cutoff is not None:
+        return EVERY_ROW
+    return FIRST_SCREEN
 
 
 def run(args: argparse.Namespace) -> int:
-    model = for_display(load_profile(args.files))
-    options = text_tables.Options(tables=args.tables, cutoff=args.cutoff, call_sites=args.call_sites,
-                                  wide=args.wide)
+    model = for_display(load_profile(args.files), args.full_names)
+    options = text_tables.Options(tables=args.tables, cutoff=args.cutoff or 0.0, call_sites=args.call_sites,
+                                  wide=args.wide, limit=limit(args))
     if args.format == "json":
-        sys.stdout.write(json.dumps(json_tables.tables(model, options), indent=1) + "\n")
+        text = json.dumps(json_tables.tables(model, options), indent=1) + "\n"
     else:
-        sys.stdout.write(text_tables.render(model, options))
+        text = text_tables.render(model, options)
+    pager.show(text, not args.no_pager)
     return 0

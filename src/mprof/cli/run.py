@@ -22,7 +22,6 @@ from ..reducer.errors import MprofError
 from . import run_record
 
 
-
 def _positive(text: str) -> int:
     try:
         value = int(text)

@@ -5,9 +5,8 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from . import callgraph, datafile
+from . import callgraph
 from .callgraph import CallGraph
 from .records import DataFile
 from .symbolize import Progress, Resolver, WarningSink

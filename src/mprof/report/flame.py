@@ -94,7 +94,8 @@ def allocation_flame(model: Model, min_share: float = MIN_SHARE, max_frames: int
         if key[0] == "c":
             members = model.cycles[key[1]].members
             return f"<cycle {key[1]} as a whole>", "members: " + ", ".join(model.functions[m].name for m in members)
-        return model.functions[key[1]].name, ""
+        function = model.functions[key[1]]
+        return function.name, function.full_name if function.full_name != function.name else ""
 
     def candidate(key: tuple[str, int], value: int) -> Candidate:
         name, detail = label(key)

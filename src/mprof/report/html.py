@@ -53,7 +53,8 @@ def render(model: Model) -> str:
     program = model.runs[0].program if model.runs else ""
     return environment().get_template("report.html").render(
         name=os.path.basename(program) or "program", runs=runs,
-        figures=summary.figures(model), kept_label=summary.kept_label(model), summary_rows=summary.rows(model), legends=legends,
+        figures=summary.figures(model), kept_label=summary.kept_label(model), summary_rows=summary.rows(model),
+        legends=legends,
         tables=html_rows.build(model), call_graph=model.call_graph,
         allocation_flame=flame.allocation_flame(model), leak_flame=flame.leak_flame(model),
         min_share=flame.MIN_SHARE, sizes=size_chart.chart(model))

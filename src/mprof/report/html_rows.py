@@ -6,8 +6,8 @@ them), a function, a link, or a list of these (a leak path, a name with its
 cycle).  A function is {"f": id} and shows its name, {"f": id, "v": "l"}
 its label (with <cycle N>), {"f": id, "v": "g"} its label and [index],
 {"f": id, "v": "e"} its name unlinked (on its own entry's line); the
-names are in one table for the page, [id, name, label, index], because a big
-call graph names each function many times.  It links to the function's call
+names are in one table for the page, [id, name, label, index, signature],
+because a big call graph names each function many times.  It links to the function's call
 graph entry when there is one.  A link is {"t": text, "h": anchor}; either
 may have a "title", hover text.  A row is {"c": cells, "id": its anchor,
 "b": rows above it, "a": rows below it, "f": what the name filter matches
@@ -31,7 +31,8 @@ Row = dict[str, Any]
 
 @dataclass(frozen=True)
 class HtmlTables:
-    functions: list[tuple[int, str, str | None, int | None]]  # id, name, label if not the name, entry index
+    # id, name, label if not the name, entry index, full signature if not the name
+    functions: list[tuple[int, str, str | None, int | None, str | None]]
     leaks: list[Row]
     bins: list[Row]
     bin_total: list[str]
@@ -54,7 +55,8 @@ def build(model: Model) -> HtmlTables:
     functions = []
     for f in model.functions.values():
         label = model.label(f.id)
-        functions.append((f.id, f.name, label if label != f.name else None, index.get(f.id)))
+        functions.append((f.id, f.name, label if label != f.name else None, index.get(f.id),
+                          f.full_name if f.full_name != f.name else None))
     bins, bin_total = bin_rows(model)
     direct, direct_total = direct_rows(model)
     return HtmlTables(functions, leak_rows(model), bins, bin_total, direct, direct_total,

@@ -7,7 +7,7 @@ from typing import Any
 
 from . import summary as whole_program
 from .model import CLASSES, Model
-from .tables import allocators, path_text
+from .tables import allocators, leak_paths
 from .text_tables import Options
 
 
@@ -25,28 +25,30 @@ def tables(model: Model, options: Options) -> dict[str, Any]:
     return {
         "runs": [asdict(run) for run in model.runs],
         "summary": summary,
-        "leaks": [{"path": path_text(model, leak.frames, options.call_sites, None),
-                   "frames": [{"function": functions[f.function].name, "file": f.file, "line": f.line}
-                              for f in reversed(leak.frames)],
-                   "allocs": leak.allocs, "frees": leak.frees, "kept_objects": leak.allocs - leak.frees,
-                   "bytes": leak.bytes, "kept_bytes": leak.bytes - leak.bytes_freed}
-                  for leak in model.leaks if leak.allocs != leak.frees],
+        "leaks": [{"path": path.key,
+                   "frames": [{"function": functions[f.function].name, "signature": functions[f.function].full_name,
+                               "file": f.file, "line": f.line} for f in reversed(path.frames)],
+                   "allocs": path.allocs, "frees": path.frees, "kept_objects": path.objects,
+                   "bytes": path.bytes, "kept_bytes": path.kept}
+                  for path in leak_paths(model, options.call_sites)],
         "bins": [{"size": b.size, "label": "> 1024" if b.size > 1024 else str(b.size), "allocs": b.allocs,
                   "frees": b.frees, "bytes": b.bytes, "kept_bytes": b.bytes - b.bytes_freed,
                   "types": [t for t in b.types.split(", ") if t]} for b in model.bins],
-        "direct": [{"function": model.label(f.id), "module": f.module, "calls": f.self_calls,
+        "direct": [{"function": model.label(f.id), "signature": f.full_name, "module": f.module,
+                    "calls": f.self_calls,
                     "bytes": sum(f.self_bytes), "bytes_by_class": _by_class(f.self_bytes),
                     "kept_bytes": sum(f.kept_bytes), "kept_by_class": _by_class(f.kept_bytes),
                     "kept_objects": f.kept_objects}
                    for f in allocators(model)],
-        "call_graph": [{"function": model.label(f.id), "module": f.module, "file": f.file, "cycle": f.cycle,
+        "call_graph": [{"function": model.label(f.id), "signature": f.full_name, "module": f.module,
+                        "file": f.file, "cycle": f.cycle,
                         "self_bytes": sum(f.self_bytes), "self_by_class": _by_class(f.self_bytes),
                         "total_bytes": f.total_bytes, "called": f.called, "recursive_calls": f.recursive_calls,
                         "callers": [{"function": model.label(e.caller), "calls": e.calls, "bytes": sum(e.bytes),
                                      "bytes_by_class": _by_class(e.bytes)} for e in model.callers.get(f.id, [])],
                         "callees": [{"function": model.label(e.callee), "calls": e.calls, "bytes": sum(e.bytes),
                                      "bytes_by_class": _by_class(e.bytes)} for e in model.callees.get(f.id, [])]}
-                       for f in sorted(functions.values(), key=lambda f: (-f.total_bytes, f.name))]
+                       for f in sorted(functions.values(), key=lambda f: (-f.total_bytes, f.full_name))]
         if model.call_graph else [],
         "cycles": [{"number": c.number, "members": [functions[m].name for m in c.members],
                     "self_bytes": c.self_bytes, "total_bytes": c.total_bytes, "called": c.called,

@@ -38,6 +38,13 @@ class FunctionRow:
     total_bytes: int
     called: int
     recursive_calls: int
+    # The whole demangled name, parameters and template arguments too; name
+    # is what reports show, shortened by display.for_display.
+    signature: str = ""
+
+    @property
+    def full_name(self) -> str:
+        return self.signature or self.name
 
 
 @dataclass(frozen=True)
@@ -122,7 +129,7 @@ def load(db: sqlite3.Connection) -> Model:
     functions = {}
     for row in db.execute("SELECT * FROM functions ORDER BY id"):
         functions[row[0]] = FunctionRow(row[0], row[1], row[2], row[3], row[4], row[5], row[6], tuple(row[7:11]),
-                                        tuple(row[11:15]), row[15], row[16], row[17], row[18])
+                                        tuple(row[11:15]), row[15], row[16], row[17], row[18], row[1])
     edges = [EdgeRow(row[0], row[1], row[2], tuple(row[3:7])) for row in db.execute(
         "SELECT * FROM edges ORDER BY caller_id, callee_id")]
     members: dict[int, list[int]] = {}

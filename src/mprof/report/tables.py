@@ -4,6 +4,8 @@ that the three never disagree on a figure or an order."""
 
 from __future__ import annotations
 
+import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .model import CycleRow, FunctionRow, LeakFrame, Model
@@ -21,6 +23,39 @@ def parenthesised(part: int, whole: int) -> str:
     return f"({share})" if share else ""
 
 
+@dataclass(frozen=True)
+class Limit:
+    """How many of a long table's rows a reader sees: the first ones up to a
+    number, or only as many as cover a share of the table's total, whichever
+    is fewer, but never fewer than a floor.  The text tables are read on a
+    screen; JSON and the HTML page (which pages its rows itself) keep every
+    row."""
+    rows: int | None = None  # None: no limit on the number of rows
+    share: float | None = None  # percent of the total the rows shown must cover; None: no such rule
+    floor: int = 0  # rows shown in any case, when the table has them
+    related: int | None = None  # callers, callees or members shown with a call graph entry
+
+
+EVERY_ROW = Limit()
+# As heaptrack_print's first screen: the top entries of each table, five
+# callers and callees of each; a short table is shown whole.
+FIRST_SCREEN = Limit(rows=20, share=90.0, floor=10, related=5)
+
+
+def shown_count(weights: Sequence[int], total: int, limit: Limit) -> int:
+    """How many of the rows, in their order, limit shows: weights are what
+    each row adds to the share covered, total what the share is of."""
+    covered = 0
+    for count, weight in enumerate(weights):
+        if count >= limit.floor:
+            if limit.rows is not None and count >= limit.rows:
+                return count
+            if limit.share is not None and total > 0 and covered * 100 >= limit.share * total:
+                return count
+        covered += weight
+    return len(weights)
+
+
 # A leak record of no address at all: the monitor could not unwind even the
 # allocation's caller.
 NO_CHAIN = "(no call chain)"
@@ -28,16 +63,17 @@ NO_CHAIN = "(no call chain)"
 
 def path_text(model: Model, frames: tuple[LeakFrame, ...], call_sites: bool, width: int | None) -> str:
     """A leak path from its frames (innermost first), outermost caller first,
-    with "..." above when it does not reach main; longer than width, it
-    loses whole callers from its outer end (the innermost stays, however
-    long) and says so with "..." too."""
+    each with the file and line of its call with call_sites, "..." above
+    when it does not reach main; longer than width, it loses whole callers
+    from its outer end (the innermost stays, however long) and says so with
+    "..." too."""
     if not frames:
         return NO_CHAIN
     names = []
     for frame in reversed(frames):
         name = model.functions[frame.function].name
         if call_sites and frame.line:
-            name += f":{frame.line}"
+            name += f" ({os.path.basename(frame.file)}:{frame.line})"
         names.append(name)
     partial = model.functions[frames[-1].function].name != "main"
     text = " > ".join((["..."] if partial else []) + names)
@@ -51,26 +87,40 @@ def path_text(model: Model, frames: tuple[LeakFrame, ...], call_sites: bool, wid
 class LeakPath:
     """Leak records of one whole path, merged."""
     key: str  # the whole path, never shortened
-    objects: int
-    kept: int
+    allocs: int
+    frees: int
+    bytes: int
+    bytes_freed: int
     frames: tuple[LeakFrame, ...]  # of the first record merged, innermost first
+
+    @property
+    def objects(self) -> int:
+        return self.allocs - self.frees
+
+    @property
+    def kept(self) -> int:
+        return self.bytes - self.bytes_freed
 
 
 def leak_paths(model: Model, call_sites: bool) -> list[LeakPath]:
-    """Paths with blocks kept at exit, merged by their whole text (a report
-    shortens them only to show them), most bytes first."""
-    merged: dict[str, list[int]] = {}
-    frames: dict[str, tuple[LeakFrame, ...]] = {}
+    """Paths with blocks kept at exit, merged by their functions (and the
+    lines of their calls with call_sites), whatever their names read and
+    however a report shortens them; most bytes first."""
+    merged: dict[tuple[tuple[int, str, int], ...], list[int]] = {}
+    frames: dict[tuple[tuple[int, str, int], ...], tuple[LeakFrame, ...]] = {}
     for leak in model.leaks:
         if leak.allocs == leak.frees:
             continue
-        text = path_text(model, leak.frames, call_sites, None)
-        row = merged.setdefault(text, [0, 0])
-        frames.setdefault(text, leak.frames)
-        row[0] += leak.allocs - leak.frees
-        row[1] += leak.bytes - leak.bytes_freed
-    rows = sorted(merged.items(), key=lambda item: (-item[1][1], item[0]))
-    return [LeakPath(text, objects, kept, frames[text]) for text, (objects, kept) in rows]
+        key = tuple((f.function, f.file, f.line) if call_sites else (f.function, "", 0) for f in leak.frames)
+        row = merged.setdefault(key, [0, 0, 0, 0])
+        frames.setdefault(key, leak.frames)
+        for n, figure in enumerate((leak.allocs, leak.frees, leak.bytes, leak.bytes_freed)):
+            row[n] += figure
+    rows = [LeakPath(path_text(model, frames[key], call_sites, None), allocs, frees, allocated, freed, frames[key])
+            for key, (allocs, frees, allocated, freed) in merged.items()]
+    # Ties in the order of the full names, the same in every view.
+    return sorted(rows, key=lambda row: (-row.kept, [(model.functions[f.function].full_name, f.line)
+                                                     for f in reversed(row.frames)]))
 
 
 @dataclass(frozen=True)
@@ -88,7 +138,8 @@ def bin_totals(model: Model) -> BinTotals:
 
 def allocators(model: Model) -> list[FunctionRow]:
     """The direct allocation table's functions, most bytes first."""
-    return sorted((f for f in model.functions.values() if f.self_calls), key=lambda f: (-sum(f.self_bytes), f.name))
+    return sorted((f for f in model.functions.values() if f.self_calls),
+                  key=lambda f: (-sum(f.self_bytes), f.full_name))
 
 
 @dataclass(frozen=True)
@@ -124,7 +175,8 @@ def caller_first_ranks(model: Model) -> dict[int, int]:
             pending[callee] += 1
 
     def name(key: tuple[int, int]) -> str:
-        return f"<cycle {key[1]}>" if key[0] else model.functions[key[1]].name
+        function = model.functions[key[1]]
+        return f"<cycle {key[1]}>" if key[0] else function.full_name
 
     ready = sorted((k for k, count in pending.items() if count == 0), key=name)
     ranks: dict[tuple[int, int], int] = {}
@@ -173,7 +225,7 @@ def graph_entries(model: Model, cutoff: float) -> list[GraphEntry]:
             cycle = model.cycles[key]
             return (-cycle.total_bytes, ranks[cycle.members[0]], 0, -1, f"<cycle {key}>")
         f = model.functions[key]
-        return (-f.total_bytes, ranks[key], 1, sum(f.self_bytes), f.name)
+        return (-f.total_bytes, ranks[key], 1, sum(f.self_bytes), f.full_name)
 
     def size(entry: tuple[str, int]) -> int:
         kind, key = entry
@@ -215,5 +267,6 @@ def _cycle_entry(model: Model, cycle: CycleRow, index: int) -> GraphEntry:
     into = sum(sum(row[1:]) for row in outside.values())
     callers = tuple(Related(caller, row[0], cycle.called, tuple(row[1:]), into)
                     for caller, row in sorted(outside.items(), key=lambda item: (-sum(item[1][1:]), item[0])))
-    ordered = sorted(cycle.members, key=lambda m: (-sum(model.functions[m].self_bytes), model.functions[m].name))
+    ordered = sorted(cycle.members, key=lambda m: (-sum(model.functions[m].self_bytes),
+                                                   model.functions[m].full_name))
     return GraphEntry("cycle", cycle.number, index, callers, (), tuple(ordered))

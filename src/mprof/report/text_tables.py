@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from . import legends, summary, tables
 from .model import Model
-from .tables import GraphEntry, Related, parenthesised, percent
+from .tables import EVERY_ROW, GraphEntry, Limit, Related, parenthesised, percent, shown_count
 
 TABLES = ("summary", "leaks", "bins", "direct", "graph")
 
@@ -20,6 +20,16 @@ class Options:
     call_sites: bool = False  # leak paths name file:line of each call
     wide: bool = False  # leak paths are never shortened
     path_width: int = 100
+    limit: Limit = EVERY_ROW  # how many rows of each table to show, after the cutoff
+
+
+def left_out(shown: int, rows: int) -> list[str]:
+    """The line under a table that did not show all its rows: how many, and
+    how to see them."""
+    if shown == rows:
+        return []
+    return [f"  {rows - shown:,} of {rows:,} rows left out: --all shows every row, --top N the first N, "
+            f"--cutoff PERCENT those above a share of the total"]
 
 
 def classes(parts: Sequence[int], whole: int) -> str:
@@ -59,14 +69,14 @@ def leak_table(model: Model, options: Options) -> str:
     rows = tables.leak_paths(model, options.call_sites)
     width = None if options.wide else options.path_width
     lines = [legends.LEAKS, "", f"{'objects':>10} {'bytes':>12} {'(%)':>5}  path"]
-    for row in rows:
-        if kept_total and row.kept * 100 < options.cutoff * kept_total:
-            continue
-        shown = tables.path_text(model, row.frames, options.call_sites, width)
-        lines.append(f"{row.objects:>10,} {row.kept:>12,} {parenthesised(row.kept, kept_total):>5}  {shown}")
+    above = [row for row in rows if not kept_total or row.kept * 100 >= options.cutoff * kept_total]
+    shown = above[:shown_count([row.kept for row in above], kept_total, options.limit)]
+    for row in shown:
+        path = tables.path_text(model, row.frames, options.call_sites, width)
+        lines.append(f"{row.objects:>10,} {row.kept:>12,} {parenthesised(row.kept, kept_total):>5}  {path}")
     if not rows:
         lines.append(f"{'':>10} {'':>12} {'':>5}  (nothing kept)")
-    return "\n".join(lines)
+    return "\n".join(lines + left_out(len(shown), len(rows)))
 
 
 def bin_table(model: Model, options: Options) -> str:
@@ -74,8 +84,13 @@ def bin_table(model: Model, options: Options) -> str:
     allocated, kept_total = totals.bytes, totals.kept
     lines = [legends.BINS, "",
              f"{'size':>7} {'allocs':>10} {'bytes':>13} {'(%)':>5} {'frees':>10} {'kept':>13} {'(%)':>5}  types"]
-    for b in model.bins:
-        if allocated and b.bytes * 100 < options.cutoff * allocated and b.bytes_freed == b.bytes:
+    above = [b for b in model.bins
+             if not allocated or b.bytes * 100 >= options.cutoff * allocated or b.bytes_freed != b.bytes]
+    # The largest bins are shown, in the order of their sizes.
+    largest = sorted(above, key=lambda b: -b.bytes)
+    shown = {b.size for b in largest[:shown_count([b.bytes for b in largest], allocated, options.limit)]}
+    for b in above:
+        if b.size not in shown:
             continue
         size = "> 1024" if b.size > 1024 else str(b.size)
         kept = b.bytes - b.bytes_freed
@@ -83,7 +98,7 @@ def bin_table(model: Model, options: Options) -> str:
                      f"{b.frees:>10,} {kept:>13,} {parenthesised(kept, kept_total):>5}  {b.types}".rstrip())
     lines.append(f"{'<total>':>7} {totals.allocs:>10,} {allocated:>13,} {'':>5} "
                  f"{totals.frees:>10,} {kept_total:>13,}")
-    return "\n".join(lines)
+    return "\n".join(lines + left_out(len(shown), len(model.bins)))
 
 
 def _direct_row(label: str, total: int, allocated: tuple[int, ...], kept: tuple[int, ...], calls: int,
@@ -103,19 +118,22 @@ def direct_table(model: Model, options: Options) -> str:
     lines = [legends.DIRECT, "", sub, header,
              _direct_row("<total>", all_allocated, totals.by_class, totals.kept_by_class, totals.calls,
                          all_allocated, all_kept)]
-    for f in allocators:
-        if all_allocated and sum(f.self_bytes) * 100 < options.cutoff * all_allocated:
-            continue
+    above = [f for f in allocators if not all_allocated or sum(f.self_bytes) * 100 >= options.cutoff * all_allocated]
+    shown = above[:shown_count([sum(f.self_bytes) for f in above], all_allocated, options.limit)]
+    for f in shown:
         lines.append(_direct_row(model.label(f.id), sum(f.self_bytes), f.self_bytes, f.kept_bytes, f.self_calls,
                                  all_allocated, all_kept))
-    return "\n".join(lines)
+    return "\n".join(lines + left_out(len(shown), len(allocators)))
 
 
 def call_graph(model: Model, options: Options) -> str:
     if not model.call_graph:
         return "Allocation call graph: not recorded (the profile was taken in mprof- mode)."
     total = model.total_bytes
-    entries = tables.graph_entries(model, options.cutoff)
+    above = tables.graph_entries(model, options.cutoff)
+    # An entry's share is its own bytes: the entries shown account for the
+    # bytes allocated, their callers above them.
+    entries = above[:shown_count([_self_bytes(model, entry) for entry in above], total, options.limit)]
     index = {(entry.kind, entry.key): entry.index for entry in entries}
     rule = "-" * 110
     lines = [legends.GRAPH, "",
@@ -134,10 +152,11 @@ def call_graph(model: Model, options: Options) -> str:
         return (f"{'':<6} {'':>9} {sum(line.bytes):>13,} {'':>5}  {classes(line.bytes, sum(line.bytes))}  "
                 f"{classes(line.bytes, line.frac_of):<15}  {calls:>17}      {name(line.function)}")
 
+    most = options.limit.related
     for entry in entries:
-        lines += [related(line) for line in entry.callers]
+        lines += [related(line) for line in entry.callers[:most]]
         if entry.kind == "cycle":
-            lines += _cycle_line(model, entry, total, name)
+            lines += _cycle_line(model, entry, total, name, most)
         else:
             f = model.functions[entry.key]
             called = f"{f.called:,}" + (f"+{f.recursive_calls:,}" if f.recursive_calls else "")
@@ -145,12 +164,32 @@ def call_graph(model: Model, options: Options) -> str:
             lines.append(f"{'[' + str(entry.index) + ']':<6} {f.total_bytes * 100 / total if total else 0:>9.1f} "
                          f"{self_bytes:>13,} {parenthesised(self_bytes, total):>5}  "
                          f"{classes(f.self_bytes, self_bytes)}  {'':<15}  {called:>17}  {name(f.id)}")
-        lines += [related(line) for line in entry.callees]
+        lines += [related(line) for line in entry.callees[:most]]
+        lines += _more_related(entry, most)
         lines.append(rule)
-    return "\n".join(lines)
+    return "\n".join(lines + left_out(len(entries), len(model.functions) + len(model.cycles)))
 
 
-def _cycle_line(model: Model, entry: GraphEntry, total: int, name: Callable[[int], str]) -> list[str]:
+def _more_related(entry: GraphEntry, most: int | None) -> list[str]:
+    """The line that says how many callers, callees or members the entry
+    did not show."""
+    if most is None:
+        return []
+    hidden = [(len(lines) - most, what) for lines, what in
+              ((entry.callers, "callers"), (entry.callees, "callees"), (entry.members, "members")) if len(lines) > most]
+    if not hidden:
+        return []
+    counts = ", ".join(f"{count:,} more {what}" for count, what in hidden)
+    return [f"{'':<6} {'':>9} {'':>13} {'':>5}  ({counts}: --all shows them)"]
+
+
+def _self_bytes(model: Model, entry: GraphEntry) -> int:
+    # A cycle's bytes are its members', counted at their own entries.
+    return 0 if entry.kind == "cycle" else sum(model.functions[entry.key].self_bytes)
+
+
+def _cycle_line(model: Model, entry: GraphEntry, total: int, name: Callable[[int], str],
+                most: int | None) -> list[str]:
     """gprof's <cycle N as a whole> line, its members below."""
     cycle = model.cycles[entry.key]
     lines = [f"{'[' + str(entry.index) + ']':<6} "
@@ -158,7 +197,7 @@ def _cycle_line(model: Model, entry: GraphEntry, total: int, name: Callable[[int
              f"{parenthesised(cycle.self_bytes, total):>5}  {'':<15}  {'':<15}  "
              f"{f'{cycle.called:,}+{cycle.internal_calls:,}':>17}  <cycle {cycle.number} as a whole> "
              f"[{entry.index}]"]
-    for member in entry.members:
+    for member in entry.members[:most]:
         function = model.functions[member]
         self_bytes = sum(function.self_bytes)
         lines.append(f"{'':<6} {'':>9} {self_bytes:>13,} {'':>5}  {classes(function.self_bytes, self_bytes)}  "

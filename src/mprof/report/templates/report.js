@@ -8,9 +8,11 @@
 
   // ---- Tables ----
 
-  // Every function's name once: id -> {name, label, index of its entry}.
+  // Every function's name once: id -> {name, label, index of its entry,
+  // whole signature when the name is short}.
   const functions = new Map(JSON.parse(document.getElementById("functions").textContent).map(
-    ([id, name, label, index]) => [id, { name: name, label: label || name, index: index }]));
+    ([id, name, label, index, signature]) =>
+      [id, { name: name, label: label || name, index: index, signature: signature }]));
 
   // The text and the anchor of a function cell (see report/html_rows.py).
   function functionText(part) {
@@ -41,7 +43,9 @@
       const node = document.createElement(anchor ? "a" : "span");
       if (anchor) node.href = "#" + anchor;
       node.textContent = partText(part);
-      if (part.title) node.title = part.title;
+      const signature = part.f === undefined ? null : functions.get(part.f).signature;
+      const title = [signature, part.title].filter(Boolean).join("\n");
+      if (title) node.title = title;
       td.appendChild(node);
     }
   }

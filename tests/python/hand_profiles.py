@@ -1,0 +1,98 @@
+"""Profiles made by hand for the report tests: data files recorded from
+call chains given as addresses, reduced in the test's process with the
+symbol resolver replaced by a table of names, and reported through the
+command line's main()."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+import pytest
+
+from datafile_builder import SUMMARY_FIELDS, DataFileBuilder
+from mprof.cli.main import main
+from mprof.reducer import profile as profile_module
+from mprof.reducer.symbolize import Frame, WarningSink
+
+
+class NamedFrames:
+    """Stands in for symbolize.Resolver: each address is one frame of the
+    function function_of names, in prog.c; the program has three types."""
+    function_of: Mapping[int, str] = {}
+    line_of: Mapping[int, int] = {}
+
+    def __init__(self, modules: object, warnings: WarningSink) -> None:
+        pass
+
+    def __enter__(self) -> NamedFrames:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
+    def resolve(self, addresses: Iterable[int], progress: object = None) -> dict[int, list[Frame]]:
+        return {a: [Frame(self.function_of[a], "prog.c", self.line_of.get(a, 1), "/bin/prog", a, False)]
+                for a in addresses}
+
+    def types(self, module_path: str) -> list[tuple[int, str]]:
+        return [(40, "struct node"), (40, "pair_t"), (3000, "struct big")]
+
+
+def resolve_by_name(monkeypatch: pytest.MonkeyPatch, function_of: Mapping[int, str]) -> None:
+    """Puts in the resolver's place one where each address is one frame of
+    the function function_of names, in prog.c."""
+    monkeypatch.setattr(profile_module, "Resolver", type("ByName", (NamedFrames,), {"function_of": function_of}))
+
+
+def size_class(size: int) -> int:
+    return 0 if size <= 32 else 1 if size <= 256 else 2 if size <= 2048 else 3
+
+
+def by_class(size: int, total: int) -> tuple[int, int, int, int]:
+    figures = [0, 0, 0, 0]
+    figures[size_class(size)] = total
+    return (figures[0], figures[1], figures[2], figures[3])
+
+
+def recorded(chains: Iterable[tuple[tuple[int, ...], int, int, int]], **fields: object) -> DataFileBuilder:
+    """Chains (addresses outermost first, size, blocks, blocks freed) as the
+    monitor records them: a site per allocating address, a pair per
+    neighbouring two addresses of a chain, a leak record per whole chain
+    (the leak depth is 5, deep enough for all), a bin per size, and the
+    summary's allocations and frees; fields then set as given."""
+    sites: dict[int, list] = {}
+    pairs: dict[tuple[int, int], list] = {}
+    bins: dict[int, list[int]] = {}
+    leaks = []
+    summary = [0] * SUMMARY_FIELDS
+    for chain, size, blocks, freed in chains:
+        site = sites.setdefault(chain[-1], [0, 0, [0] * 4, [0] * 4])
+        site[0] += blocks
+        site[1] += freed
+        site[2][size_class(size)] += size * blocks
+        site[3][size_class(size)] += size * freed
+        for caller, callee in zip(chain, chain[1:]):
+            pair = pairs.setdefault((caller, callee), [0, [0] * 4])
+            pair[0] += blocks
+            pair[1][size_class(size)] += size * blocks
+        leaks.append((tuple(reversed(chain)), blocks, freed, size * blocks, size * freed))
+        row = bins.setdefault(min(size, 1025), [0] * 4)  # one bin above 1024
+        for n, figure in enumerate((blocks, freed, size * blocks, size * freed)):  # allocs, frees, bytes, freed
+            row[n] += figure
+            summary[n] += figure
+    builder = DataFileBuilder(
+        leak_depth=5, exe=b"/bin/prog", summary=summary, bins=[(size, *row) for size, row in sorted(bins.items())],
+        sites=[(a, calls, frees, tuple(b), tuple(f)) for a, (calls, frees, b, f) in sites.items()],
+        pairs=[(caller, callee, calls, tuple(b)) for (caller, callee), (calls, b) in pairs.items()],
+        leaks=leaks)
+    for name, value in fields.items():
+        setattr(builder, name, value)
+    return builder
+
+
+def report(capsys: pytest.CaptureFixture[str], *arguments: str | Path) -> str:
+    assert main([str(argument) for argument in arguments]) == 0
+    captured = capsys.readouterr()
+    assert captured.err == ""
+    return captured.out
