@@ -24,6 +24,14 @@ MPROF = REPO_ROOT / "mprof"
 C_FLAGS = ["-O0", "-g", "-fno-builtin", "-pthread", "-Wno-alloc-size-larger-than"]
 
 
+def mprof(*arguments: str | Path, check: bool = True) -> subprocess.CompletedProcess[str]:
+    """The mprof command, run as a user runs it; with check, it must succeed."""
+    completed = subprocess.run([MPROF, *map(str, arguments)], capture_output=True, text=True, timeout=300)
+    if check:
+        assert completed.returncode == 0, completed.stderr
+    return completed
+
+
 @dataclass
 class Targets:
     directory: Path

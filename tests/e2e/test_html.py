@@ -3,16 +3,12 @@ headless Chromium, read back from the DOM, clicked, typed into."""
 
 from __future__ import annotations
 
-import subprocess
 import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from e2e_support import BUILD, MPROF, Targets
-from synthetic_profile import synthetic_model
-
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.action_chains import ActionChains
@@ -20,7 +16,9 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webelement import WebElement
 from selenium.webdriver.support.ui import WebDriverWait
 
+from e2e_support import BUILD, Targets, mprof
 from mprof.report import html
+from synthetic_profile import synthetic_model
 
 WIDGETS = BUILD / "widgets"
 RED, BLUE = 4913, 5087
@@ -31,13 +29,6 @@ PAGE_TAGS = {"html", "head", "meta", "title", "style", "body", "header", "h1", "
              "table", "thead", "tbody", "tfoot", "tr", "th", "td", "script", "footer", "svg", "g", "rect", "text"}
 BIG_FUNCTIONS = 30000
 WebDriver = webdriver.Chrome  # get_log, the browser's console, is Chromium's own
-
-
-def mprof(*arguments: str | Path, check: bool = True) -> subprocess.CompletedProcess[str]:
-    completed = subprocess.run([MPROF, *map(str, arguments)], capture_output=True, text=True, timeout=300)
-    if check:
-        assert completed.returncode == 0, completed.stderr
-    return completed
 
 
 def profile_page(directory: Path, name: str, *command: str | Path, options: tuple[str, ...] = ()) -> Path:

@@ -14,17 +14,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from e2e_support import BUILD, MPROF, Run, Targets, numbers, table
+
+from e2e_support import BUILD, MPROF, Run, Targets, mprof, numbers, table
 
 WIDGETS = BUILD / "widgets"
 RED, BLUE = 4913, 5087
-
-
-def mprof(*arguments: str | Path, check: bool = True) -> subprocess.CompletedProcess[str]:
-    completed = subprocess.run([MPROF, *map(str, arguments)], capture_output=True, text=True)
-    if check:
-        assert completed.returncode == 0, completed.stderr
-    return completed
 
 
 @pytest.fixture(scope="module")

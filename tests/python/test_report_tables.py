@@ -471,9 +471,9 @@ def test_databases_of_other_versions_and_applications(program: Path, tmp_path: P
                                                       capsys: pytest.CaptureFixture[str]) -> None:
     database = tmp_path / "p.db"
     report(capsys, "db", program, "-o", database)
-    # The schema's version, from schema.sql: 2.
-    for version, problem in ((99, "profile schema version 99 is newer than this mprof understands (2)"),
-                             (1, "profile schema version 1 is older than this mprof reads (2); make it again "
+    # The schema's version, from schema.sql: 3.
+    for version, problem in ((99, "profile schema version 99 is newer than this mprof understands (3)"),
+                             (2, "profile schema version 2 is older than this mprof reads (3); make it again "
                                  "from the data files with mprof db"),
                              (0, "not an mprof profile database")):
         with sqlite3.connect(database) as db:
@@ -683,7 +683,10 @@ def test_two_processes_in_the_database(tmp_path: Path, capsys: pytest.CaptureFix
         (20, 4, 2, 80, 40), (40, 2, 0, 80, 0), (300, 2, 2, 600, 600), (1025, 2, 0, 6000, 0)]
     raw.close()
     runs = json.loads(report(capsys, "report", "--format", "json", database))["runs"]
-    assert runs == [
+    # Each process's own figures, as its file has them.
+    assert [(run["figures"]["allocs"], run["figures"]["bytes_allocated"], run["figures"]["max_live_bytes"])
+            for run in runs] == [(5, 3380, 3360), (5, 3380, 3360)]
+    assert [{key: value for key, value in run.items() if key != "figures"} for run in runs] == [
         {"pid": 1, "ppid": 1, "program": "/bin/prog", "command_line": "prog run", "elapsed_ns": 2_500_000_000,
          "call_graph": True, "final": True, "checkpoint": False, "end_signal": 0, "forked": False, "leak_depth": 5},
         {"pid": 2, "ppid": 1, "program": "/bin/prog", "command_line": "prog run", "elapsed_ns": 2_500_000_000,

@@ -21,6 +21,9 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     parser.add_argument("files", nargs="+", type=Path, metavar="FILE",
                         help="data files of one program, or one profile database")
     parser.add_argument("-o", "--output", type=Path, required=True, metavar="FILE", help="the page to write")
+    parser.add_argument("--include-runtime", action="store_true",
+                        help="list among the leaks the blocks the C and C++ runtimes keep on purpose until exit "
+                             "(stdio buffers, the C++ exception pool, the dynamic loader's)")
     parser.add_argument("--full-names", action="store_true",
                         help="name C++ functions with their parameters and template arguments (by default they "
                              "show on hover)")
@@ -33,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
         raise MprofError("the HTML report needs the Jinja2 Python package: install python3-jinja2, or run "
                          "`make venv` for ./mprof") from None
     model = for_display(load_profile(args.files), args.full_names)
-    write_atomically(args.output, html.render(model))
+    write_atomically(args.output, html.render(model, args.include_runtime))
     return 0
 
 

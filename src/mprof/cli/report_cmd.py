@@ -64,6 +64,9 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     parser.add_argument("--call-sites", action="store_true",
                         help="leak paths name the line of each call, telling call sites in one function apart")
     parser.add_argument("--wide", action="store_true", help="never shorten leak paths")
+    parser.add_argument("--include-runtime", action="store_true",
+                        help="list among the leaks the blocks the C and C++ runtimes keep on purpose until exit "
+                             "(stdio buffers, the C++ exception pool, the dynamic loader's)")
     parser.add_argument("--full-names", action="store_true",
                         help="name C++ functions with their parameters and template arguments (by default only "
                              "where two functions would read the same)")
@@ -85,7 +88,8 @@ def limit(args: argparse.Namespace) -> Limit:
 def run(args: argparse.Namespace) -> int:
     model = for_display(load_profile(args.files), args.full_names)
     options = text_tables.Options(tables=args.tables, cutoff=args.cutoff or 0.0, call_sites=args.call_sites,
-                                  wide=args.wide, limit=limit(args))
+                                  wide=args.wide, limit=limit(args),
+                                  runtime=args.include_runtime)
     if args.format == "json":
         text = json.dumps(json_tables.tables(model, options), indent=1) + "\n"
     else:

@@ -8,7 +8,7 @@
 -- and offsets are unsigned 64-bit values stored as signed two's complement:
 -- a negative v stands for v + 2^64.
 PRAGMA application_id = 1836085871;
-PRAGMA user_version = 2;
+PRAGMA user_version = 3;
 
 CREATE TABLE runs (
     id INTEGER PRIMARY KEY,
@@ -46,6 +46,15 @@ CREATE TABLE summary (
     value INTEGER NOT NULL
 );
 
+-- Each run's own figures, as its data file's SUMM section has them: the
+-- process table of a report of several processes.
+CREATE TABLE run_figures (
+    run_id INTEGER NOT NULL REFERENCES runs(id),
+    name TEXT NOT NULL,
+    value INTEGER NOT NULL,
+    PRIMARY KEY (run_id, name)
+);
+
 -- Strongly connected components of the call graph with more than one
 -- function, or one that calls itself: gprof's <cycle N>.
 CREATE TABLE cycles (
@@ -80,6 +89,15 @@ CREATE TABLE functions (
     recursive_calls INTEGER NOT NULL -- calls from itself or from its cycle
 );
 CREATE UNIQUE INDEX functions_identity ON functions(name, module);
+
+-- A function's bytes as one figure each: the top direct allocators are
+-- SELECT name, self_bytes FROM function_bytes ORDER BY self_bytes DESC.
+CREATE VIEW function_bytes AS
+SELECT id, name, module, self_calls,
+       self_s + self_m + self_l + self_x AS self_bytes,
+       kept_s + kept_m + kept_l + kept_x AS kept_bytes,
+       kept_objects, total_bytes
+FROM functions;
 
 -- Caller/callee pairs between functions, bytes allocated over each.
 CREATE TABLE edges (
@@ -131,7 +149,9 @@ CREATE TABLE leaks (
     allocs INTEGER NOT NULL,
     frees INTEGER NOT NULL,
     bytes INTEGER NOT NULL,
-    bytes_freed INTEGER NOT NULL
+    bytes_freed INTEGER NOT NULL,
+    runtime TEXT NOT NULL            -- what in the C or C++ runtime keeps these blocks on purpose
+                                     -- ("stdio buffer", ...), or empty: the program's own
 );
 
 CREATE TABLE leak_frames (

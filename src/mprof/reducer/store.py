@@ -7,6 +7,7 @@ import sqlite3
 import tempfile
 from pathlib import Path
 
+from . import runtime_blocks
 from .callgraph import CallGraph
 from .errors import MprofError
 from .profile import Profile, Run
@@ -130,8 +131,10 @@ def _insert(db: sqlite3.Connection, profile: Profile) -> None:
                     for b in sorted(profile.bins.values(), key=lambda b: b.size)])
     leaks = sorted(graph.leaks.values(), key=lambda leak: (-(leak.bytes - leak.bytes_freed), -leak.bytes,
                                                             [(ids[f], line) for f, _, line in leak.frames]))
-    db.executemany("INSERT INTO leaks VALUES (?, ?, ?, ?, ?)",
-                   [(n, leak.allocs, leak.frees, leak.bytes, leak.bytes_freed) for n, leak in enumerate(leaks, 1)])
+    db.executemany("INSERT INTO leaks VALUES (?, ?, ?, ?, ?, ?)",
+                   [(n, leak.allocs, leak.frees, leak.bytes, leak.bytes_freed,
+                     runtime_blocks.kept_by([function for function, _, _ in leak.frames]))
+                    for n, leak in enumerate(leaks, 1)])
     db.executemany("INSERT INTO leak_frames VALUES (?, ?, ?, ?, ?)",
                    [(n, position, ids[function], file, line) for n, leak in enumerate(leaks, 1)
                     for position, (function, file, line) in enumerate(leak.frames)])
@@ -143,6 +146,8 @@ def _insert_run(db: sqlite3.Connection, number: int, run: Run) -> None:
                (number, run.path, h.pid, h.ppid, run.data.program.exe, " ".join(run.data.program.argv),
                 h.start_unix_ns, h.elapsed_ns, int(h.call_graph), int(h.final), int(h.checkpoint), h.end_signal,
                 int(h.forked), h.stack_depth, h.leak_depth))
+    db.executemany("INSERT INTO run_figures VALUES (?, ?, ?)",
+                   [(number, name, value) for name, value in sorted(run.data.summary.items())])
     db.executemany("INSERT OR IGNORE INTO modules VALUES (?, ?, ?, ?, ?, ?, ?)",
                    [(number, m.path, m.bias, m.start, m.end, m.build_id.hex(), int(m.unloaded))
                     for m in run.data.modules])

@@ -117,12 +117,14 @@ def allocation_flame(model: Model, min_share: float = MIN_SHARE, max_frames: int
     return _expand("all", sum(total(r) for r in roots), children, min_share, max_frames)
 
 
-def leak_flame(model: Model, min_share: float = MIN_SHARE, max_frames: int = MAX_FRAMES) -> Flame:
-    """Bytes never freed, by the leak table's partial paths (exact)."""
+def leak_flame(model: Model, min_share: float = MIN_SHARE, max_frames: int = MAX_FRAMES,
+               runtime: bool = False) -> Flame:
+    """Bytes never freed, by the leak table's partial paths (exact); what
+    the runtimes keep on purpose only with runtime, as in the table."""
     trie = _PathNode()  # outermost caller first
     for leak in model.leaks:
         kept = leak.bytes - leak.bytes_freed
-        if leak.allocs == leak.frees or kept <= 0 or not leak.frames:
+        if leak.allocs == leak.frees or kept <= 0 or not leak.frames or (leak.runtime and not runtime):
             continue
         path: list[int | str] = [f.function for f in reversed(leak.frames)]
         if model.functions[leak.frames[-1].function].name != "main":

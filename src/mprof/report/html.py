@@ -13,7 +13,7 @@ from pathlib import Path
 
 import jinja2
 
-from . import flame, html_rows, legends, size_chart, summary
+from . import flame, html_rows, legends, size_chart, summary, tables
 from .model import Model
 
 TEMPLATES = Path(__file__).with_name("templates")
@@ -47,7 +47,9 @@ def environment() -> jinja2.Environment:
     return env
 
 
-def render(model: Model) -> str:
+def render(model: Model, runtime: bool = False) -> str:
+    """The page; with runtime, the leak table and flame graph also show what
+    the C and C++ runtimes keep on purpose."""
     runs = [RunLine(run.pid, "fork child" if run.forked else "process", run.command_line or run.program,
                     ", ".join(summary.run_notes(run))) for run in model.runs]
     program = model.runs[0].program if model.runs else ""
@@ -55,6 +57,7 @@ def render(model: Model) -> str:
         name=os.path.basename(program) or "program", runs=runs,
         figures=summary.figures(model), kept_label=summary.kept_label(model), summary_rows=summary.rows(model),
         legends=legends,
-        tables=html_rows.build(model), call_graph=model.call_graph,
-        allocation_flame=flame.allocation_flame(model), leak_flame=flame.leak_flame(model),
+        tables=html_rows.build(model, runtime), call_graph=model.call_graph,
+        allocation_flame=flame.allocation_flame(model), leak_flame=flame.leak_flame(model, runtime=runtime),
+        runtime_note="" if runtime else tables.runtime_note(model, "mprof html --include-runtime"),
         min_share=flame.MIN_SHARE, sizes=size_chart.chart(model))

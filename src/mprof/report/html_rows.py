@@ -49,7 +49,7 @@ def cycle_anchor(number: int) -> str:
     return f"cycle-{number}"
 
 
-def build(model: Model) -> HtmlTables:
+def build(model: Model, runtime: bool = False) -> HtmlTables:
     entries = tables.graph_entries(model, 0.0) if model.call_graph else []  # every entry, whatever its share
     index = {entry.key: entry.index for entry in entries if entry.kind == "function"}
     functions = []
@@ -59,7 +59,7 @@ def build(model: Model) -> HtmlTables:
                           f.full_name if f.full_name != f.name else None))
     bins, bin_total = bin_rows(model)
     direct, direct_total = direct_rows(model)
-    return HtmlTables(functions, leak_rows(model), bins, bin_total, direct, direct_total,
+    return HtmlTables(functions, leak_rows(model, runtime), bins, bin_total, direct, direct_total,
                       graph_rows(model, entries))
 
 
@@ -72,11 +72,12 @@ def _function(function_id: int, view: str = "", title: str = "") -> dict[str, An
     return cell
 
 
-def leak_rows(model: Model) -> list[Row]:
-    """objects, bytes, (%), path: each name on the path links to its entry."""
-    kept_total = model.kept_bytes
+def leak_rows(model: Model, runtime: bool = False) -> list[Row]:
+    """objects, bytes, (%), path: each name on the path links to its entry;
+    what the runtimes keep on purpose only with runtime, and marked."""
+    kept_total = tables.leak_total(model, runtime)
     rows = []
-    for path in tables.leak_paths(model, False):
+    for path in tables.leak_paths(model, False, runtime):
         parts: list[str | dict[str, Any]] = []
         if path.key == tables.NO_CHAIN:
             parts.append(path.key)
@@ -87,6 +88,8 @@ def leak_rows(model: Model) -> list[Row]:
                 parts.append(" > ")
             site = f"called at {frame.file}:{frame.line}" if frame.line else ""
             parts.append(_function(frame.function, title=site))
+        if path.runtime:
+            parts.append(f"  [runtime: {path.runtime}]")
         rows.append({"c": [f"{path.objects:,}", f"{path.kept:,}", parenthesised(path.kept, kept_total), parts]})
     return rows
 

@@ -19,6 +19,7 @@ def tables(model: Model, options: Options) -> dict[str, Any]:
     figures = whole_program.figures(model)
     summary: dict[str, float] = dict(model.summary)
     summary.update(kept_objects=figures.kept_objects, kept_bytes=figures.kept_bytes,
+                   runtime_kept_objects=figures.runtime_objects, runtime_kept_bytes=figures.runtime_bytes,
                    average_size=figures.average_size, elapsed_seconds=figures.elapsed_seconds,
                    allocation_rate_bytes_per_second=figures.bytes_per_second)
     functions = model.functions
@@ -29,8 +30,8 @@ def tables(model: Model, options: Options) -> dict[str, Any]:
                    "frames": [{"function": functions[f.function].name, "signature": functions[f.function].full_name,
                                "file": f.file, "line": f.line} for f in reversed(path.frames)],
                    "allocs": path.allocs, "frees": path.frees, "kept_objects": path.objects,
-                   "bytes": path.bytes, "kept_bytes": path.kept}
-                  for path in leak_paths(model, options.call_sites)],
+                   "bytes": path.bytes, "kept_bytes": path.kept, "runtime": path.runtime}
+                  for path in leak_paths(model, options.call_sites, runtime=True)],
         "bins": [{"size": b.size, "label": "> 1024" if b.size > 1024 else str(b.size), "allocs": b.allocs,
                   "frees": b.frees, "bytes": b.bytes, "kept_bytes": b.bytes - b.bytes_freed,
                   "types": [t for t in b.types.split(", ") if t]} for b in model.bins],

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 CLASSES = ("s", "m", "l", "x")
@@ -21,6 +22,8 @@ class RunInfo:
     end_signal: int
     forked: bool
     leak_depth: int
+    # Its own figures, by mprof(5)'s SUMM names: allocs, max_live_bytes...
+    figures: Mapping[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -89,6 +92,7 @@ class LeakRow:
     bytes: int
     bytes_freed: int
     frames: tuple[LeakFrame, ...]  # innermost first
+    runtime: str = ""  # what in the C or C++ runtime keeps its blocks on purpose; "": the program
 
 
 @dataclass
@@ -122,8 +126,12 @@ class Model:
 
 
 def load(db: sqlite3.Connection) -> Model:
-    runs = [RunInfo(*row[:5], bool(row[5]), bool(row[6]), bool(row[7]), row[8], bool(row[9]), row[10])
-            for row in db.execute("SELECT pid, ppid, program, command_line, elapsed_ns, call_graph, final, "
+    figures: dict[int, dict[str, int]] = {}
+    for run_id, name, value in db.execute("SELECT run_id, name, value FROM run_figures"):
+        figures.setdefault(run_id, {})[name] = value
+    runs = [RunInfo(*row[1:6], bool(row[6]), bool(row[7]), bool(row[8]), row[9], bool(row[10]), row[11],
+                    figures.get(row[0], {}))
+            for row in db.execute("SELECT id, pid, ppid, program, command_line, elapsed_ns, call_graph, final, "
                                   "checkpoint, end_signal, forked, leak_depth FROM runs ORDER BY id")]
     summary = dict(db.execute("SELECT name, value FROM summary"))
     functions = {}
@@ -143,8 +151,8 @@ def load(db: sqlite3.Connection) -> Model:
     for leak_id, function, file, line in db.execute(
             "SELECT leak_id, function_id, file, line FROM leak_frames ORDER BY leak_id, position"):
         frames.setdefault(leak_id, []).append(LeakFrame(function, file, line))
-    leaks = [LeakRow(row[1], row[2], row[3], row[4], tuple(frames.get(row[0], ()))) for row in db.execute(
-        "SELECT * FROM leaks ORDER BY id")]
+    leaks = [LeakRow(row[1], row[2], row[3], row[4], tuple(frames.get(row[0], ())), row[5]) for row in db.execute(
+        "SELECT id, allocs, frees, bytes, bytes_freed, runtime FROM leaks ORDER BY id")]
     model = Model(runs, summary, functions, edges, cycles, bins, leaks)
     for edge in edges:
         model.callers.setdefault(edge.callee, []).append(edge)

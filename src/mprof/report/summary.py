@@ -25,6 +25,8 @@ class Figures:
     bytes_freed: int
     kept_objects: int
     kept_bytes: int
+    runtime_objects: int  # of those, what the C and C++ runtimes keep on purpose
+    runtime_bytes: int
     max_live_objects: int
     max_live_bytes: int
     average_size: float
@@ -40,6 +42,8 @@ def figures(model: Model) -> Figures:
     return Figures(
         allocs=allocs, bytes_allocated=allocated, frees=s["frees"], bytes_freed=s["bytes_freed"],
         kept_objects=allocs - s["frees"], kept_bytes=model.kept_bytes,
+        runtime_objects=sum(leak.allocs - leak.frees for leak in model.leaks if leak.runtime),
+        runtime_bytes=sum(leak.bytes - leak.bytes_freed for leak in model.leaks if leak.runtime),
         max_live_objects=s["max_live_objects"], max_live_bytes=s["max_live_bytes"],
         average_size=allocated / allocs if allocs else 0.0, elapsed_seconds=seconds,
         bytes_per_second=allocated / seconds if seconds else 0.0,
@@ -85,7 +89,9 @@ def rows(model: Model) -> list[tuple[str, str]]:
     return [
         ("allocations", f"{f.allocs:,} blocks, {f.bytes_allocated:,} bytes, {f.average_size:,.1f} bytes on average"),
         ("frees", f"{f.frees:,} blocks, {f.bytes_freed:,} bytes"),
-        (kept_label(model), f"{f.kept_objects:,} blocks, {f.kept_bytes:,} bytes"),
+        (kept_label(model), f"{f.kept_objects:,} blocks, {f.kept_bytes:,} bytes" + (
+            f"; of these the runtime's own: {f.runtime_objects:,} blocks, {f.runtime_bytes:,} bytes"
+            if f.runtime_objects else "")),
         ("most live", f"{f.max_live_objects:,} blocks, {f.max_live_bytes:,} bytes"),
         ("run time", f"{f.elapsed_seconds:.3f} s, {f.bytes_per_second:,.0f} bytes/s, "
                      f"{f.allocs_per_second:,.0f} allocations/s"),

@@ -92,6 +92,7 @@ class LeakPath:
     bytes: int
     bytes_freed: int
     frames: tuple[LeakFrame, ...]  # of the first record merged, innermost first
+    runtime: str  # what in the C or C++ runtime keeps these blocks on purpose; "": the program
 
     @property
     def objects(self) -> int:
@@ -102,25 +103,65 @@ class LeakPath:
         return self.bytes - self.bytes_freed
 
 
-def leak_paths(model: Model, call_sites: bool) -> list[LeakPath]:
+def leak_paths(model: Model, call_sites: bool, runtime: bool = False) -> list[LeakPath]:
     """Paths with blocks kept at exit, merged by their functions (and the
     lines of their calls with call_sites), whatever their names read and
-    however a report shortens them; most bytes first."""
+    however a report shortens them; most bytes first.  The blocks the C and
+    C++ runtimes keep on purpose only with runtime."""
     merged: dict[tuple[tuple[int, str, int], ...], list[int]] = {}
     frames: dict[tuple[tuple[int, str, int], ...], tuple[LeakFrame, ...]] = {}
+    kept_by: dict[tuple[tuple[int, str, int], ...], str] = {}
     for leak in model.leaks:
-        if leak.allocs == leak.frees:
+        if leak.allocs == leak.frees or (leak.runtime and not runtime):
             continue
         key = tuple((f.function, f.file, f.line) if call_sites else (f.function, "", 0) for f in leak.frames)
         row = merged.setdefault(key, [0, 0, 0, 0])
         frames.setdefault(key, leak.frames)
+        kept_by.setdefault(key, leak.runtime)
         for n, figure in enumerate((leak.allocs, leak.frees, leak.bytes, leak.bytes_freed)):
             row[n] += figure
-    rows = [LeakPath(path_text(model, frames[key], call_sites, None), allocs, frees, allocated, freed, frames[key])
-            for key, (allocs, frees, allocated, freed) in merged.items()]
+    rows = [LeakPath(path_text(model, frames[key], call_sites, None), allocs, frees, allocated, freed, frames[key],
+                     kept_by[key]) for key, (allocs, frees, allocated, freed) in merged.items()]
     # Ties in the order of the full names, the same in every view.
     return sorted(rows, key=lambda row: (-row.kept, [(model.functions[f.function].full_name, f.line)
                                                      for f in reversed(row.frames)]))
+
+
+@dataclass(frozen=True)
+class RuntimeKept:
+    """Blocks the C and C++ runtimes keep on purpose, of one kind."""
+    runtime: str  # "stdio buffer", ... (reducer/runtime_blocks.py)
+    objects: int
+    bytes: int
+
+
+def runtime_kept(model: Model) -> list[RuntimeKept]:
+    """What the runtimes keep on purpose, by kind, most bytes first."""
+    kinds: dict[str, list[int]] = {}
+    for leak in model.leaks:
+        if leak.runtime and leak.allocs != leak.frees:
+            row = kinds.setdefault(leak.runtime, [0, 0])
+            row[0] += leak.allocs - leak.frees
+            row[1] += leak.bytes - leak.bytes_freed
+    return sorted((RuntimeKept(kind, objects, kept) for kind, (objects, kept) in kinds.items()),
+                  key=lambda row: (-row.bytes, row.runtime))
+
+
+def leak_total(model: Model, runtime: bool) -> int:
+    """The bytes the leak table's shares are of: all kept, or the program's."""
+    return model.kept_bytes - (0 if runtime else sum(kind.bytes for kind in runtime_kept(model)))
+
+
+def runtime_note(model: Model, option: str) -> str:
+    """The line that says what the leak table leaves out as the runtimes'
+    and which option lists it; empty when they keep nothing."""
+    kinds = runtime_kept(model)
+    if not kinds:
+        return ""
+    objects, kept = sum(k.objects for k in kinds), sum(k.bytes for k in kinds)
+    each = ", ".join(f"{k.runtime} {k.bytes:,}" for k in kinds)
+    return (f"Kept on purpose by the C and C++ runtimes until exit, not listed: {objects:,} blocks, {kept:,} bytes "
+            f"({each}); {option} lists them")
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ class Options:
     wide: bool = False  # leak paths are never shortened
     path_width: int = 100
     limit: Limit = EVERY_ROW  # how many rows of each table to show, after the cutoff
+    runtime: bool = False  # the leak table lists what the C and C++ runtimes keep on purpose
 
 
 def left_out(shown: int, rows: int) -> list[str]:
@@ -65,18 +66,22 @@ def summary_table(model: Model) -> str:
 
 
 def leak_table(model: Model, options: Options) -> str:
-    kept_total = model.kept_bytes
-    rows = tables.leak_paths(model, options.call_sites)
+    rows = tables.leak_paths(model, options.call_sites, options.runtime)
+    kept_total = tables.leak_total(model, options.runtime)
     width = None if options.wide else options.path_width
     lines = [legends.LEAKS, "", f"{'objects':>10} {'bytes':>12} {'(%)':>5}  path"]
     above = [row for row in rows if not kept_total or row.kept * 100 >= options.cutoff * kept_total]
     shown = above[:shown_count([row.kept for row in above], kept_total, options.limit)]
     for row in shown:
         path = tables.path_text(model, row.frames, options.call_sites, width)
+        if row.runtime:
+            path += f"  [runtime: {row.runtime}]"
         lines.append(f"{row.objects:>10,} {row.kept:>12,} {parenthesised(row.kept, kept_total):>5}  {path}")
     if not rows:
         lines.append(f"{'':>10} {'':>12} {'':>5}  (nothing kept)")
-    return "\n".join(lines + left_out(len(shown), len(rows)))
+    lines += left_out(len(shown), len(rows))
+    note = "" if options.runtime else tables.runtime_note(model, "--include-runtime")
+    return "\n".join(lines + ([f"  {note}"] if note else []))
 
 
 def bin_table(model: Model, options: Options) -> str:
