@@ -12,6 +12,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+
 from e2e_support import Targets, mprof, table
 
 IN_USE = re.compile(r"in use at exit: ([\d,]+) bytes in ([\d,]+) blocks")
