@@ -202,8 +202,12 @@ def test_leak_bin_and_direct_tables(program: Path, capsys: pytest.CaptureFixture
 
 
 def summary_lines(text: str) -> list[str]:
+    """The process table of several processes, and the summary."""
     lines = text.splitlines()
-    return lines[lines.index("Program summary"):]
+    return lines[next(n for n, line in enumerate(lines) if line.startswith(("Processes: ", "Program summary"))):]
+
+
+PROCESS_HEADER = ["", "     pid     ppid origin    allocations           bytes     peak live  kept at exit  command"]
 
 
 def test_summary_of_a_process_and_its_fork_child(program: Path, tmp_path: Path,
@@ -219,29 +223,43 @@ def test_summary_of_a_process_and_its_fork_child(program: Path, tmp_path: Path,
     # bytes; the most live of either (4 blocks, 3,360 bytes), the longer
     # run time (2.5 s): 3,420 / 7 = 488.6 bytes a block, 1,368 bytes/s, 2.8
     # allocations/s.
+    # Each process's own figures first: the parent's 5 blocks of 3,380
+    # bytes, 320 freed, 3,360 at most live; the child's 2 of 40, all freed,
+    # its own most live 40.
     assert summary_lines(report(capsys, "report", "--tables", "summary", program, child)) == [
-        "Program summary",
-        "  process 4242: prog run",
-        "  fork child 4243: prog child",
+        "Processes: 2, added up in the tables below; --pid PID or --program NAME reports some alone",
+        *PROCESS_HEADER,
+        "    4242        1 executed            5           3,380         3,360         3,060  prog run",
+        "    4243     4242 forked              2              40            40             0  prog child",
+        "",
+        "Program summary (the processes above, added up)",
         "  allocations   7 blocks, 3,420 bytes, 488.6 bytes on average",
         "  frees         4 blocks, 360 bytes",
         "  kept at exit  3 blocks, 3,060 bytes",
-        "  most live     4 blocks, 3,360 bytes",
+        "  most live     per process, in the process table: the processes' peaks do not add up",
         "  run time      2.500 s, 1,368 bytes/s, 3 allocations/s",
         "  calls         malloc 7, calloc 1, realloc 3, memalign 4, new 6, free 7, delete 7",
         "  unusual       free(NULL) 1, unknown frees 2, failed 3, early 4, untracked 6, inherited frees 7, "
         "truncated chains 8"]
     document = json.loads(report(capsys, "report", "--format", "json", program, child))
     summary = document["summary"]
-    assert (summary["kept_objects"], summary["kept_bytes"], summary["max_live_bytes"]) == (3, 3060, 3360)
+    assert (summary["kept_objects"], summary["kept_bytes"], summary["max_live_bytes"]) == (3, 3060, None)
+    assert [run["figures"]["max_live_bytes"] for run in document["runs"]] == [3360, 40]
     assert (summary["average_size"], summary["elapsed_seconds"]) == (3420 / 7, 2.5)
     assert summary["allocation_rate_bytes_per_second"] == 1368.0
     assert (summary["early_frees"], summary["monitor_bytes"]) == (9, 4096)
     # The 20-byte bins of both processes add up: 4 blocks, 3 freed.
     assert [(b["size"], b["allocs"], b["frees"], b["bytes"]) for b in document["bins"]][0] == (20, 4, 3, 80)
     page = html_page(capsys, program, child)
-    assert page_text(page[page.index("<header>"):page.index('<div class="cards"')]) == [
-        "process 4242: prog run fork child 4243: prog child", "Run time 2.500 s over 2 processes"]
+    header = page[page.index("<header>"):page.index('<div class="cards"')]
+    assert page_text(header) == ["2 processes, added up in the tables below (--pid or --program reports some alone):",
+                                 "Run time 2.500 s over 2 processes"]
+    assert [" ".join(html.unescape(re.sub("<[^>]+>", " ", row)).split())
+            for row in re.findall(r"<tr>(.*?)</tr>", header, re.DOTALL)] == [
+        "pid ppid origin allocations bytes peak live kept at exit command",
+        "4242 1 executed 5 3,380 3,360 3,060 prog run", "4243 4242 forked 2 40 40 0 prog child"]
+    assert page_text(page[page.index('<div class="card"><h2>Peak live'):page.index('<div class="card leak">')]) == [
+        "per process", "in the table above: the peaks of several processes do not add up"]
 
 
 def test_how_each_file_came_to_be_written(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -254,12 +272,12 @@ def test_how_each_file_came_to_be_written(tmp_path: Path, capsys: pytest.Capture
         paths[name].write_bytes(DataFileBuilder(pid=pid, exe=b"/bin/prog", cmdline=b"prog\0run\0",
                                                 **header).build())
     lines = summary_lines(report(capsys, "report", "--tables", "summary", *paths.values()))
-    assert lines[1:5] == [
-        "  process 10: prog run  (checkpoint at 1.250 s: the process never wrote its final file)",
-        "  process 11: prog run  (snapshot at 0.500 s)",
-        "  process 12: prog run  (ended by SIGSEGV)",
-        "  process 13: prog run  (ended by signal 99)  (mprof- mode)"]
-    assert lines[7] == "  live at the end 0 blocks, 0 bytes"
+    assert [line.split("  ")[-1] for line in lines[3:7]] == [
+        "prog run (checkpoint at 1.250 s: the process never wrote its final file)",
+        "prog run (snapshot at 0.500 s)",
+        "prog run (ended by SIGSEGV)",
+        "prog run (ended by signal 99) (mprof- mode)"]
+    assert lines[11] == "  live at the end 0 blocks, 0 bytes"
     page = html_page(capsys, paths["odd"])
     assert page_text(page[page.index("<header>"):page.index('<p class="runtime">')]) == [
         "process 13: prog run (ended by signal 99, mprof- mode)"]
@@ -686,7 +704,8 @@ def test_two_processes_in_the_database(tmp_path: Path, capsys: pytest.CaptureFix
     # Each process's own figures, as its file has them.
     assert [(run["figures"]["allocs"], run["figures"]["bytes_allocated"], run["figures"]["max_live_bytes"])
             for run in runs] == [(5, 3380, 3360), (5, 3380, 3360)]
-    assert [{key: value for key, value in run.items() if key != "figures"} for run in runs] == [
+    assert [{key: value for key, value in run.items() if key not in ("figures", "start_unix_ns")}
+            for run in runs] == [
         {"pid": 1, "ppid": 1, "program": "/bin/prog", "command_line": "prog run", "elapsed_ns": 2_500_000_000,
          "call_graph": True, "final": True, "checkpoint": False, "end_signal": 0, "forked": False, "leak_depth": 5},
         {"pid": 2, "ppid": 1, "program": "/bin/prog", "command_line": "prog run", "elapsed_ns": 2_500_000_000,
@@ -768,9 +787,9 @@ def test_notes_of_runs_of_eleven_days(tmp_path: Path, capsys: pytest.CaptureFixt
         paths.append(tmp_path / f"{pid}.mprof")
         paths[-1].write_bytes(DataFileBuilder(pid=pid, flags=flags, elapsed_ns=10 ** 15 + 10 ** 12).build())
     lines = summary_lines(report(capsys, "report", "--tables", "summary", *paths))
-    assert lines[1:3] == [
-        "  process 1: prog --flag  (checkpoint at 1001000.000 s: the process never wrote its final file)",
-        "  process 2: prog --flag  (snapshot at 1001000.000 s)"]
+    assert [line.split("  ")[-1] for line in lines[3:5]] == [
+        "prog --flag (checkpoint at 1001000.000 s: the process never wrote its final file)",
+        "prog --flag (snapshot at 1001000.000 s)"]
 
 
 def test_leak_paths_of_equal_bytes_by_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from ..reducer.errors import MprofError
-from .inputs import read_inputs, reduce_into
+from .inputs import add_selection_arguments, read_inputs, reduce_into, selected, selection
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -17,11 +17,12 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     parser.add_argument("files", nargs="+", type=Path, metavar="FILE", help="mprof data files")
     parser.add_argument("-o", "--output", type=Path, required=True, metavar="PROFILE.db",
                         help="the database to write (replaced if it exists)")
+    add_selection_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     with read_inputs(args.files) as inputs:
         if inputs.database:
             raise MprofError(f"{args.files[0]}: already a profile database")
-        reduce_into(inputs.files, args.output)
+        reduce_into(selected(inputs.files, selection(args)), args.output)
     return 0

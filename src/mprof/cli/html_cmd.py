@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ..reducer.errors import MprofError
 from ..report.display import for_display
-from .inputs import load_profile
+from .inputs import add_selection_arguments, load_profile, selection
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -21,6 +21,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     parser.add_argument("files", nargs="+", type=Path, metavar="FILE",
                         help="data files of one program, or one profile database")
     parser.add_argument("-o", "--output", type=Path, required=True, metavar="FILE", help="the page to write")
+    add_selection_arguments(parser)
     parser.add_argument("--include-runtime", action="store_true",
                         help="list among the leaks the blocks the C and C++ runtimes keep on purpose until exit "
                              "(stdio buffers, the C++ exception pool, the dynamic loader's)")
@@ -35,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
     except ImportError:
         raise MprofError("the HTML report needs the Jinja2 Python package: install python3-jinja2, or run "
                          "`make venv` for ./mprof") from None
-    model = for_display(load_profile(args.files), args.full_names)
+    model = for_display(load_profile(args.files, selection(args)), args.full_names)
     write_atomically(args.output, html.render(model, args.include_runtime))
     return 0
 

@@ -5,6 +5,7 @@ serves as well as a file."""
 
 from __future__ import annotations
 
+import argparse
 import os
 import stat
 import tempfile
@@ -18,6 +19,50 @@ from ..reducer.errors import MprofError
 from ..reducer.profile import reduce_files
 from ..reducer.records import DataFile
 from ..report.model import Model, load
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The processes a report is about: those with one of pids, or running
+    one of programs (an executable's name or path); all when both are
+    empty."""
+    pids: tuple[int, ...] = ()
+    programs: tuple[str, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.pids or self.programs)
+
+    def holds(self, data: DataFile) -> bool:
+        exe = data.program.exe
+        names = {exe, os.path.basename(exe)}
+        if data.program.argv:
+            names.add(os.path.basename(data.program.argv[0]))
+        return data.header.pid in self.pids or any(program in names for program in self.programs)
+
+
+def add_selection_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--pid", type=int, action="append", default=[], metavar="PID",
+                        help="only the process PID (its fork child's and exec'd images too); repeatable")
+    parser.add_argument("--program", action="append", default=[], metavar="NAME",
+                        help="only the processes running NAME (an executable's name or path); repeatable")
+
+
+def selection(args: argparse.Namespace) -> Selection:
+    return Selection(tuple(args.pid), tuple(args.program))
+
+
+def selected(files: list[DataFile], chosen: Selection) -> list[DataFile]:
+    """The data files of the chosen processes; none chosen is an error that
+    names the processes there are."""
+    if not chosen:
+        return files
+    kept = [data for data in files if chosen.holds(data)]
+    if not kept:
+        asked = ", ".join([f"--pid {pid}" for pid in chosen.pids] + [f"--program {name}" for name in chosen.programs])
+        there = ", ".join(f"pid {data.header.pid} ({os.path.basename(data.program.exe) or '?'})" for data in files)
+        raise MprofError(f"{files[0].path if len(files) == 1 else 'the data files'}: no process matches {asked}; "
+                         f"there are {there}")
+    return kept
 
 
 @dataclass
@@ -61,12 +106,15 @@ def read_inputs(paths: list[Path]) -> Iterator[Inputs]:
         yield Inputs([], copy)
 
 
-def load_profile(paths: list[Path]) -> Model:
+def load_profile(paths: list[Path], chosen: Selection = Selection()) -> Model:
     with read_inputs(paths) as inputs:
         if inputs.database:
+            if chosen:
+                raise MprofError(f"{paths[0]}: a profile database holds its processes merged: choose them when "
+                                 f"making it (mprof db --pid/--program) or report their data files")
             with store.open_database(inputs.database) as db:
                 return load(db)
-        return _reduce_and_load(inputs.files)
+        return _reduce_and_load(selected(inputs.files, chosen))
 
 
 def reduce_into(files: list[DataFile], database: Path) -> None:

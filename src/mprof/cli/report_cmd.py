@@ -10,7 +10,7 @@ from ..report import json_tables, text_tables
 from ..report.display import for_display
 from ..report.tables import EVERY_ROW, FIRST_SCREEN, Limit
 from . import pager
-from .inputs import load_profile
+from .inputs import add_selection_arguments, load_profile, selection
 
 
 def _tables(text: str) -> tuple[str, ...]:
@@ -64,6 +64,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     parser.add_argument("--call-sites", action="store_true",
                         help="leak paths name the line of each call, telling call sites in one function apart")
     parser.add_argument("--wide", action="store_true", help="never shorten leak paths")
+    add_selection_arguments(parser)
     parser.add_argument("--include-runtime", action="store_true",
                         help="list among the leaks the blocks the C and C++ runtimes keep on purpose until exit "
                              "(stdio buffers, the C++ exception pool, the dynamic loader's)")
@@ -86,7 +87,7 @@ def limit(args: argparse.Namespace) -> Limit:
 
 
 def run(args: argparse.Namespace) -> int:
-    model = for_display(load_profile(args.files), args.full_names)
+    model = for_display(load_profile(args.files, selection(args)), args.full_names)
     options = text_tables.Options(tables=args.tables, cutoff=args.cutoff or 0.0, call_sites=args.call_sites,
                                   wide=args.wide, limit=limit(args),
                                   runtime=args.include_runtime)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import jinja2
 
-from . import flame, html_rows, legends, size_chart, summary, tables
+from . import flame, html_rows, legends, processes, size_chart, summary, tables
 from .model import Model
 
 TEMPLATES = Path(__file__).with_name("templates")
@@ -60,4 +60,5 @@ def render(model: Model, runtime: bool = False) -> str:
         tables=html_rows.build(model, runtime), call_graph=model.call_graph,
         allocation_flame=flame.allocation_flame(model), leak_flame=flame.leak_flame(model, runtime=runtime),
         runtime_note="" if runtime else tables.runtime_note(model, "mprof html --include-runtime"),
+        processes=processes.process_rows(model) if processes.merged(model) else [],
         min_share=flame.MIN_SHARE, sizes=size_chart.chart(model))

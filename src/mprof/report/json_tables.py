@@ -17,11 +17,15 @@ def _by_class(values: tuple[int, ...] | list[int]) -> dict[str, int]:
 
 def tables(model: Model, options: Options) -> dict[str, Any]:
     figures = whole_program.figures(model)
-    summary: dict[str, float] = dict(model.summary)
+    summary: dict[str, float | None] = dict(model.summary)
     summary.update(kept_objects=figures.kept_objects, kept_bytes=figures.kept_bytes,
                    runtime_kept_objects=figures.runtime_objects, runtime_kept_bytes=figures.runtime_bytes,
                    average_size=figures.average_size, elapsed_seconds=figures.elapsed_seconds,
                    allocation_rate_bytes_per_second=figures.bytes_per_second)
+    if len(model.runs) > 1:
+        # Each process's peak is in its run's figures; the peaks of several
+        # processes do not add up, nor is their largest the program's.
+        summary.update(max_live_objects=None, max_live_bytes=None)
     functions = model.functions
     return {
         "runs": [asdict(run) for run in model.runs],

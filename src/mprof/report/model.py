@@ -24,6 +24,7 @@ class RunInfo:
     leak_depth: int
     # Its own figures, by mprof(5)'s SUMM names: allocs, max_live_bytes...
     figures: Mapping[str, int] = field(default_factory=dict)
+    start_unix_ns: int = 0
 
 
 @dataclass(frozen=True)
@@ -129,10 +130,10 @@ def load(db: sqlite3.Connection) -> Model:
     figures: dict[int, dict[str, int]] = {}
     for run_id, name, value in db.execute("SELECT run_id, name, value FROM run_figures"):
         figures.setdefault(run_id, {})[name] = value
-    runs = [RunInfo(*row[1:6], bool(row[6]), bool(row[7]), bool(row[8]), row[9], bool(row[10]), row[11],
-                    figures.get(row[0], {}))
+    runs = [RunInfo(row[1], row[2], row[3], row[4], row[5], bool(row[6]), bool(row[7]), bool(row[8]), row[9],
+                    bool(row[10]), row[11], figures.get(row[0], {}), row[12])
             for row in db.execute("SELECT id, pid, ppid, program, command_line, elapsed_ns, call_graph, final, "
-                                  "checkpoint, end_signal, forked, leak_depth FROM runs ORDER BY id")]
+                                  "checkpoint, end_signal, forked, leak_depth, start_unix_ns FROM runs ORDER BY id")]
     summary = dict(db.execute("SELECT name, value FROM summary"))
     functions = {}
     for row in db.execute("SELECT * FROM functions ORDER BY id"):

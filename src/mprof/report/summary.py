@@ -92,7 +92,8 @@ def rows(model: Model) -> list[tuple[str, str]]:
         (kept_label(model), f"{f.kept_objects:,} blocks, {f.kept_bytes:,} bytes" + (
             f"; of these the runtime's own: {f.runtime_objects:,} blocks, {f.runtime_bytes:,} bytes"
             if f.runtime_objects else "")),
-        ("most live", f"{f.max_live_objects:,} blocks, {f.max_live_bytes:,} bytes"),
+        ("most live", f"{f.max_live_objects:,} blocks, {f.max_live_bytes:,} bytes" if len(model.runs) <= 1 else
+         "per process, in the process table: the processes' peaks do not add up"),
         ("run time", f"{f.elapsed_seconds:.3f} s, {f.bytes_per_second:,.0f} bytes/s, "
                      f"{f.allocs_per_second:,.0f} allocations/s"),
         ("calls", ", ".join(f"{name} {s[key]:,}" for name, key in CALLS)),

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from . import legends, summary, tables
+from . import legends, processes, summary, tables
 from .model import Model
 from .tables import EVERY_ROW, GraphEntry, Limit, Related, parenthesised, percent, shown_count
 
@@ -38,7 +38,7 @@ def classes(parts: Sequence[int], whole: int) -> str:
 
 
 def render(model: Model, options: Options) -> str:
-    sections = []
+    sections = [process_table(model)] if processes.merged(model) else []
     for table in options.tables:
         if table == "summary":
             sections.append(summary_table(model))
@@ -53,9 +53,21 @@ def render(model: Model, options: Options) -> str:
     return "\n\n".join(sections) + "\n"
 
 
+def process_table(model: Model) -> str:
+    """The processes whose figures the tables add up, each with its own."""
+    rows = processes.process_rows(model)
+    lines = [f"Processes: {len(rows)}, added up in the tables below; --pid PID or --program NAME reports some alone",
+             "", f"{'pid':>8} {'ppid':>8} {'origin':<8} {'allocations':>12} {'bytes':>15} {'peak live':>13} "
+                 f"{'kept at exit':>13}  command"]
+    for row in rows:
+        lines.append(f"{row.pid:>8} {row.ppid:>8} {row.origin:<8} {row.allocations:>12,} {row.bytes:>15,} "
+                     f"{row.peak_live:>13,} {row.kept:>13,}  {row.command}")
+    return "\n".join(lines)
+
+
 def summary_table(model: Model) -> str:
-    lines = ["Program summary"]
-    for run in model.runs:
+    lines = ["Program summary" + (" (the processes above, added up)" if processes.merged(model) else "")]
+    for run in model.runs if not processes.merged(model) else ():
         origin = "fork child" if run.forked else "process"
         notes = "".join(f"  ({note})" for note in summary.run_notes(run))
         lines.append(f"  {origin} {run.pid}: {run.command_line or run.program}{notes}")
