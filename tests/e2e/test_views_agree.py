@@ -1,0 +1,147 @@
+"""One real C++ program's profile in every view: GCC's C++ compiler proper
+(cc1plus, which nobody here wrote) compiling a file that includes <map>,
+<string>, <vector> and <algorithm>.  The default text report (its first
+screen), the text report with --wide --all, JSON and the HTML page's rows
+must hold the same rows with the same figures, in the same order: no
+figure may depend on how a table is displayed."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from e2e_support import mprof, table
+
+SOURCE = """\
+#include <algorithm>
+#include <map>
+#include <string>
+#include <vector>
+int count(const std::vector<std::string> &words) {
+    std::map<std::string, int> seen;
+    for (const auto &word : words) ++seen[word];
+    return std::count_if(seen.begin(), seen.end(), [](const auto &entry) { return entry.second > 1; });
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def views(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
+    directory = tmp_path_factory.mktemp("cc1plus")
+    source = directory / "count.cc"
+    source.write_text(SOURCE)
+    mprof("run", "--quiet", "-o", directory / "g++.mprof", "--", "g++", "-O2", "-c", source, "-o",
+          directory / "count.o")
+    files = sorted(directory.glob("g++.mprof*"))
+    chosen = ("--program", "cc1plus", *files)
+    page = directory / "count.html"
+    mprof("html", *chosen, "-o", page)
+    text = page.read_text()
+
+    def embedded(name: str) -> list:  # type: ignore[type-arg]
+        return json.loads(re.search(rf'<script type="application/json" id="{name}">(.*?)</script>', text,
+                                    re.DOTALL)[1])  # type: ignore[index]
+
+    return {"first": mprof("report", *chosen).stdout, "all": mprof("report", "--wide", "--all", *chosen).stdout,
+            "json": json.loads(mprof("report", "--format", "json", *chosen).stdout),
+            "functions": {row[0]: row for row in embedded("functions")},
+            **{f"html-{name}": embedded(f"rows-{name}") for name in ("leaks", "bins", "direct", "graph")}}
+
+
+FIGURE = r"[\d,]+"
+LEAK_ROW = re.compile(rf"\s*({FIGURE}) +({FIGURE}) +(\(\d+\))?  (.*)")
+DIRECT_ROW = re.compile(r"(.{5}) (.{13}) (.{15})   (.{13}) (.{15})   (.{10})  (.*)")
+BIN_ROW = re.compile(r"(.{7}) (.{10}) (.{13}) (.{5}) (.{10}) (.{13}) (.{5})(?:  (.*))?")
+# index, self+desc, self, (%), s m l x, (frac: blank), called, name [index]
+ENTRY_LINE = re.compile(r"(\[\d+\] *) (.{9}) (.{13}) (.{5})  (.{15})  (.{15})  (.{17})  (.*) \[\d+\]")
+
+
+def rows(text: str, heading: str, pattern: re.Pattern[str]) -> list[tuple[str, ...]]:
+    """A table's rows as their cells, stripped; not the footer lines."""
+    matched = [pattern.fullmatch(row.ljust(120)) or pattern.fullmatch(row) for row in table(text, heading)]
+    return [tuple((cell or "").strip() for cell in match.groups()) for match in matched if match]
+
+
+def figure(text: str) -> int:
+    return int(text.replace(",", ""))
+
+
+def test_leak_rows(views: dict) -> None:  # type: ignore[type-arg]
+    expected = [(f"{leak['kept_objects']:,}", f"{leak['kept_bytes']:,}", leak["path"])
+                for leak in views["json"]["leaks"] if not leak["runtime"]]
+    assert len(expected) > 100
+    everything = rows(views["all"], "Memory leak table", LEAK_ROW)
+    assert [(objects, kept, path) for objects, kept, _, path in everything] == expected
+    first = rows(views["first"], "Memory leak table", LEAK_ROW)
+    assert 10 <= len(first) <= 20 and [row[:3] for row in first] == [row[:3] for row in everything[:len(first)]]
+    for (_, _, _, shown), (_, _, whole) in zip(first, expected, strict=False):
+        # Shortened, a path loses whole callers from its outer end, never figures.
+        assert shown == whole or (shown.startswith("... > ") and whole.endswith(shown[len("... > "):]))
+    functions = views["functions"]
+    page = [(row["c"][0], row["c"][1], row["c"][2], "".join(
+        part if isinstance(part, str) else functions[part["f"]][1] for part in row["c"][3]))
+        for row in views["html-leaks"]]
+    assert page == everything
+
+
+def test_direct_rows(views: dict) -> None:  # type: ignore[type-arg]
+    expected = [(f"{d['bytes']:,}", f"{d['kept_bytes']:,}", f"{d['calls']:,}", d["function"])
+                for d in views["json"]["direct"]]
+    everything = [(allocated, kept, calls, name) for _, allocated, _, kept, _, calls, name in
+                  rows(views["all"], "Direct allocation table", DIRECT_ROW)[1:]]  # after <total>
+    assert everything == expected
+    first = rows(views["first"], "Direct allocation table", DIRECT_ROW)[1:]
+    assert [(allocated, kept, calls, name) for _, allocated, _, kept, _, calls, name in first] == expected[:len(first)]
+    functions = views["functions"]
+    page = [(row["c"][1], row["c"][6], row["c"][11], functions[row["c"][12]["f"]][2] or functions[row["c"][12]["f"]][1])
+            for row in views["html-direct"]]
+    assert page == expected
+
+
+def test_bin_rows(views: dict) -> None:  # type: ignore[type-arg]
+    expected = [(b["label"], f"{b['allocs']:,}", f"{b['bytes']:,}", f"{b['frees']:,}", f"{b['kept_bytes']:,}")
+                for b in views["json"]["bins"]]
+    everything = [(size, allocs, allocated, frees, kept) for size, allocs, allocated, _, frees, kept, _, _ in
+                  rows(views["all"], "Allocation bin table", BIN_ROW)[:-1]]  # before <total>
+    assert everything == expected
+    first = [(size, allocs, allocated, frees, kept) for size, allocs, allocated, _, frees, kept, _, _ in
+             rows(views["first"], "Allocation bin table", BIN_ROW)[:-1]]
+    assert 10 <= len(first) <= 20 and set(first) < set(expected)
+    # The first screen's bins are the largest, in the order of their sizes.
+    largest = sorted(expected, key=lambda b: -figure(b[2]))[:len(first)]
+    assert first == [b for b in expected if b in largest]
+    page = [(row["c"][0], row["c"][1], row["c"][2], row["c"][4], row["c"][5]) for row in views["html-bins"]]
+    assert page == expected
+
+
+def test_call_graph_entries(views: dict) -> None:  # type: ignore[type-arg]
+    total = views["json"]["summary"]["bytes_allocated"]
+    expected = {e["function"]: (f"{e['total_bytes'] * 100 / total:.1f}", f"{e['self_bytes']:,}",
+                                f"{e['called']:,}" + (f"+{e['recursive_calls']:,}" if e["recursive_calls"] else ""))
+                for e in views["json"]["call_graph"]}
+
+    def entries(text: str) -> list[tuple[str, str, str, str]]:
+        """Each function's entry line: name, self+desc, self, called (not a
+        cycle's <cycle N as a whole>)."""
+        found = []
+        for line in table(text, "Allocation call graph"):
+            match = ENTRY_LINE.fullmatch(line)
+            if match and not match[8].endswith(" as a whole>"):
+                found.append((match[8], match[2].strip(), match[3].strip(), match[7].strip()))
+        return found
+
+    everything = entries(views["all"])
+    assert len(everything) == len(expected) > 1000
+    assert {name: figures for name, *figures in everything} == {name: list(f) for name, f in expected.items()}
+    first = entries(views["first"])
+    assert 10 <= len(first) <= 20 and first == everything[:len(first)]
+    functions = views["functions"]
+    page = {}
+    for row in views["html-graph"]:
+        cells = row["c"]
+        if isinstance(cells[-1], list):  # a function's entry: its name, its cycle, [index]
+            function = functions[cells[-1][0]["f"]]
+            page[function[2] or function[1]] = (cells[1], cells[2], cells[12])
+    assert page == expected
