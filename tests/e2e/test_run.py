@@ -183,3 +183,27 @@ def test_an_inherited_ignored_sigchld(targets: Targets, tmp_path: Path) -> None:
     assert f"signal {int(signal.SIGCHLD)} starts as SIG_IGN" in plain.stdout.splitlines()
     assert (run.returncode, run.stdout, run.stderr) == (plain.returncode, plain.stdout, "")
     assert datafile.read(tmp_path / "h.mprof").header.final
+
+
+# The monitor's own variables: the preload, and where and how to write.
+MONITOR_VARIABLES = ("LD_PRELOAD", "MPROF_OUTPUT", "MPROF_RUN_DIR", "MPROF_ROOT_PID")
+
+
+@pytest.mark.parametrize("lc_ctype", [None, "C", "POSIX", ""])
+def test_the_program_gets_the_environment_it_was_given(tmp_path: Path, lc_ctype: str | None) -> None:
+    # In a C locale, Python (PEP 538) sets LC_CTYPE for itself; the
+    # program must not inherit it.
+    given = {key: value for key, value in os.environ.items()
+             if key not in ("LANG", "LC_ALL", "LC_CTYPE") and not key.startswith("MPROF_")}
+    if lc_ctype is not None:
+        given["LC_CTYPE"] = lc_ctype
+    plain = subprocess.run(["/usr/bin/env", "-0"], env=given, capture_output=True, check=True).stdout
+    profiled = subprocess.run([MPROF, "run", "--quiet", "-o", tmp_path / "env.mprof", "/usr/bin/env", "-0"],
+                              env=given, capture_output=True, check=True).stdout
+
+    def variables(output: bytes) -> dict[bytes, bytes]:
+        return dict(entry.split(b"=", 1) for entry in output.split(b"\0") if entry)
+
+    seen = variables(profiled)
+    assert sorted(key.decode() for key in seen.keys() - variables(plain).keys()) == sorted(MONITOR_VARIABLES)
+    assert {key: value for key, value in seen.items() if key.decode() not in MONITOR_VARIABLES} == variables(plain)

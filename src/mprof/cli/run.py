@@ -81,6 +81,14 @@ def library_path() -> Path:
 
 def monitor_environment(args: argparse.Namespace, library: Path, run_directory: Path) -> dict[str, str]:
     environment = dict(os.environ)
+    # The program gets the environment mprof was given, not the LC_CTYPE
+    # Python set for itself (see the mprof launcher).
+    was = environment.pop("MPROF_LC_CTYPE_WAS", None)
+    if was is not None:
+        if was.startswith("="):
+            environment["LC_CTYPE"] = was[1:]
+        else:
+            environment.pop("LC_CTYPE", None)
     preload = environment.get("LD_PRELOAD", "")
     environment["LD_PRELOAD"] = f"{library}:{preload}" if preload else str(library)
     settings = {
