@@ -1,5 +1,5 @@
 """The mprof tables as text, in the layout of the paper's Figures 2 to 5,
-and the program summary."""
+the program summary, and the process table of several processes."""
 
 from __future__ import annotations
 
@@ -66,11 +66,14 @@ def process_table(model: Model) -> str:
 
 
 def summary_table(model: Model) -> str:
-    lines = ["Program summary" + (" (the processes above, added up)" if processes.merged(model) else "")]
-    for run in model.runs if not processes.merged(model) else ():
-        origin = "fork child" if run.forked else "process"
-        notes = "".join(f"  ({note})" for note in summary.run_notes(run))
-        lines.append(f"  {origin} {run.pid}: {run.command_line or run.program}{notes}")
+    if processes.merged(model):
+        lines = ["Program summary (the processes above, added up)"]
+    else:
+        lines = ["Program summary"]
+        for run in model.runs:
+            origin = "fork child" if run.forked else "process"
+            notes = "".join(f"  ({note})" for note in summary.run_notes(run))
+            lines.append(f"  {origin} {run.pid}: {run.command_line or run.program}{notes}")
     rows = summary.rows(model)
     width = max(13, *(len(label) for label, _ in rows))
     lines += [f"  {label:<{width}} {value}" for label, value in rows]
