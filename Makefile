@@ -66,7 +66,7 @@ $(BUILD)/widgets: examples/widgets.c | $(BUILD)/.system-packages
 
 demo: all $(VENV)/.installed
 	./mprof run -o $(BUILD)/widgets.mprof -- $(BUILD)/widgets
-	./mprof report $(BUILD)/widgets.mprof
+	./mprof report --no-pager $(BUILD)/widgets.mprof
 	./mprof html $(BUILD)/widgets.mprof -o $(BUILD)/widgets.html
 	@echo "mprof: wrote the HTML report $(BUILD)/widgets.html"
 
