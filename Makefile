@@ -132,6 +132,7 @@ install: all
 	install -m 644 man/mprof.1 $(DESTDIR)$(PREFIX)/share/man/man1/mprof.1
 	install -m 644 man/libmprof.3 $(DESTDIR)$(PREFIX)/share/man/man3/libmprof.3
 	install -m 644 man/mprof.5 $(DESTDIR)$(PREFIX)/share/man/man5/mprof.5
+	install -m 644 man/mprof-profile.5 $(DESTDIR)$(PREFIX)/share/man/man5/mprof-profile.5
 
 clean:
 	rm -rf $(BUILD)

@@ -8,8 +8,9 @@
 extern "C" {
 #endif
 
-/* Writes the data file now, as the dump signal would; the file is replaced
- * by later writes of the same process, and at exit. */
+/* Writes a snapshot now, as the dump signal would, into a file of its own
+ * (FILE.snapN, N counting from 1); the data file itself is still written
+ * at exit. */
 void mprof_dump(void);
 
 #ifdef __cplusplus

@@ -77,7 +77,7 @@ def test_installed_command_runs_and_reports(installed: Path, tmp_path: Path) -> 
     # The installed resolver names the functions: the red widgets are the leak.
     assert [(leak["path"], leak["kept_objects"]) for leak in document["leaks"]] == [
         ("main > make_red_widget > make_widget", 999)]
-    for page in ("man1/mprof.1", "man3/libmprof.3", "man5/mprof.5"):
+    for page in ("man1/mprof.1", "man3/libmprof.3", "man5/mprof.5", "man5/mprof-profile.5"):
         assert (installed / "share" / "man" / page).read_bytes() == (REPO_ROOT / "man" / Path(page).name).read_bytes()
     assert (installed / "include" / "mprof.h").read_bytes() == (REPO_ROOT / "monitor" / "mprof.h").read_bytes()
 

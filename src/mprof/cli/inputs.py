@@ -42,7 +42,8 @@ class Selection:
 
 def add_selection_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--pid", type=int, action="append", default=[], metavar="PID",
-                        help="only the process PID (its fork child's and exec'd images too); repeatable")
+                        help="only the process PID: the image it was forked as and the programs it executed, "
+                             "not its children; repeatable")
     parser.add_argument("--program", action="append", default=[], metavar="NAME",
                         help="only the processes running NAME (an executable's name or path); repeatable")
 

@@ -52,7 +52,8 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     parser.add_argument("--format", choices=("text", "json"), default="text",
                         help="output format (default: %(default)s)")
     parser.add_argument("--tables", type=_tables, default=text_tables.TABLES, metavar="LIST",
-                        help=f"tables to print, comma-separated (default: {','.join(text_tables.TABLES)})")
+                        help=f"text tables to print, comma-separated (default: {','.join(text_tables.TABLES)}); "
+                             "JSON holds every table and row")
     parser.add_argument("--cutoff", type=_percent, default=None, metavar="PERCENT",
                         help="leave out entries below this percentage of the total; without --top, show all "
                              "the others")

@@ -40,7 +40,8 @@ CREATE TABLE modules (
 );
 
 -- Whole-program figures: sums over the runs, except max_live_*, the
--- largest of any one run.  Names as in mprof(5)'s SUMM section.
+-- largest of any one run.  Names as in mprof(5)'s SUMM section, and
+-- elapsed_ns, the longest run's time.
 CREATE TABLE summary (
     name TEXT PRIMARY KEY,
     value INTEGER NOT NULL
