@@ -68,6 +68,15 @@ def figure(text: str) -> int:
     return int(text.replace(",", ""))
 
 
+def test_the_first_screens(views: dict) -> None:  # type: ignore[type-arg]
+    # Thousands of rows in all; a few screens by default, each table saying
+    # what it left out.
+    assert len(views["all"].splitlines()) > 20_000
+    first = views["first"].splitlines()
+    assert len(first) < 300
+    assert sum(" rows left out: --all shows every row, " in line for line in first) == 4
+
+
 def test_leak_rows(views: dict) -> None:  # type: ignore[type-arg]
     expected = [(f"{leak['kept_objects']:,}", f"{leak['kept_bytes']:,}", leak["path"])
                 for leak in views["json"]["leaks"] if not leak["runtime"]]
