@@ -1,8 +1,8 @@
 /* The mprof data file format, as specified in mprof(5).  Dependency-free so
  * that the writer, the tests and anyone else can include it alone.
  *
- * All integers are little-endian; SITE, LEAK and PAIR use LEB128 varints
- * and name addresses by their index in ADDR.  A file is a 64-byte header
+ * All integers are little-endian; NODE and PATH use LEB128 varints and
+ * name addresses by their index in ADDR.  A file is a 64-byte header
  * followed by sections; each section is a 16-byte section header and its payload.  The
  * last section is MPROF_TAG_END, whose payload holds the CRC-32 of every byte
  * before the END section header.
@@ -18,7 +18,7 @@
 
 #define MPROF_MAGIC "MPROFDAT"
 #define MPROF_MAGIC_SIZE 8
-#define MPROF_FORMAT_VERSION 2
+#define MPROF_FORMAT_VERSION 3
 #define MPROF_HEADER_SIZE 64
 #define MPROF_SECTION_HEADER_SIZE 16
 
@@ -36,9 +36,8 @@
 #define MPROF_TAG_SUMMARY MPROF_TAG('S', 'U', 'M', 'M')
 #define MPROF_TAG_BINS MPROF_TAG('B', 'I', 'N', 'S')
 #define MPROF_TAG_ADDRESSES MPROF_TAG('A', 'D', 'D', 'R')
-#define MPROF_TAG_SITES MPROF_TAG('S', 'I', 'T', 'E')
-#define MPROF_TAG_LEAKS MPROF_TAG('L', 'E', 'A', 'K')
-#define MPROF_TAG_PAIRS MPROF_TAG('P', 'A', 'I', 'R')
+#define MPROF_TAG_NODES MPROF_TAG('N', 'O', 'D', 'E')
+#define MPROF_TAG_PATHS MPROF_TAG('P', 'A', 'T', 'H')
 #define MPROF_TAG_END MPROF_TAG('E', 'N', 'D', ' ')
 
 /* The paper's size classes: s 0-32, m 33-256, l 257-2048, x > 2048. */
@@ -46,6 +45,10 @@
 #define MPROF_CLASS_S_MAX 32u
 #define MPROF_CLASS_M_MAX 256u
 #define MPROF_CLASS_L_MAX 2048u
+
+/* Values per PATH entry after its node: allocs, frees, bytes s m l x,
+ * freed s m l x.  Readers ignore values past those they know. */
+#define MPROF_PATH_FIELD_COUNT 10u
 
 /* Allocation bins: one per size 0..1024, and bin 1025 for everything larger. */
 #define MPROF_BIN_LARGE 1025u

@@ -21,7 +21,7 @@
 #include "log.h"
 #include "modules.h"
 #include "real.h"
-#include "records.h"
+#include "paths.h"
 #include "rules.h"
 #include "runlog.h"
 #include "signals.h"
@@ -117,7 +117,7 @@ static void fork_prepare(void)
 {
     monitor_tls.busy++;
     thread_states_fork_prepare();
-    records_fork_prepare();
+    paths_fork_prepare();
     ptrmap_fork_prepare();
     modules_fork_prepare();
     rules_fork_prepare();
@@ -130,7 +130,7 @@ static void fork_parent(void)
     rules_fork_parent();
     modules_fork_parent();
     ptrmap_fork_parent();
-    records_fork_parent();
+    paths_fork_parent();
     thread_states_fork_parent();
     monitor_tls.busy--;
 }
@@ -143,7 +143,7 @@ static void fork_child(void)
     rules_fork_child();
     modules_fork_child();
     ptrmap_fork_child();
-    records_fork_child();
+    paths_fork_child();
     thread_states_fork_child(monitor_tls.state);
     monitor.pid = getpid();
     monitor.is_root = false;
@@ -181,7 +181,7 @@ void monitor_init(void)
         status = MONITOR_OFF; /* secure-execution programs are left alone */
     if (status == MONITOR_ACTIVE) {
         options_read(&monitor.options);
-        records_init(monitor.options.leak_depth);
+        paths_init();
         monitor.pid = getpid();
         start_clocks();
         find_executable();

@@ -6,7 +6,7 @@
 #include "checkpoint.h"
 #include "monitor.h"
 #include "real.h"
-#include "records.h"
+#include "paths.h"
 #include "unwind.h"
 #include "state.h"
 
@@ -64,107 +64,76 @@ static inline struct thread_state *current_state(void)
     return monitor_claim_state();
 }
 
-MONITOR_TEXT_INLINE static struct pair_counts *find_pair(struct thread_state *state,
-                                                         uintptr_t caller, uintptr_t callee)
+MONITOR_TEXT_INLINE static const struct path_node *find_node(struct thread_state *state, uint32_t parent,
+                                                            uintptr_t address)
 {
-    uint64_t folded = pair_fold(caller, callee);
-    struct pair_counts **recent = &state->recent_pairs[folded >> (64 - RECENT_BITS)];
-    struct pair_counts *pair = *recent;
-    if (likely(pair && pair->caller == caller && pair->callee == callee))
-        return pair;
-    uintptr_t key[2] = {caller, callee};
-    uint64_t hash = mix64(folded);
-    pair = ptable_find(&state->pairs, hash, pair_has_key, key);
-    if (!pair && (pair = arena_alloc(sizeof(*pair)))) {
-        pair->caller = caller;
-        pair->callee = callee;
-        if (!ptable_add(&state->pairs, hash, pair))
-            pair = NULL;
-    }
-    if (pair)
-        *recent = pair;
-    return pair;
+    uint64_t folded = fold_word(fold_word(0, parent), address);
+    const struct path_node **recent = &state->recent_nodes[folded >> (64 - RECENT_BITS)];
+    const struct path_node *node = *recent;
+    if (likely(node && node->parent == parent && node->address == address))
+        return node;
+    node = paths_node(parent, address, paths_hash(parent, address));
+    if (node)
+        *recent = node;
+    return node;
 }
 
-/* Paper 3.2: compare the new chain with the previous one from the outermost
- * frame in; the pairs of the common part are already at hand, only the rest
- * is hashed.  chain is innermost first, the cache outermost first. */
-MONITOR_TEXT_INLINE static void count_pairs(struct thread_state *state, const uintptr_t *chain,
-                                            unsigned depth, uint64_t size)
+/* The path of chain (innermost first), the paper's way (3.2): compared
+ * with the previous chain from the outermost frame in, the nodes of the
+ * common part are already at hand, and only the rest is looked up.
+ * PATH_NONE when out of memory. */
+MONITOR_TEXT_INLINE static uint32_t path_of_chain(struct thread_state *state, const uintptr_t *chain,
+                                                  unsigned depth)
 {
     unsigned common = 0;
     unsigned previous = state->cached_depth;
-    while (common < depth && common < previous &&
-           state->cached_addrs[common] == chain[depth - 1 - common])
+    while (common < depth && common < previous && state->cached_addrs[common] == chain[depth - 1 - common])
         common++;
-    for (unsigned i = common; i < depth; i++)
-        state->cached_addrs[i] = chain[depth - 1 - i];
-    state->cached_depth = depth;
-    unsigned class = size_class(size);
-    for (unsigned i = 0; i + 1 < depth; i++) {
-        struct pair_counts *pair = state->cached_pairs[i];
-        if (i + 1 >= common) {
-            pair = find_pair(state, state->cached_addrs[i], state->cached_addrs[i + 1]);
-            state->cached_pairs[i] = pair;
+    if (likely(common == depth && depth == previous && state->cached_path != PATH_NONE))
+        return state->cached_path;
+    uint32_t node = common ? state->cached_nodes[common - 1] : paths_root();
+    const struct path_node *leaf = NULL;
+    for (unsigned i = common; i < depth; i++) {
+        uintptr_t address = chain[depth - 1 - i];
+        leaf = find_node(state, node, address);
+        if (unlikely(!leaf)) {
+            state->cached_depth = i;
+            state->cached_path = PATH_NONE;
+            return PATH_NONE;
         }
-        if (likely(pair)) {
-            pair->calls++;
-            pair->bytes[class] += size;
-        }
+        node = leaf->id;
+        state->cached_addrs[i] = address;
+        state->cached_nodes[i] = node;
     }
+    state->cached_depth = depth;
+    if (!leaf)
+        leaf = paths_node_by_id(node);
+    state->cached_path = leaf ? paths_path_of(leaf) : PATH_NONE;
+    return state->cached_path;
 }
 
-static bool same_site(const void *entry, const void *key)
+/* The thread's counts of path, made on first use; NULL when out of memory. */
+MONITOR_TEXT_INLINE static struct path_counts *counts_of(struct thread_state *state, uint32_t path)
 {
-    return records_same_chain(((const struct site_counts *)entry)->chain, key);
-}
-
-/* Registers a new site_counts for chain in both of the thread's indexes. */
-MONITOR_TEXT static struct site_counts *add_site(struct thread_state *state,
-                                                 const struct leak_chain *chain)
-{
-    if (chain->id >= state->site_by_id_capacity) {
-        uint32_t capacity = state->site_by_id_capacity ? state->site_by_id_capacity : 1024;
-        while (capacity <= chain->id)
+    if (likely(path < state->counts_capacity && state->counts_by_path[path]))
+        return state->counts_by_path[path];
+    if (path >= state->counts_capacity) {
+        uint32_t capacity = state->counts_capacity ? state->counts_capacity : 1024;
+        while (capacity <= path)
             capacity *= 2;
-        size_t old_size = state->site_by_id_capacity * sizeof(*state->site_by_id);
-        size_t new_size = capacity * sizeof(*state->site_by_id);
-        void *grown = state->site_by_id ? region_grow(state->site_by_id, old_size, new_size)
-                                        : region_map(new_size);
+        size_t old_size = state->counts_capacity * sizeof(*state->counts_by_path);
+        size_t new_size = capacity * sizeof(*state->counts_by_path);
+        void *grown = state->counts_by_path ? region_grow(state->counts_by_path, old_size, new_size)
+                                            : region_map(new_size);
         if (!grown)
             return NULL;
-        state->site_by_id = grown;
-        state->site_by_id_capacity = capacity;
+        state->counts_by_path = grown;
+        state->counts_capacity = capacity;
     }
-    struct site_counts *site = arena_alloc(sizeof(*site));
-    if (!site)
-        return NULL;
-    site->chain = chain;
-    if (!ptable_add(&state->sites, chain->hash, site))
-        return NULL;
-    state->site_by_id[chain->id] = site;
-    return site;
-}
-
-MONITOR_TEXT_INLINE static struct site_counts *site_for_chain(struct thread_state *state,
-                                                              const uintptr_t *leak, unsigned depth)
-{
-    uint64_t folded = fold_word(fold_word(0, leak[0]), leak[depth - 1]);
-    struct site_counts **recent = &state->recent_sites[folded >> (64 - RECENT_BITS)];
-    struct site_counts *site = *recent;
-    if (likely(site && records_same_chain(site->chain, leak)))
-        return site;
-    uint64_t hash = records_hash(leak);
-    site = ptable_find(&state->sites, hash, same_site, leak);
-    if (!site) {
-        const struct leak_chain *chain = records_intern(leak, hash);
-        if (!chain)
-            return NULL;
-        site = add_site(state, chain);
-    }
-    if (site)
-        *recent = site;
-    return site;
+    struct path_counts *counts = arena_alloc(sizeof(*counts));
+    if (counts)
+        state->counts_by_path[path] = counts;
+    return counts;
 }
 
 MONITOR_TEXT void monitor_alloc(void *block, size_t size, enum mprof_summary_field field)
@@ -186,21 +155,12 @@ MONITOR_TEXT void monitor_alloc(void *block, size_t size, enum mprof_summary_fie
     struct walk_memory *walk = monitor.options.cached_rules ? &state->walk : NULL;
     unsigned depth = unwind_chain(chain, max_depth, walk, &truncated);
 
-    uintptr_t leak[64];
-    unsigned leak_depth = monitor.options.leak_depth;
-    for (unsigned i = 0; i < leak_depth; i++)
-        leak[i] = i < depth ? chain[i] : 0;
-
     spin_lock(&state->lock);
-    if (monitor.options.call_graph)
-        count_pairs(state, chain, depth, size);
-    struct site_counts *site = site_for_chain(state, leak, leak_depth);
-    uint32_t record = RECORD_ID_LIMIT;
-    if (likely(site)) {
-        unsigned class = size_class(size);
-        site->allocs++;
-        site->bytes[class] += size;
-        record = site->chain->id;
+    uint32_t path = path_of_chain(state, chain, depth);
+    struct path_counts *counts = path != PATH_NONE ? counts_of(state, path) : NULL;
+    if (likely(counts)) {
+        counts->allocs++;
+        counts->bytes[size_class(size)] += size;
     }
     unsigned bin = bin_of(size);
     state->bin_allocs[bin]++;
@@ -214,7 +174,7 @@ MONITOR_TEXT void monitor_alloc(void *block, size_t size, enum mprof_summary_fie
     spin_unlock(&state->lock);
 
     bool replaced = false;
-    if (unlikely(!site || !ptrmap_insert((uintptr_t)block, size, record, &replaced))) {
+    if (unlikely(!counts || !ptrmap_insert((uintptr_t)block, size, path, &replaced))) {
         /* Counted as allocated but never freed: nothing better is known. */
     } else {
         if (unlikely(replaced))
@@ -228,26 +188,17 @@ MONITOR_TEXT void monitor_alloc(void *block, size_t size, enum mprof_summary_fie
     leave(tls);
 }
 
-/* The site_counts of record for a thread that never allocated from it. */
-MONITOR_TEXT static struct site_counts *site_for_id(struct thread_state *state, uint32_t record)
-{
-    if (likely(record < state->site_by_id_capacity && state->site_by_id[record]))
-        return state->site_by_id[record];
-    const struct leak_chain *chain = records_by_id(record);
-    return chain ? add_site(state, chain) : NULL;
-}
-
 MONITOR_TEXT static void account_free(struct thread_state *state, const struct block_info *info)
 {
-    if (unlikely(info->record < records_first_own_id())) {
+    if (unlikely(info->record < paths_first_own_path())) {
         state->counters[MPROF_SUM_INHERITED_FREES]++;
         return;
     }
-    struct site_counts *site = site_for_id(state, info->record);
+    struct path_counts *counts = counts_of(state, info->record);
     unsigned class = size_class(info->size);
-    if (likely(site)) {
-        site->frees++;
-        site->freed[class] += info->size;
+    if (likely(counts)) {
+        counts->frees++;
+        counts->freed[class] += info->size;
     }
     unsigned bin = bin_of(info->size);
     state->bin_frees[bin]++;
@@ -276,7 +227,7 @@ MONITOR_TEXT static void record_free(void *block, enum mprof_summary_field field
     else
         state->counters[MPROF_SUM_UNKNOWN_FREES]++;
     spin_unlock(&state->lock);
-    if (known && info.record >= records_first_own_id())
+    if (known && info.record >= paths_first_own_path())
         live_sub(info.size);
 }
 
@@ -346,7 +297,7 @@ MONITOR_TEXT void monitor_released(bool known, const struct block_info *info)
             state->counters[MPROF_SUM_UNKNOWN_FREES]++;
         spin_unlock(&state->lock);
     }
-    if (known && info->record >= records_first_own_id())
+    if (known && info->record >= paths_first_own_path())
         live_sub(info->size);
     leave(tls);
 }

@@ -1,7 +1,7 @@
 /* Retagging the aggregates (see retag.h). */
 #include "retag.h"
 
-#include "records.h"
+#include "paths.h"
 #include "thread.h"
 
 void retag_range(uintptr_t start, uintptr_t end, unsigned tag)
@@ -10,8 +10,8 @@ void retag_range(uintptr_t start, uintptr_t end, unsigned tag)
     /* The threads' locks first, as an allocation takes its own before the
      * registry's. */
     thread_states_lock_all();
-    records_retag(start, end, tag_bits);
+    paths_retag(start, end, tag_bits);
     for (struct thread_state *state = thread_states_first(); state; state = state->next)
-        thread_state_retag(state, start, end, tag_bits);
+        thread_state_retag(state);
     thread_states_unlock_all();
 }

@@ -62,19 +62,19 @@ static void scratch_release(void)
     }
 }
 
-/* A leak record's counts summed over threads. */
-struct record_total {
-    const struct leak_chain *chain;
+/* A path's counts summed over threads. */
+struct path_total {
+    bool used;
+    uint32_t node_ref; /* in the file: 0 for the root, else its node's index + 1 */
     uint64_t allocs, frees;
     uint64_t bytes[MPROF_SIZE_CLASSES];
     uint64_t freed[MPROF_SIZE_CLASSES];
 };
 
-struct site_total {
+/* A node as the file has it. */
+struct file_node {
+    uint32_t up; /* 0: the parent is the root; else this index minus the parent's */
     uintptr_t address;
-    uint64_t calls, frees;
-    uint64_t bytes[MPROF_SIZE_CLASSES];
-    uint64_t freed[MPROF_SIZE_CLASSES];
 };
 
 struct gathered {
@@ -82,56 +82,40 @@ struct gathered {
     uint64_t bin_allocs[MPROF_BIN_COUNT];
     uint64_t bin_frees[MPROF_BIN_COUNT];
     uint64_t large_bytes, large_freed;
-    struct ptable pairs; /* struct pair_counts, merged */
-    struct record_total *records; /* by id - first_id */
-    uint32_t record_capacity;
-    uint32_t first_id;
-    struct ptable sites; /* struct site_total by address */
-    uint64_t *addresses; /* every address the sections name, sorted, unique */
+    struct path_total *paths; /* by id - first_path */
+    uint32_t path_capacity;
+    uint32_t first_path;
+    uint64_t path_count;
+    struct file_node *nodes; /* the tree's nodes on the paths written, parents first */
+    uint64_t node_count;
+    uint64_t *addresses; /* every address the nodes hold, sorted, unique */
     size_t address_count;
-    size_t address_capacity;
     bool out_of_memory;
 };
 
-static void merge_pair(struct gathered *all, const struct pair_counts *pair)
+static void *region_array(uint64_t count, size_t entry_size)
 {
-    uintptr_t key[2] = {pair->caller, pair->callee};
-    uint64_t hash = pair_hash(pair->caller, pair->callee);
-    struct pair_counts *merged = ptable_find(&all->pairs, hash, pair_has_key, key);
-    if (!merged) {
-        merged = scratch_alloc(sizeof(*merged));
-        if (!merged || !ptable_add(&all->pairs, hash, merged)) {
-            all->out_of_memory = true;
-            return;
-        }
-        memset(merged, 0, sizeof(*merged));
-        merged->caller = pair->caller;
-        merged->callee = pair->callee;
-    }
-    merged->calls += pair->calls;
-    for (unsigned c = 0; c < MPROF_SIZE_CLASSES; c++)
-        merged->bytes[c] += pair->bytes[c];
+    return region_map((count ? count : 1) * entry_size);
 }
 
-static struct record_total *record_slot(struct gathered *all, uint32_t id)
+static struct path_total *path_slot(struct gathered *all, uint32_t id)
 {
-    uint32_t index = id - all->first_id;
-    if (index >= all->record_capacity) {
-        uint32_t capacity = all->record_capacity ? all->record_capacity : 4096;
+    uint32_t index = id - all->first_path;
+    if (index >= all->path_capacity) {
+        uint32_t capacity = all->path_capacity ? all->path_capacity : 4096;
         while (capacity <= index)
             capacity *= 2;
-        size_t old_size = all->record_capacity * sizeof(struct record_total);
-        size_t new_size = capacity * sizeof(struct record_total);
-        void *grown = all->records ? region_grow(all->records, old_size, new_size)
-                                   : region_map(new_size);
+        size_t old_size = all->path_capacity * sizeof(struct path_total);
+        size_t new_size = capacity * sizeof(struct path_total);
+        void *grown = all->paths ? region_grow(all->paths, old_size, new_size) : region_map(new_size);
         if (!grown) {
             all->out_of_memory = true;
             return NULL;
         }
-        all->records = grown;
-        all->record_capacity = capacity;
+        all->paths = grown;
+        all->path_capacity = capacity;
     }
-    return &all->records[index];
+    return &all->paths[index];
 }
 
 static void gather_thread(struct thread_state *state, void *context)
@@ -145,56 +129,72 @@ static void gather_thread(struct thread_state *state, void *context)
     }
     all->large_bytes += state->large_bytes;
     all->large_freed += state->large_freed;
-    for (uint64_t i = 0; i < ptable_slots(&state->pairs); i++)
-        if (state->pairs.items[i])
-            merge_pair(all, state->pairs.items[i]);
-    for (uint64_t i = 0; i < ptable_slots(&state->sites); i++) {
-        const struct site_counts *site = state->sites.items[i];
-        if (!site || site->chain->id < all->first_id)
+    for (uint32_t path = all->first_path; path < state->counts_capacity; path++) {
+        const struct path_counts *counts = state->counts_by_path[path];
+        if (!counts)
             continue;
-        struct record_total *total = record_slot(all, site->chain->id);
+        struct path_total *total = path_slot(all, path);
         if (!total)
             continue;
-        total->chain = site->chain;
-        total->allocs += site->allocs;
-        total->frees += site->frees;
+        total->used = true;
+        total->allocs += counts->allocs;
+        total->frees += counts->frees;
         for (unsigned c = 0; c < MPROF_SIZE_CLASSES; c++) {
-            total->bytes[c] += site->bytes[c];
-            total->freed[c] += site->freed[c];
+            total->bytes[c] += counts->bytes[c];
+            total->freed[c] += counts->freed[c];
         }
     }
 }
 
-static bool same_site(const void *entry, const void *key)
+/* The nodes of the paths used, each with its ancestors, numbered parents
+ * first (a node is made after its parent, so in the order of their ids).
+ * Holds the registry while it reads the tree. */
+static void gather_nodes(struct gathered *all, bool bounded)
 {
-    return ((const struct site_total *)entry)->address == *(const uintptr_t *)key;
-}
-
-static void gather_sites(struct gathered *all)
-{
-    for (uint32_t i = 0; i < all->record_capacity; i++) {
-        const struct record_total *record = &all->records[i];
-        if (!record->chain)
+    if (!paths_hold(bounded)) {
+        all->out_of_memory = true; /* as good as: the tree cannot be read */
+        return;
+    }
+    uint32_t root = paths_root();
+    uint32_t span = paths_held_node_count() - root;
+    /* index[n - root]: 0 while node n is not written, else its file index + 1. */
+    uint32_t *index = region_array(span, sizeof(uint32_t));
+    if (!index) {
+        all->out_of_memory = true;
+        paths_release();
+        return;
+    }
+    for (uint32_t i = 0; i < all->path_capacity; i++) {
+        if (!all->paths[i].used)
             continue;
-        uintptr_t address = record->chain->addrs[0];
-        uint64_t hash = hash_words(0, address);
-        struct site_total *site = ptable_find(&all->sites, hash, same_site, &address);
-        if (!site) {
-            site = scratch_alloc(sizeof(*site));
-            if (!site || !ptable_add(&all->sites, hash, site)) {
-                all->out_of_memory = true;
-                return;
-            }
-            memset(site, 0, sizeof(*site));
-            site->address = address;
-        }
-        site->calls += record->allocs;
-        site->frees += record->frees;
-        for (unsigned c = 0; c < MPROF_SIZE_CLASSES; c++) {
-            site->bytes[c] += record->bytes[c];
-            site->freed[c] += record->freed[c];
-        }
+        all->path_count++;
+        for (uint32_t n = paths_held_node_of_path(all->first_path + i); n != root && !index[n - root];
+             n = paths_held_node(n)->parent)
+            index[n - root] = 1;
     }
+    for (uint32_t n = 1; n < span; n++)
+        all->node_count += index[n] != 0;
+    all->nodes = region_array(all->node_count, sizeof(struct file_node));
+    all->addresses = region_array(all->node_count, sizeof(uint64_t));
+    if (!all->nodes || !all->addresses) {
+        all->out_of_memory = true;
+    } else {
+        uint32_t next = 0;
+        for (uint32_t n = 1; n < span; n++) {
+            if (!index[n])
+                continue;
+            const struct path_node *node = paths_held_node(root + n);
+            uint32_t parent = index[node->parent - root];
+            all->nodes[next] = (struct file_node){parent ? next + 1 - parent : 0, node->address};
+            all->addresses[next] = node->address;
+            index[n] = ++next;
+        }
+        for (uint32_t i = 0; i < all->path_capacity; i++)
+            if (all->paths[i].used)
+                all->paths[i].node_ref = index[paths_held_node_of_path(all->first_path + i) - root];
+    }
+    paths_release();
+    region_unmap(index, (span ? span : 1) * sizeof(uint32_t));
 }
 
 /* Heapsort: qsort may allocate, and the writer never calls the allocator. */
@@ -223,47 +223,12 @@ static void sort_values(uint64_t *values, size_t count)
     }
 }
 
-static unsigned leak_length(const struct leak_chain *chain)
-{
-    unsigned length = 0;
-    while (length < monitor.options.leak_depth && chain->addrs[length])
-        length++;
-    return length;
-}
-
-/* The ADDR table: every address SITE, LEAK and PAIR name, sorted, unique. */
+/* The ADDR table: every address the nodes hold, sorted, unique. */
 static void gather_addresses(struct gathered *all)
 {
-    size_t capacity = all->sites.used + 2 * all->pairs.used;
-    for (uint32_t i = 0; i < all->record_capacity; i++)
-        if (all->records[i].chain)
-            capacity += leak_length(all->records[i].chain);
-    all->addresses = region_map((capacity + 1) * sizeof(uint64_t));
-    if (!all->addresses) {
-        all->out_of_memory = true;
-        return;
-    }
-    all->address_capacity = capacity + 1;
-    size_t count = 0;
-    for (uint64_t i = 0; i < ptable_slots(&all->sites); i++)
-        if (all->sites.items[i])
-            all->addresses[count++] = ((const struct site_total *)all->sites.items[i])->address;
-    for (uint64_t i = 0; i < ptable_slots(&all->pairs); i++) {
-        const struct pair_counts *pair = all->pairs.items[i];
-        if (pair) {
-            all->addresses[count++] = pair->caller;
-            all->addresses[count++] = pair->callee;
-        }
-    }
-    for (uint32_t i = 0; i < all->record_capacity; i++) {
-        const struct leak_chain *chain = all->records[i].chain;
-        unsigned length = chain ? leak_length(chain) : 0;
-        for (unsigned d = 0; d < length; d++)
-            all->addresses[count++] = chain->addrs[d];
-    }
-    sort_values(all->addresses, count);
+    sort_values(all->addresses, all->node_count);
     size_t unique = 0;
-    for (size_t i = 0; i < count; i++)
+    for (size_t i = 0; i < all->node_count; i++)
         if (unique == 0 || all->addresses[i] != all->addresses[unique - 1])
             all->addresses[unique++] = all->addresses[i];
     all->address_count = unique;
@@ -399,85 +364,43 @@ static uint64_t uv_sum(const uint64_t *values, unsigned count, bool write)
     return size;
 }
 
-static uint64_t site_entries(const struct gathered *all, bool write)
+static uint64_t node_entries(const struct gathered *all, bool write)
 {
     uint64_t size = 0;
-    for (uint64_t i = 0; i < ptable_slots(&all->sites); i++) {
-        const struct site_total *site = all->sites.items[i];
-        if (!site)
-            continue;
-        uint64_t head[3] = {address_index(all, site->address), site->calls, site->frees};
-        size += uv_sum(head, 3, write) + uv_sum(site->bytes, MPROF_SIZE_CLASSES, write) +
-                uv_sum(site->freed, MPROF_SIZE_CLASSES, write);
+    for (uint64_t i = 0; i < all->node_count; i++) {
+        uint64_t entry[2] = {all->nodes[i].up, address_index(all, all->nodes[i].address)};
+        size += uv_sum(entry, 2, write);
     }
     return size;
 }
 
-static void emit_sites(const struct gathered *all)
+static void emit_nodes(const struct gathered *all)
 {
-    section_header(MPROF_TAG_SITES, 8 + site_entries(all, false));
-    writer_u64(&writer, all->sites.used);
-    site_entries(all, true);
+    section_header(MPROF_TAG_NODES, 8 + node_entries(all, false));
+    writer_u64(&writer, all->node_count);
+    node_entries(all, true);
 }
 
-static uint64_t sum(const uint64_t *values)
-{
-    uint64_t total = 0;
-    for (unsigned c = 0; c < MPROF_SIZE_CLASSES; c++)
-        total += values[c];
-    return total;
-}
-
-static uint64_t leak_entries(const struct gathered *all, bool write)
+static uint64_t path_entries(const struct gathered *all, bool write)
 {
     uint64_t size = 0;
-    for (uint32_t i = 0; i < all->record_capacity; i++) {
-        const struct record_total *record = &all->records[i];
-        if (!record->chain)
+    for (uint32_t i = 0; i < all->path_capacity; i++) {
+        const struct path_total *path = &all->paths[i];
+        if (!path->used)
             continue;
-        unsigned length = leak_length(record->chain);
-        uint64_t entry[64 + 5];
-        entry[0] = length;
-        for (unsigned d = 0; d < length; d++)
-            entry[1 + d] = address_index(all, record->chain->addrs[d]);
-        uint64_t *counts = entry + 1 + length;
-        counts[0] = record->allocs;
-        counts[1] = record->frees;
-        counts[2] = sum(record->bytes);
-        counts[3] = sum(record->freed);
-        size += uv_sum(entry, length + 5, write);
+        uint64_t head[3] = {path->node_ref, path->allocs, path->frees};
+        size += uv_sum(head, 3, write) + uv_sum(path->bytes, MPROF_SIZE_CLASSES, write) +
+                uv_sum(path->freed, MPROF_SIZE_CLASSES, write);
     }
     return size;
 }
 
-static void emit_leaks(const struct gathered *all)
+static void emit_paths(const struct gathered *all)
 {
-    uint64_t count = 0;
-    for (uint32_t i = 0; i < all->record_capacity; i++)
-        count += all->records[i].chain != NULL;
-    section_header(MPROF_TAG_LEAKS, 8 + leak_entries(all, false));
-    writer_u64(&writer, count);
-    leak_entries(all, true);
-}
-
-static uint64_t pair_entries(const struct gathered *all, bool write)
-{
-    uint64_t size = 0;
-    for (uint64_t i = 0; i < ptable_slots(&all->pairs); i++) {
-        const struct pair_counts *pair = all->pairs.items[i];
-        if (!pair)
-            continue;
-        uint64_t head[3] = {address_index(all, pair->caller), address_index(all, pair->callee), pair->calls};
-        size += uv_sum(head, 3, write) + uv_sum(pair->bytes, MPROF_SIZE_CLASSES, write);
-    }
-    return size;
-}
-
-static void emit_pairs(const struct gathered *all)
-{
-    section_header(MPROF_TAG_PAIRS, 8 + pair_entries(all, false));
-    writer_u64(&writer, all->pairs.used);
-    pair_entries(all, true);
+    section_header(MPROF_TAG_PATHS, 16 + path_entries(all, false));
+    writer_u64(&writer, all->path_count);
+    writer_u64(&writer, MPROF_PATH_FIELD_COUNT);
+    path_entries(all, true);
 }
 
 static void emit_file(const struct gathered *all, const struct snapshot_request *request)
@@ -486,15 +409,14 @@ static void emit_file(const struct gathered *all, const struct snapshot_request 
                      (request->kind == SNAPSHOT_FINAL ? MPROF_FLAG_FINAL : 0) |
                      (request->kind == SNAPSHOT_CHECKPOINT ? MPROF_FLAG_CHECKPOINT : 0) |
                      (monitor.forked ? MPROF_FLAG_FORKED : 0);
-    emit_header(flags, (uint32_t)request->end_signal, 9);
+    emit_header(flags, (uint32_t)request->end_signal, 8);
     emit_program();
     emit_modules();
     emit_summary(all);
     emit_bins(all);
     emit_addresses(all);
-    emit_sites(all);
-    emit_leaks(all);
-    emit_pairs(all);
+    emit_nodes(all);
+    emit_paths(all);
     uint32_t crc = writer_crc(&writer);
     section_header(MPROF_TAG_END, 8);
     writer_u32(&writer, crc);
@@ -536,9 +458,10 @@ bool snapshot_write(const struct snapshot_request *request)
         return false;
     }
     memset(all, 0, sizeof(*all));
-    all->first_id = records_first_own_id();
+    all->first_path = paths_first_own_path();
     thread_states_each(gather_thread, all, bounded_write);
-    gather_sites(all);
+    if (!all->out_of_memory)
+        gather_nodes(all, bounded_write);
     if (!all->out_of_memory)
         gather_addresses(all);
 
@@ -569,10 +492,9 @@ bool snapshot_write(const struct snapshot_request *request)
         log_line("cannot write the data file: out of memory", NULL);
     }
 release:
-    ptable_release(&all->pairs);
-    ptable_release(&all->sites);
-    region_unmap(all->records, all->record_capacity * sizeof(struct record_total));
-    region_unmap(all->addresses, all->address_capacity * sizeof(uint64_t));
+    region_unmap(all->paths, all->path_capacity * sizeof(struct path_total));
+    region_unmap(all->nodes, (all->node_count ? all->node_count : 1) * sizeof(struct file_node));
+    region_unmap(all->addresses, (all->node_count ? all->node_count : 1) * sizeof(uint64_t));
     scratch_release();
     spin_unlock(&write_lock);
     return written;

@@ -9,7 +9,7 @@
 #include <sys/types.h>
 
 #include "options.h"
-#include "records.h"
+#include "paths.h"
 #include "thread.h"
 
 struct monitor_globals {

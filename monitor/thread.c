@@ -20,9 +20,10 @@ static struct thread_state *make_state(unsigned stack_depth)
         return NULL;
     state->scratch = arena_alloc(UNWIND_BUFFER_SIZE(stack_depth) * sizeof(uintptr_t));
     state->cached_addrs = arena_alloc(stack_depth * sizeof(uintptr_t));
-    state->cached_pairs = arena_alloc(stack_depth * sizeof(struct pair_counts *));
-    if (!state->scratch || !state->cached_addrs || !state->cached_pairs)
+    state->cached_nodes = arena_alloc(stack_depth * sizeof(uint32_t));
+    if (!state->scratch || !state->cached_addrs || !state->cached_nodes)
         return NULL;
+    state->cached_path = PATH_NONE;
     return state;
 }
 
@@ -50,6 +51,7 @@ void thread_state_release(struct thread_state *state)
 {
     spin_lock(&state->lock);
     state->cached_depth = 0; /* the next owner's stack is unrelated */
+    state->cached_path = PATH_NONE;
     spin_unlock(&state->lock);
     atomic_store(&state->claimed, 0);
 }
@@ -102,33 +104,11 @@ struct thread_state *thread_states_first(void)
     return states;
 }
 
-static uint64_t hash_of_pair(const void *entry)
+void thread_state_retag(struct thread_state *state)
 {
-    const struct pair_counts *pair = entry;
-    return pair_hash(pair->caller, pair->callee);
-}
-
-static uint64_t hash_of_site(const void *entry)
-{
-    return ((const struct site_counts *)entry)->chain->hash;
-}
-
-void thread_state_retag(struct thread_state *state, uintptr_t start, uintptr_t end, uintptr_t tag_bits)
-{
-    for (uint64_t i = 0; i < ptable_slots(&state->pairs); i++) {
-        struct pair_counts *pair = state->pairs.items[i];
-        if (!pair)
-            continue;
-        if (pair->caller >= start && pair->caller < end)
-            pair->caller |= tag_bits;
-        if (pair->callee >= start && pair->callee < end)
-            pair->callee |= tag_bits;
-    }
-    ptable_rehash(&state->pairs, hash_of_pair);
-    ptable_rehash(&state->sites, hash_of_site);
     state->cached_depth = 0;
-    memset(state->recent_pairs, 0, sizeof state->recent_pairs);
-    memset(state->recent_sites, 0, sizeof state->recent_sites);
+    state->cached_path = PATH_NONE;
+    memset(state->recent_nodes, 0, sizeof state->recent_nodes);
 }
 
 void thread_states_fork_prepare(void)
@@ -145,7 +125,7 @@ void thread_states_fork_child(struct thread_state *survivor)
 {
     for (struct thread_state *state = states; state; state = state->next) {
         spin_reset(&state->lock);
-        /* The tables' old regions are the parent's pages; dropping them
+        /* The counts' old regions are the parent's pages; dropping them
          * without unmapping keeps fork cheap, and the child never writes
          * to them, so they cost it nothing. */
         memset(state->counters, 0, sizeof state->counters);
@@ -153,12 +133,10 @@ void thread_states_fork_child(struct thread_state *survivor)
         memset(state->bin_frees, 0, sizeof state->bin_frees);
         state->large_bytes = state->large_freed = 0;
         state->cached_depth = 0;
-        memset(state->recent_pairs, 0, sizeof state->recent_pairs);
-        memset(state->recent_sites, 0, sizeof state->recent_sites);
-        state->pairs = (struct ptable){0};
-        state->sites = (struct ptable){0};
-        state->site_by_id = NULL;
-        state->site_by_id_capacity = 0;
+        state->cached_path = PATH_NONE;
+        memset(state->recent_nodes, 0, sizeof state->recent_nodes);
+        state->counts_by_path = NULL;
+        state->counts_capacity = 0;
         if (state != survivor && state != shared_state)
             atomic_store(&state->claimed, 0);
     }

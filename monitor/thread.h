@@ -10,38 +10,11 @@
 #include "format.h"
 #include "lock.h"
 #include "ptable.h"
-#include "records.h"
+#include "paths.h"
 #include "unwind.h"
 
-/* Bytes allocated over one caller/callee pair of return addresses. */
-struct pair_counts {
-    uintptr_t caller;
-    uintptr_t callee;
-    uint64_t calls;
-    uint64_t bytes[MPROF_SIZE_CLASSES];
-};
-
-static inline uint64_t pair_fold(uintptr_t caller, uintptr_t callee)
-{
-    return fold_word(fold_word(0, caller), callee);
-}
-
-static inline uint64_t pair_hash(uintptr_t caller, uintptr_t callee)
-{
-    return mix64(pair_fold(caller, callee));
-}
-
-/* ptable comparison: key points to {caller, callee}. */
-static inline bool pair_has_key(const void *entry, const void *key)
-{
-    const struct pair_counts *pair = entry;
-    const uintptr_t *addrs = key;
-    return pair->caller == addrs[0] && pair->callee == addrs[1];
-}
-
-/* One thread's share of one leak record; the direct site is chain->addrs[0]. */
-struct site_counts {
-    const struct leak_chain *chain;
+/* One thread's figures for one call path. */
+struct path_counts {
     uint64_t allocs;
     uint64_t frees;
     uint64_t bytes[MPROF_SIZE_CLASSES];
@@ -61,23 +34,20 @@ struct thread_state {
     uint64_t large_bytes; /* bytes allocated and freed in the bin above 1024 */
     uint64_t large_freed;
 
-    /* The previous chain (paper 3.2), outermost first, with the pair counter
-     * of each position: cached_pairs[i] counts cached_addrs[i] ->
-     * cached_addrs[i + 1]. */
+    /* The previous chain (paper 3.2), outermost first, with the node of
+     * each of its paths: cached_nodes[i] is the path cached_addrs[0..i]. */
     uintptr_t *scratch; /* UNWIND_BUFFER_SIZE(stack_depth) entries for the new chain */
     uintptr_t *cached_addrs;
-    struct pair_counts **cached_pairs;
+    uint32_t *cached_nodes;
     unsigned cached_depth;
-    /* Counters used lately, direct-mapped by a fold of their key, checked
-     * before the tables: most lookups end here without hashing. */
-    struct pair_counts *recent_pairs[1u << RECENT_BITS];
-    struct site_counts *recent_sites[1u << RECENT_BITS];
+    uint32_t cached_path; /* the id of the whole previous chain's path, or PATH_NONE */
+    /* Nodes used lately, direct-mapped by a fold of (parent, address),
+     * checked before the registry: most lookups end here, without a lock. */
+    const struct path_node *recent_nodes[1u << RECENT_BITS];
     struct walk_memory walk;
 
-    struct ptable pairs;             /* pair_counts by (caller, callee) */
-    struct ptable sites;             /* site_counts by leak chain */
-    struct site_counts **site_by_id; /* the same, by record id, for frees */
-    uint32_t site_by_id_capacity;
+    struct path_counts **counts_by_path; /* by path id; NULL for a path this thread never used */
+    uint32_t counts_capacity;
 };
 
 /* The calling thread's state, creating or reusing one; NULL when out of
@@ -99,9 +69,9 @@ struct thread_state *thread_state_shared(unsigned stack_depth);
 /* Every state's lock, and the list's: for fork(2), and for retagging. */
 void thread_states_lock_all(void);
 void thread_states_unlock_all(void);
-/* Retags a locked state's pairs (see records_retag) and forgets what its
- * caches knew of the old keys. */
-void thread_state_retag(struct thread_state *state, uintptr_t start, uintptr_t end, uintptr_t tag_bits);
+/* Makes a locked state forget what its caches knew of the old addresses
+ * (see paths_retag). */
+void thread_state_retag(struct thread_state *state);
 /* Every state, for a caller holding every lock. */
 struct thread_state *thread_states_first(void);
 

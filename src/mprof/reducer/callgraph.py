@@ -10,9 +10,9 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from .records import DataFile
 from .scc import strongly_connected_components
 from .symbolize import Frame
+from .tree import Totals
 
 CLASSES = 4
 FunctionKey = tuple[str, str]  # (name, module)
@@ -111,7 +111,7 @@ def _logical(frames: Sequence[Frame]) -> list[Frame]:
     return outermost_first
 
 
-def _above_main(data: DataFile, frames: Mapping[int, Sequence[Frame]]) -> set[int]:
+def _above_main(data: Totals, frames: Mapping[int, Sequence[Frame]]) -> set[int]:
     """Return addresses in frames that call main, directly or not."""
     callers: dict[int, list[int]] = defaultdict(list)
     for pair in data.pairs:
@@ -127,8 +127,9 @@ def _above_main(data: DataFile, frames: Mapping[int, Sequence[Frame]]) -> set[in
     return above
 
 
-def add_run(graph: CallGraph, data: DataFile, frames: Mapping[int, Sequence[Frame]]) -> None:
-    """Adds one data file's sites, leaks and pairs; frames has every address resolved."""
+def add_run(graph: CallGraph, data: Totals, call_graph: bool, frames: Mapping[int, Sequence[Frame]]) -> None:
+    """Adds one data file's sites, leaks and pairs (tree.totals); frames has
+    every address resolved."""
     for site in data.sites:
         logical = _logical(frames[site.addr])
         innermost = logical[-1]
@@ -159,7 +160,7 @@ def add_run(graph: CallGraph, data: DataFile, frames: Mapping[int, Sequence[Fram
         leak.bytes += chain.bytes
         leak.bytes_freed += chain.bytes_freed
 
-    if not data.header.call_graph:
+    if not call_graph:
         return
     # Pairs from start-up code into main go with the frames above main.
     above = _above_main(data, frames)
@@ -234,7 +235,7 @@ def finish(graph: CallGraph) -> None:
                     cycle.called += edge.calls
 
 
-def addresses_of(data: DataFile) -> Iterable[int]:
+def addresses_of(data: Totals) -> Iterable[int]:
     for site in data.sites:
         yield site.addr
     for chain in data.leaks:

@@ -19,28 +19,26 @@ from . import sections
 from .errors import DataFileError, FormatProblem
 from .records import (
     Bin,
+    CallPath,
     ClassBytes,
     DataFile,
     Header,
-    LeakChain,
     Module,
-    Pair,
+    Node,
     Program,
-    Site,
     Summary,
 )
 
 __all__ = [
     "Bin",
+    "CallPath",
     "ClassBytes",
     "DataFile",
     "DataFileError",
     "Header",
-    "LeakChain",
     "Module",
-    "Pair",
+    "Node",
     "Program",
-    "Site",
     "Summary",
     "parse",
     "read",
@@ -71,6 +69,7 @@ def _parse(data: memoryview, path: str) -> DataFile:
     header = _parse_header(data)
     payloads = _split_sections(data)
     addresses = sections.parse_addresses(payloads[fmt.TAG_ADDRS])
+    nodes = sections.parse_nodes(payloads[fmt.TAG_NODES], addresses)
     return DataFile(
         path=path,
         header=header,
@@ -78,9 +77,9 @@ def _parse(data: memoryview, path: str) -> DataFile:
         modules=sections.parse_modules(payloads[fmt.TAG_MODULES]),
         summary=sections.parse_summary(payloads[fmt.TAG_SUMMARY]),
         bins=sections.parse_bins(payloads[fmt.TAG_BINS]),
-        sites=sections.parse_sites(payloads[fmt.TAG_SITES], addresses),
-        leaks=sections.parse_leaks(payloads[fmt.TAG_LEAKS], header.leak_depth, addresses),
-        pairs=sections.parse_pairs(payloads[fmt.TAG_PAIRS], header.call_graph, addresses),
+        nodes=nodes,
+        paths=sections.parse_paths(payloads[fmt.TAG_PATHS], nodes,
+                                   header.stack_depth if header.call_graph else header.leak_depth),
     )
 
 

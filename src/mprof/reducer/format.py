@@ -6,7 +6,7 @@ import struct
 from typing import Final
 
 MAGIC: Final = b"MPROFDAT"
-VERSION: Final = 2
+VERSION: Final = 3
 HEADER_SIZE: Final = 64
 SECTION_HEADER_SIZE: Final = 16
 
@@ -26,9 +26,8 @@ TAG_MODULES: Final = b"MODS"
 TAG_SUMMARY: Final = b"SUMM"
 TAG_BINS: Final = b"BINS"
 TAG_ADDRS: Final = b"ADDR"
-TAG_SITES: Final = b"SITE"
-TAG_LEAKS: Final = b"LEAK"
-TAG_PAIRS: Final = b"PAIR"
+TAG_NODES: Final = b"NODE"
+TAG_PATHS: Final = b"PATH"
 TAG_END: Final = b"END "
 SECTION_ORDER: Final = (
     TAG_PROGRAM,
@@ -36,9 +35,8 @@ SECTION_ORDER: Final = (
     TAG_SUMMARY,
     TAG_BINS,
     TAG_ADDRS,
-    TAG_SITES,
-    TAG_LEAKS,
-    TAG_PAIRS,
+    TAG_NODES,
+    TAG_PATHS,
     TAG_END,
 )
 
@@ -52,10 +50,9 @@ END_PAYLOAD: Final = struct.Struct("<II")
 COUNT: Final = struct.Struct("<Q")
 BIN_ENTRY: Final = struct.Struct("<IQQQQ")
 MODULE_FIXED: Final = struct.Struct("<QQQBBH")
-# SITE, LEAK and PAIR entries are uv fields, so they have counts, not layouts.
-SITE_COUNTERS: Final = 2 + 2 * len(SIZE_CLASSES)  # calls, frees, bytes[4], freed[4]
-LEAK_COUNTERS: Final = 4  # allocs, frees, bytes, bytes_freed after the addresses
-PAIR_COUNTERS: Final = 1 + len(SIZE_CLASSES)  # calls, bytes[4]
+# NODE and PATH entries are uv fields, so they have counts, not layouts.
+NODE_FIELDS: Final = 2  # up, address index
+PATH_FIELDS: Final = 2 + 2 * len(SIZE_CLASSES)  # allocs, frees, bytes[4], freed[4] after the node
 
 assert HEADER.size == HEADER_SIZE
 assert SECTION_HEADER.size == SECTION_HEADER_SIZE

@@ -6,7 +6,7 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from . import callgraph
+from . import callgraph, tree
 from .callgraph import CallGraph
 from .records import DataFile
 from .symbolize import Progress, Resolver, WarningSink
@@ -75,11 +75,12 @@ def reduce_files(files: Sequence[DataFile], *, progress: Progress | None = None)
             row.frees += b.frees
             row.bytes += b.bytes
             row.bytes_freed += b.bytes_freed
+        totals = tree.totals(data)
         with Resolver(data.modules, warnings) as resolver:
             progress.start(f"resolving addresses of {data.program.exe or path} (pid {data.header.pid})")
-            frames = resolver.resolve(callgraph.addresses_of(data), progress)
+            frames = resolver.resolve(callgraph.addresses_of(totals), progress)
             progress.start(f"building the call graph of {path}")
-            callgraph.add_run(profile.graph, data, frames)
+            callgraph.add_run(profile.graph, totals, data.header.call_graph, frames)
             if data.program.exe:
                 progress.start(f"reading the types of {data.program.exe}")
                 for size, name in resolver.types(data.program.exe):

@@ -123,29 +123,20 @@ ClassBytes = tuple[int, int, int, int]
 
 
 @dataclass(frozen=True)
-class Site:
+class Node:
+    """A call path: its parent's and one more return address."""
+    parent: int  # the index of the parent node; -1: the parent is the empty path
     addr: int
-    calls: int
+
+
+@dataclass(frozen=True)
+class CallPath:
+    """The figures of the allocations made from one call path."""
+    node: int  # the index of its innermost node; -1: the empty path (no address)
+    allocs: int
     frees: int
     bytes: ClassBytes
     freed: ClassBytes
-
-
-@dataclass(frozen=True)
-class LeakChain:
-    addrs: tuple[int, ...]  # innermost first, as long as the chain the file records
-    allocs: int
-    frees: int
-    bytes: int
-    bytes_freed: int
-
-
-@dataclass(frozen=True)
-class Pair:
-    caller: int
-    callee: int
-    calls: int
-    bytes: ClassBytes
 
 
 @dataclass(frozen=True)
@@ -156,6 +147,5 @@ class DataFile:
     modules: tuple[Module, ...]
     summary: Summary
     bins: tuple[Bin, ...]
-    sites: tuple[Site, ...]
-    leaks: tuple[LeakChain, ...]
-    pairs: tuple[Pair, ...]
+    nodes: tuple[Node, ...]  # parents before their children
+    paths: tuple[CallPath, ...]

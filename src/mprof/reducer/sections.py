@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from . import format as fmt
 from .binary import Cursor
 from .errors import FormatProblem
-from .records import Bin, ClassBytes, LeakChain, Module, Pair, Program, Site, Summary
+from .records import Bin, CallPath, ClassBytes, Module, Node, Program, Summary
 
 
 def _decode(raw: bytes | memoryview) -> str:
@@ -181,73 +181,63 @@ def parse_addresses(payload: memoryview) -> tuple[int, ...]:
     return tuple(addresses)
 
 
-def parse_sites(payload: memoryview, addresses: tuple[int, ...]) -> tuple[Site, ...]:
-    cur = Cursor(payload, "SITE")
-    sites: list[Site] = []
+def parse_nodes(payload: memoryview, addresses: tuple[int, ...]) -> tuple[Node, ...]:
+    """The call path tree: each node's parent comes before it."""
+    cur = Cursor(payload, "NODE")
+    nodes: list[Node] = []
     for index in range(_uv_count(cur)):
-        what = f"entry {index}"
-        addr = _address(addresses, cur.uv(what), "SITE", index, "address")
-        calls, frees, *by_class = cur.uvs(fmt.SITE_COUNTERS, what)
-        sites.append(
-            Site(
-                addr=addr,
-                calls=calls,
-                frees=frees,
-                bytes=_classes(by_class[:4]),
-                freed=_classes(by_class[4:]),
-            )
-        )
-    cur.finish()
-    _check_totals("SITE", {"calls": sum(s.calls for s in sites), "frees": sum(s.frees for s in sites),
-                           "bytes": sum(sum(s.bytes) for s in sites), "bytes freed": sum(sum(s.freed) for s in sites)})
-    return tuple(sites)
-
-
-def parse_leaks(
-    payload: memoryview, depth: int, addresses: tuple[int, ...]
-) -> tuple[LeakChain, ...]:
-    cur = Cursor(payload, "LEAK")
-    chains: list[LeakChain] = []
-    for index in range(_uv_count(cur)):
-        what = f"entry {index}"
-        length = cur.uv(what)
-        # Checked before the addresses are read: the monitor never records
-        # more than the leak depth, so a longer chain is a broken writer.
-        if length > depth:
+        up, address = cur.uvs(fmt.NODE_FIELDS, f"entry {index}")
+        if up > index:
             raise FormatProblem(
-                f"corrupt: section LEAK entry {index} has length {length},"
-                f" above the header's leak depth {depth}"
+                f"corrupt: section NODE entry {index} names a parent {up} entries up, before the first"
             )
-        addrs = tuple(
-            _address(addresses, i, "LEAK", index, "address") for i in cur.uvs(length, what)
-        )
-        allocs, frees, nbytes, freed = cur.uvs(fmt.LEAK_COUNTERS, what)
-        chains.append(
-            LeakChain(addrs=addrs, allocs=allocs, frees=frees, bytes=nbytes, bytes_freed=freed)
-        )
+        nodes.append(Node(parent=index - up if up else -1, addr=_address(addresses, address, "NODE", index,
+                                                                          "address")))
     cur.finish()
-    _check_totals("LEAK", {"allocations": sum(c.allocs for c in chains), "frees": sum(c.frees for c in chains),
-                           "bytes": sum(c.bytes for c in chains),
-                           "bytes freed": sum(c.bytes_freed for c in chains)})
-    return tuple(chains)
+    return tuple(nodes)
 
 
-def parse_pairs(
-    payload: memoryview, call_graph: bool, addresses: tuple[int, ...]
-) -> tuple[Pair, ...]:
-    cur = Cursor(payload, "PAIR")
-    pairs: list[Pair] = []
-    for index in range(_uv_count(cur)):
+def parse_paths(payload: memoryview, nodes: tuple[Node, ...], depth: int) -> tuple[CallPath, ...]:
+    """The figures of each call path; none deeper than depth addresses."""
+    cur = Cursor(payload, "PATH")
+    count = _uv_count(cur)
+    fields = cur.u64("the field count")
+    if fields < fmt.PATH_FIELDS:
+        raise FormatProblem(f"corrupt: section PATH has {fields} fields a path, this mprof needs {fmt.PATH_FIELDS}")
+    depths = _depths(nodes)
+    paths: list[CallPath] = []
+    seen: set[int] = set()
+    for index in range(count):
         what = f"entry {index}"
-        caller = _address(addresses, cur.uv(what), "PAIR", index, "caller")
-        callee = _address(addresses, cur.uv(what), "PAIR", index, "callee")
-        calls, *by_class = cur.uvs(fmt.PAIR_COUNTERS, what)
-        pairs.append(Pair(caller=caller, callee=callee, calls=calls, bytes=_classes(by_class)))
+        node = cur.uv(what) - 1
+        if node >= len(nodes):
+            raise FormatProblem(
+                f"corrupt: section PATH entry {index} has node {node + 1}, but section NODE has "
+                f"{_entries(len(nodes))}"
+            )
+        if node in seen:
+            raise FormatProblem(f"corrupt: section PATH entry {index} repeats the path of an earlier entry")
+        seen.add(node)
+        if node >= 0 and depths[node] > depth:
+            raise FormatProblem(
+                f"corrupt: section PATH entry {index} is {depths[node]} addresses deep, above the header's "
+                f"depth {depth}"
+            )
+        # Values past the known ones come from a newer writer of the same
+        # version and are ignored, as mprof(5) says.
+        allocs, frees, *by_class = cur.uvs(fields, what)[: fmt.PATH_FIELDS]
+        paths.append(CallPath(node=node, allocs=allocs, frees=frees, bytes=_classes(by_class[:4]),
+                              freed=_classes(by_class[4:8])))
     cur.finish()
-    _check_totals("PAIR", {"calls": sum(p.calls for p in pairs), "bytes": sum(sum(p.bytes) for p in pairs)})
-    if pairs and not call_graph:
-        raise FormatProblem(
-            f"corrupt: section PAIR has {_entries(len(pairs))}"
-            " but the header's call-graph flag is clear"
-        )
-    return tuple(pairs)
+    _check_totals("PATH", {"allocations": sum(p.allocs for p in paths), "frees": sum(p.frees for p in paths),
+                           "bytes": sum(sum(p.bytes) for p in paths),
+                           "bytes freed": sum(sum(p.freed) for p in paths)})
+    return tuple(paths)
+
+
+def _depths(nodes: tuple[Node, ...]) -> list[int]:
+    """How many addresses each node's path holds."""
+    depths: list[int] = []
+    for node in nodes:
+        depths.append(1 + (depths[node.parent] if node.parent >= 0 else 0))
+    return depths

@@ -10,16 +10,16 @@ from __future__ import annotations
 from typing import Any
 
 from ..reducer import format as fmt
+from ..reducer import tree
 from ..reducer.datafile import (
     Bin,
+    CallPath,
     ClassBytes,
     DataFile,
     Header,
-    LeakChain,
     Module,
-    Pair,
+    Node,
     Program,
-    Site,
     Summary,
 )
 
@@ -93,46 +93,29 @@ def _bin(b: Bin) -> Json:
     }
 
 
-def _site(site: Site) -> Json:
+def _node(node: Node) -> Json:
+    return {"parent": node.parent if node.parent >= 0 else None, "addr": _hex(node.addr)}
+
+
+def _path(path: CallPath, nodes: tuple[Node, ...]) -> Json:
     kept: ClassBytes = (
-        site.bytes[0] - site.freed[0],
-        site.bytes[1] - site.freed[1],
-        site.bytes[2] - site.freed[2],
-        site.bytes[3] - site.freed[3],
+        path.bytes[0] - path.freed[0],
+        path.bytes[1] - path.freed[1],
+        path.bytes[2] - path.freed[2],
+        path.bytes[3] - path.freed[3],
     )
     return {
-        "addr": _hex(site.addr),
-        "calls": site.calls,
-        "frees": site.frees,
-        "kept_objects": site.calls - site.frees,
-        "bytes": _by_class(site.bytes),
-        "bytes_total": sum(site.bytes),
-        "freed": _by_class(site.freed),
-        "freed_total": sum(site.freed),
+        "node": path.node if path.node >= 0 else None,
+        "addrs": [_hex(a) for a in tree.addresses(nodes, path.node)],
+        "allocs": path.allocs,
+        "frees": path.frees,
+        "kept_objects": path.allocs - path.frees,
+        "bytes": _by_class(path.bytes),
+        "bytes_total": sum(path.bytes),
+        "freed": _by_class(path.freed),
+        "freed_total": sum(path.freed),
         "kept_bytes": _by_class(kept),
         "kept_bytes_total": sum(kept),
-    }
-
-
-def _leak(chain: LeakChain) -> Json:
-    return {
-        "addrs": [_hex(a) for a in chain.addrs],
-        "allocs": chain.allocs,
-        "frees": chain.frees,
-        "kept_objects": chain.allocs - chain.frees,
-        "bytes": chain.bytes,
-        "bytes_freed": chain.bytes_freed,
-        "kept_bytes": chain.bytes - chain.bytes_freed,
-    }
-
-
-def _pair(pair: Pair) -> Json:
-    return {
-        "caller": _hex(pair.caller),
-        "callee": _hex(pair.callee),
-        "calls": pair.calls,
-        "bytes": _by_class(pair.bytes),
-        "bytes_total": sum(pair.bytes),
     }
 
 
@@ -144,7 +127,6 @@ def datafile_to_json(df: DataFile) -> Json:
         "modules": [_module(m) for m in df.modules],
         "summary": _summary(df.summary, df.header.elapsed_ns),
         "bins": [_bin(b) for b in df.bins],
-        "sites": [_site(s) for s in df.sites],
-        "leaks": [_leak(c) for c in df.leaks],
-        "pairs": [_pair(p) for p in df.pairs],
+        "nodes": [_node(n) for n in df.nodes],
+        "paths": [_path(p, df.nodes) for p in df.paths],
     }

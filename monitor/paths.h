@@ -1,0 +1,69 @@
+/* The call path tree: every distinct call path an allocation was made from,
+ * shared by all threads.  A node is a path: its parent's path and one more
+ * return address, so a path of any depth costs one node more than the
+ * paths it shares its callers with.  The node of an allocating path gets a
+ * dense path id as well, so that a live block needs only 24 bits to name
+ * its path. */
+#ifndef MPROF_PATHS_H
+#define MPROF_PATHS_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Path ids past this many share the last; their figures are merged. */
+#define PATH_ID_LIMIT ((1u << 24) - 1)
+/* No node or path: out of memory. */
+#define PATH_NONE UINT32_MAX
+
+struct path_node {
+    uint64_t hash; /* of (parent, address) */
+    uintptr_t address;
+    uint32_t parent;
+    uint32_t id;
+    /* 1 + the id of the path that ends here, 0 until an allocation does;
+     * set once, under the registry's lock, read by every thread. */
+    atomic_uint_least32_t path;
+};
+
+void paths_init(void);
+/* The empty path, the parent of every outermost frame: the first node this
+ * process made. */
+uint32_t paths_root(void);
+uint64_t paths_hash(uint32_t parent, uintptr_t address);
+/* The node of address called from the path parent, made on first use;
+ * NULL when out of memory. */
+const struct path_node *paths_node(uint32_t parent, uintptr_t address, uint64_t hash);
+/* The id of the path that ends at node, made on first use; PATH_NONE when
+ * out of memory. */
+uint32_t paths_path_of(const struct path_node *node);
+/* The node a path id ends at, PATH_NONE for an id not made. */
+uint32_t paths_node_of_path(uint32_t path);
+/* NULL for a node id not made. */
+const struct path_node *paths_node_by_id(uint32_t id);
+uint32_t paths_node_count(void);
+uint32_t paths_path_count(void);
+
+/* The writer of a data file holds the registry still while it reads the
+ * tree with the paths_held_ functions; bounded (a signal handler's write)
+ * gives up rather than wait on a lock its own thread may hold. */
+bool paths_hold(bool bounded);
+void paths_release(void);
+uint32_t paths_held_node_count(void);
+const struct path_node *paths_held_node(uint32_t id);
+uint32_t paths_held_node_of_path(uint32_t path);
+
+/* Gives every address in [start, end) of every node made by this process
+ * the tag bits (see retag.h), and rehashes.  Callers hold every thread
+ * state's lock, which come before the registry's. */
+void paths_retag(uintptr_t start, uintptr_t end, uintptr_t tag_bits);
+/* Nodes and paths below these were made before the last fork, by the parent. */
+uint32_t paths_first_own_node(void);
+uint32_t paths_first_own_path(void);
+
+void paths_fork_prepare(void);
+void paths_fork_parent(void);
+/* The child starts numbering afresh above the parent's ids. */
+void paths_fork_child(void);
+
+#endif
