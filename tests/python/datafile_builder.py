@@ -11,7 +11,8 @@ import struct
 import zlib
 from dataclasses import dataclass, field
 
-ORDER = ["PROG", "MODS", "SUMM", "BINS", "ADDR", "SITE", "LEAK", "PAIR", "END"]
+ORDER = ["PROG", "MODS", "SUMM", "BINS", "ADDR", "NODE", "PATH", "END"]
+PATH_FIELDS = 10
 SUMMARY_FIELDS = 22
 
 
@@ -42,7 +43,7 @@ class ModuleSpec:
 @dataclass
 class DataFileBuilder:
     magic: bytes = b"MPROFDAT"
-    version: int = 2
+    version: int = 3
     header_size: int = 64
     flags: int = 0x3  # call graph, final
     stack_depth: int = 16
@@ -62,17 +63,17 @@ class DataFileBuilder:
     # (size, allocs, frees, bytes, bytes_freed)
     bins: list[tuple[int, int, int, int, int]] = field(default_factory=list)
     # Addresses below are raw; the builder writes them as indices into the
-    # ADDR table it builds from every address they use.
-    # (addr, calls, frees, bytes[4], freed[4])
-    sites: list[tuple[int, int, int, tuple[int, ...], tuple[int, ...]]] = field(
-        default_factory=list
-    )
-    # (addrs, allocs, frees, bytes, bytes_freed); addrs innermost first, written
-    # with their own length and never cut to leak_depth, so a longer chain
-    # makes a damaged file
-    leaks: list[tuple[tuple[int, ...], int, int, int, int]] = field(default_factory=list)
-    # (caller, callee, calls, bytes[4])
-    pairs: list[tuple[int, int, int, tuple[int, ...]]] = field(default_factory=list)
+    # ADDR table it builds from every address the nodes use.
+    # (addrs, allocs, frees, bytes[4], freed[4]): addrs innermost first,
+    # each path made of nodes interned outermost first, in the order given,
+    # so parents come first; with nodes given, addrs is the node's
+    # reference instead (0: the empty path, else its index + 1).
+    paths: list[tuple[tuple[int, ...] | int, int, int, tuple[int, ...], tuple[int, ...]]] = field(
+        default_factory=list)
+    # The NODE entries as written, (up, addr); None: made from the paths.
+    nodes: list[tuple[int, int]] | None = None
+    path_fields: int = PATH_FIELDS  # the F written in PATH
+    path_extra: tuple[int, ...] = ()  # values written after each path's known ones
 
     # Damage knobs.
     order: list[str] = field(default_factory=lambda: list(ORDER))
@@ -91,12 +92,28 @@ class DataFileBuilder:
     # The index written for a raw address, instead of its place in the table.
     index_override: dict[int, int] = field(default_factory=dict)
 
+    def tree(self) -> tuple[list[tuple[int, int]], list[int]]:
+        """The NODE entries (up, addr) and each path's node reference."""
+        if self.nodes is not None:
+            return self.nodes, [int(path[0]) for path in self.paths]
+        nodes: list[tuple[int, int]] = []
+        index: dict[tuple[int, int], int] = {}  # (parent index or -1, addr) -> index
+        refs = []
+        for path in self.paths:
+            addrs = path[0]
+            assert isinstance(addrs, tuple)
+            parent = -1
+            for addr in reversed(addrs):
+                if (parent, addr) not in index:
+                    index[(parent, addr)] = len(nodes)
+                    nodes.append((len(nodes) - parent if parent >= 0 else 0, addr))
+                parent = index[(parent, addr)]
+            refs.append(parent + 1)
+        return nodes, refs
+
     def used_addresses(self) -> list[int]:
-        """Every address that SITE, LEAK and PAIR refer to, sorted, once each."""
-        used = {site[0] for site in self.sites}
-        used.update(addr for chain in self.leaks for addr in chain[0])
-        used.update(addr for pair in self.pairs for addr in pair[:2])
-        return sorted(used)
+        """Every address that NODE refers to, sorted, once each."""
+        return sorted({addr for _, addr in self.tree()[0]})
 
     def _table(self) -> list[int]:
         return self.used_addresses() if self.addresses is None else self.addresses
@@ -141,21 +158,17 @@ class DataFileBuilder:
             # The first is the address itself, as its difference from 0.
             for previous, addr in zip([0, *table], table):
                 out += uv(addr - previous)
-        elif tag == "SITE":
-            out += self._count(tag, len(self.sites))
-            for addr, calls, frees, by_class, freed_by_class in self.sites:
-                out += index(addr)
-                out += b"".join(uv(v) for v in (calls, frees, *by_class, *freed_by_class))
-        elif tag == "LEAK":
-            out += self._count(tag, len(self.leaks))
-            for addrs, allocs, frees, nbytes, freed in self.leaks:
-                out += uv(len(addrs)) + b"".join(index(addr) for addr in addrs)
-                out += b"".join(uv(v) for v in (allocs, frees, nbytes, freed))
-        elif tag == "PAIR":
-            out += self._count(tag, len(self.pairs))
-            for caller, callee, calls, by_class in self.pairs:
-                out += index(caller) + index(callee)
-                out += b"".join(uv(v) for v in (calls, *by_class))
+        elif tag == "NODE":
+            nodes, _ = self.tree()
+            out += self._count(tag, len(nodes))
+            for up, addr in nodes:
+                out += uv(up) + index(addr)
+        elif tag == "PATH":
+            _, refs = self.tree()
+            out += self._count(tag, len(self.paths))
+            out += struct.pack("<Q", self.path_fields)
+            for ref, (_, allocs, frees, by_class, freed_by_class) in zip(refs, self.paths, strict=True):
+                out += b"".join(uv(v) for v in (ref, allocs, frees, *by_class, *freed_by_class, *self.path_extra))
         return bytes(out + self.extra_payload.get(tag, b""))
 
     def _header(self, sections: int) -> bytes:

@@ -57,35 +57,25 @@ def by_class(size: int, total: int) -> tuple[int, int, int, int]:
 
 def recorded(chains: Iterable[tuple[tuple[int, ...], int, int, int]], **fields: object) -> DataFileBuilder:
     """Chains (addresses outermost first, size, blocks, blocks freed) as the
-    monitor records them: a site per allocating address, a pair per
-    neighbouring two addresses of a chain, a leak record per whole chain
-    (the leak depth is 5, deep enough for all), a bin per size, and the
-    summary's allocations and frees; fields then set as given."""
-    sites: dict[int, list] = {}
-    pairs: dict[tuple[int, int], list] = {}
+    monitor records them: a path per distinct chain (the same chain twice
+    adds up), a bin per size, and the summary's allocations and frees;
+    fields then set as given."""
+    paths: dict[tuple[int, ...], list] = {}
     bins: dict[int, list[int]] = {}
-    leaks = []
     summary = [0] * SUMMARY_FIELDS
     for chain, size, blocks, freed in chains:
-        site = sites.setdefault(chain[-1], [0, 0, [0] * 4, [0] * 4])
-        site[0] += blocks
-        site[1] += freed
-        site[2][size_class(size)] += size * blocks
-        site[3][size_class(size)] += size * freed
-        for caller, callee in zip(chain, chain[1:]):
-            pair = pairs.setdefault((caller, callee), [0, [0] * 4])
-            pair[0] += blocks
-            pair[1][size_class(size)] += size * blocks
-        leaks.append((tuple(reversed(chain)), blocks, freed, size * blocks, size * freed))
+        path = paths.setdefault(tuple(reversed(chain)), [0, 0, [0] * 4, [0] * 4])
+        path[0] += blocks
+        path[1] += freed
+        path[2][size_class(size)] += size * blocks
+        path[3][size_class(size)] += size * freed
         row = bins.setdefault(min(size, 1025), [0] * 4)  # one bin above 1024
         for n, figure in enumerate((blocks, freed, size * blocks, size * freed)):  # allocs, frees, bytes, freed
             row[n] += figure
             summary[n] += figure
     builder = DataFileBuilder(
         leak_depth=5, exe=b"/bin/prog", summary=summary, bins=[(size, *row) for size, row in sorted(bins.items())],
-        sites=[(a, calls, frees, tuple(b), tuple(f)) for a, (calls, frees, b, f) in sites.items()],
-        pairs=[(caller, callee, calls, tuple(b)) for (caller, callee), (calls, b) in pairs.items()],
-        leaks=leaks)
+        paths=[(addrs, allocs, frees, tuple(b), tuple(f)) for addrs, (allocs, frees, b, f) in paths.items()])
     for name, value in fields.items():
         setattr(builder, name, value)
     return builder

@@ -1,11 +1,12 @@
-"""The call graph built from caller/callee pairs, with hand-made data files
-and frames: cycles merged, no byte counted twice (paper, Figure 7)."""
+"""The call graph built from the call paths' caller/callee pairs, with
+hand-made data files and frames: cycles merged, no byte counted twice
+(paper, Figure 7)."""
 
 from __future__ import annotations
 
 from datafile_builder import DataFileBuilder
 
-from mprof.reducer import callgraph, datafile
+from mprof.reducer import callgraph, datafile, tree
 from mprof.reducer.symbolize import Frame
 
 MAIN, F_CALLS_G, G_CALLS_F, G_CALLS_MALLOC = 0x1010, 0x2020, 0x3030, 0x3040
@@ -17,7 +18,8 @@ def frame(name: str, inlined: bool = False, line: int = 1) -> Frame:
 
 def graph_of(builder: DataFileBuilder, frames: dict[int, list[Frame]]) -> callgraph.CallGraph:
     graph = callgraph.CallGraph()
-    callgraph.add_run(graph, datafile.parse(builder.build()), frames)
+    data = datafile.parse(builder.build())
+    callgraph.add_run(graph, tree.totals(data), data.header.call_graph, frames)
     callgraph.finish(graph)
     return graph
 
@@ -26,10 +28,7 @@ def test_figure_7_credits_main_once() -> None:
     # main -> F -> G -> F -> G -> malloc(10): F->G appears twice in the chain.
     builder = DataFileBuilder(
         leak_depth=5,
-        sites=[(G_CALLS_MALLOC, 1, 0, (10, 0, 0, 0), (0, 0, 0, 0))],
-        leaks=[((G_CALLS_MALLOC, F_CALLS_G, G_CALLS_F, F_CALLS_G, MAIN), 1, 0, 10, 0)],
-        pairs=[(MAIN, F_CALLS_G, 1, (10, 0, 0, 0)), (F_CALLS_G, G_CALLS_F, 1, (10, 0, 0, 0)),
-               (G_CALLS_F, F_CALLS_G, 1, (10, 0, 0, 0)), (F_CALLS_G, G_CALLS_MALLOC, 1, (10, 0, 0, 0))],
+        paths=[((G_CALLS_MALLOC, F_CALLS_G, G_CALLS_F, F_CALLS_G, MAIN), 1, 0, (10, 0, 0, 0), (0, 0, 0, 0))],
     )
     frames = {MAIN: [frame("main")], F_CALLS_G: [frame("F")], G_CALLS_F: [frame("G")],
               G_CALLS_MALLOC: [frame("G")]}
@@ -48,10 +47,7 @@ def test_figure_7_credits_main_once() -> None:
 def test_chain_without_recursion_and_start_up_frames_dropped() -> None:
     start, libc_main, make_red, make_widget = 0x100, 0x200, 0x1100, 0x1200
     builder = DataFileBuilder(
-        sites=[(make_widget, 3, 1, (0, 612, 0, 0), (0, 204, 0, 0))],
-        leaks=[((make_widget, make_red, MAIN, libc_main), 3, 1, 612, 204)],
-        pairs=[(start, libc_main, 3, (0, 612, 0, 0)), (libc_main, MAIN, 3, (0, 612, 0, 0)),
-               (MAIN, make_red, 3, (0, 612, 0, 0)), (make_red, make_widget, 3, (0, 612, 0, 0))],
+        paths=[((make_widget, make_red, MAIN, libc_main, start), 3, 1, (0, 612, 0, 0), (0, 204, 0, 0))],
     )
     frames = {start: [frame("_start")], libc_main: [frame("__libc_start_call_main")], MAIN: [frame("main")],
               make_red: [frame("make_red_widget")], make_widget: [frame("make_widget")]}
@@ -69,11 +65,7 @@ def test_chain_without_recursion_and_start_up_frames_dropped() -> None:
 def test_inlined_frames_become_functions_of_the_chain() -> None:
     # main calls outer at MAIN; outer's call to malloc is in helper, inlined into outer.
     site = 0x4000
-    builder = DataFileBuilder(
-        sites=[(site, 2, 0, (64, 0, 0, 0), (0, 0, 0, 0))],
-        leaks=[((site, MAIN), 2, 0, 64, 0)],
-        pairs=[(MAIN, site, 2, (64, 0, 0, 0))],
-    )
+    builder = DataFileBuilder(paths=[((site, MAIN), 2, 0, (64, 0, 0, 0), (0, 0, 0, 0))])
     frames = {MAIN: [frame("main")], site: [frame("helper", inlined=True, line=7), frame("outer", line=20)]}
     graph = graph_of(builder, frames)
     helper = graph.functions[("helper", "/bin/prog")]

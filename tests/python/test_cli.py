@@ -131,7 +131,7 @@ def test_files_whose_figures_overflow_together(tmp_path: Path) -> None:
     first, second = tmp_path / "first.mprof", tmp_path / "second.mprof"
     for pid, path in enumerate((first, second), start=100):
         path.write_bytes(DataFileBuilder(pid=pid, modules=[gone],
-                                         sites=[(0x1800, 1, 0, (top, 0, 0, 0), (0,) * 4)]).build())
+                                         paths=[((0x1800,), 1, 0, (top, 0, 0, 0), (0,) * 4)]).build())
     alone = mprof("report", first)
     assert alone.returncode == 0
     assert alone.stderr == f"mprof: warning: {tmp_path}/libgone.so: file not found\n"

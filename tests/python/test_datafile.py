@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from datafile_builder import DataFileBuilder, ModuleSpec, uv
-from mprof.reducer import datafile
+from mprof.reducer import datafile, tree
 from mprof.reducer.errors import DataFileError, MprofError
 from samples import MAIN_BUILD_ID, PLUGIN_BUILD_ID, SUMMARY, rich
 
@@ -39,7 +39,7 @@ def test_rich_file_every_value(tmp_path: Path) -> None:
 
     assert df.path == str(path)
     h = df.header
-    assert (h.version, h.flags, h.stack_depth, h.leak_depth) == (2, 7, 32, 4)
+    assert (h.version, h.flags, h.stack_depth, h.leak_depth) == (3, 7, 32, 4)
     assert (h.pid, h.ppid) == (31337, 31336)
     assert (h.start_unix_ns, h.elapsed_ns) == (1_700_000_000_123_456_789, 2_500_000_000)
     assert h.call_graph and h.final and h.forked
@@ -87,17 +87,19 @@ def test_rich_file_every_value(tmp_path: Path) -> None:
         datafile.Bin(1024, 2, 0, 2048, 0),
         datafile.Bin(1025, 3, 1, 9000, 3000),
     )
-    assert df.sites == (
-        datafile.Site(0x555555555123, 70, 40, (100, 200, 300, 400), (10, 20, 30, 40)),
-        datafile.Site(0x7F0000030456, 30, 20, (1, 2, 3, 4), (1, 1, 1, 1)),
+    # rich's paths, outermost first: 0x...300 > 0x...200 > 0x...123 and
+    # > 0x7f...456, 5 > 4 > 3 > 2 > 1, and the empty path.
+    assert df.nodes == (
+        datafile.Node(-1, 0x555555555300), datafile.Node(0, 0x555555555200), datafile.Node(1, 0x555555555123),
+        datafile.Node(1, 0x7F0000030456), datafile.Node(-1, 5), datafile.Node(4, 4), datafile.Node(5, 3),
+        datafile.Node(6, 2), datafile.Node(7, 1),
     )
-    assert df.leaks == (
-        datafile.LeakChain((0x555555555123, 0x555555555200), 5, 2, 500, 200),
-        datafile.LeakChain((1, 2, 3, 4), 1, 0, 16, 0),
-    )
-    assert df.pairs == (
-        datafile.Pair(0x555555555200, 0x555555555123, 70, (5, 6, 7, 8)),
-        datafile.Pair(0x555555555300, 0x555555555200, 12, (0, 0, 0, 99)),
+    # The value after the ten known ones of each path is ignored.
+    assert df.paths == (
+        datafile.CallPath(2, 70, 40, (100, 200, 300, 400), (10, 20, 30, 40)),
+        datafile.CallPath(3, 30, 20, (1, 2, 3, 4), (1, 1, 1, 1)),
+        datafile.CallPath(8, 1, 0, (16, 0, 0, 0), (0, 0, 0, 0)),
+        datafile.CallPath(-1, 2, 2, (0, 8, 0, 0), (0, 8, 0, 0)),
     )
 
 
@@ -107,7 +109,7 @@ def test_zero_count_sections(tmp_path: Path) -> None:
     assert not (df.header.call_graph or df.header.final or df.header.forked)
     assert df.header.leak_depth == 8
     assert df.program == datafile.Program("", [])
-    assert (df.modules, df.bins, df.sites, df.leaks, df.pairs) == ((), (), (), (), ())
+    assert (df.modules, df.bins, df.nodes, df.paths) == ((), (), (), ())
     assert all(v == 0 for v in df.summary.values())
 
 
@@ -118,14 +120,10 @@ def test_cmdline_without_final_nul_and_with_empty_argument(tmp_path: Path) -> No
 
 def test_varint_sections_byte_for_byte(tmp_path: Path) -> None:
     # Spelled out from mprof(5) rather than from the builder, so that the
-    # builder's ADDR table (sorted, deltas) and its minimal LEB128 are checked
-    # too: the format agreement test relies on both to match the monitor.
-    b = DataFileBuilder(
-        leak_depth=3,
-        sites=[(0x1234, 1, 0, (200, 0, 0, 0), (0, 0, 0, 0))],
-        leaks=[((0x1234, 0x1000), 1, 0, 200, 0)],
-        pairs=[(0x1000, 0x1234, 1, (200, 0, 0, 0))],
-    )
+    # builder's ADDR table (sorted, deltas), its tree and its minimal LEB128
+    # are checked too: the format agreement test relies on them to match
+    # the monitor.  One path: 0x1000 calls 0x1234, which allocates 200 bytes.
+    b = DataFileBuilder(leak_depth=3, paths=[((0x1234, 0x1000), 1, 0, (200, 0, 0, 0), (0, 0, 0, 0))])
     data, offsets = b.build_layout()
 
     def payload(name: str) -> bytes:
@@ -134,56 +132,55 @@ def test_varint_sections_byte_for_byte(tmp_path: Path) -> None:
 
     count = struct.pack("<Q", 2)
     assert payload("ADDR") == count + b"\x80\x20" + b"\xb4\x04"  # 0x1000, then +0x234
-    one = struct.pack("<Q", 1)
-    assert payload("SITE") == one + b"\x01\x01\x00\xc8\x01" + b"\x00" * 7
-    assert payload("LEAK") == one + b"\x02\x01\x00" + b"\x01\x00\xc8\x01\x00"
-    assert payload("PAIR") == one + b"\x00\x01\x01\xc8\x01\x00\x00\x00"
+    # 0x1000 under the empty path (up 0), 0x1234 under the node 1 up.
+    assert payload("NODE") == count + b"\x00\x00" + b"\x01\x01"
+    # One path of ten values: node 2 (index 1 + 1), 1 alloc, 0 frees, 200 in s.
+    assert payload("PATH") == struct.pack("<QQ", 1, 10) + b"\x02\x01\x00\xc8\x01" + b"\x00" * 7
     df = datafile.read(write(tmp_path, data))
-    assert df.sites == (datafile.Site(0x1234, 1, 0, (200, 0, 0, 0), (0, 0, 0, 0)),)
-    assert df.leaks == (datafile.LeakChain((0x1234, 0x1000), 1, 0, 200, 0),)
-    assert df.pairs == (datafile.Pair(0x1000, 0x1234, 1, (200, 0, 0, 0)),)
+    assert df.nodes == (datafile.Node(-1, 0x1000), datafile.Node(0, 0x1234))
+    assert df.paths == (datafile.CallPath(1, 1, 0, (200, 0, 0, 0), (0, 0, 0, 0)),)
 
 
 def test_varint_limits(tmp_path: Path) -> None:
     top = (1 << 64) - 1
-    b = DataFileBuilder(sites=[(top, top, 0, (top, 0, 0, 0), (0, 0, 0, 0))])
+    b = DataFileBuilder(paths=[((top,), top, 0, (top, 0, 0, 0), (0, 0, 0, 0))])
     assert uv(top) == b"\xff" * 9 + b"\x01"  # the longest a uv may be
-    assert datafile.read(write(tmp_path, b.build())).sites == (
-        datafile.Site(top, top, 0, (top, 0, 0, 0), (0, 0, 0, 0)),
-    )
+    df = datafile.read(write(tmp_path, b.build()))
+    assert df.nodes == (datafile.Node(-1, top),)
+    assert df.paths == (datafile.CallPath(0, top, 0, (top, 0, 0, 0), (0, 0, 0, 0)),)
 
 
 def test_varint_longer_than_needed(tmp_path: Path) -> None:
-    # mprof(5) bounds a uv's length, not its minimality: 0 in two bytes, 1 in
-    # ten bytes.
-    site = b"\x80\x00" + b"\x81" + b"\x80" * 8 + b"\x00" + b"\x00" * 9
+    # mprof(5) bounds a uv's length, not its minimality: node 1 in two
+    # bytes, 1 alloc in ten bytes.
+    path = b"\x81\x00" + b"\x81" + b"\x80" * 8 + b"\x00" + b"\x00" * 9
     b = DataFileBuilder(
-        sites=[(0x1000, 1, 0, (0, 0, 0, 0), (0, 0, 0, 0))],
-        payload_override={"SITE": struct.pack("<Q", 1) + site},
+        paths=[((0x1000,), 1, 0, (0, 0, 0, 0), (0, 0, 0, 0))],
+        payload_override={"PATH": struct.pack("<QQ", 1, 10) + path},
     )
-    assert datafile.read(write(tmp_path, b.build())).sites == (
-        datafile.Site(0x1000, 1, 0, (0, 0, 0, 0), (0, 0, 0, 0)),
+    assert datafile.read(write(tmp_path, b.build())).paths == (
+        datafile.CallPath(0, 1, 0, (0, 0, 0, 0), (0, 0, 0, 0)),
     )
 
 
 def test_huge_leak_depth_is_harmless(tmp_path: Path) -> None:
-    # Version 1 sized every chain by the leak depth; now each carries its own.
-    b = DataFileBuilder(leak_depth=0xFFFFFFFF, leaks=[((0x20, 0x10), 1, 0, 8, 0)])
-    assert datafile.read(write(tmp_path, b.build())).leaks == (
-        datafile.LeakChain((0x20, 0x10), 1, 0, 8, 0),
+    b = DataFileBuilder(leak_depth=0xFFFFFFFF, paths=[((0x20, 0x10), 1, 0, (8, 0, 0, 0), (0,) * 4)])
+    assert tree.totals(datafile.read(write(tmp_path, b.build()))).leaks == (
+        tree.LeakChain((0x20, 0x10), 1, 0, 8, 0),
     )
 
 
-def test_leak_depth_zero_with_chains(tmp_path: Path) -> None:
-    b = DataFileBuilder(leak_depth=0, leaks=[((), 3, 1, 30, 10)])
-    assert datafile.read(write(tmp_path, b.build())).leaks == (
-        datafile.LeakChain((), 3, 1, 30, 10),
+def test_leak_depth_zero_groups_every_path_in_one_chain(tmp_path: Path) -> None:
+    b = DataFileBuilder(leak_depth=0, paths=[((0x10,), 3, 1, (30, 0, 0, 0), (10, 0, 0, 0)),
+                                             ((0x20,), 1, 0, (8, 0, 0, 0), (0,) * 4)])
+    assert tree.totals(datafile.read(write(tmp_path, b.build()))).leaks == (
+        tree.LeakChain((), 4, 1, 38, 10),
     )
 
 
 def test_parse_from_bytes() -> None:
     df = datafile.parse(rich().build(), "mem")
-    assert df.path == "mem" and len(df.sites) == 2
+    assert df.path == "mem" and len(df.paths) == 4
     with pytest.raises(DataFileError) as info:
         datafile.parse(b"xyz")
     assert str(info.value) == "<data>: not an mprof data file (bad magic)"
@@ -235,14 +232,14 @@ def test_short_file_that_is_not_a_data_file(tmp_path: Path) -> None:
 
 
 def test_newer_version(tmp_path: Path) -> None:
-    path = write(tmp_path, DataFileBuilder(version=3).build())
-    assert refused(path) == "format version 3 is newer than this mprof understands (2)"
+    path = write(tmp_path, DataFileBuilder(version=4).build())
+    assert refused(path) == "format version 4 is newer than this mprof understands (3)"
 
 
 def test_newer_version_in_a_file_cut_after_it(tmp_path: Path) -> None:
     # The 8-byte magic and the u16 version, nothing more: the version is judged first.
-    path = write(tmp_path, DataFileBuilder(version=3).build()[:10])
-    assert refused(path) == "format version 3 is newer than this mprof understands (2)"
+    path = write(tmp_path, DataFileBuilder(version=4).build()[:10])
+    assert refused(path) == "format version 4 is newer than this mprof understands (3)"
 
 
 def test_a_header_and_nothing_after_it(tmp_path: Path) -> None:
@@ -253,15 +250,16 @@ def test_a_header_and_nothing_after_it(tmp_path: Path) -> None:
 def test_newer_version_with_a_different_header(tmp_path: Path) -> None:
     # A newer format may change everything after the version field.
     path = write(tmp_path, b"MPROFDAT" + struct.pack("<H", 7) + b"\xff" * 3)
-    assert refused(path) == "format version 7 is newer than this mprof understands (2)"
+    assert refused(path) == "format version 7 is newer than this mprof understands (3)"
 
 
-@pytest.mark.parametrize("version", [0, 1])
+@pytest.mark.parametrize("version", [0, 1, 2])
 def test_older_version(tmp_path: Path, version: int) -> None:
-    # Version 1 is refused like any version this mprof does not know: its
-    # entries are fixed-size and would decode to nonsense as varints.
+    # Older versions are refused like any version this mprof does not know:
+    # version 1's entries were fixed-size, version 2 had chains and pairs
+    # where version 3 has the tree.
     path = write(tmp_path, DataFileBuilder(version=version).build())
-    assert refused(path) == f"unknown format version {version} (this mprof understands 2)"
+    assert refused(path) == f"unknown format version {version} (this mprof understands 3)"
 
 
 @pytest.mark.parametrize("length", [5, 8, 30, 63])
@@ -278,10 +276,10 @@ def test_truncated_in_a_section_header(tmp_path: Path) -> None:
 
 def test_truncated_mid_section(tmp_path: Path) -> None:
     data, offsets = rich().build_layout()
-    path = write(tmp_path, data[: offsets["LEAK"] + 16 + 17])
-    # The count, then two chains of one byte per field but two for 500 and
-    # 200: 8 + (1 + 2 + 1 + 1 + 2 + 2) + (1 + 4 + 4) bytes.
-    assert refused(path) == "truncated: section LEAK needs 26 bytes, 17 remain"
+    path = write(tmp_path, data[: offsets["PATH"] + 16 + 17])
+    # The count and the field count, then four paths of eleven values, one
+    # byte each but two for 200, 300, 400 and each 999: 16 + 16 + 13 * 3.
+    assert refused(path) == "truncated: section PATH needs 71 bytes, 17 remain"
 
 
 def test_truncated_before_a_section(tmp_path: Path) -> None:
@@ -307,7 +305,7 @@ def test_truncated_in_end(tmp_path: Path, cut: int, left: int) -> None:
 def test_checksum_mismatch(tmp_path: Path) -> None:
     data, offsets = rich().build_layout()
     damaged = bytearray(data)
-    damaged[offsets["SITE"] + 16 + 8] ^= 0x40  # a bit of the first site's address index
+    damaged[offsets["NODE"] + 16 + 9] ^= 0x40  # a bit of the first node's address index
     path = write(tmp_path, bytes(damaged))
     assert refused(path) == "corrupt: checksum mismatch"
 
@@ -327,22 +325,22 @@ def test_trailing_garbage(tmp_path: Path) -> None:
 
 def test_wrong_section_order(tmp_path: Path) -> None:
     b = DataFileBuilder(
-        order=["PROG", "MODS", "SUMM", "BINS", "SITE", "ADDR", "LEAK", "PAIR", "END"]
+        order=["PROG", "MODS", "SUMM", "BINS", "NODE", "ADDR", "PATH", "END"]
     )
-    assert refused(write(tmp_path, b.build())) == "corrupt: expected section ADDR, found SITE"
+    assert refused(write(tmp_path, b.build())) == "corrupt: expected section ADDR, found NODE"
 
 
 def test_missing_section(tmp_path: Path) -> None:
     b = DataFileBuilder(
-        order=["PROG", "MODS", "SUMM", "BINS", "ADDR", "SITE", "PAIR", "END"], section_count=9
+        order=["PROG", "MODS", "SUMM", "BINS", "ADDR", "PATH", "END"], section_count=8
     )
-    assert refused(write(tmp_path, b.build())) == "corrupt: expected section LEAK, found PAIR"
+    assert refused(write(tmp_path, b.build())) == "corrupt: expected section NODE, found PATH"
 
 
 def test_repeated_section(tmp_path: Path) -> None:
     b = DataFileBuilder(
-        order=["PROG", "PROG", "MODS", "SUMM", "BINS", "ADDR", "SITE", "LEAK", "PAIR", "END"],
-        section_count=9,
+        order=["PROG", "PROG", "MODS", "SUMM", "BINS", "ADDR", "NODE", "PATH", "END"],
+        section_count=8,
     )
     assert refused(write(tmp_path, b.build())) == "corrupt: expected section MODS, found PROG"
 
@@ -356,13 +354,13 @@ def test_unknown_tag(tmp_path: Path) -> None:
 
 
 def test_wrong_section_count(tmp_path: Path) -> None:
-    path = write(tmp_path, DataFileBuilder(section_count=8).build())
-    assert refused(path) == "corrupt: header says 8 sections, format version 2 has 9"
+    path = write(tmp_path, DataFileBuilder(section_count=9).build())
+    assert refused(path) == "corrupt: header says 9 sections, format version 3 has 8"
 
 
 def test_wrong_header_size(tmp_path: Path) -> None:
     path = write(tmp_path, DataFileBuilder(header_size=72).build())
-    assert refused(path) == "corrupt: header size is 72, format version 2 has 64"
+    assert refused(path) == "corrupt: header size is 72, format version 3 has 64"
 
 
 @pytest.mark.parametrize("reserved", [1, 1 << 63])
@@ -411,37 +409,38 @@ def test_end_payload_size(tmp_path: Path) -> None:
 
 def test_payload_longer_than_its_entries(tmp_path: Path) -> None:
     b = rich()
-    b.count_override["SITE"] = 1
-    # The second site left over: eleven one-byte fields.
+    b.count_override["PATH"] = 3
+    # The empty path left over: its node 0 and eleven values, one byte each
+    # but two for 999.
     assert (
         refused(write(tmp_path, b.build()))
-        == "corrupt: section SITE payload has 11 bytes after its entries"
+        == "corrupt: section PATH payload has 13 bytes after its entries"
     )
 
 
 def test_payload_shorter_than_its_entries(tmp_path: Path) -> None:
     b = rich()
-    b.count_override["PAIR"] = 3
+    b.count_override["NODE"] = 10
     assert (
-        refused(write(tmp_path, b.build())) == "corrupt: section PAIR payload ends inside entry 2"
+        refused(write(tmp_path, b.build())) == "corrupt: section NODE payload ends inside entry 9"
     )
 
 
 def test_payload_ends_inside_a_varint(tmp_path: Path) -> None:
     b = rich()
-    b.extra_payload["LEAK"] = b"\x01\x80"  # a third chain: length 1, then half an index
-    b.count_override["LEAK"] = 3
+    b.extra_payload["NODE"] = b"\x01\x80"  # a tenth node: up 1, then half an index
+    b.count_override["NODE"] = 10
     assert (
-        refused(write(tmp_path, b.build())) == "corrupt: section LEAK payload ends inside entry 2"
+        refused(write(tmp_path, b.build())) == "corrupt: section NODE payload ends inside entry 9"
     )
 
 
-def test_bytes_after_leaks(tmp_path: Path) -> None:
+def test_bytes_after_paths(tmp_path: Path) -> None:
     b = rich()
-    b.extra_payload["LEAK"] = b"\x00\x00"
+    b.extra_payload["PATH"] = b"\x00\x00"
     assert (
         refused(write(tmp_path, b.build()))
-        == "corrupt: section LEAK payload has 2 bytes after its entries"
+        == "corrupt: section PATH payload has 2 bytes after its entries"
     )
 
 
@@ -453,7 +452,7 @@ def test_payload_too_short_for_count(tmp_path: Path) -> None:
     )
 
 
-@pytest.mark.parametrize("section", ["ADDR", "SITE", "LEAK", "PAIR"])
+@pytest.mark.parametrize("section", ["ADDR", "NODE", "PATH"])
 def test_huge_count(tmp_path: Path, section: str) -> None:
     # Stops at the payload's end at once rather than looping over the count.
     b = DataFileBuilder()
@@ -563,13 +562,14 @@ def test_bad_bin_sizes(tmp_path: Path, sizes: list[int], message: str) -> None:
 
 def test_address_zero(tmp_path: Path) -> None:
     # 0 is never a return address; in version 1 it padded short chains.
-    b = DataFileBuilder(leak_depth=4, leaks=[((1, 2), 1, 0, 8, 0), ((1, 0, 3), 1, 0, 8, 0)])
+    b = DataFileBuilder(leak_depth=4, paths=[((1, 2), 1, 0, (8,) + (0,) * 3, (0,) * 4),
+                                             ((1, 0, 3), 1, 0, (8,) + (0,) * 3, (0,) * 4)])
     assert refused(write(tmp_path, b.build())) == "corrupt: section ADDR entry 0 is address 0"
 
 
 def test_addresses_not_increasing(tmp_path: Path) -> None:
     b = DataFileBuilder(
-        sites=[(0x1000, 1, 0, (8, 0, 0, 0), (0, 0, 0, 0))],
+        paths=[((0x1000,), 1, 0, (8, 0, 0, 0), (0, 0, 0, 0))],
         addresses=[0x1000, 0x2000, 0x2000],
     )
     assert (
@@ -593,90 +593,83 @@ def test_address_past_64_bits(tmp_path: Path) -> None:
         (b"\xff" * 9 + b"\x02", "has a varint that does not fit in 64 bits"),
     ],
 )
-@pytest.mark.parametrize("section", ["ADDR", "SITE"])
+@pytest.mark.parametrize("section", ["ADDR", "NODE"])
 def test_bad_varint(tmp_path: Path, section: str, varint: bytes, problem: str) -> None:
     b = DataFileBuilder(
-        sites=[(0x1000, 1, 0, (8, 0, 0, 0), (0, 0, 0, 0))],
+        paths=[((0x1000,), 1, 0, (8, 0, 0, 0), (0, 0, 0, 0))],
         payload_override={section: struct.pack("<Q", 1) + varint},
     )
     assert refused(write(tmp_path, b.build())) == f"corrupt: section {section} entry 0 {problem}"
 
 
+ONE = (1, 0, (8, 0, 0, 0), (0, 0, 0, 0))  # one allocation of 8 bytes, kept
+
+
 @pytest.mark.parametrize(
     ("builder", "message"),
     [
         (
-            DataFileBuilder(
-                sites=[(0x1000, 1, 0, (8, 0, 0, 0), (0, 0, 0, 0))] * 2
-                + [(0x2000, 1, 0, (8, 0, 0, 0), (0, 0, 0, 0))],
-                index_override={0x2000: 2},
-            ),
-            "corrupt: section SITE entry 2 has address index 2, but section ADDR has 2 entries",
+            DataFileBuilder(paths=[((0x1000, 0x2000), *ONE)], index_override={0x1000: 2}),
+            "corrupt: section NODE entry 1 has address index 2, but section ADDR has 2 entries",
         ),
         (
-            DataFileBuilder(leaks=[((0x1000, 0x2000), 1, 0, 8, 0)], index_override={0x2000: 300}),
-            "corrupt: section LEAK entry 0 has address index 300,"
-            " but section ADDR has 2 entries",
+            DataFileBuilder(nodes=[(0, 0x1000), (2, 0x2000)], paths=[(2, *ONE)]),
+            "corrupt: section NODE entry 1 names a parent 2 entries up, before the first",
         ),
         (
-            DataFileBuilder(pairs=[(0x1000, 0x2000, 1, (8, 0, 0, 0))], index_override={0x1000: 5}),
-            "corrupt: section PAIR entry 0 has caller index 5, but section ADDR has 2 entries",
+            DataFileBuilder(nodes=[(0, 0x1000)], paths=[(2, *ONE)]),
+            "corrupt: section PATH entry 0 has node 2, but section NODE has 1 entry",
         ),
         (
-            DataFileBuilder(pairs=[(0x1000, 0x2000, 1, (8, 0, 0, 0))], index_override={0x2000: 2}),
-            "corrupt: section PAIR entry 0 has callee index 2, but section ADDR has 2 entries",
+            DataFileBuilder(nodes=[(0, 0x1000)], paths=[(1, *ONE), (1, *ONE)]),
+            "corrupt: section PATH entry 1 repeats the path of an earlier entry",
+        ),
+        (
+            DataFileBuilder(paths=[((0x1000,), *ONE)], path_fields=9),
+            "corrupt: section PATH has 9 fields a path, this mprof needs 10",
+        ),
+        # No path deeper than the stack depth, or in mprof- mode (flag 1
+        # clear) than the leak depth.
+        (
+            DataFileBuilder(stack_depth=2, paths=[((1, 2), *ONE), ((1, 2, 3), *ONE)]),
+            "corrupt: section PATH entry 1 is 3 addresses deep, above the header's depth 2",
+        ),
+        (
+            DataFileBuilder(flags=0x2, leak_depth=2, paths=[((1, 2), *ONE), ((1, 2, 3), *ONE)]),
+            "corrupt: section PATH entry 1 is 3 addresses deep, above the header's depth 2",
         ),
     ],
 )
-def test_address_index_out_of_range(tmp_path: Path, builder: DataFileBuilder, message: str) -> None:
+def test_broken_trees(tmp_path: Path, builder: DataFileBuilder, message: str) -> None:
     assert refused(write(tmp_path, builder.build())) == message
 
 
-def test_leak_longer_than_leak_depth(tmp_path: Path) -> None:
-    b = DataFileBuilder(leak_depth=2, leaks=[((1, 2), 1, 0, 8, 0), ((1, 2, 3), 1, 0, 8, 0)])
-    assert (
-        refused(write(tmp_path, b.build()))
-        == "corrupt: section LEAK entry 1 has length 3, above the header's leak depth 2"
-    )
-
-
-def test_pairs_without_call_graph(tmp_path: Path) -> None:
-    b = DataFileBuilder(flags=0x2, pairs=[(1, 2, 3, (0, 0, 0, 0))])
-    assert (
-        refused(write(tmp_path, b.build()))
-        == "corrupt: section PAIR has 1 entry but the header's call-graph flag is clear"
-    )
+def test_paths_as_deep_as_allowed(tmp_path: Path) -> None:
+    b = DataFileBuilder(flags=0x2, stack_depth=2, leak_depth=3, paths=[((1, 2, 3), *ONE)])
+    assert datafile.read(write(tmp_path, b.build())).paths == (datafile.CallPath(2, *ONE),)
 
 
 TOP = (1 << 64) - 1
 
 
+def path(addr: int, allocs: int, frees: int, by_class: tuple[int, ...], freed: tuple[int, ...]) -> tuple:
+    return ((addr,), allocs, frees, by_class, freed)
+
+
 @pytest.mark.parametrize(
     ("builder", "message"),
     [
-        (DataFileBuilder(sites=[(0x1000, TOP, 0, (0,) * 4, (0,) * 4), (0x2000, 1, 0, (0,) * 4, (0,) * 4)]),
-         "corrupt: section SITE calls add up past 64 bits"),
-        # One site's four size classes together are already past 64 bits.
-        (DataFileBuilder(sites=[(0x1000, 2, 0, (TOP, 1, 0, 0), (0,) * 4)]),
-         "corrupt: section SITE bytes add up past 64 bits"),
-        (DataFileBuilder(sites=[(0x1000, 2, 2, (8,) * 4, (0, 0, TOP, 1))]),
-         "corrupt: section SITE bytes freed add up past 64 bits"),
-        (DataFileBuilder(leaks=[((0x10,), 1, 0, TOP, 0), ((0x20,), 1, 0, 1, 0)]),
-         "corrupt: section LEAK bytes add up past 64 bits"),
-        (DataFileBuilder(pairs=[(0x10, 0x20, 1, (TOP, 0, 0, 0)), (0x20, 0x30, 1, (0, 0, 0, 1))]),
-         "corrupt: section PAIR bytes add up past 64 bits"),
+        (DataFileBuilder(paths=[path(0x1000, TOP, 0, (0,) * 4, (0,) * 4), path(0x2000, 1, 0, (0,) * 4, (0,) * 4)]),
+         "corrupt: section PATH allocations add up past 64 bits"),
+        (DataFileBuilder(paths=[path(0x1000, 1, TOP, (8,) * 4, (0,) * 4), path(0x2000, 1, 1, (0,) * 4, (0,) * 4)]),
+         "corrupt: section PATH frees add up past 64 bits"),
+        # One path's four size classes together are already past 64 bits.
+        (DataFileBuilder(paths=[path(0x1000, 2, 0, (TOP, 1, 0, 0), (0,) * 4)]),
+         "corrupt: section PATH bytes add up past 64 bits"),
+        (DataFileBuilder(paths=[path(0x1000, 2, 2, (8,) * 4, (0, 0, TOP, 1))]),
+         "corrupt: section PATH bytes freed add up past 64 bits"),
         (DataFileBuilder(bins=[(8, TOP, 0, 8, 0), (16, 1, 0, 16, 0)]),
          "corrupt: section BINS allocations add up past 64 bits"),
-        (DataFileBuilder(sites=[(0x1000, 1, TOP, (8,) * 4, (0,) * 4), (0x2000, 1, 1, (0,) * 4, (0,) * 4)]),
-         "corrupt: section SITE frees add up past 64 bits"),
-        (DataFileBuilder(leaks=[((0x10,), TOP, 0, 1, 0), ((0x20,), 1, 0, 1, 0)]),
-         "corrupt: section LEAK allocations add up past 64 bits"),
-        (DataFileBuilder(leaks=[((0x10,), 1, TOP, 1, 0), ((0x20,), 1, 1, 1, 0)]),
-         "corrupt: section LEAK frees add up past 64 bits"),
-        (DataFileBuilder(leaks=[((0x10,), 1, 1, 1, TOP), ((0x20,), 1, 1, 1, 1)]),
-         "corrupt: section LEAK bytes freed add up past 64 bits"),
-        (DataFileBuilder(pairs=[(0x10, 0x20, TOP, (0,) * 4), (0x20, 0x30, 1, (0,) * 4)]),
-         "corrupt: section PAIR calls add up past 64 bits"),
         (DataFileBuilder(bins=[(8, 1, TOP, 8, 0), (16, 1, 1, 16, 0)]),
          "corrupt: section BINS frees add up past 64 bits"),
         (DataFileBuilder(bins=[(8, 1, 0, TOP, 0), (16, 1, 0, 16, 0)]),
@@ -693,9 +686,9 @@ def test_totals_past_64_bits(tmp_path: Path, builder: DataFileBuilder, message: 
 
 
 def test_totals_of_exactly_64_bits(tmp_path: Path) -> None:
-    b = DataFileBuilder(sites=[(0x1000, TOP - 1, 0, (TOP - 1, 0, 0, 0), (0,) * 4),
-                               (0x2000, 1, 0, (1, 0, 0, 0), (0,) * 4)])
-    assert sum(site.calls for site in datafile.read(write(tmp_path, b.build())).sites) == TOP
+    b = DataFileBuilder(paths=[path(0x1000, TOP - 1, 0, (TOP - 1, 0, 0, 0), (0,) * 4),
+                               path(0x2000, 1, 0, (1, 0, 0, 0), (0,) * 4)])
+    assert sum(p.allocs for p in datafile.read(write(tmp_path, b.build())).paths) == TOP
 
 
 def truncations(builder: DataFileBuilder, tag: str, payload: bytes) -> list[str]:
@@ -734,25 +727,30 @@ def test_every_cut_of_the_program_and_modules_names_its_field() -> None:
     assert truncations(b, "MODS", modules) == expected_cuts("MODS", fields)
 
 
-@pytest.mark.parametrize("tag", ["ADDR", "SITE", "LEAK", "PAIR"])
+@pytest.mark.parametrize("tag", ["ADDR", "NODE", "PATH"])
 def test_every_cut_of_a_varint_section_names_its_entry(tag: str) -> None:
     b = rich()
     table = b._table()
     indices = b._indices(table)
     payload = b._payload(tag, table, indices)
     # Where each entry starts: the payload written with the entries before it.
+    head = 16 if tag == "PATH" else 8
     if tag == "ADDR":
         starts = [8 + sum(len(uv(a - p)) for p, a in zip([0, *table], table[:n])) for n in range(len(table))]
+    elif tag == "NODE":
+        nodes, _ = b.tree()
+        starts = [8 + sum(len(uv(up)) + len(uv(indices[addr])) for up, addr in nodes[:n]) for n in range(len(nodes))]
     else:
-        field = {"SITE": "sites", "LEAK": "leaks", "PAIR": "pairs"}[tag]
-        entries = getattr(b, field)
         starts = []
-        for n in range(len(entries)):
+        for n in range(len(b.paths)):
             partial = rich()
-            setattr(partial, field, entries[:n])
+            partial.nodes, refs = b.tree()
+            partial.paths = [(ref, *entry[1:]) for ref, entry in zip(refs[:n], b.paths[:n])]
             starts.append(len(partial._payload(tag, table, indices)))
     ends = [*starts[1:], len(payload)]
-    assert truncations(b, tag, payload) == expected_cuts(tag, [(8, "the entry count")] + [
+    fields = [(8, "the entry count")] + ([(8, "the field count")] if tag == "PATH" else [])
+    assert head == sum(size for size, _ in fields)
+    assert truncations(b, tag, payload) == expected_cuts(tag, fields + [
         (end - start, f"entry {n}") for n, (start, end) in enumerate(zip(starts, ends))])
 
 

@@ -22,14 +22,14 @@ def report() -> dict[str, object]:
 
 def test_top_level_keys() -> None:
     assert list(report()) == [
-        "file", "header", "program", "modules", "summary", "bins", "sites", "leaks", "pairs",
+        "file", "header", "program", "modules", "summary", "bins", "nodes", "paths",
     ]  # fmt: skip
 
 
 def test_header_and_program() -> None:
     out = report()
     assert out["header"] == {
-        "version": 2,
+        "version": 3,
         "flags": 7,
         "call_graph": True,
         "final": True,
@@ -83,7 +83,7 @@ def test_summary_derived_when_nothing_happened() -> None:
     summary = out["summary"]
     assert summary["average_size"] == 0.0
     assert summary["allocation_rate_bytes_per_second"] == 0.0
-    assert out["modules"] == out["bins"] == out["sites"] == out["leaks"] == out["pairs"] == []
+    assert out["modules"] == out["bins"] == out["nodes"] == out["paths"] == []
 
 
 def test_bins() -> None:
@@ -104,12 +104,22 @@ def test_bins() -> None:
     }
 
 
-def test_sites() -> None:
-    sites = report()["sites"]
-    assert isinstance(sites, list)
-    assert sites[0] == {
-        "addr": "0x555555555123",
-        "calls": 70,
+def test_nodes_and_paths() -> None:
+    out = report()
+    # Made outermost first, path by path: 0x...300 > 0x...200 > 0x...123,
+    # then 0x7f...456 under the same two, then 5 > 4 > 3 > 2 > 1.
+    assert out["nodes"] == [
+        {"parent": None, "addr": "0x555555555300"}, {"parent": 0, "addr": "0x555555555200"},
+        {"parent": 1, "addr": "0x555555555123"}, {"parent": 1, "addr": "0x7f0000030456"},
+        {"parent": None, "addr": "0x5"}, {"parent": 4, "addr": "0x4"}, {"parent": 5, "addr": "0x3"},
+        {"parent": 6, "addr": "0x2"}, {"parent": 7, "addr": "0x1"},
+    ]
+    paths = out["paths"]
+    assert isinstance(paths, list)
+    assert paths[0] == {
+        "node": 2,
+        "addrs": ["0x555555555123", "0x555555555200", "0x555555555300"],
+        "allocs": 70,
         "frees": 40,
         "kept_objects": 30,
         "bytes": {"s": 100, "m": 200, "l": 300, "x": 400},
@@ -119,47 +129,9 @@ def test_sites() -> None:
         "kept_bytes": {"s": 90, "m": 180, "l": 270, "x": 360},
         "kept_bytes_total": 900,
     }
-    assert sites[1]["addr"] == "0x7f0000030456"
-
-
-def test_leaks_and_pairs() -> None:
-    out = report()
-    assert out["leaks"] == [
-        {
-            "addrs": ["0x555555555123", "0x555555555200"],
-            "allocs": 5,
-            "frees": 2,
-            "kept_objects": 3,
-            "bytes": 500,
-            "bytes_freed": 200,
-            "kept_bytes": 300,
-        },
-        {
-            "addrs": ["0x1", "0x2", "0x3", "0x4"],
-            "allocs": 1,
-            "frees": 0,
-            "kept_objects": 1,
-            "bytes": 16,
-            "bytes_freed": 0,
-            "kept_bytes": 16,
-        },
-    ]
-    assert out["pairs"] == [
-        {
-            "caller": "0x555555555200",
-            "callee": "0x555555555123",
-            "calls": 70,
-            "bytes": {"s": 5, "m": 6, "l": 7, "x": 8},
-            "bytes_total": 26,
-        },
-        {
-            "caller": "0x555555555300",
-            "callee": "0x555555555200",
-            "calls": 12,
-            "bytes": {"s": 0, "m": 0, "l": 0, "x": 99},
-            "bytes_total": 99,
-        },
-    ]
+    assert [(path["node"], path["addrs"]) for path in paths[1:]] == [
+        (3, ["0x7f0000030456", "0x555555555200", "0x555555555300"]), (8, ["0x1", "0x2", "0x3", "0x4", "0x5"]),
+        (None, [])]
 
 
 def test_text_summary_of_every_field() -> None:

@@ -417,10 +417,8 @@ def test_equal_totals_list_callers_first(tmp_path: Path, monkeypatch: pytest.Mon
     path = tmp_path / "ranks.mprof"
     path.write_bytes(DataFileBuilder(
         exe=b"/bin/prog", leak_depth=5, bins=[(0, 1, 0, 0, 0), (10, 1, 1, 10, 10)],
-        sites=[(x_malloc, 2, 1, (10, 0, 0, 0), (10, 0, 0, 0))],
-        pairs=[(main_z, z_y, 1, (10, 0, 0, 0)), (z_y, y_x, 1, (10, 0, 0, 0)), (y_x, x_malloc, 2, (10, 0, 0, 0)),
-               (main_y, y_x, 1, (0, 0, 0, 0))],
-        leaks=[((x_malloc, y_x, z_y, main_z), 1, 1, 10, 10), ((x_malloc, y_x, main_y), 1, 0, 0, 0)]).build())
+        paths=[((x_malloc, y_x, z_y, main_z), 1, 1, (10, 0, 0, 0), (10, 0, 0, 0)),
+               ((x_malloc, y_x, main_y), 1, 0, (0, 0, 0, 0), (0, 0, 0, 0))]).build())
     resolve_by_name(monkeypatch, names)
     text = report(capsys, "report", "--tables", "graph,leaks", path)
     assert [line.split()[-2] for line in text.splitlines() if line.startswith("[")] == ["main", "z", "y", "x"]
@@ -436,9 +434,8 @@ def cutoff_file(freed: bool) -> DataFileBuilder:
     return DataFileBuilder(
         exe=b"/bin/prog", leak_depth=5, summary=summary,
         bins=sorted((min(size, 1025), 1, int(freed), size, size * freed) for size in sizes.values()),
-        sites=[(a, 1, int(freed), by_class(size, size), by_class(size, size * freed)) for a, size in sizes.items()],
-        pairs=[(0x10000 + a, a, 1, by_class(size, size)) for a, size in sizes.items()],
-        leaks=[((a, 0x10000 + a), 1, int(freed), size, size * freed) for a, size in sizes.items()])
+        paths=[((a, 0x10000 + a), 1, int(freed), by_class(size, size), by_class(size, size * freed))
+               for a, size in sizes.items()])
 
 
 ONE_LEFT_OUT = ("  1 of 3 rows left out: --all shows every row, --top N the first N, --cutoff PERCENT those above "
@@ -513,7 +510,7 @@ def test_a_refused_database_write_leaves_the_old_one(tmp_path: Path, monkeypatch
     top = (1 << 64) - 1
     first, second, database = tmp_path / "first.mprof", tmp_path / "second.mprof", tmp_path / "kept.db"
     for pid, path in enumerate((first, second), start=100):
-        path.write_bytes(DataFileBuilder(pid=pid, sites=[(LEAF_MALLOC, 1, 0, (0, 0, 0, top), (0,) * 4)]).build())
+        path.write_bytes(DataFileBuilder(pid=pid, paths=[((LEAF_MALLOC,), 1, 0, (0, 0, 0, top), (0,) * 4)]).build())
     database.write_bytes(b"before")
     # The temporary file goes beside the database, never to TMPDIR.
     monkeypatch.setattr("tempfile.tempdir", str(tmp_path / "no such directory"))
@@ -606,8 +603,9 @@ def test_html_leak_rows_merge_by_function_and_mark_partial_paths(tmp_path: Path,
     # Two paths main > f > leaf from two lines of main, one merged row as in
     # the text report; h > leaf does not reach main.  67 bytes kept in all.
     path.write_bytes(DataFileBuilder(exe=b"/bin/prog", leak_depth=5, summary=[3, 0, 67, 0] + [0] * (SUMMARY_FIELDS - 4),
-                                     leaks=[((0x300, 0x200, 0x110), 1, 0, 30, 0), ((0x300, 0x200, 0x120), 1, 0, 30, 0),
-                                            ((0x300, 0x700), 1, 0, 7, 0)]).build())
+                                     paths=[((0x300, 0x200, 0x110), 1, 0, (30, 0, 0, 0), (0,) * 4),
+                                            ((0x300, 0x200, 0x120), 1, 0, (30, 0, 0, 0), (0,) * 4),
+                                            ((0x300, 0x700), 1, 0, (7, 0, 0, 0), (0,) * 4)]).build())
     page = html_page(capsys, path)
     id_of = {row[1]: row[0] for row in embedded(page, "functions")}
     # A frame's title is where it made its call; leaf's line is unknown (0), so it has none.
@@ -721,7 +719,7 @@ def test_a_missing_library_is_a_warning(tmp_path: Path, monkeypatch: pytest.Monk
     path = tmp_path / "gone.mprof"
     path.write_bytes(DataFileBuilder(exe=b"/bin/prog", modules=[ModuleSpec(0, 0x1000, 0x2000,
                                                                            path=bytes(gone))],
-                                     sites=[(0x1800, 1, 0, (8, 0, 0, 0), (0,) * 4)]).build())
+                                     paths=[((0x1800,), 1, 0, (8, 0, 0, 0), (0,) * 4)]).build())
     assert main(["report", "--format", "json", str(path)]) == 0
     captured = capsys.readouterr()
     assert captured.err == f"mprof: warning: {gone}: file not found\n"
@@ -754,9 +752,8 @@ def test_one_byte_in_all_and_no_time(tmp_path: Path, capsys: pytest.CaptureFixtu
     summary = [0] * SUMMARY_FIELDS
     summary[0:6] = [1, 0, 1, 0, 1, 1]
     path.write_bytes(DataFileBuilder(exe=b"/bin/prog", elapsed_ns=0, summary=summary, leak_depth=5,
-                                     bins=[(1, 1, 0, 1, 0)], sites=[(LEAF_MALLOC, 1, 0, (1, 0, 0, 0), (0,) * 4)],
-                                     pairs=[(MAIN_Q, LEAF_MALLOC, 1, (1, 0, 0, 0))],
-                                     leaks=[((LEAF_MALLOC, MAIN_Q), 1, 0, 1, 0)]).build())
+                                     bins=[(1, 1, 0, 1, 0)],
+                                     paths=[((LEAF_MALLOC, MAIN_Q), 1, 0, (1, 0, 0, 0), (0,) * 4)]).build())
     lines = report(capsys, "report", "--tables", "leaks,bins,summary", path).splitlines()
     assert "         1            1 (100)  main > leaf" in lines
     assert "      1          1             1 (100)          0             1 (100)" in lines
@@ -773,7 +770,7 @@ def test_mprof_minus_mode_says_the_graph_was_not_recorded(tmp_path: Path,
     assert report(capsys, "report", "--tables", "graph", path) == (
         "Allocation call graph: not recorded (the profile was taken in mprof- mode).\n")
     # The page has no call graph either, so no name links to an entry.
-    path.write_bytes(program_file(flags=0x2, pairs=[]).build())
+    path.write_bytes(program_file(flags=0x2).build())
     page = html_page(capsys, path)
     assert 'id="rows-graph"' not in page
     assert sorted((row[1], row[3]) for row in embedded(page, "functions")) == [
@@ -798,8 +795,8 @@ def test_leak_paths_of_equal_bytes_by_path(tmp_path: Path, monkeypatch: pytest.M
     # equal bytes kept, listed by path; in JSON (the database's order), the
     # one that allocated more first.
     path = tmp_path / "ties.mprof"
-    path.write_bytes(DataFileBuilder(exe=b"/bin/prog", leak_depth=5, leaks=[
-        ((Q_A, MAIN_Q), 1, 0, 20, 0), ((P_A, MAIN_P), 3, 1, 30, 10)]).build())
+    path.write_bytes(DataFileBuilder(exe=b"/bin/prog", leak_depth=5, paths=[
+        ((Q_A, MAIN_Q), 1, 0, (20, 0, 0, 0), (0,) * 4), ((P_A, MAIN_P), 3, 1, (30, 0, 0, 0), (10, 0, 0, 0))]).build())
     lines = report(capsys, "report", "--tables", "leaks", path).splitlines()
     assert lines[-2:] == ["         2           20        main > p", "         1           20        main > q"]
     leaks = json.loads(report(capsys, "report", "--format", "json", path))["leaks"]
@@ -814,8 +811,9 @@ def test_long_leak_paths_lose_outer_callers(tmp_path: Path, monkeypatch: pytest.
     names = {0x100: "main", 0x200: "b" * 10, 0x300: "c" * 51, 0x400: "d" * 40, 0x500: "main", 0x600: "x" * 120}
     resolve_by_name(monkeypatch, names)
     path = tmp_path / "long.mprof"
-    path.write_bytes(DataFileBuilder(exe=b"/bin/prog", leak_depth=5, leaks=[
-        ((0x400, 0x300, 0x200, 0x100), 1, 0, 20, 0), ((0x600, 0x500), 1, 0, 10, 0)]).build())
+    path.write_bytes(DataFileBuilder(exe=b"/bin/prog", leak_depth=5, paths=[
+        ((0x400, 0x300, 0x200, 0x100), 1, 0, (20, 0, 0, 0), (0,) * 4), ((0x600, 0x500), 1, 0, (10, 0, 0, 0), (0,) * 4)]
+    ).build())
     lines = report(capsys, "report", "--tables", "leaks", path).splitlines()
     assert lines[-2:] == ["         1           20        ... > " + "c" * 51 + " > " + "d" * 40,
                           "         1           10        ... > " + "x" * 120]
@@ -835,8 +833,9 @@ def test_paths_that_differ_where_they_are_cut_stay_apart(tmp_path: Path, monkeyp
     names = {0x100: "main", 0x200: "a" * 100, 0x300: "leaf", 0x400: "main", 0x500: "b" * 100, 0x600: "leaf"}
     resolve_by_name(monkeypatch, names)
     path = tmp_path / "cut.mprof"
-    path.write_bytes(DataFileBuilder(exe=b"/bin/prog", leak_depth=5, leaks=[
-        ((0x300, 0x200, 0x100), 3, 0, 30, 0), ((0x600, 0x500, 0x400), 2, 0, 20, 0)]).build())
+    path.write_bytes(DataFileBuilder(exe=b"/bin/prog", leak_depth=5, paths=[
+        ((0x300, 0x200, 0x100), 3, 0, (30, 0, 0, 0), (0,) * 4), ((0x600, 0x500, 0x400), 2, 0, (20, 0, 0, 0), (0,) * 4)]
+    ).build())
     lines = report(capsys, "report", "--tables", "leaks", path).splitlines()
     assert lines[-2:] == ["         3           30        ... > leaf", "         2           20        ... > leaf"]
     wide = report(capsys, "report", "--wide", "--tables", "leaks", path).splitlines()
@@ -855,7 +854,7 @@ def test_main_allocating_through_an_inlined_function(tmp_path: Path, monkeypatch
 
     monkeypatch.setattr(profile_module, "Resolver", Init)
     path = tmp_path / "init.mprof"
-    path.write_bytes(DataFileBuilder(exe=b"/bin/prog", sites=[(0x9100, 2, 0, (32, 0, 0, 0), (0,) * 4)]).build())
+    path.write_bytes(DataFileBuilder(exe=b"/bin/prog", paths=[((0x9100,), 2, 0, (32, 0, 0, 0), (0,) * 4)]).build())
     entries = graph_json(capsys, path)
     assert edges(entries["main"], "callees") == {"init": (2, 32)}
     assert (entries["init"]["self_bytes"], entries["main"]["self_bytes"]) == (32, 0)
@@ -972,8 +971,7 @@ def test_a_program_that_allocated_zero_bytes(tmp_path: Path, monkeypatch: pytest
     summary = [0] * SUMMARY_FIELDS
     summary[0] = 1
     path.write_bytes(DataFileBuilder(
-        exe=b"/bin/prog", summary=summary, sites=[(0x400, 1, 0, (0,) * 4, (0,) * 4)],
-        pairs=[(0x100, 0x200, 1, (0,) * 4), (0x200, 0x300, 1, (0,) * 4), (0x300, 0x400, 1, (0,) * 4)]).build())
+        exe=b"/bin/prog", summary=summary, paths=[((0x400, 0x300, 0x200, 0x100), 1, 0, (0,) * 4, (0,) * 4)]).build())
     text = report(capsys, "report", "--tables", "graph", path)
     entries = [line.split()[:2] for line in text.splitlines() if line.startswith("[")]
     assert entries == [["[0]", "0.0"], ["[1]", "0.0"], ["[2]", "0.0"], ["[3]", "0.0"]]
@@ -986,7 +984,7 @@ def test_a_program_that_allocated_zero_bytes(tmp_path: Path, monkeypatch: pytest
 def test_a_leak_record_without_a_chain(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # A leak record of no address (the monitor could not unwind at all).
     path = tmp_path / "bare.mprof"
-    path.write_bytes(DataFileBuilder(exe=b"/bin/prog", leaks=[((), 1, 0, 8, 0)]).build())
+    path.write_bytes(DataFileBuilder(exe=b"/bin/prog", paths=[((), 1, 0, (8, 0, 0, 0), (0,) * 4)]).build())
     assert report(capsys, "report", "--tables", "leaks", path).splitlines()[-1] == (
         "         1            8        (no call chain)")
     assert json.loads(report(capsys, "report", "--format", "json", path))["leaks"][0]["path"] == "(no call chain)"
@@ -1017,7 +1015,7 @@ def test_progress_of_the_real_resolver(tmp_path: Path, monkeypatch: pytest.Monke
                                        capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.undo()
     path = tmp_path / "one.mprof"
-    path.write_bytes(DataFileBuilder(exe=b"/bin/prog", sites=[(0x1800, 1, 0, (8, 0, 0, 0), (0,) * 4)]).build())
+    path.write_bytes(DataFileBuilder(exe=b"/bin/prog", paths=[((0x1800,), 1, 0, (8, 0, 0, 0), (0,) * 4)]).build())
     profile_module.reduce_files([datafile.read(path)], progress=Progress(True))
     # One address, resolved in one batch.
     assert "\r\033[Kmprof: resolving addresses of /bin/prog (pid 4242) 1/1" in capsys.readouterr().err
