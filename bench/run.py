@@ -2,7 +2,7 @@
 round by round (A B C ... A B C ...), so that a noisy, shared machine
 slows every tool alike; medians and per-round ratios to the baseline.
 
-    python3 bench/run.py [--quick] [--rounds N] [--massif] [--only NAME,...]
+    python3 bench/run.py [--quick] [--rounds N] [--massif] [--only NAME,...] [--before LIBMPROF]
 
 Prints a markdown table and writes bench/results/latest.json.
 """
@@ -111,7 +111,7 @@ def run_once(tool: Tool, workload: Workload, output: Path) -> Measurement:
     written = sorted(output.parent.glob(output.name + "*"))
     if written:
         measurement.file_bytes = written[0].stat().st_size
-        if tool.name.startswith("mprof"):
+        if tool.name in ("mprof", "mprof-"):  # an earlier build may write an earlier format
             measurement.max_live_objects = datafile.read(written[0]).summary.max_live_objects
     return measurement
 
@@ -197,8 +197,13 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--massif", action="store_true", help="also valgrind massif (slow)")
     parser.add_argument("--only", default="", help="comma-separated workload names")
+    parser.add_argument("--before", type=Path, metavar="LIBMPROF",
+                        help="another build of the monitor (an earlier commit's build/libmprof.so) to measure in "
+                             "the same rounds, as 'mprof before'")
     args = parser.parse_args(argv)
     chosen = tools(args.massif, args.quick)
+    if args.before:
+        chosen.append(Tool("mprof before", args.before.resolve()))
     rows: list[Row] = []
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="mprof-bench-") as scratch:

@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
+
 from e2e_support import LIBMPROF, Run, Targets, monitor_env
 
 

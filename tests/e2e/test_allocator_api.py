@@ -7,6 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from e2e_support import Run, Targets, in_module, module_named
+from mprof.reducer import tree
 
 
 def sizes(run: Run) -> dict[int, tuple[int, int]]:
@@ -48,7 +49,7 @@ def test_cxx_new_and_delete(targets: Targets, profile: Callable[..., Run]) -> No
     expected_new = {4: (2, 2), 16: (1, 0), 20: (1, 1), 24: (2, 1), 40: (1, 1), 64: (2, 2), 192: (1, 1)}
     assert {size: counts for size, counts in sizes(run).items() if size in expected_new} == expected_new
     program = module_named(data, Path(data.program.exe))
-    own = [site for site in data.sites if in_module(site.addr, program)]
+    own = [site for site in tree.totals(data).sites if in_module(site.addr, program)]
     assert sum(site.calls for site in own) == 10
     assert sum(sum(site.bytes) for site in own) == 4 + 40 + 4 + 20 + 64 + 192 + 64 + 24 + 24 + 16
 
@@ -76,14 +77,14 @@ def test_dlclosed_library_stays_in_the_module_list(targets: Targets, profile: Ca
     data = profile([targets.build("dlclose_main", "-ldl"), plugin]).data()
     module = module_named(data, plugin)
     assert module.unloaded and len(module.build_id) == 20
-    [site] = [site for site in data.sites if in_module(site.addr, module)]
+    [site] = [site for site in tree.totals(data).sites if in_module(site.addr, module)]
     assert (site.calls, site.frees, sum(site.bytes), sum(site.freed)) == (3, 2, 231, 154)
     # Three call sites in main, so three partial chains through the plugin.
-    chains = [c for c in data.leaks if in_module(c.addrs[0], module)]
+    chains = [c for c in tree.totals(data).leaks if in_module(c.addrs[0], module)]
     assert sorted((c.allocs, c.frees) for c in chains) == [(1, 0), (1, 1), (1, 1)]
     assert not any(m.unloaded for m in data.modules if m is not module)
     # The three calls into the plugin: their callers stay main's addresses
     # when the plugin's are moved aside at dlclose.
     program = module_named(data, targets.build("dlclose_main", "-ldl"))
-    into_plugin = [p for p in data.pairs if in_module(p.callee, module)]
+    into_plugin = [p for p in tree.totals(data).pairs if in_module(p.callee, module)]
     assert sorted((in_module(p.caller, program), p.calls, sum(p.bytes)) for p in into_plugin) == [(True, 1, 77)] * 3

@@ -11,6 +11,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+
 from e2e_support import MPROF, Targets, numbers, table
 
 # size -> blocks allocated by boundaries.c; it frees all but the last of each.

@@ -11,10 +11,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
-from e2e_support import LIBMPROF, MPROF, Run, Targets, in_module, module_named, monitor_env
 
-from mprof.reducer import datafile
-from mprof.reducer.records import DataFile, Site
+from e2e_support import LIBMPROF, MPROF, Run, Targets, in_module, module_named, monitor_env
+from mprof.reducer import datafile, tree
+from mprof.reducer.records import DataFile
+from mprof.reducer.tree import Site
 
 MIB = 1 << 20
 
@@ -25,7 +26,7 @@ def plain_env() -> dict[str, str]:
 
 def site_with(data: DataFile, program: Path, calls: int) -> Site:
     module = module_named(data, program)
-    [site] = [s for s in data.sites if in_module(s.addr, module) and s.calls == calls]
+    [site] = [s for s in tree.totals(data).sites if in_module(s.addr, module) and s.calls == calls]
     return site
 
 
@@ -128,7 +129,8 @@ def test_checkpoints_follow_new_highs_by_the_growth_margin(targets: Targets, tmp
     # h of the 64 blocks, and 1.25 times its high is past 64 MiB, or another
     # checkpoint would have followed (a high that came too soon after the
     # last write is written a little later, when it may hold all 64).
-    held = [s for s in data.sites if in_module(s.addr, module_named(data, program)) and sum(s.bytes) % MIB == 0
+    program_module = module_named(data, program)
+    held = [s for s in tree.totals(data).sites if in_module(s.addr, program_module) and sum(s.bytes) % MIB == 0
             and s.frees == 0 and s.calls > 1]
     assert len(held) == 1 and data.header.checkpoint
     assert 52 <= held[0].calls <= 64 and data.summary.max_live_bytes * 1.25 > 64 * MIB
@@ -154,7 +156,7 @@ def test_the_programs_own_handlers(targets: Targets, profile: Callable[..., Run]
     assert data.header.final and data.header.end_signal == 0
     # The three blocks freed around the faults are counted like any other.
     module = module_named(data, program)
-    [blocks] = [s for s in data.sites if in_module(s.addr, module) and s.calls == 3]
+    [blocks] = [s for s in tree.totals(data).sites if in_module(s.addr, module) and s.calls == 3]
     assert (blocks.frees, sum(blocks.bytes)) == (3, 16 + 32 + 48)
 
 

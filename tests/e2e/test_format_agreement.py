@@ -11,11 +11,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+
 from e2e_support import REPO_ROOT, Run, Targets, in_module, module_named
+from mprof.reducer import tree
 
 sys.path.insert(0, str(REPO_ROOT / "tests" / "python"))
 from datafile_builder import DataFileBuilder, ModuleSpec  # noqa: E402
-
 from mprof.reducer.records import DataFile  # noqa: E402
 
 WIDGETS, RED = 2000, 999  # widgets 2000 prints its count of red widgets, checked below
@@ -33,9 +34,8 @@ def rebuilt(data: DataFile) -> bytes:
                             m.path.encode("utf-8", "surrogateescape")) for m in data.modules],
         summary=[data.summary[name] for name in data.summary.field_names()],
         bins=[(b.size, b.allocs, b.frees, b.bytes, b.bytes_freed) for b in data.bins],
-        sites=[(s.addr, s.calls, s.frees, tuple(s.bytes), tuple(s.freed)) for s in data.sites],
-        leaks=[(c.addrs, c.allocs, c.frees, c.bytes, c.bytes_freed) for c in data.leaks],
-        pairs=[(p.caller, p.callee, p.calls, tuple(p.bytes)) for p in data.pairs],
+        nodes=[(index - node.parent if node.parent >= 0 else 0, node.addr) for index, node in enumerate(data.nodes)],
+        paths=[(path.node + 1, path.allocs, path.frees, tuple(path.bytes), tuple(path.freed)) for path in data.paths],
     ).build()
 
 
@@ -48,16 +48,17 @@ def known_figures(program: str, data: DataFile, run: Run, settings: dict[str, st
         assert (s.allocs, s.frees, s.bytes_allocated, s.bytes_freed) == (
             WIDGETS, blue, WIDGETS * WIDGET_SIZE, blue * WIDGET_SIZE)
         assert [(b.size, b.allocs, b.frees) for b in data.bins] == [(WIDGET_SIZE, WIDGETS, blue)]
-        [site] = data.sites
+        [site] = tree.totals(data).sites
         assert (site.calls, site.frees, site.bytes, site.freed) == (
             WIDGETS, blue, (0, WIDGETS * WIDGET_SIZE, 0, 0), (0, blue * WIDGET_SIZE, 0, 0))
         depth = int(settings.get("MPROF_LEAK_DEPTH", "5"))
         assert data.header.leak_depth == depth
-        assert sorted((len(c.addrs), c.allocs, c.frees) for c in data.leaks) == [(depth, RED, 0), (depth, blue, blue)]
+        chains = tree.totals(data).leaks
+        assert sorted((len(c.addrs), c.allocs, c.frees) for c in chains) == [(depth, RED, 0), (depth, blue, blue)]
         assert data.header.call_graph == (settings.get("MPROF_CALL_GRAPH") != "0")
         # With the call graph, each allocation adds one call to each pair of
         # its chain: main's two producers' pairs into make_widget's site.
-        into_site = sorted(p.calls for p in data.pairs if p.callee == site.addr)
+        into_site = sorted(p.calls for p in tree.totals(data).pairs if p.callee == site.addr)
         assert into_site == (sorted([blue, RED]) if data.header.call_graph else [])
     elif program == "cxx":
         # cxx.cc: 12 calls of new (two fail), 9 of delete (one of NULL).
@@ -65,7 +66,7 @@ def known_figures(program: str, data: DataFile, run: Run, settings: dict[str, st
     else:
         plugin = module_named(data, Path(run.completed.args[1]))
         assert plugin.unloaded
-        [site] = [site for site in data.sites if in_module(site.addr, plugin)]
+        [site] = [site for site in tree.totals(data).sites if in_module(site.addr, plugin)]
         assert (site.calls, site.frees, sum(site.bytes), sum(site.freed)) == (3, 2, 3 * 77, 2 * 77)
 
 

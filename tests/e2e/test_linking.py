@@ -12,8 +12,8 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from e2e_support import REPO_ROOT
 
+from e2e_support import REPO_ROOT
 from mprof.reducer import datafile
 
 WIDGETS_SOURCE = REPO_ROOT / "examples" / "widgets.c"

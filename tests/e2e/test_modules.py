@@ -11,7 +11,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 from e2e_support import BUILD, MPROF, Run, Targets, monitor_env
-
 from mprof.reducer import datafile
 
 WIDGETS = BUILD / "widgets"

@@ -10,9 +10,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from e2e_support import MPROF, Run, Targets, in_module, module_named, monitor_env
 
-from mprof.reducer import datafile
+from e2e_support import MPROF, Run, Targets, in_module, module_named, monitor_env
+from mprof.reducer import datafile, tree
 from mprof.reducer.records import DataFile
 
 THREADS = 8
@@ -24,7 +24,7 @@ def block_size(thread: int) -> int:
 
 def own_sites(data: DataFile, program: Path) -> list:
     module = module_named(data, program)
-    return sorted((s for s in data.sites if in_module(s.addr, module)), key=lambda s: s.calls)
+    return sorted((s for s in tree.totals(data).sites if in_module(s.addr, module)), key=lambda s: s.calls)
 
 
 @pytest.mark.parametrize("mode", ["1", "0"])
@@ -43,7 +43,7 @@ def test_threads_lose_and_double_count_nothing(targets: Targets, profile: Callab
         for i in range(THREADS):
             assert sizes[block_size(i)] == ((i + 1) * 100, (i + 1) * 100 - i)
         if mode == "1":
-            into_site = [p for p in data.pairs if p.callee == blocks.addr]
+            into_site = [p for p in tree.totals(data).pairs if p.callee == blocks.addr]
             assert sum(p.calls for p in into_site) == blocks.calls
 
 
@@ -110,7 +110,7 @@ def test_deep_stacks_are_cut_at_the_depth_limit(targets: Targets, profile: Calla
     assert whole.summary.truncated_chains == 0
     # descend calls itself from one call site: one pair (site, site) counted
     # once per level per allocation; main's call into descend once.
-    recursive = [p for p in whole.pairs if p.caller == p.callee]
+    recursive = [p for p in tree.totals(whole).pairs if p.caller == p.callee]
     assert [p.calls for p in recursive] == [100 * 200 - 200]
     assert sum(p.bytes[0] for p in recursive) == 16 * (100 * 200 - 200)
 
@@ -230,7 +230,7 @@ def test_a_shorter_chain_after_a_deeper_one_in_a_thread(targets: Targets, profil
     # than the 24-byte block's just before: its leak record holds those
     # three and nothing left over from the deeper one.
     data = profile([targets.build("thread_depths")]).data()
-    [deep] = [leak for leak in data.leaks if leak.bytes == 24]
-    [shallow] = [leak for leak in data.leaks if leak.bytes == 40]
+    [deep] = [leak for leak in tree.totals(data).leaks if leak.bytes == 24]
+    [shallow] = [leak for leak in tree.totals(data).leaks if leak.bytes == 40]
     assert len(deep.addrs) == 5 and len(shallow.addrs) == 3
     assert shallow.addrs[1] == deep.addrs[4]  # start_thread's return address

@@ -28,8 +28,7 @@ def report(path: Path, **environment: str) -> subprocess.CompletedProcess[str]:
 def with_one_module(tmp_path: Path, path: bytes) -> Path:
     """A data file whose only leak is in a module at path."""
     builder = DataFileBuilder(modules=[ModuleSpec(0x1000, 0x1000, 0x3000, path=path)],
-                              sites=[(0x1234, 1, 0, (8, 0, 0, 0), (0, 0, 0, 0))],
-                              leaks=[((0x1234,), 1, 0, 8, 0)])
+                              paths=[((0x1234,), 1, 0, (8, 0, 0, 0), (0, 0, 0, 0))])
     output = tmp_path / "one.mprof"
     output.write_bytes(builder.build())
     return output

@@ -11,9 +11,9 @@ import subprocess
 from pathlib import Path
 
 from e2e_support import MPROF, Targets, in_module, module_named, monitor_env
-
-from mprof.reducer import datafile
-from mprof.reducer.records import DataFile, Site
+from mprof.reducer import datafile, tree
+from mprof.reducer.records import DataFile
+from mprof.reducer.tree import Site
 
 # Well under a minute when all is well; a deadlock fails here, not in CI's
 # overall limit.
@@ -38,16 +38,16 @@ def attempts(tmp_path: Path, count: int = 3) -> list[Path]:
 
 def site(data: DataFile, program: Path, calls: int) -> Site:
     module = module_named(data, program)
-    [found] = [s for s in data.sites if in_module(s.addr, module) and s.calls == calls]
+    [found] = [s for s in tree.totals(data).sites if in_module(s.addr, module) and s.calls == calls]
     return found
 
 
 def consistent(data: DataFile) -> None:
     """The totals are the sums over the sites, and nothing is negative."""
-    assert data.summary.allocs == sum(s.calls for s in data.sites)
-    assert data.summary.frees == sum(s.frees for s in data.sites)
-    assert all(s.calls >= s.frees and sum(s.bytes) >= sum(s.freed) for s in data.sites)
-    assert all(leak.allocs >= leak.frees for leak in data.leaks)
+    assert data.summary.allocs == sum(s.calls for s in tree.totals(data).sites)
+    assert data.summary.frees == sum(s.frees for s in tree.totals(data).sites)
+    assert all(s.calls >= s.frees and sum(s.bytes) >= sum(s.freed) for s in tree.totals(data).sites)
+    assert all(leak.allocs >= leak.frees for leak in tree.totals(data).leaks)
 
 
 def test_sixteen_threads_free_each_others_blocks(targets: Targets, tmp_path: Path) -> None:
@@ -87,7 +87,7 @@ def test_a_busy_signal_handler_among_busy_threads(targets: Targets, tmp_path: Pa
     # Each handler run allocated once: counted at its site, or as untracked
     # when it interrupted the monitor; never lost, never twice.
     module = module_named(data, program)
-    handler_sites = [s for s in data.sites if in_module(s.addr, module) and sum(s.bytes) == 24 * s.calls
+    handler_sites = [s for s in tree.totals(data).sites if in_module(s.addr, module) and sum(s.bytes) == 24 * s.calls
                      and s is not churned]
     in_handler = sum(s.calls for s in handler_sites)
     assert handled > 10 and in_handler <= handled <= in_handler + data.summary.untracked_allocs
@@ -106,7 +106,7 @@ def test_exit_from_a_thread_while_others_allocate(targets: Targets, tmp_path: Pa
         # The churners were still running (on a loaded machine, perhaps not
         # yet started): each holds at most one block.
         module = module_named(data, program)
-        churned = [s for s in data.sites if in_module(s.addr, module) and s is not exiting]
+        churned = [s for s in tree.totals(data).sites if in_module(s.addr, module) and s.addr != exiting.addr]
         assert len(churned) <= 1 and all(0 <= s.calls - s.frees <= 3 for s in churned)
         consistent(data)
 
@@ -121,7 +121,7 @@ def test_longjmp_out_of_deep_recursion(targets: Targets, tmp_path: Path) -> None
     # from descend's own call above its malloc's: L - 2 consecutive pairs of
     # that address with itself.  The previous-chain cache must not carry
     # the pairs of a stack that longjmp dropped.
-    [recursive] = [p for p in data.pairs if p.caller == p.callee]
+    [recursive] = [p for p in tree.totals(data).pairs if p.caller == p.callee]
     assert recursive.calls == 50 * sum(level - 2 for level in range(2, 101))
     consistent(data)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from e2e_support import Run, Targets, in_module, module_named
+from mprof.reducer import tree
 
 LIVE_BLOCKS = 100_000  # about 1,560 per shard of 64: five growths of each, from 256 slots
 SITES = 5_000  # past the registry's and the sites' first 1,024 and the gathering's 4,096
@@ -34,11 +35,12 @@ def test_five_thousand_call_sites_are_each_counted_apart(targets: Targets, profi
     expected = [(n + 1, 1, 0) for n in range(SITES)]
     s = data.summary
     assert (s.allocs, s.frees, s.bytes_allocated) == (SITES, 0, SITES * (SITES + 1) // 2)
-    sites = sorted((sum(site.bytes), site.calls, site.frees) for site in data.sites if in_module(site.addr, main))
+    totals = tree.totals(data)
+    sites = sorted((sum(site.bytes), site.calls, site.frees) for site in totals.sites if in_module(site.addr, main))
     assert sites == expected
-    chains = sorted((chain.bytes, chain.allocs, chain.frees) for chain in data.leaks
+    chains = sorted((chain.bytes, chain.allocs, chain.frees) for chain in tree.totals(data).leaks
                     if in_module(chain.addrs[0], main))
     assert chains == expected
     # Pairs are per function: main calls malloc, 5,000 times.
-    pairs = [(sum(pair.bytes), pair.calls) for pair in data.pairs if in_module(pair.caller, main)]
+    pairs = [(sum(pair.bytes), pair.calls) for pair in tree.totals(data).pairs if in_module(pair.caller, main)]
     assert pairs == [(s.bytes_allocated, SITES)]

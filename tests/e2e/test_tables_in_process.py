@@ -18,8 +18,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from e2e_support import BUILD, TARGETS, Targets, monitor_env
 
+from e2e_support import BUILD, TARGETS, Targets, monitor_env
 from mprof.cli.main import main
 
 WIDGETS_TABLES = """\

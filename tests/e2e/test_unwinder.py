@@ -10,8 +10,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from e2e_support import MPROF, REPO_ROOT, Run, Targets
 
+from e2e_support import MPROF, REPO_ROOT, Run, Targets
+from mprof.reducer import tree
 from mprof.reducer.records import DataFile
 
 OPTIMISED = ["-O2", "-fomit-frame-pointer"]
@@ -30,8 +31,8 @@ def module_relative(data: DataFile) -> Callable[[int], tuple[str, int]]:
 def chains(data: DataFile) -> tuple[dict, dict]:
     """Pairs and leak chains with their counts, keyed by module-relative addresses."""
     relative = module_relative(data)
-    pairs = {(relative(p.caller), relative(p.callee)): (p.calls, sum(p.bytes)) for p in data.pairs}
-    leaks = {tuple(map(relative, c.addrs)): (c.allocs, c.frees, c.bytes) for c in data.leaks}
+    pairs = {(relative(p.caller), relative(p.callee)): (p.calls, sum(p.bytes)) for p in tree.totals(data).pairs}
+    leaks = {tuple(map(relative, c.addrs)): (c.allocs, c.frees, c.bytes) for c in tree.totals(data).leaks}
     return pairs, leaks
 
 
@@ -125,12 +126,12 @@ def test_each_address_resolves_in_the_load_it_was_taken_in(targets: Targets, pro
     # from the same place in main, which stays main's address.
     relative = module_relative(data)
     plugins = {"reload_plain.so", "reload_padded.so"}
-    into = sorted((relative(p.caller), relative(p.callee)[0], p.calls, sum(p.bytes)) for p in data.pairs
+    into = sorted((relative(p.caller), relative(p.callee)[0], p.calls, sum(p.bytes)) for p in tree.totals(data).pairs
                   if relative(p.callee)[0] in plugins and relative(p.caller)[0] not in plugins)
     assert [(caller[0], callee, calls, size) for caller, callee, calls, size in into] == \
         [("reload_main", "reload_padded.so", 1, 302), ("reload_main", "reload_plain.so", 1, 301)]
     assert into[0][0] == into[1][0]
-    assert all(relative(address)[0] != "?" for p in data.pairs for address in (p.caller, p.callee))
+    assert all(relative(address)[0] != "?" for p in tree.totals(data).pairs for address in (p.caller, p.callee))
 
 
 def test_kinds_past_the_numbered_ones_take_wide_slots(targets: Targets, profile: Callable[..., Run]) -> None:
@@ -139,7 +140,7 @@ def test_kinds_past_the_numbered_ones_take_wide_slots(targets: Targets, profile:
     assert (data.summary.allocs, data.summary.frees) == (allocations, allocations - 16)
     assert data.summary.bytes_allocated - data.summary.bytes_freed == 589824
     assert data.summary.unknown_frees == 0
-    kept = sorted((c.allocs - c.frees, c.bytes - c.bytes_freed) for c in data.leaks if c.allocs > c.frees)
+    kept = sorted((c.allocs - c.frees, c.bytes - c.bytes_freed) for c in tree.totals(data).leaks if c.allocs > c.frees)
     assert kept == [(8, 294912), (8, 294912)]  # site 15 (numbered kinds, then wide) and site 16 (all wide)
 
 

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from e2e_support import REPO_ROOT
 
 sys.path.insert(0, str(REPO_ROOT / "bench"))

@@ -7,7 +7,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from e2e_support import BUILD, MPROF, module_named, in_module
+
+from e2e_support import BUILD, MPROF, in_module, module_named
 
 WIDGETS = BUILD / "widgets"
 WIDGET_SIZE = 204
@@ -35,9 +36,10 @@ def run_widgets(tmp_path: Path, *options: str, count: int = 10000) -> Path:
 
 
 def test_totals_are_exact(tmp_path: Path) -> None:
-    from mprof.reducer import datafile
+    from mprof.reducer import datafile, tree
 
     data = datafile.read(run_widgets(tmp_path))
+    totals = tree.totals(data)
     red = red_widgets(10000)
     assert red == 4913
     s = data.summary
@@ -53,43 +55,45 @@ def test_totals_are_exact(tmp_path: Path) -> None:
 
 
 def test_direct_site_leak_chains_and_pairs(tmp_path: Path) -> None:
-    from mprof.reducer import datafile
+    from mprof.reducer import datafile, tree
 
     data = datafile.read(run_widgets(tmp_path))
+    totals = tree.totals(data)
     red = red_widgets(10000)
     executable = module_named(data, WIDGETS)
     # make_widget is the only function that calls malloc.
-    [site] = data.sites
+    [site] = totals.sites
     assert in_module(site.addr, executable)
     assert (site.calls, site.frees, site.bytes, site.freed) == (
         10000, 10000 - red, (0, 2040000, 0, 0), (0, (10000 - red) * 204, 0, 0))
     # Two partial paths: through make_red_widget (all kept) and
     # make_blue_widget (all freed), both ending in make_widget's call.
-    chains = sorted(data.leaks, key=lambda c: c.allocs)
+    chains = sorted(totals.leaks, key=lambda c: c.allocs)
     assert [(c.allocs, c.frees, c.bytes, c.bytes_freed) for c in chains] == [
         (red, 0, red * 204, 0), (10000 - red, 10000 - red, (10000 - red) * 204, (10000 - red) * 204)]
     assert all(c.addrs[0] == site.addr and len(c.addrs) == 5 for c in chains)
     # Two call sites in main, one caller of main.
     assert chains[0].addrs[2] != chains[1].addrs[2] and chains[0].addrs[3] == chains[1].addrs[3]
     # The pairs into make_widget's call site carry the two producers' shares.
-    into_site = sorted((p.calls, p.bytes) for p in data.pairs if p.callee == site.addr)
+    into_site = sorted((p.calls, p.bytes) for p in totals.pairs if p.callee == site.addr)
     assert into_site == [(red, (0, red * 204, 0, 0)), (10000 - red, (0, (10000 - red) * 204, 0, 0))]
     # Every allocation passes main once: the pairs out of main's two call
     # sites add up to all of them.
     main_sites = {c.addrs[2] for c in chains}
-    out_of_main = [p for p in data.pairs if p.caller in main_sites]
+    out_of_main = [p for p in totals.pairs if p.caller in main_sites]
     assert sum(p.calls for p in out_of_main) == 10000
     assert sum(sum(p.bytes) for p in out_of_main) == 2040000
 
 
 def test_minus_mode_skips_the_call_graph(tmp_path: Path) -> None:
-    from mprof.reducer import datafile
+    from mprof.reducer import datafile, tree
 
     data = datafile.read(run_widgets(tmp_path, "--no-call-graph"))
+    totals = tree.totals(data)
     assert not data.header.call_graph
-    assert len(data.pairs) == 0
+    assert len(totals.pairs) == 0
     assert (data.summary.allocs, data.summary.bytes_allocated) == (10000, 2040000)
-    assert len(data.leaks) == 2 and len(data.sites) == 1
+    assert len(totals.leaks) == 2 and len(totals.sites) == 1
 
 
 def test_json_report(tmp_path: Path) -> None:
@@ -113,16 +117,17 @@ def test_file_size_does_not_grow_with_allocations(tmp_path: Path, options: tuple
 
 
 def test_depth_option_and_data_file_mode(tmp_path: Path) -> None:
-    from mprof.reducer import datafile
+    from mprof.reducer import datafile, tree
 
     output = run_widgets(tmp_path, "--depth", "3", "--leak-depth", "2")
     assert output.stat().st_mode & 0o777 == 0o600
     data = datafile.read(output)
+    totals = tree.totals(data)
     assert (data.header.stack_depth, data.header.leak_depth) == (3, 2)
     # main -> make_*_widget -> make_widget is three frames: the chain is cut below main's callers.
     assert data.summary.truncated_chains == 10000
-    assert all(len(c.addrs) == 2 for c in data.leaks)
+    assert all(len(c.addrs) == 2 for c in totals.leaks)
     # Three frames make two pairs per chain: main into each producer, each
     # producer into make_widget, as many calls as that producer made widgets.
-    assert sorted((p.calls, sum(p.bytes)) for p in data.pairs) == [
+    assert sorted((p.calls, sum(p.bytes)) for p in totals.pairs) == [
         (4913, 4913 * 204), (4913, 4913 * 204), (5087, 5087 * 204), (5087, 5087 * 204)]
