@@ -1,12 +1,12 @@
 """The flame graphs and size chart of the HTML report, on models built by
-hand: where the allocation graph is exact, where it estimates, the caps."""
+hand: the flame graphs are the whole call paths, exact; their caps."""
 
 from __future__ import annotations
 
 import zlib
 
 from mprof.report import flame, size_chart
-from mprof.report.model import BinRow, CycleRow, EdgeRow, FunctionRow, LeakFrame, LeakRow, Model, RunInfo
+from mprof.report.model import BinRow, EdgeRow, FunctionRow, Model, PathNodeRow, PathRow, RunInfo
 
 
 def function(id: int, name: str, own: int = 0, total: int = 0, cycle: int | None = None) -> FunctionRow:
@@ -14,14 +14,39 @@ def function(id: int, name: str, own: int = 0, total: int = 0, cycle: int | None
                        total, 1, 0)
 
 
-def model(functions: list[FunctionRow], edges: list[tuple[int, int, int]], cycles: dict[int, CycleRow] | None = None,
-          leaks: list[LeakRow] | None = None, bins: list[BinRow] | None = None) -> Model:
+def model(functions: list[FunctionRow], edges: list[tuple[int, int, int]], bins: list[BinRow] | None = None) -> Model:
     rows = [EdgeRow(caller, callee, 1, (0, bytes, 0, 0)) for caller, callee, bytes in edges]
     result = Model([RunInfo(1, 0, "prog", "prog", 1, True, True, False, 0, False, 5)], {}, {f.id: f for f in functions},
-                   rows, cycles or {}, bins or [], leaks or [])
+                   rows, {}, bins or [], [])
     for edge in rows:
         result.callers.setdefault(edge.callee, []).append(edge)
         result.callees.setdefault(edge.caller, []).append(edge)
+    return result
+
+
+# A path: its frames outermost first, each a function id or (function id,
+# line of its call), then its bytes, the bytes freed, and what in the
+# runtime keeps them.
+Path = tuple[tuple[int | tuple[int, int], ...], int, int, str]
+
+
+def path_model(names: dict[int, str], paths: list[Path], call_graph: bool = True) -> Model:
+    """Functions by id and the paths, as the database holds them."""
+    functions = [FunctionRow(id, name, "prog", "prog.c", id, None, 0, (0,) * 4, (0,) * 4, 0, 0, 0, 0)
+                 for id, name in names.items()]
+    result = Model([RunInfo(1, 0, "prog", "prog", 1, call_graph, True, False, 0, False, 5)], {},
+                   {f.id: f for f in functions}, [], {}, [], [])
+    index: dict[tuple[int | None, int, int], int] = {}
+    for frames, allocated, freed, runtime in paths:
+        parent: int | None = None
+        for frame in frames:
+            function, line = frame if isinstance(frame, tuple) else (frame, 1)
+            key = (parent, function, line)
+            if key not in index:
+                index[key] = len(index) + 1
+                result.path_nodes[index[key]] = PathNodeRow(parent, function, "prog.c", line)
+            parent = index[key]
+        result.paths.append(PathRow(parent, 1, 1 if freed else 0, (0, allocated, 0, 0), (0, freed, 0, 0), runtime))
     return result
 
 
@@ -35,11 +60,12 @@ def paths(graph: flame.Flame) -> dict[str, int]:
     return result
 
 
+MAIN, A, B, W, X, Y = 1, 2, 3, 4, 5, 6
+NAMES = {MAIN: "main", A: "a", B: "b", W: "w", X: "x", Y: "y"}
+
+
 def test_a_tree_is_exact_and_laid_out_widest_first() -> None:
-    graph = flame.allocation_flame(model(
-        [function(1, "main", total=400), function(2, "a", total=300), function(3, "b", total=100),
-         function(4, "w", own=400, total=400)],
-        [(1, 2, 300), (1, 3, 100), (2, 4, 300), (3, 4, 100)]))
+    graph = flame.allocation_flame(path_model(NAMES, [((MAIN, A, W), 300, 0, ""), ((MAIN, B, W), 100, 0, "")]))
     assert graph is not None
     assert paths(graph) == {"": 400, "main": 400, "main > a": 300, "main > a > w": 300, "main > b": 100,
                             "main > b > w": 100}
@@ -47,32 +73,42 @@ def test_a_tree_is_exact_and_laid_out_widest_first() -> None:
     assert (b.x, b.width, b.depth) == (0.75, 0.25, 2)
 
 
-def test_below_a_shared_function_bytes_split_in_proportion() -> None:
-    # a > w > x and b > w > y really, but the pairs cannot tell: w's bytes
-    # under a are split 3:1 between x and y, as its edges are.
-    graph = flame.allocation_flame(model(
-        [function(1, "main", total=400), function(2, "a", total=300), function(3, "b", total=100),
-         function(4, "w", total=400), function(5, "x", own=300, total=300), function(6, "y", own=100, total=100)],
-        [(1, 2, 300), (1, 3, 100), (2, 4, 300), (3, 4, 100), (4, 5, 300), (4, 6, 100)]))
+def test_below_a_shared_function_each_path_keeps_its_own_bytes() -> None:
+    # a > w > x and b > w > y: w's two callers allocate very different
+    # amounts through it.  Shared out by the caller/callee pairs' bytes, as
+    # the graph once was, x would get 225 under a and 75 under b.
+    graph = flame.allocation_flame(path_model(NAMES, [((MAIN, A, W, X), 300, 0, ""), ((MAIN, B, W, Y), 100, 0, "")]))
     assert graph is not None
-    found = paths(graph)
-    assert (found["main > a > w > x"], found["main > a > w > y"]) == (225, 75)
-    assert (found["main > b > w > x"], found["main > b > w > y"]) == (75, 25)
+    assert paths(graph) == {"": 400, "main": 400, "main > a": 300, "main > a > w": 300, "main > a > w > x": 300,
+                            "main > b": 100, "main > b > w": 100, "main > b > w > y": 100}
 
 
-def test_a_cycle_is_one_frame_naming_its_members() -> None:
-    graph = flame.allocation_flame(model(
-        [function(1, "main", total=60), function(2, "even", total=60, cycle=1),
-         function(3, "odd", own=60, total=60, cycle=1)],
-        [(1, 2, 60), (2, 3, 60), (3, 2, 40)], cycles={1: CycleRow(1, 60, 60, 1, 5, (2, 3))}))
+def test_recursion_is_drawn_as_it_happened() -> None:
+    # main > a > b > a > b allocates 60: a frame for each call.
+    graph = flame.allocation_flame(path_model(NAMES, [((MAIN, A, B, A, B), 60, 0, ""), ((MAIN, A, B), 4, 0, "")]))
     assert graph is not None
-    assert paths(graph) == {"": 60, "main": 60, "main > <cycle 1 as a whole>": 60}
-    assert graph.frames[-1].search == "<cycle 1 as a whole> members: even, odd"
+    assert paths(graph) == {"": 64, "main": 64, "main > a": 64, "main > a > b": 64, "main > a > b > a": 60,
+                            "main > a > b > a > b": 60}
+
+
+def test_calls_of_one_function_from_two_lines_are_one_frame() -> None:
+    # main calls w from its lines 5 and 6; w calls x from its line 9 under
+    # both: one frame each, whose bytes add up.
+    graph = flame.allocation_flame(path_model(NAMES, [
+        (((MAIN, 5), W, (X, 9)), 10, 0, ""), (((MAIN, 6), W, (X, 9)), 20, 0, "")]))
+    assert graph is not None
+    assert paths(graph) == {"": 30, "main": 30, "main > w": 30, "main > w > x": 30}
+
+
+def test_allocations_without_a_caller_have_a_frame_of_their_own() -> None:
+    graph = flame.allocation_flame(path_model(NAMES, [((MAIN, W), 30, 0, ""), ((), 10, 0, "")]))
+    assert graph is not None
+    assert paths(graph) == {"": 40, "main": 30, "main > w": 30, "(no call chain)": 10}
 
 
 def test_narrow_frames_and_frames_beyond_the_cap_are_left_out() -> None:
-    leaves = [function(i, f"leaf{i}", own=1, total=1) for i in range(2, 2002)]
-    wide = model([function(1, "main", total=2000), *leaves], [(1, i, 1) for i in range(2, 2002)])
+    names = {1: "main", **{i: f"leaf{i}" for i in range(2, 2002)}}
+    wide = path_model(names, [((1, i), 1, 0, "") for i in range(2, 2002)])
     narrow = flame.allocation_flame(wide)  # each leaf is 0.05% of the whole
     assert narrow is not None and [f.name for f in narrow.frames] == ["all", "main"] and narrow.omitted == 2000
     capped = flame.allocation_flame(wide, min_share=0, max_frames=100)
@@ -80,33 +116,45 @@ def test_narrow_frames_and_frames_beyond_the_cap_are_left_out() -> None:
 
 
 def test_no_allocation_flame_without_call_graph() -> None:
-    minus = model([function(1, "main")], [])
-    minus.runs[0] = RunInfo(1, 0, "prog", "prog", 1, False, True, False, 0, False, 5)
-    assert flame.allocation_flame(minus) is None
+    assert flame.allocation_flame(path_model(NAMES, [((W,), 8, 0, "")], call_graph=False)) is None
 
 
-def test_leak_paths_that_do_not_reach_main_hang_under_their_own_frame() -> None:
-    leaks = [LeakRow(2, 0, 64, 0, (LeakFrame(3, "prog.c", 1), LeakFrame(2, "prog.c", 2), LeakFrame(1, "prog.c", 3))),
-             LeakRow(1, 1, 10, 10, (LeakFrame(3, "prog.c", 1),)),  # freed: not drawn
-             LeakRow(1, 0, 16, 0, (LeakFrame(3, "prog.c", 1), LeakFrame(2, "prog.c", 5)))]
-    graph = flame.leak_flame(model([function(1, "main"), function(2, "a"), function(3, "w")], [], leaks=leaks))
-    assert paths(graph) == {"": 80, "main": 64, "main > a": 64, "main > a > w": 64,
-                            "... (callers beyond the leak depth)": 16,
-                            "... (callers beyond the leak depth) > a": 16,
-                            "... (callers beyond the leak depth) > a > w": 16}
+def test_a_root_of_one_byte_and_a_graph_of_only_its_root() -> None:
+    one = path_model(NAMES, [((MAIN,), 1, 0, "")])
+    graph = flame.allocation_flame(one)
+    assert graph is not None and [(f.name, f.bytes) for f in graph.frames] == [("all", 1), ("main", 1)]
+    alone = flame.allocation_flame(one, max_frames=1)
+    assert alone is not None and (len(alone.frames), alone.depth, alone.omitted) == (1, 1, 1)
 
 
-def test_size_chart_has_a_bar_per_size_or_per_range() -> None:
-    few = [BinRow(size, 2, 1, size * 2, size, "") for size in (8, 204, 2000)]
-    chart = size_chart.chart(model([], [], bins=few))
-    assert chart.ranges is False and [bar.label for bar in chart.bars] == ["8", "204", "> 1024"]
-    assert chart.bars[2].share == 1.0 and chart.bars[2].kept_share == 0.5
-    many = [BinRow(size, 1, 0, size, 0, "") for size in range(0, 1026, 5)]
-    chart = size_chart.chart(model([], [], bins=many))
-    assert chart.ranges is True
-    assert [bar.label for bar in chart.bars] == ["0", "1-8", "9-16", "17-32", "33-64", "65-128", "129-256", "257-512",
-                                                 "513-1024", "> 1024"]
-    assert sum(bar.allocs for bar in chart.bars) == len(many)
+def test_the_widest_are_kept_under_the_cap_and_empty_children_are_not_counted() -> None:
+    # main's callees of 30, 20 and 10 bytes, and one of 0: room for three
+    # frames keeps main and the 30.
+    names = {1: "main", 2: "ten", 3: "thirty", 4: "twenty", 5: "none"}
+    graph = flame.allocation_flame(path_model(names, [((1, 2), 10, 0, ""), ((1, 3), 30, 0, ""), ((1, 4), 20, 0, ""),
+                                                      ((1, 5), 0, 0, "")]), max_frames=3)
+    assert graph is not None
+    assert [f.name for f in graph.frames] == ["all", "main", "thirty"] and graph.omitted == 2
+
+
+def test_a_name_that_was_not_utf8_keeps_a_colour() -> None:
+    name = "f\udcff"  # a byte that was not UTF-8, as surrogateescape keeps it
+    graph = flame.allocation_flame(path_model({1: name}, [((1,), 8, 0, "")]))
+    assert graph is not None
+    assert graph.frames[1].tone == zlib.crc32(b"f\xed\xb3\xbf") % 100  # the surrogate as UTF-8 would spell it
+
+
+def test_equal_frames_beyond_the_cap_are_kept_in_the_order_found() -> None:
+    # Five leaves of 10 bytes, found l5 first: with room for two, l5 and l4
+    # are drawn (then laid out by name), the other three counted as omitted.
+    names = {9: "main", **{i: f"l{i}" for i in (5, 4, 3, 2, 1)}}
+    wide = path_model(names, [((9, i), 10, 0, "") for i in (5, 4, 3, 2, 1)])
+    graph = flame.allocation_flame(wide, max_frames=4)
+    assert graph is not None
+    assert [f.name for f in graph.frames] == ["all", "main", "l4", "l5"] and graph.omitted == 3
+    # A frame exactly at the share threshold is drawn.
+    graph = flame.allocation_flame(wide, min_share=0.2)
+    assert graph is not None and len(graph.frames) == 7 and graph.omitted == 0
 
 
 def tone(name: str) -> int:
@@ -121,129 +169,47 @@ def frame_rows(graph: flame.Flame) -> list[tuple]:
     return [(f.name, f.bytes, f.depth, f.x, f.width, f.parent, f.detail) for f in graph.frames]
 
 
-def test_every_frame_of_a_shared_function_split_with_rounding() -> None:
-    # w (8 bytes: 2 its own, 2 to x, 4 to y) is called by a (6) and b (2).
-    # Under a, x gets 6 * 2/8 = 1.5, rounded half up to 2, y 6 * 4/8 = 3;
-    # under b, x gets 0.5, rounded up to 1, and y 1.
-    graph = flame.allocation_flame(model(
-        [function(1, "main", total=8), function(2, "a", total=6), function(3, "b", total=2),
-         function(4, "w", own=2, total=8), function(5, "x", own=2, total=2), function(6, "y", own=4, total=4)],
-        [(1, 2, 6), (1, 3, 2), (2, 4, 6), (3, 4, 2), (4, 5, 2), (4, 6, 4)]))
-    assert graph is not None
-    # Pre-order, widest child leftmost, equal widths by name.
-    assert frame_rows(graph) == [
-        ("all", 8, 0, 0.0, 1.0, -1, ""),
-        ("main", 8, 1, 0.0, 1.0, 0, ""),
-        ("a", 6, 2, 0.0, 0.75, 1, ""),
-        ("w", 6, 3, 0.0, 0.75, 2, ""),
-        ("y", 3, 4, 0.0, 0.375, 3, ""),
-        ("x", 2, 4, 0.375, 0.25, 3, ""),
-        ("b", 2, 2, 0.75, 0.25, 1, ""),
-        ("w", 2, 3, 0.75, 0.25, 6, ""),
-        ("x", 1, 4, 0.75, 0.125, 7, ""),
-        ("y", 1, 4, 0.875, 0.125, 7, "")]
-    assert (graph.total, graph.depth, graph.omitted) == (8, 5, 0)
-
-
-def test_a_cycle_between_its_caller_and_its_callee() -> None:
-    # main calls even, even and odd call each other; odd allocates 60
-    # itself, and both call leaf, which allocates 40 (10 through even, 30
-    # through odd): the cycle is 100, 60 its own.  Function ids are not
-    # cycle numbers, so that one is never taken for the other.
-    graph = flame.allocation_flame(model(
-        [function(11, "main", total=100), function(12, "even", total=100, cycle=1),
-         function(13, "odd", own=60, total=100, cycle=1), function(14, "leaf", own=40, total=40),
-         function(1, "unused")],
-        [(11, 12, 100), (12, 13, 90), (13, 12, 30), (12, 14, 10), (13, 14, 30)],
-        cycles={1: CycleRow(1, 60, 100, 1, 5, (12, 13))}))
-    assert graph is not None
-    assert frame_rows(graph) == [
-        ("all", 100, 0, 0.0, 1.0, -1, ""),
-        ("main", 100, 1, 0.0, 1.0, 0, ""),
-        ("<cycle 1 as a whole>", 100, 2, 0.0, 1.0, 1, "members: even, odd"),
-        ("leaf", 40, 3, 0.0, 0.4, 2, "")]
-
-
-def test_a_cycle_that_no_one_calls_is_a_root() -> None:
-    # A thread's routine in a cycle: its frame is the cycle's total, 80 (the
-    # reduction's figure, here below its own 60 and edge 40, as a guard);
-    # leaf's share of it is 80 * 40/100 = 32.
-    graph = flame.allocation_flame(model(
-        [function(12, "even", total=80, cycle=1), function(13, "odd", own=60, total=80, cycle=1),
-         function(14, "leaf", own=40, total=40), function(1, "unused")],
-        [(12, 13, 90), (13, 12, 30), (13, 14, 40)], cycles={1: CycleRow(1, 60, 80, 0, 5, (12, 13))}))
-    assert graph is not None
-    assert [(f.name, f.bytes, f.depth) for f in graph.frames] == [
-        ("all", 80, 0), ("<cycle 1 as a whole>", 80, 1), ("leaf", 32, 2)]
-
-
-def test_children_stay_inside_a_parent_whose_edges_add_up_past_its_total() -> None:
-    # w's total says 4 but its own 2 and edges 6 say 8: its 4 bytes under
-    # main are shared by the 8, so x gets 4 * 6/8 = 3, not 6.
-    graph = flame.allocation_flame(model(
-        [function(1, "main", total=4), function(2, "w", own=2, total=4), function(3, "x", own=6, total=6)],
-        [(1, 2, 4), (2, 3, 6)]))
-    assert graph is not None
-    assert [(f.name, f.bytes) for f in graph.frames] == [("all", 4), ("main", 4), ("w", 4), ("x", 3)]
-
-
-def test_a_root_of_one_byte_and_a_graph_of_only_its_root() -> None:
-    one = model([function(1, "main", own=1, total=1)], [])
-    graph = flame.allocation_flame(one)
-    assert graph is not None and [(f.name, f.bytes) for f in graph.frames] == [("all", 1), ("main", 1)]
-    alone = flame.allocation_flame(one, max_frames=1)
-    assert alone is not None and (len(alone.frames), alone.depth, alone.omitted) == (1, 1, 1)
-
-
-def test_the_widest_are_kept_under_the_cap_and_empty_children_are_not_counted() -> None:
-    # main's callees of 30, 20 and 10 bytes, and one of 0 (its share rounds
-    # to nothing): room for three frames keeps main and the 30.
-    graph = flame.allocation_flame(model(
-        [function(1, "main", total=60), function(2, "ten", own=10, total=10), function(3, "thirty", own=30, total=30),
-         function(4, "twenty", own=20, total=20), function(5, "none", total=0)],
-        [(1, 2, 10), (1, 3, 30), (1, 4, 20), (1, 5, 0)]), max_frames=3)
-    assert graph is not None
-    assert [f.name for f in graph.frames] == ["all", "main", "thirty"] and graph.omitted == 2
-
-
-def test_a_name_that_was_not_utf8_keeps_a_colour() -> None:
-    name = "f\udcff"  # a byte that was not UTF-8, as surrogateescape keeps it
-    graph = flame.allocation_flame(model([function(1, name, own=8, total=8)], []))
-    assert graph is not None
-    assert graph.frames[1].tone == zlib.crc32(b"f\xed\xb3\xbf") % 100  # the surrogate as UTF-8 would spell it
-
-
-def test_equal_frames_beyond_the_cap_are_kept_in_the_order_found() -> None:
-    # Five leaves of 10 bytes, found l5 first: with room for two, l5 and l4
-    # are drawn (then laid out by name), the other three counted as omitted.
-    leaves = [function(i, f"l{i}", own=10, total=10) for i in (5, 4, 3, 2, 1)]
-    wide = model([function(9, "main", total=50), *leaves], [(9, i, 10) for i in (5, 4, 3, 2, 1)])
-    graph = flame.allocation_flame(wide, max_frames=4)
-    assert graph is not None
-    assert [f.name for f in graph.frames] == ["all", "main", "l4", "l5"] and graph.omitted == 3
-    # A frame exactly at the share threshold is drawn.
-    graph = flame.allocation_flame(wide, min_share=0.2)
-    assert graph is not None and len(graph.frames) == 7 and graph.omitted == 0
-
-
 def test_the_never_freed_graph_adds_what_each_path_keeps() -> None:
-    leaks = [LeakRow(3, 1, 90, 30, (LeakFrame(3, "prog.c", 1), LeakFrame(2, "prog.c", 2), LeakFrame(1, "prog.c", 3))),
-             LeakRow(2, 1, 2, 1, (LeakFrame(2, "prog.c", 4), LeakFrame(1, "prog.c", 5))),  # one byte kept
-             LeakRow(1, 0, 0, 0, (LeakFrame(2, "prog.c", 6), LeakFrame(1, "prog.c", 7))),  # nothing kept
-             LeakRow(4, 0, 40, 0, ())]  # no chain: not drawn
-    graph = flame.leak_flame(model([function(1, "main"), function(2, "a"), function(3, "w")], [], leaks=leaks))
-    assert frame_rows(graph) == [
+    model = path_model(NAMES, [
+        ((MAIN, A, W), 90, 30, ""),  # 60 kept
+        ((MAIN, (A, 4)), 2, 1, ""),  # one byte kept, from another line of a
+        ((MAIN, (A, 6)), 5, 5, ""),  # nothing kept
+        ((MAIN, B, X), 7, 0, "stdio buffer"),  # the runtime's: left out
+    ])
+    assert frame_rows(flame.leak_flame(model)) == [
         ("all", 61, 0, 0.0, 1.0, -1, ""),
         ("main", 61, 1, 0.0, 1.0, 0, ""),
         ("a", 61, 2, 0.0, 1.0, 1, ""),
         ("w", 60, 3, 0.0, 60 / 61, 2, "")]
-    assert (graph.total, graph.depth, graph.omitted) == (61, 4, 0)
+    assert paths(flame.leak_flame(model, runtime=True)) == {"": 68, "main": 68, "main > a": 61, "main > a > w": 60,
+                                                            "main > b": 7, "main > b > x": 7}
 
 
 def test_nothing_kept_is_an_empty_graph_and_one_byte_is_not() -> None:
-    assert flame.leak_flame(model([function(1, "main")], [])) == flame.Flame([], 0, 0, 0)
-    one = flame.leak_flame(model([function(1, "main")], [], leaks=[LeakRow(1, 0, 1, 0, (LeakFrame(1, "prog.c", 1),))]))
+    assert flame.leak_flame(path_model(NAMES, [((MAIN,), 8, 8, "")])) == flame.Flame([], 0, 0, 0)
+    one = flame.leak_flame(path_model(NAMES, [((MAIN,), 1, 0, "")]))
     assert frame_rows(one) == [("all", 1, 0, 0.0, 1.0, -1, ""), ("main", 1, 1, 0.0, 1.0, 0, "")]
+
+
+def test_a_frame_shows_a_short_name_with_its_signature_as_detail() -> None:
+    model = path_model({1: "main", 2: "w"}, [((1, 2), 8, 0, "")])
+    model.functions[2] = FunctionRow(2, "w", "prog", "prog.c", 2, None, 0, (0,) * 4, (0,) * 4, 0, 0, 0, 0, "w(int)")
+    graph = flame.allocation_flame(model)
+    assert graph is not None and [(f.name, f.detail) for f in graph.frames] == [("all", ""), ("main", ""),
+                                                                                ("w", "w(int)")]
+
+
+def test_size_chart_has_a_bar_per_size_or_per_range() -> None:
+    few = [BinRow(size, 2, 1, size * 2, size, "") for size in (8, 204, 2000)]
+    chart = size_chart.chart(model([], [], bins=few))
+    assert chart.ranges is False and [bar.label for bar in chart.bars] == ["8", "204", "> 1024"]
+    assert chart.bars[2].share == 1.0 and chart.bars[2].kept_share == 0.5
+    many = [BinRow(size, 1, 0, size, 0, "") for size in range(0, 1026, 5)]
+    chart = size_chart.chart(model([], [], bins=many))
+    assert chart.ranges is True
+    assert [bar.label for bar in chart.bars] == ["0", "1-8", "9-16", "17-32", "33-64", "65-128", "129-256", "257-512",
+                                                 "513-1024", "> 1024"]
+    assert sum(bar.allocs for bar in chart.bars) == len(many)
 
 
 def test_size_chart_shares_and_ranges_at_their_edges() -> None:

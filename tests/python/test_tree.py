@@ -5,7 +5,6 @@ hand from the paths below."""
 from __future__ import annotations
 
 from datafile_builder import DataFileBuilder
-
 from mprof.reducer import datafile, tree
 
 # Return addresses: main's call of f, f's of g, g's of f and g's of malloc;

@@ -7,7 +7,7 @@ without counting any byte twice (paper section 3.3, Figure 7)."""
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from .scc import strongly_connected_components
@@ -233,13 +233,3 @@ def finish(graph: CallGraph) -> None:
                     cycle.internal_calls += edge.calls
                 else:
                     cycle.called += edge.calls
-
-
-def addresses_of(data: Totals) -> Iterable[int]:
-    for site in data.sites:
-        yield site.addr
-    for chain in data.leaks:
-        yield from chain.addrs
-    for pair in data.pairs:
-        yield pair.caller
-        yield pair.callee

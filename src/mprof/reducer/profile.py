@@ -6,7 +6,7 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from . import callgraph, tree
+from . import callgraph, pathtree, tree
 from .callgraph import CallGraph
 from .records import DataFile
 from .symbolize import Progress, Resolver, WarningSink
@@ -37,6 +37,7 @@ class Profile:
     summary: dict[str, int] = field(default_factory=dict)
     bins: dict[int, Bin] = field(default_factory=dict)
     graph: CallGraph = field(default_factory=CallGraph)
+    paths: pathtree.PathTree = field(default_factory=pathtree.PathTree)
     warnings: WarningSink = field(default_factory=WarningSink)
 
 
@@ -78,9 +79,10 @@ def reduce_files(files: Sequence[DataFile], *, progress: Progress | None = None)
         totals = tree.totals(data)
         with Resolver(data.modules, warnings) as resolver:
             progress.start(f"resolving addresses of {data.program.exe or path} (pid {data.header.pid})")
-            frames = resolver.resolve(callgraph.addresses_of(totals), progress)
+            frames = resolver.resolve(sorted({node.addr for node in data.nodes}), progress)
             progress.start(f"building the call graph of {path}")
             callgraph.add_run(profile.graph, totals, data.header.call_graph, frames)
+            pathtree.add_run(profile.paths, profile.graph, data, frames)
             if data.program.exe:
                 progress.start(f"reading the types of {data.program.exe}")
                 for size, name in resolver.types(data.program.exe):

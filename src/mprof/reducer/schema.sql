@@ -8,7 +8,7 @@
 -- and offsets are unsigned 64-bit values stored as signed two's complement:
 -- a negative v stands for v + 2^64.
 PRAGMA application_id = 1836085871;
-PRAGMA user_version = 3;
+PRAGMA user_version = 4;
 
 CREATE TABLE runs (
     id INTEGER PRIMARY KEY,
@@ -162,4 +162,34 @@ CREATE TABLE leak_frames (
     file TEXT NOT NULL,              -- of the call site in this frame
     line INTEGER NOT NULL,
     PRIMARY KEY (leak_id, position)
+);
+
+-- The whole call paths of every allocation, as a tree of frames: a node is
+-- a function called from its parent node's frame, making its own call at
+-- file:line (the innermost: the allocation's).  Frames above main are
+-- dropped, inlined functions are frames of their own.  Parents come before
+-- their children.
+CREATE TABLE path_nodes (
+    id INTEGER PRIMARY KEY,
+    parent_id INTEGER REFERENCES path_nodes(id), -- NULL: an outermost frame
+    function_id INTEGER NOT NULL REFERENCES functions(id),
+    file TEXT NOT NULL,
+    line INTEGER NOT NULL
+);
+
+-- The figures of the allocations made from each whole path, exact from
+-- the program's entry down: each allocation in exactly one path.
+CREATE TABLE paths (
+    node_id INTEGER UNIQUE REFERENCES path_nodes(id), -- its innermost frame; NULL: no caller was found
+    allocs INTEGER NOT NULL,
+    frees INTEGER NOT NULL,
+    bytes_s INTEGER NOT NULL,
+    bytes_m INTEGER NOT NULL,
+    bytes_l INTEGER NOT NULL,
+    bytes_x INTEGER NOT NULL,
+    freed_s INTEGER NOT NULL,
+    freed_m INTEGER NOT NULL,
+    freed_l INTEGER NOT NULL,
+    freed_x INTEGER NOT NULL,
+    runtime TEXT NOT NULL            -- as in leaks: what in the C or C++ runtime keeps these blocks on purpose, or empty
 );

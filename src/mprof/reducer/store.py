@@ -10,6 +10,7 @@ from pathlib import Path
 from . import runtime_blocks
 from .callgraph import CallGraph
 from .errors import MprofError
+from .pathtree import EMPTY, PathTree
 from .profile import Profile, Run
 
 SCHEMA = Path(__file__).with_name("schema.sql")
@@ -129,6 +130,7 @@ def _insert(db: sqlite3.Connection, profile: Profile) -> None:
     db.executemany("INSERT INTO bins VALUES (?, ?, ?, ?, ?, ?)",
                    [(b.size, b.allocs, b.frees, b.bytes, b.bytes_freed, ", ".join(b.types))
                     for b in sorted(profile.bins.values(), key=lambda b: b.size)])
+    _insert_paths(db, profile.paths, ids)
     leaks = sorted(graph.leaks.values(), key=lambda leak: (-(leak.bytes - leak.bytes_freed), -leak.bytes,
                                                             [(ids[f], line) for f, _, line in leak.frames]))
     db.executemany("INSERT INTO leaks VALUES (?, ?, ?, ?, ?, ?)",
@@ -138,6 +140,38 @@ def _insert(db: sqlite3.Connection, profile: Profile) -> None:
     db.executemany("INSERT INTO leak_frames VALUES (?, ?, ?, ?, ?)",
                    [(n, position, ids[function], file, line) for n, leak in enumerate(leaks, 1)
                     for position, (function, file, line) in enumerate(leak.frames)])
+
+
+def _insert_paths(db: sqlite3.Connection, tree: PathTree, ids: dict[tuple[str, str], int]) -> None:
+    """The nodes on some path (start-up frames above main are on none when
+    every path reaches main), numbered from 1 in their order."""
+    used = [False] * len(tree.nodes)
+    for end in tree.paths:
+        step = end
+        while step != EMPTY and not used[step]:
+            used[step] = True
+            step = tree.nodes[step].parent
+    number: dict[int, int] = {}
+    rows = []
+    for index, node in enumerate(tree.nodes):
+        if used[index]:
+            number[index] = len(number) + 1
+            rows.append((number[index], number[node.parent] if node.parent != EMPTY else None, ids[node.function],
+                         node.file, node.line))
+    db.executemany("INSERT INTO path_nodes VALUES (?, ?, ?, ?, ?)", rows)
+    db.executemany("INSERT INTO paths VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                   [(number[end] if end != EMPTY else None, f.allocs, f.frees, *f.bytes, *f.freed,
+                     runtime_blocks.kept_by(_innermost_first(tree, end)))
+                    for end, f in sorted(tree.paths.items(), key=lambda item: number.get(item[0], 0))])
+
+
+def _innermost_first(tree: PathTree, node: int) -> list[tuple[str, str]]:
+    """A path's functions as (name, module), innermost first."""
+    functions = []
+    while node != EMPTY:
+        functions.append(tree.nodes[node].function)
+        node = tree.nodes[node].parent
+    return functions
 
 
 def _insert_run(db: sqlite3.Connection, number: int, run: Run) -> None:

@@ -1,15 +1,13 @@
-"""Flame graphs (icicles, root on top) of the bytes allocated by call chain
+"""Flame graphs (icicles, root on top) of the bytes allocated by call path
 and of the bytes never freed, laid out for drawing.
 
-The allocation graph is a tree expansion of the call graph with cycles
-condensed, from the roots (main) down.  An edge carries the exact bytes
-allocated under its caller/callee pair, but not which of the caller's own
-callers they came through, so below the first level a frame's bytes are
-split among its callees in proportion to the edges' bytes: exact for a call
-tree, an estimate where a function has several callers.  The never-freed
-graph is a trie of the leak table's paths, whose bytes are exact.
+Both are the whole call paths of the profile (schema.sql's path_nodes and
+paths), so every frame's bytes are exact: a frame is a function called from
+the frame above it, its width the bytes of every allocation made through
+that very chain of calls.  Calls of one function from different lines of
+its caller are one frame, as in other flame graphs.
 
-Both are capped so that a profile with tens of thousands of functions still
+Both are capped so that a profile with tens of thousands of paths still
 draws quickly: frames below MIN_SHARE of the root are left out (their bytes
 stay in their parent's width), and at most MAX_FRAMES frames are kept, the
 widest first."""
@@ -19,13 +17,13 @@ from __future__ import annotations
 import heapq
 import zlib
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import cast
 
-from .model import Model
+from .model import Model, PathRow
 
 MIN_SHARE = 0.001
 MAX_FRAMES = 3000
-PARTIAL = "..."  # the frame above leak paths that do not reach main
 
 
 @dataclass(frozen=True)
@@ -59,88 +57,62 @@ Candidate = tuple[str, str, int, object]
 Children = Callable[[object, int], list[Candidate]]
 
 
-@dataclass
-class _PathNode:
-    """A step of the leak paths' trie."""
-    bytes: int = 0
-    below: dict[int | str, _PathNode] = field(default_factory=dict)
+NO_CHAIN = "(no call chain)"  # the allocations whose caller was not found
+
+
+def _path_flame(model: Model, weight: Callable[[PathRow], int], min_share: float, max_frames: int) -> Flame:
+    """The paths' tree, each path counting weight(path) bytes."""
+    below: dict[int | None, list[int]] = {}  # children of each node, None: of the root
+    for node_id, node in model.path_nodes.items():
+        below.setdefault(node.parent, []).append(node_id)
+    subtotal: dict[int, int] = dict.fromkeys(model.path_nodes, 0)
+    unwound = 0
+    for path in model.paths:
+        if path.node is None:
+            unwound += weight(path)
+        else:
+            subtotal[path.node] += weight(path)
+    # Parents come before their children: from the last node back, each has
+    # its descendants' bytes before it passes them up.
+    for node_id in sorted(model.path_nodes, reverse=True):
+        parent = model.path_nodes[node_id].parent
+        if parent is not None:
+            subtotal[parent] += subtotal[node_id]
+
+    def children(key: object, value: int) -> list[Candidate]:
+        # A frame is the nodes of one function under the frame above.
+        nodes = below.get(None, []) if key is None else [
+            child for n in cast(tuple[int, ...], key) for child in below.get(n, [])]
+        by_function: dict[int, list[int]] = {}
+        for node_id in nodes:
+            by_function.setdefault(model.path_nodes[node_id].function, []).append(node_id)
+        found: list[Candidate] = []
+        for function_id, group in by_function.items():
+            function = model.functions[function_id]
+            found.append((function.name, function.full_name if function.full_name != function.name else "",
+                          sum(subtotal[n] for n in group), tuple(group)))
+        if key is None and unwound:
+            found.append((NO_CHAIN, "", unwound, ()))
+        return found
+
+    root_bytes = sum(subtotal[n] for n in below.get(None, [])) + unwound
+    return _expand("all", root_bytes, children, min_share, max_frames)
 
 
 def allocation_flame(model: Model, min_share: float = MIN_SHARE, max_frames: int = MAX_FRAMES) -> Flame | None:
-    """Bytes allocated, by call chain; None in mprof- mode (no call graph)."""
+    """Bytes allocated, by whole call path; None in mprof- mode, whose paths
+    stop at the leak depth."""
     if not model.call_graph:
         return None
-
-    def node(function_id: int) -> tuple[str, int]:
-        cycle = model.functions[function_id].cycle
-        return ("c", cycle) if cycle is not None else ("f", function_id)
-
-    out: dict[tuple[str, int], dict[tuple[str, int], int]] = {}
-    called: set[tuple[str, int]] = set()
-    for edge in model.edges:
-        caller, callee = node(edge.caller), node(edge.callee)
-        if caller != callee:
-            targets = out.setdefault(caller, {})
-            targets[callee] = targets.get(callee, 0) + sum(edge.bytes)
-            called.add(callee)
-
-    def total(key: tuple[str, int]) -> int:
-        return model.cycles[key[1]].total_bytes if key[0] == "c" else model.functions[key[1]].total_bytes
-
-    def own(key: tuple[str, int]) -> int:
-        return model.cycles[key[1]].self_bytes if key[0] == "c" else sum(model.functions[key[1]].self_bytes)
-
-    def label(key: tuple[str, int]) -> tuple[str, str]:
-        if key[0] == "c":
-            members = model.cycles[key[1]].members
-            return f"<cycle {key[1]} as a whole>", "members: " + ", ".join(model.functions[m].name for m in members)
-        function = model.functions[key[1]]
-        return function.name, function.full_name if function.full_name != function.name else ""
-
-    def candidate(key: tuple[str, int], value: int) -> Candidate:
-        name, detail = label(key)
-        return name, detail, value, key
-
-    def children(key: object, value: int) -> list[Candidate]:
-        if key is None:  # the root: every function that no other calls, with all its bytes
-            return [candidate(root, total(root)) for root in roots]
-        assert isinstance(key, tuple)
-        targets = out.get(key, {})
-        # Edges and totals come from one reduction and should agree; the max
-        # keeps the children inside their parent if they ever do not.
-        whole = max(total(key), own(key) + sum(targets.values()))
-        return [candidate(callee, (value * share + whole // 2) // whole) for callee, share in targets.items()
-                if whole]
-
-    nodes = {node(f) for f in model.functions}
-    roots = [key for key in nodes if key not in called and total(key) > 0]
-    return _expand("all", sum(total(r) for r in roots), children, min_share, max_frames)
+    return _path_flame(model, lambda path: sum(path.bytes), min_share, max_frames)
 
 
 def leak_flame(model: Model, min_share: float = MIN_SHARE, max_frames: int = MAX_FRAMES,
                runtime: bool = False) -> Flame:
-    """Bytes never freed, by the leak table's partial paths (exact); what
-    the runtimes keep on purpose only with runtime, as in the table."""
-    trie = _PathNode()  # outermost caller first
-    for leak in model.leaks:
-        kept = leak.bytes - leak.bytes_freed
-        if leak.allocs == leak.frees or kept <= 0 or not leak.frames or (leak.runtime and not runtime):
-            continue
-        path: list[int | str] = [f.function for f in reversed(leak.frames)]
-        if model.functions[leak.frames[-1].function].name != "main":
-            path.insert(0, PARTIAL)
-        level = trie
-        level.bytes += kept
-        for step in path:
-            level = level.below.setdefault(step, _PathNode())
-            level.bytes += kept
-
-    def children(key: object, value: int) -> list[Candidate]:
-        assert key is None or isinstance(key, _PathNode)
-        return [("... (callers beyond the leak depth)" if step == PARTIAL else model.functions[int(step)].name, "",
-                 node.bytes, node) for step, node in (key or trie).below.items()]
-
-    return _expand("all", trie.bytes, children, min_share, max_frames)
+    """Bytes never freed, by whole call path; what the runtimes keep on
+    purpose only with runtime, as in the leak table."""
+    return _path_flame(model, lambda path: sum(path.bytes) - sum(path.freed) if runtime or not path.runtime else 0,
+                       min_share, max_frames)
 
 
 def _expand(root_name: str, root_bytes: int, children: Children, min_share: float, max_frames: int) -> Flame:

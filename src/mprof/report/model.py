@@ -96,6 +96,26 @@ class LeakRow:
     runtime: str = ""  # what in the C or C++ runtime keeps its blocks on purpose; "": the program
 
 
+@dataclass(frozen=True)
+class PathNodeRow:
+    """A frame of the whole call paths (schema.sql's path_nodes)."""
+    parent: int | None  # None: an outermost frame
+    function: int
+    file: str
+    line: int
+
+
+@dataclass(frozen=True)
+class PathRow:
+    """The allocations of one whole call path."""
+    node: int | None  # its innermost frame; None: no caller was found
+    allocs: int
+    frees: int
+    bytes: tuple[int, int, int, int]
+    freed: tuple[int, int, int, int]
+    runtime: str = ""  # as LeakRow's
+
+
 @dataclass
 class Model:
     runs: list[RunInfo]
@@ -107,6 +127,8 @@ class Model:
     leaks: list[LeakRow]
     callers: dict[int, list[EdgeRow]] = field(default_factory=dict)
     callees: dict[int, list[EdgeRow]] = field(default_factory=dict)
+    path_nodes: dict[int, PathNodeRow] = field(default_factory=dict)  # parents first
+    paths: list[PathRow] = field(default_factory=list)
 
     @property
     def total_bytes(self) -> int:
@@ -154,7 +176,11 @@ def load(db: sqlite3.Connection) -> Model:
         frames.setdefault(leak_id, []).append(LeakFrame(function, file, line))
     leaks = [LeakRow(row[1], row[2], row[3], row[4], tuple(frames.get(row[0], ())), row[5]) for row in db.execute(
         "SELECT id, allocs, frees, bytes, bytes_freed, runtime FROM leaks ORDER BY id")]
-    model = Model(runs, summary, functions, edges, cycles, bins, leaks)
+    path_nodes = {row[0]: PathNodeRow(row[1], row[2], row[3], row[4]) for row in db.execute(
+        "SELECT id, parent_id, function_id, file, line FROM path_nodes ORDER BY id")}
+    paths = [PathRow(row[0], row[1], row[2], tuple(row[3:7]), tuple(row[7:11]), row[11]) for row in db.execute(
+        "SELECT * FROM paths ORDER BY node_id")]
+    model = Model(runs, summary, functions, edges, cycles, bins, leaks, path_nodes=path_nodes, paths=paths)
     for edge in edges:
         model.callers.setdefault(edge.callee, []).append(edge)
         model.callees.setdefault(edge.caller, []).append(edge)
