@@ -237,7 +237,7 @@ def run(args: argparse.Namespace) -> int:
         arguments = arguments[1:]
     run_directory = Path(tempfile.mkdtemp(prefix="mprof-run-"))
     try:
-        forwarded = set(_FORWARDED)
+        forwarded: set[int] = set(_FORWARDED)
         if args.dump_signal and (number := _signal_number(args.dump_signal)) is not None:
             forwarded.add(number)
         mask = signal.pthread_sigmask(signal.SIG_BLOCK, forwarded | set(_WAIT_IGNORES))

@@ -152,9 +152,9 @@ def add_run(graph: CallGraph, data: Totals, call_graph: bool, frames: Mapping[in
 
     for chain in data.leaks:
         outermost_first = [frame for address in reversed(chain.addrs) for frame in reversed(frames[address])]
-        key = tuple((graph.function(frame), frame.file, frame.line) for frame in reversed(_logical(
+        path = tuple((graph.function(frame), frame.file, frame.line) for frame in reversed(_logical(
             list(reversed(outermost_first)))))
-        leak = graph.leaks.setdefault(key, Leak(key))
+        leak = graph.leaks.setdefault(path, Leak(path))
         leak.allocs += chain.allocs
         leak.frees += chain.frees
         leak.bytes += chain.bytes

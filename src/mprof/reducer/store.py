@@ -6,6 +6,7 @@ import os
 import sqlite3
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from . import runtime_blocks
 from .callgraph import CallGraph
@@ -55,11 +56,11 @@ def _read_row(cursor: sqlite3.Cursor, row: tuple[object, ...]) -> tuple[object, 
 class _LosslessConnection(sqlite3.Connection):
     """Stores every text value losslessly (see _stored)."""
 
-    def execute(self, sql: str, parameters: object = (), /) -> sqlite3.Cursor:  # type: ignore[override]
+    def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:
         return super().execute(sql, tuple(map(_stored, parameters)) if isinstance(parameters, tuple) else parameters)
 
-    def executemany(self, sql: str, rows: object, /) -> sqlite3.Cursor:  # type: ignore[override]
-        return super().executemany(sql, (tuple(map(_stored, row)) for row in rows))  # type: ignore[attr-defined]
+    def executemany(self, sql: str, rows: Any, /) -> sqlite3.Cursor:
+        return super().executemany(sql, (tuple(map(_stored, row)) for row in rows))
 
 
 def open_database(path: Path) -> sqlite3.Connection:

@@ -167,8 +167,8 @@ def load(db: sqlite3.Connection) -> Model:
     for function in functions.values():
         if function.cycle is not None:
             members.setdefault(function.cycle, []).append(function.id)
-    cycles = {row[0]: CycleRow(*row, tuple(members.get(row[0], ()))) for row in db.execute(
-        "SELECT id, self_bytes, total_bytes, called, internal_calls FROM cycles ORDER BY id")}
+    cycles = {row[0]: CycleRow(row[0], row[1], row[2], row[3], row[4], tuple(members.get(row[0], ())))
+              for row in db.execute("SELECT id, self_bytes, total_bytes, called, internal_calls FROM cycles ORDER BY id")}
     bins = [BinRow(*row) for row in db.execute("SELECT * FROM bins ORDER BY size")]
     frames: dict[int, list[LeakFrame]] = {}
     for leak_id, function, file, line in db.execute(
