@@ -8,7 +8,7 @@ import dataclasses
 import random
 
 from mprof.reducer.records import Summary
-from mprof.report.model import BinRow, EdgeRow, FunctionRow, LeakFrame, LeakRow, Model, RunInfo
+from mprof.report.model import BinRow, EdgeRow, FunctionRow, LeakFrame, LeakRow, Model, PathNodeRow, PathRow, RunInfo
 
 LEAK_DEPTH = 5
 
@@ -81,7 +81,17 @@ def synthetic_model(functions: int, seed: int = 1) -> Model:
                 "max_live_bytes": allocated // 2, "elapsed_ns": 12_345_678_901}
     run = RunInfo(4242, 1, "/usr/bin/big", "/usr/bin/big --synthetic", 12_345_678_901, True, True, False, 0,
                   False, LEAK_DEPTH)
-    model = Model([run], summary, rows, edges, {}, bins, leaks)
+    # A whole path per allocating function, through its first callers up to main.
+    path_nodes: dict[int, PathNodeRow] = {}
+    node_of: dict[int, int] = {}  # function -> its node on its first callers' path
+    for f in sorted(callers):
+        parent = node_of[callers[f][0]] if callers[f] else None
+        node_of[f] = len(path_nodes) + 1
+        path_nodes[node_of[f]] = PathNodeRow(parent, f, f"src/module{f % 97}.cc", 20 + f % 300)
+    paths = [PathRow(node_of[f], calls[f], calls[f] // 2, rows[f].self_bytes,
+                     tuple(b - k for b, k in zip(rows[f].self_bytes, rows[f].kept_bytes, strict=True)))
+             for f in callers if own[f]]
+    model = Model([run], summary, rows, edges, {}, bins, leaks, path_nodes=path_nodes, paths=paths)
     for edge in edges:
         model.callers.setdefault(edge.callee, []).append(edge)
         model.callees.setdefault(edge.caller, []).append(edge)

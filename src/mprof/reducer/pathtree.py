@@ -58,12 +58,29 @@ def _outermost_first(frames: Sequence[Frame]) -> tuple[list[Frame], bool]:
     return ordered, False
 
 
+def _start_up(data: DataFile, frames: Mapping[int, Sequence[Frame]]) -> set[int]:
+    """The nodes that call main, directly or not: start-up code, whose
+    frames no path keeps (the call graph leaves them out too)."""
+    found: set[int] = set()
+    for index, node in enumerate(data.nodes):
+        if any(frame.function == "main" and not frame.inlined for frame in frames[node.addr]):
+            parent = node.parent
+            while parent >= 0 and parent not in found:
+                found.add(parent)
+                parent = data.nodes[parent].parent
+    return found
+
+
 def add_run(tree: PathTree, graph: CallGraph, data: DataFile, frames: Mapping[int, Sequence[Frame]]) -> None:
     """Adds one data file's paths; frames has every address resolved, and
     graph names the functions."""
+    start_up = _start_up(data, frames)
     # The frame node each of the file's nodes ends at, parents first.
     ends: list[int] = []
-    for node in data.nodes:
+    for index, node in enumerate(data.nodes):
+        if index in start_up:
+            ends.append(EMPTY)
+            continue
         outermost, from_main = _outermost_first(frames[node.addr])
         parent = EMPTY if from_main or node.parent < 0 else ends[node.parent]
         for frame in outermost:
