@@ -49,7 +49,7 @@ static void write_checkpoint(void)
     uint64_t end = now_ns();
     atomic_store(&not_before_ns, end + (end - start) * SPACING_FACTOR);
     if (growth_permille) {
-        uint64_t high = atomic_load_explicit(&monitor.max_live_bytes, memory_order_relaxed);
+        uint64_t high = __atomic_load_n(&monitor.live.highest, __ATOMIC_RELAXED);
         uint64_t next;
         if (__builtin_mul_overflow(high / 1000, growth_permille, &next))
             next = UINT64_MAX - 1; /* never reached: no more peak checkpoints */

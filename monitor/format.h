@@ -47,8 +47,9 @@
 #define MPROF_CLASS_L_MAX 2048u
 
 /* Values per PATH entry after its node: allocs, frees, bytes s m l x,
- * freed s m l x.  Readers ignore values past those they know. */
-#define MPROF_PATH_FIELD_COUNT 10u
+ * freed s m l x, temporaries, blocks and bytes live at the peak.  Readers
+ * ignore values past those they know. */
+#define MPROF_PATH_FIELD_COUNT 13u
 
 /* Allocation bins: one per size 0..1024, and bin 1025 for everything larger. */
 #define MPROF_BIN_LARGE 1025u
@@ -80,6 +81,9 @@ enum mprof_summary_field {
     MPROF_SUM_INHERITED_FREES,  /* blocks freed in a fork child that its parent allocated */
     MPROF_SUM_TRUNCATED_CHAINS, /* call chains deeper than stack_depth */
     MPROF_SUM_MONITOR_BYTES,    /* memory the monitor has mapped for itself */
+    MPROF_SUM_TEMPORARY_ALLOCS, /* blocks freed by their thread before it allocated again */
+    MPROF_SUM_PEAK_NS,          /* when the live bytes reached max_live_bytes, since the start */
+    MPROF_SUM_PEAK_ALLOCS,      /* allocations made up to that moment, that one included */
     MPROF_SUM_FIELD_COUNT
 };
 

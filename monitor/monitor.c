@@ -14,6 +14,7 @@
 #include <link.h>
 #include <sys/auxv.h>
 #include <time.h>
+#include <x86intrin.h>
 #include <unistd.h>
 
 #include "arena.h"
@@ -53,6 +54,7 @@ static void start_clocks(void)
 {
     monitor.start_unix_ns = clock_ns(CLOCK_REALTIME);
     monitor.start_monotonic_ns = clock_ns(CLOCK_MONOTONIC);
+    monitor.start_tsc = __rdtsc();
 }
 
 /* Whether the dynamic loader was run as the program (ld.so PROGRAM): the
@@ -151,9 +153,9 @@ static void fork_child(void)
     atomic_store(&monitor.threads_started, false);
     start_clocks();
     atomic_store(&monitor.live_objects, 0);
-    atomic_store(&monitor.live_bytes, 0);
+    monitor.live = (struct live_word){0, 0};
+    atomic_store(&monitor.allocations, 0);
     atomic_store(&monitor.max_live_objects, 0);
-    atomic_store(&monitor.max_live_bytes, 0);
     atomic_store(&monitor.untracked_allocs, 0);
     atomic_store(&monitor.early_allocs, 0);
     atomic_store(&monitor.early_frees, 0);

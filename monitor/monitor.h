@@ -61,7 +61,7 @@ void monitor_count(enum mprof_summary_field field, enum mprof_summary_field seco
  * other thread can be handed its address while it is still in the map. */
 bool monitor_take(void *block, struct block_info *info);
 /* The real realloc released the old block taken (known) or not. */
-void monitor_released(bool known, const struct block_info *info);
+void monitor_released(void *block, bool known, const struct block_info *info);
 void monitor_count_untracked(void);
 
 /* The process is ending (exit, _exit, quick_exit, or end_signal, from its

@@ -109,7 +109,7 @@ MONITOR_TEXT static void *realloc_tracked(void *old, size_t size)
         monitor_count(MPROF_SUM_FAILED_ALLOCS, MPROF_SUM_REALLOC_CALLS);
         return NULL;
     }
-    monitor_released(known, &info);
+    monitor_released(old, known, &info);
     if (block)
         monitor_alloc(block, size, MPROF_SUM_REALLOC_CALLS);
     else

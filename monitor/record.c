@@ -1,6 +1,7 @@
 /* The hot path: what happens on every allocation and free. */
 #include <stdatomic.h>
 #include <string.h>
+#include <x86intrin.h>
 
 #include "arena.h"
 #include "checkpoint.h"
@@ -29,20 +30,31 @@ static inline void raise_max(atomic_uint_least64_t *max, uint64_t value)
         ;
 }
 
-/* Returns the live bytes with this block. */
-static inline uint64_t live_add(uint64_t bytes)
+static inline void objects_add(void)
 {
-    uint64_t objects = atomic_fetch_add_explicit(&monitor.live_objects, 1, memory_order_relaxed) + 1;
-    uint64_t live = atomic_fetch_add_explicit(&monitor.live_bytes, bytes, memory_order_relaxed) + bytes;
-    raise_max(&monitor.max_live_objects, objects);
-    raise_max(&monitor.max_live_bytes, live);
-    return live;
+    raise_max(&monitor.max_live_objects, atomic_fetch_add_explicit(&monitor.live_objects, 1, memory_order_relaxed) + 1);
 }
 
-static inline void live_sub(uint64_t bytes)
+static inline void objects_sub(void)
 {
     atomic_fetch_sub_explicit(&monitor.live_objects, 1, memory_order_relaxed);
-    atomic_fetch_sub_explicit(&monitor.live_bytes, bytes, memory_order_relaxed);
+}
+
+/* A block of size bytes goes live (bytes and blocks positive) or is freed
+ * (negative), in its path's and its bin's figures; called with the thread's
+ * lock held.  Returns the live bytes after it. */
+static inline uint64_t live_change_of(struct thread_state *state, struct path_counts *counts, unsigned bin,
+                                      int64_t bytes, int64_t blocks)
+{
+    struct peak_change change = live_change(&monitor.live, bytes);
+    peak_record(&counts->peak, change, bytes, blocks);
+    peak_record(&state->bin_peak[bin], change, bytes, blocks);
+    if (unlikely(change.after > change.before)) {
+        state->set_highest = change.after;
+        state->set_tsc = __rdtsc();
+        state->set_index = atomic_load_explicit(&monitor.allocations, memory_order_relaxed);
+    }
+    return change.live;
 }
 
 static void apply_deferred(struct monitor_tls *tls);
@@ -171,15 +183,23 @@ MONITOR_TEXT void monitor_alloc(void *block, size_t size, enum mprof_summary_fie
     state->counters[MPROF_SUM_BYTES_ALLOCATED] += size;
     /* mprof- mode stops at the leak chain on purpose. */
     state->counters[MPROF_SUM_TRUNCATED_CHAINS] += truncated && monitor.options.call_graph;
+    atomic_fetch_add_explicit(&monitor.allocations, 1, memory_order_relaxed);
+    state->last_block = 0;
+    bool replaced = false;
+    uint64_t live = 0;
+    /* Untracked (out of memory): counted as allocated but never freed,
+     * nothing better is known. */
+    bool tracked = counts && ptrmap_insert((uintptr_t)block, size, path, &replaced);
+    if (likely(tracked)) {
+        live = live_change_of(state, counts, bin, (int64_t)size, 1);
+        state->last_block = (uintptr_t)block;
+    }
     spin_unlock(&state->lock);
 
-    bool replaced = false;
-    if (unlikely(!counts || !ptrmap_insert((uintptr_t)block, size, path, &replaced))) {
-        /* Counted as allocated but never freed: nothing better is known. */
-    } else {
+    if (likely(tracked)) {
         if (unlikely(replaced))
             monitor_count_untracked();
-        uint64_t live = live_add(size);
+        objects_add();
         if (unlikely(live >= atomic_load_explicit(&checkpoint_due_bytes, memory_order_relaxed)))
             checkpoint_after_peak(live);
     }
@@ -188,7 +208,8 @@ MONITOR_TEXT void monitor_alloc(void *block, size_t size, enum mprof_summary_fie
     leave(tls);
 }
 
-MONITOR_TEXT static void account_free(struct thread_state *state, const struct block_info *info)
+/* Counts the free of a block of the map; called with the thread's lock held. */
+MONITOR_TEXT static void account_free(struct thread_state *state, uintptr_t block, const struct block_info *info)
 {
     if (unlikely(info->record < paths_first_own_path())) {
         state->counters[MPROF_SUM_INHERITED_FREES]++;
@@ -196,11 +217,19 @@ MONITOR_TEXT static void account_free(struct thread_state *state, const struct b
     }
     struct path_counts *counts = counts_of(state, info->record);
     unsigned class = size_class(info->size);
+    unsigned bin = bin_of(info->size);
+    bool temporary = block == state->last_block;
+    if (temporary) {
+        state->last_block = 0;
+        state->bin_temporaries[bin]++;
+        state->counters[MPROF_SUM_TEMPORARY_ALLOCS]++;
+    }
     if (likely(counts)) {
         counts->frees++;
         counts->freed[class] += info->size;
+        counts->temporaries += temporary;
+        live_change_of(state, counts, bin, -(int64_t)info->size, -1);
     }
-    unsigned bin = bin_of(info->size);
     state->bin_frees[bin]++;
     if (bin == MPROF_BIN_LARGE)
         state->large_freed += info->size;
@@ -223,12 +252,12 @@ MONITOR_TEXT static void record_free(void *block, enum mprof_summary_field field
     if (!block)
         state->counters[MPROF_SUM_FREE_NULL]++;
     else if (known)
-        account_free(state, &info);
+        account_free(state, (uintptr_t)block, &info);
     else
         state->counters[MPROF_SUM_UNKNOWN_FREES]++;
     spin_unlock(&state->lock);
     if (known && info.record >= paths_first_own_path())
-        live_sub(info.size);
+        objects_sub();
 }
 
 MONITOR_TEXT void monitor_free(void *block, enum mprof_summary_field field)
@@ -284,7 +313,7 @@ MONITOR_TEXT bool monitor_take(void *block, struct block_info *info)
     return known;
 }
 
-MONITOR_TEXT void monitor_released(bool known, const struct block_info *info)
+MONITOR_TEXT void monitor_released(void *block, bool known, const struct block_info *info)
 {
     struct monitor_tls *tls = &monitor_tls;
     tls->busy = 1;
@@ -292,13 +321,13 @@ MONITOR_TEXT void monitor_released(bool known, const struct block_info *info)
     if (likely(state)) {
         spin_lock(&state->lock);
         if (known)
-            account_free(state, info);
+            account_free(state, (uintptr_t)block, info);
         else
             state->counters[MPROF_SUM_UNKNOWN_FREES]++;
         spin_unlock(&state->lock);
     }
     if (known && info->record >= paths_first_own_path())
-        live_sub(info->size);
+        objects_sub();
     leave(tls);
 }
 

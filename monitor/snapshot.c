@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <x86intrin.h>
 
 #include "arena.h"
 #include "format.h"
@@ -69,6 +70,8 @@ struct path_total {
     uint64_t allocs, frees;
     uint64_t bytes[MPROF_SIZE_CLASSES];
     uint64_t freed[MPROF_SIZE_CLASSES];
+    uint64_t temporaries;
+    int64_t peak_blocks, peak_bytes; /* summed over the threads' shares */
 };
 
 /* A node as the file has it. */
@@ -81,7 +84,11 @@ struct gathered {
     uint64_t counters[MPROF_SUM_FIELD_COUNT];
     uint64_t bin_allocs[MPROF_BIN_COUNT];
     uint64_t bin_frees[MPROF_BIN_COUNT];
+    uint64_t bin_temporaries[MPROF_BIN_COUNT];
+    int64_t bin_peak_blocks[MPROF_BIN_COUNT], bin_peak_bytes[MPROF_BIN_COUNT];
     uint64_t large_bytes, large_freed;
+    uint64_t highest; /* the most live bytes, read once before gathering */
+    uint64_t peak_tsc, peak_index; /* of the thread that set that peak */
     struct path_total *paths; /* by id - first_path */
     uint32_t path_capacity;
     uint32_t first_path;
@@ -126,9 +133,18 @@ static void gather_thread(struct thread_state *state, void *context)
     for (unsigned i = 0; i < MPROF_BIN_COUNT; i++) {
         all->bin_allocs[i] += state->bin_allocs[i];
         all->bin_frees[i] += state->bin_frees[i];
+        all->bin_temporaries[i] += state->bin_temporaries[i];
+        int64_t bytes, blocks;
+        peak_settled(&state->bin_peak[i], all->highest, &bytes, &blocks);
+        all->bin_peak_bytes[i] += bytes;
+        all->bin_peak_blocks[i] += blocks;
     }
     all->large_bytes += state->large_bytes;
     all->large_freed += state->large_freed;
+    if (state->set_highest == all->highest) {
+        all->peak_tsc = state->set_tsc;
+        all->peak_index = state->set_index;
+    }
     for (uint32_t path = all->first_path; path < state->counts_capacity; path++) {
         const struct path_counts *counts = state->counts_by_path[path];
         if (!counts)
@@ -143,6 +159,11 @@ static void gather_thread(struct thread_state *state, void *context)
             total->bytes[c] += counts->bytes[c];
             total->freed[c] += counts->freed[c];
         }
+        total->temporaries += counts->temporaries;
+        int64_t bytes, blocks;
+        peak_settled(&counts->peak, all->highest, &bytes, &blocks);
+        total->peak_bytes += bytes;
+        total->peak_blocks += blocks;
     }
 }
 
@@ -305,12 +326,34 @@ static void emit_modules(void)
     modules_release_current();
 }
 
+/* The time of a peak set at tsc, from the start: cycles counted since the
+ * start and converted at the rate they ran at since then. */
+static uint64_t peak_ns(uint64_t tsc)
+{
+    if (!tsc)
+        return 0;
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    uint64_t elapsed_ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec - monitor.start_monotonic_ns;
+    uint64_t elapsed_tsc = __rdtsc() - monitor.start_tsc;
+    if (!elapsed_tsc || tsc < monitor.start_tsc)
+        return 0;
+    return (uint64_t)((unsigned __int128)(tsc - monitor.start_tsc) * elapsed_ns / elapsed_tsc);
+}
+
+static uint64_t positive(int64_t value)
+{
+    return value > 0 ? (uint64_t)value : 0;
+}
+
 static void emit_summary(const struct gathered *all)
 {
     uint64_t values[MPROF_SUM_FIELD_COUNT];
     memcpy(values, all->counters, sizeof values);
     values[MPROF_SUM_MAX_LIVE_OBJECTS] = atomic_load(&monitor.max_live_objects);
-    values[MPROF_SUM_MAX_LIVE_BYTES] = atomic_load(&monitor.max_live_bytes);
+    values[MPROF_SUM_MAX_LIVE_BYTES] = all->highest;
+    values[MPROF_SUM_PEAK_NS] = peak_ns(all->peak_tsc);
+    values[MPROF_SUM_PEAK_ALLOCS] = all->peak_index;
     values[MPROF_SUM_EARLY_ALLOCS] = atomic_load(&monitor.early_allocs);
     values[MPROF_SUM_EARLY_FREES] = atomic_load(&monitor.early_frees);
     values[MPROF_SUM_UNTRACKED_ALLOCS] = atomic_load(&monitor.untracked_allocs);
@@ -326,7 +369,7 @@ static void emit_bins(const struct gathered *all)
     uint64_t count = 0;
     for (unsigned size = 0; size < MPROF_BIN_COUNT; size++)
         count += all->bin_allocs[size] || all->bin_frees[size];
-    section_header(MPROF_TAG_BINS, 8 + count * 36);
+    section_header(MPROF_TAG_BINS, 8 + count * 60);
     writer_u64(&writer, count);
     for (unsigned size = 0; size < MPROF_BIN_COUNT; size++) {
         if (!all->bin_allocs[size] && !all->bin_frees[size])
@@ -337,6 +380,9 @@ static void emit_bins(const struct gathered *all)
         writer_u64(&writer, all->bin_frees[size]);
         writer_u64(&writer, large ? all->large_bytes : all->bin_allocs[size] * size);
         writer_u64(&writer, large ? all->large_freed : all->bin_frees[size] * size);
+        writer_u64(&writer, all->bin_temporaries[size]);
+        writer_u64(&writer, positive(all->bin_peak_blocks[size]));
+        writer_u64(&writer, positive(all->bin_peak_bytes[size]));
     }
 }
 
@@ -389,8 +435,9 @@ static uint64_t path_entries(const struct gathered *all, bool write)
         if (!path->used)
             continue;
         uint64_t head[3] = {path->node_ref, path->allocs, path->frees};
+        uint64_t tail[3] = {path->temporaries, positive(path->peak_blocks), positive(path->peak_bytes)};
         size += uv_sum(head, 3, write) + uv_sum(path->bytes, MPROF_SIZE_CLASSES, write) +
-                uv_sum(path->freed, MPROF_SIZE_CLASSES, write);
+                uv_sum(path->freed, MPROF_SIZE_CLASSES, write) + uv_sum(tail, 3, write);
     }
     return size;
 }
@@ -459,6 +506,7 @@ bool snapshot_write(const struct snapshot_request *request)
     }
     memset(all, 0, sizeof(*all));
     all->first_path = paths_first_own_path();
+    all->highest = __atomic_load_n(&monitor.live.highest, __ATOMIC_ACQUIRE);
     thread_states_each(gather_thread, all, bounded_write);
     if (!all->out_of_memory)
         gather_nodes(all, bounded_write);

@@ -9,6 +9,7 @@
 #include <sys/types.h>
 
 #include "options.h"
+#include "peak.h"
 #include "paths.h"
 #include "thread.h"
 
@@ -22,6 +23,7 @@ struct monitor_globals {
     bool forked;   /* a fork child of a profiled process */
     uint64_t start_unix_ns;
     uint64_t start_monotonic_ns;
+    uint64_t start_tsc; /* read with start_monotonic_ns: the peak's time is a count of cycles from it */
     char executable[PATH_MAX];
     char *command_line; /* the arguments main gets, each ending in NUL */
     uint32_t command_line_size;
@@ -31,11 +33,13 @@ struct monitor_globals {
      * no other thread can be handed the address in between. */
     atomic_bool threads_started;
 
-    /* Updated atomically by every thread. */
+    /* Updated atomically by every thread: the live bytes and their
+     * maximum (peak.h), and beside them, in the same cache line that every
+     * allocation writes anyway, the count of allocations. */
+    struct live_word live;
+    atomic_uint_least64_t allocations;
     atomic_uint_least64_t live_objects;
-    atomic_uint_least64_t live_bytes;
     atomic_uint_least64_t max_live_objects;
-    atomic_uint_least64_t max_live_bytes;
     atomic_uint_least64_t untracked_allocs;
     atomic_uint_least64_t early_allocs;
     atomic_uint_least64_t early_frees;

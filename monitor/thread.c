@@ -21,7 +21,8 @@ static struct thread_state *make_state(unsigned stack_depth)
     state->scratch = arena_alloc(UNWIND_BUFFER_SIZE(stack_depth) * sizeof(uintptr_t));
     state->cached_addrs = arena_alloc(stack_depth * sizeof(uintptr_t));
     state->cached_nodes = arena_alloc(stack_depth * sizeof(uint32_t));
-    if (!state->scratch || !state->cached_addrs || !state->cached_nodes)
+    state->bin_peak = arena_alloc(MPROF_BIN_COUNT * sizeof(struct peak_figures));
+    if (!state->scratch || !state->cached_addrs || !state->cached_nodes || !state->bin_peak)
         return NULL;
     state->cached_path = PATH_NONE;
     return state;
@@ -131,7 +132,11 @@ void thread_states_fork_child(struct thread_state *survivor)
         memset(state->counters, 0, sizeof state->counters);
         memset(state->bin_allocs, 0, sizeof state->bin_allocs);
         memset(state->bin_frees, 0, sizeof state->bin_frees);
+        memset(state->bin_temporaries, 0, sizeof state->bin_temporaries);
+        memset(state->bin_peak, 0, MPROF_BIN_COUNT * sizeof(struct peak_figures));
         state->large_bytes = state->large_freed = 0;
+        state->last_block = 0;
+        state->set_highest = state->set_tsc = state->set_index = 0;
         state->cached_depth = 0;
         state->cached_path = PATH_NONE;
         memset(state->recent_nodes, 0, sizeof state->recent_nodes);

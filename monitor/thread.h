@@ -11,6 +11,7 @@
 #include "lock.h"
 #include "ptable.h"
 #include "paths.h"
+#include "peak.h"
 #include "unwind.h"
 
 /* One thread's figures for one call path. */
@@ -19,6 +20,8 @@ struct path_counts {
     uint64_t frees;
     uint64_t bytes[MPROF_SIZE_CLASSES];
     uint64_t freed[MPROF_SIZE_CLASSES];
+    uint64_t temporaries;
+    struct peak_figures peak;
 };
 
 #define RECENT_BITS 8
@@ -33,6 +36,15 @@ struct thread_state {
     uint64_t bin_frees[MPROF_BIN_COUNT];
     uint64_t large_bytes; /* bytes allocated and freed in the bin above 1024 */
     uint64_t large_freed;
+    uint64_t bin_temporaries[MPROF_BIN_COUNT];
+    struct peak_figures *bin_peak; /* MPROF_BIN_COUNT of them */
+
+    /* Temporary allocations (heaptrack's): the block this thread allocated
+     * last, until it allocates again or frees it. */
+    uintptr_t last_block;
+    /* The latest peak this thread set: its maximum, when (rdtsc), and the
+     * process's allocation count then. */
+    uint64_t set_highest, set_tsc, set_index;
 
     /* The previous chain (paper 3.2), outermost first, with the node of
      * each of its paths: cached_nodes[i] is the path cached_addrs[0..i]. */

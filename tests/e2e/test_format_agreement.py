@@ -33,9 +33,11 @@ def rebuilt(data: DataFile) -> bytes:
         modules=[ModuleSpec(m.bias, m.start, m.end, int(m.unloaded), m.build_id,
                             m.path.encode("utf-8", "surrogateescape")) for m in data.modules],
         summary=[data.summary[name] for name in data.summary.field_names()],
-        bins=[(b.size, b.allocs, b.frees, b.bytes, b.bytes_freed) for b in data.bins],
+        bins=[(b.size, b.allocs, b.frees, b.bytes, b.bytes_freed, b.temporaries, b.peak_blocks, b.peak_bytes)
+              for b in data.bins],
         nodes=[(index - node.parent if node.parent >= 0 else 0, node.addr) for index, node in enumerate(data.nodes)],
-        paths=[(path.node + 1, path.allocs, path.frees, tuple(path.bytes), tuple(path.freed)) for path in data.paths],
+        paths=[(path.node + 1, path.allocs, path.frees, tuple(path.bytes), tuple(path.freed), path.temporaries,
+                path.peak_blocks, path.peak_bytes) for path in data.paths],
     ).build()
 
 

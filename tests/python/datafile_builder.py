@@ -12,8 +12,8 @@ import zlib
 from dataclasses import dataclass, field
 
 ORDER = ["PROG", "MODS", "SUMM", "BINS", "ADDR", "NODE", "PATH", "END"]
-PATH_FIELDS = 10
-SUMMARY_FIELDS = 22
+PATH_FIELDS = 13
+SUMMARY_FIELDS = 25
 
 
 def uv(value: int) -> bytes:
@@ -61,15 +61,15 @@ class DataFileBuilder:
     modules: list[ModuleSpec] = field(default_factory=list)
     summary: list[int] = field(default_factory=lambda: [0] * SUMMARY_FIELDS)
     # (size, allocs, frees, bytes, bytes_freed)
-    bins: list[tuple[int, int, int, int, int]] = field(default_factory=list)
+    bins: list[tuple[int, ...]] = field(default_factory=list)
     # Addresses below are raw; the builder writes them as indices into the
     # ADDR table it builds from every address the nodes use.
     # (addrs, allocs, frees, bytes[4], freed[4]): addrs innermost first,
     # each path made of nodes interned outermost first, in the order given,
     # so parents come first; with nodes given, addrs is the node's
     # reference instead (0: the empty path, else its index + 1).
-    paths: list[tuple[tuple[int, ...] | int, int, int, tuple[int, ...], tuple[int, ...]]] = field(
-        default_factory=list)
+    # Then, optionally: temporaries, blocks and bytes live at the peak.
+    paths: list[tuple] = field(default_factory=list)
     # The NODE entries as written, (up, addr); None: made from the paths.
     nodes: list[tuple[int, int]] | None = None
     path_fields: int = PATH_FIELDS  # the F written in PATH
@@ -152,7 +152,8 @@ class DataFileBuilder:
             out += b"".join(struct.pack("<Q", v) for v in self.summary)
         elif tag == "BINS":
             out += self._count(tag, len(self.bins))
-            out += b"".join(struct.pack("<IQQQQ", *b) for b in self.bins)
+            # (size, allocs, frees, bytes, bytes freed[, temporaries, peak blocks, peak bytes])
+            out += b"".join(struct.pack("<IQQQQQQQ", *b, *(0,) * (8 - len(b))) for b in self.bins)
         elif tag == "ADDR":
             out += self._count(tag, len(table))
             # The first is the address itself, as its difference from 0.
@@ -167,8 +168,10 @@ class DataFileBuilder:
             _, refs = self.tree()
             out += self._count(tag, len(self.paths))
             out += struct.pack("<Q", self.path_fields)
-            for ref, (_, allocs, frees, by_class, freed_by_class) in zip(refs, self.paths, strict=True):
-                out += b"".join(uv(v) for v in (ref, allocs, frees, *by_class, *freed_by_class, *self.path_extra))
+            for ref, (_, allocs, frees, by_class, freed_by_class, *rest) in zip(refs, self.paths, strict=True):
+                # rest: temporaries, blocks and bytes at the peak, 0 when not given
+                values = (ref, allocs, frees, *by_class, *freed_by_class, *rest, *(0,) * (3 - len(rest)))
+                out += b"".join(uv(v) for v in (*values, *self.path_extra))
         return bytes(out + self.extra_payload.get(tag, b""))
 
     def _header(self, sections: int) -> bytes:

@@ -14,7 +14,7 @@ SUMMARY = [
     3000,  # bytes_freed
     45,  # max_live_objects
     2600,  # max_live_bytes
-] + [1000 + i for i in range(6, 22)]
+] + [1000 + i for i in range(6, 25)]
 
 
 def rich() -> DataFileBuilder:
@@ -47,7 +47,7 @@ def rich() -> DataFileBuilder:
         summary=SUMMARY + [777, 888],  # two values a newer writer might add
         bins=[
             (0, 1, 1, 0, 0),
-            (8, 10, 5, 80, 40),
+            (8, 10, 5, 80, 40, 3, 4, 32),  # 3 temporaries; 4 blocks of 32 bytes at the peak
             (1024, 2, 0, 2048, 0),
             (1025, 3, 1, 9000, 3000),
         ],
@@ -55,11 +55,12 @@ def rich() -> DataFileBuilder:
         # leak depth; one is the empty path; each path has a value after
         # the ones this mprof knows, as a newer writer might add.
         paths=[
-            ((0x555555555123, 0x555555555200, 0x555555555300), 70, 40, (100, 200, 300, 400), (10, 20, 30, 40)),
+            ((0x555555555123, 0x555555555200, 0x555555555300), 70, 40, (100, 200, 300, 400), (10, 20, 30, 40),
+             7, 25, 800),  # 7 temporaries; 25 blocks of 800 bytes live at the peak
             ((0x7F0000030456, 0x555555555200, 0x555555555300), 30, 20, (1, 2, 3, 4), (1, 1, 1, 1)),
             ((1, 2, 3, 4, 5), 1, 0, (16, 0, 0, 0), (0, 0, 0, 0)),
             ((), 2, 2, (0, 8, 0, 0), (0, 8, 0, 0)),
         ],
-        path_fields=11,
+        path_fields=14,
         path_extra=(999,),
     )

@@ -77,13 +77,13 @@ def test_rich_file_every_value(tmp_path: Path) -> None:
         "max_live_bytes", "malloc_calls", "calloc_calls", "realloc_calls", "memalign_calls",
         "new_calls", "free_calls", "delete_calls", "free_null", "unknown_frees",
         "early_allocs", "early_frees", "untracked_allocs", "failed_allocs",
-        "inherited_frees", "truncated_chains", "monitor_bytes",
+        "inherited_frees", "truncated_chains", "monitor_bytes", "temporary_allocs", "peak_ns", "peak_allocs",
     ]  # fmt: skip
     assert s.as_dict()["inherited_frees"] == 1019
 
     assert df.bins == (
         datafile.Bin(0, 1, 1, 0, 0),
-        datafile.Bin(8, 10, 5, 80, 40),
+        datafile.Bin(8, 10, 5, 80, 40, 3, 4, 32),
         datafile.Bin(1024, 2, 0, 2048, 0),
         datafile.Bin(1025, 3, 1, 9000, 3000),
     )
@@ -94,9 +94,9 @@ def test_rich_file_every_value(tmp_path: Path) -> None:
         datafile.Node(1, 0x7F0000030456), datafile.Node(-1, 5), datafile.Node(4, 4), datafile.Node(5, 3),
         datafile.Node(6, 2), datafile.Node(7, 1),
     )
-    # The value after the ten known ones of each path is ignored.
+    # The value after the thirteen known ones of each path is ignored.
     assert df.paths == (
-        datafile.CallPath(2, 70, 40, (100, 200, 300, 400), (10, 20, 30, 40)),
+        datafile.CallPath(2, 70, 40, (100, 200, 300, 400), (10, 20, 30, 40), 7, 25, 800),
         datafile.CallPath(3, 30, 20, (1, 2, 3, 4), (1, 1, 1, 1)),
         datafile.CallPath(8, 1, 0, (16, 0, 0, 0), (0, 0, 0, 0)),
         datafile.CallPath(-1, 2, 2, (0, 8, 0, 0), (0, 8, 0, 0)),
@@ -134,8 +134,9 @@ def test_varint_sections_byte_for_byte(tmp_path: Path) -> None:
     assert payload("ADDR") == count + b"\x80\x20" + b"\xb4\x04"  # 0x1000, then +0x234
     # 0x1000 under the empty path (up 0), 0x1234 under the node 1 up.
     assert payload("NODE") == count + b"\x00\x00" + b"\x01\x01"
-    # One path of ten values: node 2 (index 1 + 1), 1 alloc, 0 frees, 200 in s.
-    assert payload("PATH") == struct.pack("<QQ", 1, 10) + b"\x02\x01\x00\xc8\x01" + b"\x00" * 7
+    # One path of thirteen values: node 2 (index 1 + 1), 1 alloc, 0 frees,
+    # 200 in s, no temporaries, nothing at the peak.
+    assert payload("PATH") == struct.pack("<QQ", 1, 13) + b"\x02\x01\x00\xc8\x01" + b"\x00" * 10
     df = datafile.read(write(tmp_path, data))
     assert df.nodes == (datafile.Node(-1, 0x1000), datafile.Node(0, 0x1234))
     assert df.paths == (datafile.CallPath(1, 1, 0, (200, 0, 0, 0), (0, 0, 0, 0)),)
@@ -153,10 +154,10 @@ def test_varint_limits(tmp_path: Path) -> None:
 def test_varint_longer_than_needed(tmp_path: Path) -> None:
     # mprof(5) bounds a uv's length, not its minimality: node 1 in two
     # bytes, 1 alloc in ten bytes.
-    path = b"\x81\x00" + b"\x81" + b"\x80" * 8 + b"\x00" + b"\x00" * 9
+    path = b"\x81\x00" + b"\x81" + b"\x80" * 8 + b"\x00" + b"\x00" * 12
     b = DataFileBuilder(
         paths=[((0x1000,), 1, 0, (0, 0, 0, 0), (0, 0, 0, 0))],
-        payload_override={"PATH": struct.pack("<QQ", 1, 10) + path},
+        payload_override={"PATH": struct.pack("<QQ", 1, 13) + path},
     )
     assert datafile.read(write(tmp_path, b.build())).paths == (
         datafile.CallPath(0, 1, 0, (0, 0, 0, 0), (0, 0, 0, 0)),
@@ -277,9 +278,9 @@ def test_truncated_in_a_section_header(tmp_path: Path) -> None:
 def test_truncated_mid_section(tmp_path: Path) -> None:
     data, offsets = rich().build_layout()
     path = write(tmp_path, data[: offsets["PATH"] + 16 + 17])
-    # The count and the field count, then four paths of eleven values, one
-    # byte each but two for 200, 300, 400 and each 999: 16 + 16 + 13 * 3.
-    assert refused(path) == "truncated: section PATH needs 71 bytes, 17 remain"
+    # The count and the field count, then four paths of fourteen values, one
+    # byte each but two for 200, 300, 400, 800 and each 999: 16 + 20 + 16 * 3.
+    assert refused(path) == "truncated: section PATH needs 84 bytes, 17 remain"
 
 
 def test_truncated_before_a_section(tmp_path: Path) -> None:
@@ -410,11 +411,11 @@ def test_end_payload_size(tmp_path: Path) -> None:
 def test_payload_longer_than_its_entries(tmp_path: Path) -> None:
     b = rich()
     b.count_override["PATH"] = 3
-    # The empty path left over: its node 0 and eleven values, one byte each
-    # but two for 999.
+    # The empty path left over: its node 0 and fourteen values, one byte
+    # each but two for 999.
     assert (
         refused(write(tmp_path, b.build()))
-        == "corrupt: section PATH payload has 13 bytes after its entries"
+        == "corrupt: section PATH payload has 16 bytes after its entries"
     )
 
 
@@ -543,8 +544,8 @@ def test_a_module_of_no_bytes_is_read(tmp_path: Path) -> None:
 
 
 def test_short_summary(tmp_path: Path) -> None:
-    path = write(tmp_path, DataFileBuilder(summary=[0] * 21).build())
-    assert refused(path) == "corrupt: section SUMM has 21 values, this mprof needs 22"
+    path = write(tmp_path, DataFileBuilder(summary=[0] * 24).build())
+    assert refused(path) == "corrupt: section SUMM has 24 values, this mprof needs 25"
 
 
 @pytest.mark.parametrize(
@@ -625,8 +626,8 @@ ONE = (1, 0, (8, 0, 0, 0), (0, 0, 0, 0))  # one allocation of 8 bytes, kept
             "corrupt: section PATH entry 1 repeats the path of an earlier entry",
         ),
         (
-            DataFileBuilder(paths=[((0x1000,), *ONE)], path_fields=9),
-            "corrupt: section PATH has 9 fields a path, this mprof needs 10",
+            DataFileBuilder(paths=[((0x1000,), *ONE)], path_fields=12),
+            "corrupt: section PATH has 12 fields a path, this mprof needs 13",
         ),
         # No path deeper than the stack depth, or in mprof- mode (flag 1
         # clear) than the leak depth.
@@ -756,8 +757,8 @@ def test_every_cut_of_a_varint_section_names_its_entry(tag: str) -> None:
 
 @pytest.mark.parametrize(("bins", "length", "message"), [
     ([(8, 1, 0, 8, 0)], 7, "payload is 7 bytes, too short for its count"),
-    ([(8, 1, 0, 8, 0)], 43, "payload is 43 bytes, but 1 entry needs 44"),  # 8 + one 36-byte bin
-    ([(8, 1, 0, 8, 0), (9, 1, 0, 9, 0)], 79, "payload is 79 bytes, but 2 entries need 80")])
+    ([(8, 1, 0, 8, 0)], 67, "payload is 67 bytes, but 1 entry needs 68"),  # 8 + one 60-byte bin
+    ([(8, 1, 0, 8, 0), (9, 1, 0, 9, 0)], 127, "payload is 127 bytes, but 2 entries need 128")])
 def test_a_cut_of_fixed_entries_gives_the_size_they_need(bins: list, length: int, message: str) -> None:
     b = DataFileBuilder(bins=bins, summary=[2, 0, 17, 0] + [0] * (len(SUMMARY) - 4))
     table = b._table()

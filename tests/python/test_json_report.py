@@ -75,7 +75,7 @@ def test_summary_fields_and_derived() -> None:
     assert summary["average_size"] == 50.0
     assert summary["elapsed_seconds"] == 2.5
     assert summary["allocation_rate_bytes_per_second"] == 2000.0
-    assert len(summary) == 22 + 5
+    assert len(summary) == 25 + 5
 
 
 def test_summary_derived_when_nothing_happened() -> None:
@@ -101,7 +101,11 @@ def test_bins() -> None:
         "bytes": 9000,
         "bytes_freed": 3000,
         "kept_bytes": 6000,
+        "temporaries": 0,
+        "peak_blocks": 0,
+        "peak_bytes": 0,
     }
+    assert (bins[1]["temporaries"], bins[1]["peak_blocks"], bins[1]["peak_bytes"]) == (3, 4, 32)
 
 
 def test_nodes_and_paths() -> None:
@@ -128,6 +132,9 @@ def test_nodes_and_paths() -> None:
         "freed_total": 100,
         "kept_bytes": {"s": 90, "m": 180, "l": 270, "x": 360},
         "kept_bytes_total": 900,
+        "temporaries": 7,
+        "peak_blocks": 25,
+        "peak_bytes": 800,
     }
     assert [(path["node"], path["addrs"]) for path in paths[1:]] == [
         (3, ["0x7f0000030456", "0x555555555200", "0x555555555300"]), (8, ["0x1", "0x2", "0x3", "0x4", "0x5"]),

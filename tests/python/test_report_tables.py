@@ -215,7 +215,7 @@ def test_summary_of_a_process_and_its_fork_child(program: Path, tmp_path: Path,
     # The child: two blocks of 20 bytes, both freed, in one second; its
     # counters are distinct so that each reaches its own place.
     child = tmp_path / "child.mprof"
-    counters = [2, 2, 40, 40, 2, 40, 2, 1, 3, 4, 6, 2, 7, 1, 2, 4, 9, 6, 3, 7, 8, 4096]
+    counters = [2, 2, 40, 40, 2, 40, 2, 1, 3, 4, 6, 2, 7, 1, 2, 4, 9, 6, 3, 7, 8, 4096, 0, 0, 0]
     child.write_bytes(DataFileBuilder(pid=4243, ppid=4242, flags=0x7, elapsed_ns=1_000_000_000,
                                       exe=b"/bin/prog", cmdline=b"prog\0child\0", summary=counters,
                                       bins=[(20, 2, 2, 40, 40)]).build())
@@ -486,9 +486,9 @@ def test_databases_of_other_versions_and_applications(program: Path, tmp_path: P
                                                       capsys: pytest.CaptureFixture[str]) -> None:
     database = tmp_path / "p.db"
     report(capsys, "db", program, "-o", database)
-    # The schema's version, from schema.sql: 4.
-    for version, problem in ((99, "profile schema version 99 is newer than this mprof understands (4)"),
-                             (3, "profile schema version 3 is older than this mprof reads (4); make it again "
+    # The schema's version, from schema.sql: 5.
+    for version, problem in ((99, "profile schema version 99 is newer than this mprof understands (5)"),
+                             (4, "profile schema version 4 is older than this mprof reads (5); make it again "
                                  "from the data files with mprof db"),
                              (0, "not an mprof profile database")):
         with sqlite3.connect(database) as db:

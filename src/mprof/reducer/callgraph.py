@@ -70,6 +70,9 @@ class Site:
     frees: int = 0
     bytes: list[int] = field(default_factory=_zero)
     freed: list[int] = field(default_factory=_zero)
+    temporaries: int = 0
+    peak_blocks: int = 0
+    peak_bytes: int = 0
 
 
 @dataclass
@@ -144,6 +147,9 @@ def add_run(graph: CallGraph, data: Totals, call_graph: bool, frames: Mapping[in
                                      Site(key, innermost.module, innermost.offset, innermost.file, innermost.line))
         row.calls += site.calls
         row.frees += site.frees
+        row.temporaries += site.temporaries
+        row.peak_blocks += site.peak_blocks
+        row.peak_bytes += site.peak_bytes
         for c in range(CLASSES):
             row.bytes[c] += site.bytes[c]
             row.freed[c] += site.freed[c]

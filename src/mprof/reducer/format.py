@@ -48,11 +48,12 @@ HEADER: Final = struct.Struct("<8sHHIIIIIQQIIQ")
 SECTION_HEADER: Final = struct.Struct("<4sIQ")
 END_PAYLOAD: Final = struct.Struct("<II")
 COUNT: Final = struct.Struct("<Q")
-BIN_ENTRY: Final = struct.Struct("<IQQQQ")
+BIN_ENTRY: Final = struct.Struct("<IQQQQQQQ")
 MODULE_FIXED: Final = struct.Struct("<QQQBBH")
 # NODE and PATH entries are uv fields, so they have counts, not layouts.
 NODE_FIELDS: Final = 2  # up, address index
-PATH_FIELDS: Final = 2 + 2 * len(SIZE_CLASSES)  # allocs, frees, bytes[4], freed[4] after the node
+# allocs, frees, bytes[4], freed[4], temporaries, blocks and bytes at the peak, after the node
+PATH_FIELDS: Final = 2 + 2 * len(SIZE_CLASSES) + 3
 
 assert HEADER.size == HEADER_SIZE
 assert SECTION_HEADER.size == SECTION_HEADER_SIZE

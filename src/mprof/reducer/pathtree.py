@@ -31,6 +31,9 @@ class PathFigures:
     frees: int = 0
     bytes: list[int] = field(default_factory=lambda: [0] * CLASSES)
     freed: list[int] = field(default_factory=lambda: [0] * CLASSES)
+    temporaries: int = 0
+    peak_blocks: int = 0
+    peak_bytes: int = 0
 
 
 @dataclass
@@ -90,6 +93,9 @@ def add_run(tree: PathTree, graph: CallGraph, data: DataFile, frames: Mapping[in
         figures = tree.paths.setdefault(ends[path.node] if path.node >= 0 else EMPTY, PathFigures())
         figures.allocs += path.allocs
         figures.frees += path.frees
+        figures.temporaries += path.temporaries
+        figures.peak_blocks += path.peak_blocks
+        figures.peak_bytes += path.peak_bytes
         for c in range(CLASSES):
             figures.bytes[c] += path.bytes[c]
             figures.freed[c] += path.freed[c]

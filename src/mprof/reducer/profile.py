@@ -11,8 +11,10 @@ from .callgraph import CallGraph
 from .records import DataFile
 from .symbolize import Progress, Resolver, WarningSink
 
-# Summary figures that are maxima of one process, not sums over processes.
+# Summary figures that are maxima of one process, not sums over processes,
+# and those of the moment of its peak.
 _MAXIMA = ("max_live_objects", "max_live_bytes")
+_OF_THE_PEAK = ("peak_ns", "peak_allocs")
 
 
 @dataclass
@@ -28,6 +30,9 @@ class Bin:
     frees: int = 0
     bytes: int = 0
     bytes_freed: int = 0
+    temporaries: int = 0
+    peak_blocks: int = 0
+    peak_bytes: int = 0
     types: list[str] = field(default_factory=list)
 
 
@@ -76,6 +81,9 @@ def reduce_files(files: Sequence[DataFile], *, progress: Progress | None = None)
             row.frees += b.frees
             row.bytes += b.bytes
             row.bytes_freed += b.bytes_freed
+            row.temporaries += b.temporaries
+            row.peak_blocks += b.peak_blocks
+            row.peak_bytes += b.peak_bytes
         totals = tree.totals(data)
         with Resolver(data.modules, warnings) as resolver:
             progress.start(f"resolving addresses of {data.program.exe or path} (pid {data.header.pid})")
@@ -96,9 +104,12 @@ def reduce_files(files: Sequence[DataFile], *, progress: Progress | None = None)
 
 
 def _add_summary(summary: dict[str, int], data: DataFile) -> None:
+    # When the peak came: that of the process with the most live bytes.
+    if data.summary.max_live_bytes >= summary.get("max_live_bytes", 0):
+        summary["peak_ns"], summary["peak_allocs"] = data.summary.peak_ns, data.summary.peak_allocs
     for name, value in data.summary.items():
         if name in _MAXIMA:
             summary[name] = max(summary.get(name, 0), value)
-        else:
+        elif name not in _OF_THE_PEAK:
             summary[name] = summary.get(name, 0) + value
     summary["elapsed_ns"] = max(summary.get("elapsed_ns", 0), data.header.elapsed_ns)

@@ -88,6 +88,9 @@ class Summary(Mapping[str, int]):
     inherited_frees: int
     truncated_chains: int
     monitor_bytes: int
+    temporary_allocs: int
+    peak_ns: int
+    peak_allocs: int
 
     @classmethod
     def field_names(cls) -> tuple[str, ...]:
@@ -116,6 +119,9 @@ class Bin:
     frees: int
     bytes: int
     bytes_freed: int
+    temporaries: int = 0
+    peak_blocks: int = 0
+    peak_bytes: int = 0
 
 
 # Byte counts per size class, in the order s, m, l, x.
@@ -137,6 +143,9 @@ class CallPath:
     frees: int
     bytes: ClassBytes
     freed: ClassBytes
+    temporaries: int = 0
+    peak_blocks: int = 0
+    peak_bytes: int = 0
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@
 -- and offsets are unsigned 64-bit values stored as signed two's complement:
 -- a negative v stands for v + 2^64.
 PRAGMA application_id = 1836085871;
-PRAGMA user_version = 4;
+PRAGMA user_version = 5;
 
 CREATE TABLE runs (
     id INTEGER PRIMARY KEY,
@@ -40,8 +40,8 @@ CREATE TABLE modules (
 );
 
 -- Whole-program figures: sums over the runs, except max_live_*, the
--- largest of any one run.  Names as in mprof(5)'s SUMM section, and
--- elapsed_ns, the longest run's time.
+-- largest of any one run, and peak_ns and peak_allocs, that run's.  Names
+-- as in mprof(5)'s SUMM section, and elapsed_ns, the longest run's time.
 CREATE TABLE summary (
     name TEXT PRIMARY KEY,
     value INTEGER NOT NULL
@@ -130,7 +130,10 @@ CREATE TABLE sites (
     freed_s INTEGER NOT NULL,
     freed_m INTEGER NOT NULL,
     freed_l INTEGER NOT NULL,
-    freed_x INTEGER NOT NULL
+    freed_x INTEGER NOT NULL,
+    temporaries INTEGER NOT NULL,    -- blocks freed by their thread before it allocated again
+    peak_blocks INTEGER NOT NULL,    -- blocks live at the peak (summary's max_live_bytes), of one process
+    peak_bytes INTEGER NOT NULL
 );
 
 -- Allocation bins: sizes 0..1024, and 1025 for all larger ones.
@@ -140,6 +143,9 @@ CREATE TABLE bins (
     frees INTEGER NOT NULL,
     bytes INTEGER NOT NULL,
     bytes_freed INTEGER NOT NULL,
+    temporaries INTEGER NOT NULL,
+    peak_blocks INTEGER NOT NULL,
+    peak_bytes INTEGER NOT NULL,
     types TEXT NOT NULL              -- program types of this size, comma-separated
 );
 
@@ -191,5 +197,8 @@ CREATE TABLE paths (
     freed_m INTEGER NOT NULL,
     freed_l INTEGER NOT NULL,
     freed_x INTEGER NOT NULL,
+    temporaries INTEGER NOT NULL,
+    peak_blocks INTEGER NOT NULL,
+    peak_bytes INTEGER NOT NULL,
     runtime TEXT NOT NULL            -- as in leaks: what in the C or C++ runtime keeps these blocks on purpose, or empty
 );

@@ -117,7 +117,7 @@ def parse_summary(payload: memoryview) -> Summary:
 
 def parse_bins(payload: memoryview) -> tuple[Bin, ...]:
     bins: list[Bin] = []
-    for index, (size, allocs, frees, nbytes, freed) in enumerate(
+    for index, (size, allocs, frees, nbytes, freed, temporaries, peak_blocks, peak_bytes) in enumerate(
         _fixed_entries(payload, "BINS", fmt.BIN_ENTRY)
     ):
         if size > fmt.BIN_LARGE:
@@ -127,7 +127,8 @@ def parse_bins(payload: memoryview) -> tuple[Bin, ...]:
                 f"corrupt: bin {index} has size {size}, not above the previous"
                 f" bin's {bins[-1].size}"
             )
-        bins.append(Bin(size=size, allocs=allocs, frees=frees, bytes=nbytes, bytes_freed=freed))
+        bins.append(Bin(size=size, allocs=allocs, frees=frees, bytes=nbytes, bytes_freed=freed,
+                        temporaries=temporaries, peak_blocks=peak_blocks, peak_bytes=peak_bytes))
     _check_totals("BINS", {"allocations": sum(b.allocs for b in bins), "frees": sum(b.frees for b in bins),
                            "bytes": sum(b.bytes for b in bins), "bytes freed": sum(b.bytes_freed for b in bins)})
     return tuple(bins)
@@ -225,9 +226,10 @@ def parse_paths(payload: memoryview, nodes: tuple[Node, ...], depth: int) -> tup
             )
         # Values past the known ones come from a newer writer of the same
         # version and are ignored, as mprof(5) says.
-        allocs, frees, *by_class = cur.uvs(fields, what)[: fmt.PATH_FIELDS]
+        allocs, frees, *by_class, temporaries, peak_blocks, peak_bytes = cur.uvs(fields, what)[: fmt.PATH_FIELDS]
         paths.append(CallPath(node=node, allocs=allocs, frees=frees, bytes=_classes(by_class[:4]),
-                              freed=_classes(by_class[4:8])))
+                              freed=_classes(by_class[4:8]), temporaries=temporaries, peak_blocks=peak_blocks,
+                              peak_bytes=peak_bytes))
     cur.finish()
     _check_totals("PATH", {"allocations": sum(p.allocs for p in paths), "frees": sum(p.frees for p in paths),
                            "bytes": sum(sum(p.bytes) for p in paths),

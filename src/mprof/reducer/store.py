@@ -125,12 +125,12 @@ def _insert(db: sqlite3.Connection, profile: Profile) -> None:
     db.executemany("INSERT INTO edges VALUES (?, ?, ?, ?, ?, ?, ?)",
                    sorted((ids[caller], ids[callee], e.calls, *e.bytes) for (caller, callee), e in graph.edges.items()))
     sites = sorted(graph.sites.values(), key=lambda s: (s.module, s.offset))
-    db.executemany("INSERT INTO sites VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                   [(n, ids[s.function], s.module, s.offset, s.file, s.line, s.calls, s.frees, *s.bytes, *s.freed)
-                    for n, s in enumerate(sites, start=1)])
-    db.executemany("INSERT INTO bins VALUES (?, ?, ?, ?, ?, ?)",
-                   [(b.size, b.allocs, b.frees, b.bytes, b.bytes_freed, ", ".join(b.types))
-                    for b in sorted(profile.bins.values(), key=lambda b: b.size)])
+    db.executemany("INSERT INTO sites VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                   [(n, ids[s.function], s.module, s.offset, s.file, s.line, s.calls, s.frees, *s.bytes, *s.freed,
+                     s.temporaries, s.peak_blocks, s.peak_bytes) for n, s in enumerate(sites, start=1)])
+    db.executemany("INSERT INTO bins VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                   [(b.size, b.allocs, b.frees, b.bytes, b.bytes_freed, b.temporaries, b.peak_blocks, b.peak_bytes,
+                     ", ".join(b.types)) for b in sorted(profile.bins.values(), key=lambda b: b.size)])
     _insert_paths(db, profile.paths, ids)
     leaks = sorted(graph.leaks.values(), key=lambda leak: (-(leak.bytes - leak.bytes_freed), -leak.bytes,
                                                             [(ids[f], line) for f, _, line in leak.frames]))
@@ -160,9 +160,9 @@ def _insert_paths(db: sqlite3.Connection, tree: PathTree, ids: dict[tuple[str, s
             rows.append((number[index], number[node.parent] if node.parent != EMPTY else None, ids[node.function],
                          node.file, node.line))
     db.executemany("INSERT INTO path_nodes VALUES (?, ?, ?, ?, ?)", rows)
-    db.executemany("INSERT INTO paths VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                   [(number[end] if end != EMPTY else None, f.allocs, f.frees, *f.bytes, *f.freed,
-                     runtime_blocks.kept_by(_innermost_first(tree, end)))
+    db.executemany("INSERT INTO paths VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                   [(number[end] if end != EMPTY else None, f.allocs, f.frees, *f.bytes, *f.freed, f.temporaries,
+                     f.peak_blocks, f.peak_bytes, runtime_blocks.kept_by(_innermost_first(tree, end)))
                     for end, f in sorted(tree.paths.items(), key=lambda item: number.get(item[0], 0))])
 
 

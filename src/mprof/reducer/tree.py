@@ -18,6 +18,9 @@ class Site:
     frees: int
     bytes: ClassBytes
     freed: ClassBytes
+    temporaries: int = 0
+    peak_blocks: int = 0
+    peak_bytes: int = 0
 
 
 @dataclass(frozen=True)
@@ -66,8 +69,9 @@ def totals(data: DataFile) -> Totals:
     below = [[0] * 5 for _ in nodes]
     for path in data.paths:
         if path.node >= 0:
-            site = sites.setdefault(nodes[path.node].addr, [0] * 10)
-            _add(site, (path.allocs, path.frees, *path.bytes, *path.freed))
+            site = sites.setdefault(nodes[path.node].addr, [0] * 13)
+            _add(site, (path.allocs, path.frees, *path.bytes, *path.freed, path.temporaries, path.peak_blocks,
+                        path.peak_bytes))
             _add(below[path.node], (path.allocs, *path.bytes))
         chain = leaks.setdefault(addresses(nodes, path.node, data.header.leak_depth), [0] * 4)
         _add(chain, (path.allocs, path.frees, sum(path.bytes), sum(path.freed)))
@@ -82,7 +86,7 @@ def totals(data: DataFile) -> Totals:
         if data.header.call_graph:
             _add(pairs.setdefault((nodes[parent].addr, nodes[index].addr), [0] * 5), below[index])
     return Totals(
-        sites=tuple(Site(addr, f[0], f[1], (f[2], f[3], f[4], f[5]), (f[6], f[7], f[8], f[9]))
+        sites=tuple(Site(addr, f[0], f[1], (f[2], f[3], f[4], f[5]), (f[6], f[7], f[8], f[9]), f[10], f[11], f[12])
                     for addr, f in sites.items()),
         leaks=tuple(LeakChain(addrs, *f) for addrs, f in leaks.items()),
         pairs=tuple(Pair(caller, callee, f[0], (f[1], f[2], f[3], f[4])) for (caller, callee), f in pairs.items()),

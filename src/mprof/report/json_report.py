@@ -90,6 +90,9 @@ def _bin(b: Bin) -> Json:
         "bytes": b.bytes,
         "bytes_freed": b.bytes_freed,
         "kept_bytes": b.bytes - b.bytes_freed,
+        "temporaries": b.temporaries,
+        "peak_blocks": b.peak_blocks,
+        "peak_bytes": b.peak_bytes,
     }
 
 
@@ -116,6 +119,9 @@ def _path(path: CallPath, nodes: tuple[Node, ...]) -> Json:
         "freed_total": sum(path.freed),
         "kept_bytes": _by_class(kept),
         "kept_bytes_total": sum(kept),
+        "temporaries": path.temporaries,
+        "peak_blocks": path.peak_blocks,
+        "peak_bytes": path.peak_bytes,
     }
 
 

@@ -77,6 +77,9 @@ class BinRow:
     bytes: int
     bytes_freed: int
     types: str
+    temporaries: int = 0
+    peak_blocks: int = 0
+    peak_bytes: int = 0
 
 
 @dataclass(frozen=True)
@@ -114,6 +117,9 @@ class PathRow:
     bytes: tuple[int, int, int, int]
     freed: tuple[int, int, int, int]
     runtime: str = ""  # as LeakRow's
+    temporaries: int = 0
+    peak_blocks: int = 0  # live at the peak, in one process
+    peak_bytes: int = 0
 
 
 @dataclass
@@ -169,7 +175,9 @@ def load(db: sqlite3.Connection) -> Model:
             members.setdefault(function.cycle, []).append(function.id)
     cycles = {row[0]: CycleRow(row[0], row[1], row[2], row[3], row[4], tuple(members.get(row[0], ())))
               for row in db.execute("SELECT id, self_bytes, total_bytes, called, internal_calls FROM cycles ORDER BY id")}
-    bins = [BinRow(*row) for row in db.execute("SELECT * FROM bins ORDER BY size")]
+    bins = [BinRow(*row) for row in db.execute(
+        "SELECT size, allocs, frees, bytes, bytes_freed, types, temporaries, peak_blocks, peak_bytes FROM bins "
+        "ORDER BY size")]
     frames: dict[int, list[LeakFrame]] = {}
     for leak_id, function, file, line in db.execute(
             "SELECT leak_id, function_id, file, line FROM leak_frames ORDER BY leak_id, position"):
@@ -178,8 +186,8 @@ def load(db: sqlite3.Connection) -> Model:
         "SELECT id, allocs, frees, bytes, bytes_freed, runtime FROM leaks ORDER BY id")]
     path_nodes = {row[0]: PathNodeRow(row[1], row[2], row[3], row[4]) for row in db.execute(
         "SELECT id, parent_id, function_id, file, line FROM path_nodes ORDER BY id")}
-    paths = [PathRow(row[0], row[1], row[2], tuple(row[3:7]), tuple(row[7:11]), row[11]) for row in db.execute(
-        "SELECT * FROM paths ORDER BY node_id")]
+    paths = [PathRow(row[0], row[1], row[2], tuple(row[3:7]), tuple(row[7:11]), row[14], row[11], row[12], row[13])
+             for row in db.execute("SELECT * FROM paths ORDER BY node_id")]
     model = Model(runs, summary, functions, edges, cycles, bins, leaks, path_nodes=path_nodes, paths=paths)
     for edge in edges:
         model.callers.setdefault(edge.callee, []).append(edge)
