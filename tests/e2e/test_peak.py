@@ -1,0 +1,64 @@
+"""The peak and the temporaries, exact, from a program whose figures are
+known (tests/targets/peak.c): what each path held when the live bytes were
+highest, and which allocations were freed before their thread allocated
+again; in one thread, and with the parts in threads of their own."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+from e2e_support import Targets, monitor_env
+
+from mprof.cli.inputs import load_profile
+from mprof.report.model import Model
+
+MIB = 1 << 20
+LEAKED, HELD, CHURNS = 1000 * 1000, 100 * MIB, 1_000_000
+
+
+def by_path(model: Model) -> dict[str, tuple[int, int, int, int]]:
+    """'main > leak_outer > ...' -> (allocs, temporaries, peak blocks, peak
+    bytes), for the paths through the program's own functions."""
+    found = {}
+    for path in model.paths:
+        names = []
+        node = path.node
+        while node is not None:
+            names.append(model.functions[model.path_nodes[node].function].name)
+            node = model.path_nodes[node].parent
+        found[" > ".join(reversed(names))] = (path.allocs, path.temporaries, path.peak_blocks, path.peak_bytes)
+    return found
+
+
+@pytest.mark.parametrize("threads", [False, True])
+def test_what_each_path_held_at_the_peak(targets: Targets, tmp_path: Path, threads: bool) -> None:
+    output = tmp_path / "peak.mprof"
+    command = [targets.build("peak"), *(["threads"] if threads else [])]
+    subprocess.run(command, env=monitor_env(output), check=True, timeout=120)
+    model = load_profile([output])
+    paths = by_path(model)
+    leak = [key for key in paths if key.endswith("leak_outer > leak_middle > leak_inner")]
+    hold = [key for key in paths if key.endswith("hold")]
+    churn = [key for key in paths if key.endswith("churn")]
+    assert len(leak) == len(hold) == len(churn) == 1
+    # The leaks and the held blocks are all live at the peak, the churn's not.
+    assert paths[leak[0]] == (1000, 0, 1000, LEAKED)
+    assert paths[hold[0]] == (100, 1, 100, HELD)  # the last held block is freed first: a temporary
+    assert paths[churn[0]] == (CHURNS, CHURNS, 0, 0)
+    # The peak's figures of every path add up to the most live bytes: what
+    # else was live then (the C library's, the threads') is in other paths.
+    summary = model.summary
+    assert sum(path.peak_bytes for path in model.paths) == summary["max_live_bytes"]
+    assert summary["max_live_bytes"] >= LEAKED + HELD
+    assert summary["temporary_allocs"] >= CHURNS + 1
+    # The peak came after the leaks and the held blocks were allocated, and
+    # before the churn: at least 1,100 allocations in, at most a few more.
+    assert 1100 <= summary["peak_allocs"] <= 1100 + 50
+    assert 0 < summary["peak_ns"] < summary["elapsed_ns"]
+    # The bins at the peak: the 1,000-byte and the large bins as the paths say.
+    bins = {b.size: b for b in model.bins}
+    assert (bins[1000].peak_blocks, bins[1000].peak_bytes) == (1000, LEAKED)
+    assert (bins[1025].peak_blocks, bins[1025].peak_bytes) == (100, HELD)
+    assert (bins[64].temporaries, bins[64].peak_blocks) == (CHURNS, 0)
