@@ -154,7 +154,6 @@ static void fork_child(void)
     start_clocks();
     atomic_store(&monitor.live_objects, 0);
     monitor.live = (struct live_word){0, 0};
-    atomic_store(&monitor.allocations, 0);
     atomic_store(&monitor.max_live_objects, 0);
     atomic_store(&monitor.untracked_allocs, 0);
     atomic_store(&monitor.early_allocs, 0);

@@ -42,9 +42,19 @@ static inline bool cas_live_word(struct live_word *word, struct live_word *expec
     return swapped;
 }
 
-/* Adds delta (negative for a free) to the live bytes. */
-static inline struct peak_change live_change(struct live_word *word, int64_t delta)
+/* Adds delta (negative for a free) to the live bytes; shared: another
+ * thread may be changing them too (else a plain update, no locked
+ * instruction: one thread cannot race itself). */
+static inline struct peak_change live_change(struct live_word *word, int64_t delta, bool shared)
 {
+    if (!shared) {
+        struct peak_change change = {word->highest, word->highest, word->live + (uint64_t)delta};
+        if (change.live > change.after)
+            change.after = change.live;
+        __atomic_store_n(&word->live, change.live, __ATOMIC_RELAXED);
+        __atomic_store_n(&word->highest, change.after, __ATOMIC_RELAXED);
+        return change;
+    }
     /* A torn first read only costs a retry: the exchange compares all 16 bytes. */
     struct live_word seen = {__atomic_load_n(&word->live, __ATOMIC_RELAXED),
                              __atomic_load_n(&word->highest, __ATOMIC_RELAXED)};

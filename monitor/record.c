@@ -1,7 +1,6 @@
 /* The hot path: what happens on every allocation and free. */
 #include <stdatomic.h>
 #include <string.h>
-#include <x86intrin.h>
 
 #include "arena.h"
 #include "checkpoint.h"
@@ -30,13 +29,33 @@ static inline void raise_max(atomic_uint_least64_t *max, uint64_t value)
         ;
 }
 
+/* One thread alone cannot race itself: no locked instruction until a
+ * second thread is started. */
+static inline bool threads_share(void)
+{
+    return atomic_load_explicit(&monitor.threads_started, memory_order_relaxed);
+}
+
 static inline void objects_add(void)
 {
+    if (likely(!threads_share())) {
+        uint64_t live = atomic_load_explicit(&monitor.live_objects, memory_order_relaxed) + 1;
+        atomic_store_explicit(&monitor.live_objects, live, memory_order_relaxed);
+        if (live > atomic_load_explicit(&monitor.max_live_objects, memory_order_relaxed))
+            atomic_store_explicit(&monitor.max_live_objects, live, memory_order_relaxed);
+        return;
+    }
     raise_max(&monitor.max_live_objects, atomic_fetch_add_explicit(&monitor.live_objects, 1, memory_order_relaxed) + 1);
 }
 
 static inline void objects_sub(void)
 {
+    if (likely(!threads_share())) {
+        atomic_store_explicit(&monitor.live_objects,
+                              atomic_load_explicit(&monitor.live_objects, memory_order_relaxed) - 1,
+                              memory_order_relaxed);
+        return;
+    }
     atomic_fetch_sub_explicit(&monitor.live_objects, 1, memory_order_relaxed);
 }
 
@@ -46,13 +65,17 @@ static inline void objects_sub(void)
 static inline uint64_t live_change_of(struct thread_state *state, struct path_counts *counts, unsigned bin,
                                       int64_t bytes, int64_t blocks)
 {
-    struct peak_change change = live_change(&monitor.live, bytes);
+    struct peak_change change = live_change(&monitor.live, bytes, threads_share());
     peak_record(&counts->peak, change, bytes, blocks);
     peak_record(&state->bin_peak[bin], change, bytes, blocks);
-    if (unlikely(change.after > change.before)) {
+    if (change.after > change.before) {
+        /* While the live bytes grow, every allocation is a new peak: when
+         * it came is read at the thread's next change that is none. */
         state->set_highest = change.after;
-        state->set_tsc = __rdtsc();
-        state->set_index = atomic_load_explicit(&monitor.allocations, memory_order_relaxed);
+        state->set_allocs = state->counters[MPROF_SUM_ALLOCS];
+        state->set_pending = true;
+    } else if (unlikely(state->set_pending)) {
+        thread_state_stamp_peak(state);
     }
     return change.live;
 }
@@ -183,7 +206,6 @@ MONITOR_TEXT void monitor_alloc(void *block, size_t size, enum mprof_summary_fie
     state->counters[MPROF_SUM_BYTES_ALLOCATED] += size;
     /* mprof- mode stops at the leak chain on purpose. */
     state->counters[MPROF_SUM_TRUNCATED_CHAINS] += truncated && monitor.options.call_graph;
-    atomic_fetch_add_explicit(&monitor.allocations, 1, memory_order_relaxed);
     state->last_block = 0;
     bool replaced = false;
     uint64_t live = 0;

@@ -142,6 +142,8 @@ static void gather_thread(struct thread_state *state, void *context)
     all->large_bytes += state->large_bytes;
     all->large_freed += state->large_freed;
     if (state->set_highest == all->highest) {
+        if (state->set_pending)
+            thread_state_stamp_peak(state);
         all->peak_tsc = state->set_tsc;
         all->peak_index = state->set_index;
     }

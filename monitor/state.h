@@ -34,10 +34,8 @@ struct monitor_globals {
     atomic_bool threads_started;
 
     /* Updated atomically by every thread: the live bytes and their
-     * maximum (peak.h), and beside them, in the same cache line that every
-     * allocation writes anyway, the count of allocations. */
+     * maximum (peak.h). */
     struct live_word live;
-    atomic_uint_least64_t allocations;
     atomic_uint_least64_t live_objects;
     atomic_uint_least64_t max_live_objects;
     atomic_uint_least64_t untracked_allocs;

@@ -2,6 +2,7 @@
 #include "thread.h"
 
 #include <string.h>
+#include <x86intrin.h>
 
 #include "arena.h"
 #include "unwind.h"
@@ -42,7 +43,7 @@ struct thread_state *thread_state_claim(unsigned stack_depth)
     if (state) {
         state->claimed = 1;
         state->next = states;
-        states = state;
+        __atomic_store_n(&states, state, __ATOMIC_RELEASE); /* read without the lock by thread_state_stamp_peak */
     }
     spin_unlock(&registry_lock);
     return state;
@@ -63,7 +64,7 @@ struct thread_state *thread_state_shared(unsigned stack_depth)
     if (!shared_state && (shared_state = make_state(stack_depth))) {
         shared_state->claimed = 1;
         shared_state->next = states;
-        states = shared_state;
+        __atomic_store_n(&states, shared_state, __ATOMIC_RELEASE);
     }
     spin_unlock(&registry_lock);
     return shared_state;
@@ -112,6 +113,18 @@ void thread_state_retag(struct thread_state *state)
     memset(state->recent_nodes, 0, sizeof state->recent_nodes);
 }
 
+void thread_state_stamp_peak(struct thread_state *state)
+{
+    state->set_tsc = __rdtsc();
+    uint64_t everyone = 0;
+    /* Other threads' counts, read without their locks: a count of a
+     * moment, no more exact than the moment itself. */
+    for (struct thread_state *other = __atomic_load_n(&states, __ATOMIC_ACQUIRE); other; other = other->next)
+        everyone += __atomic_load_n(&other->counters[MPROF_SUM_ALLOCS], __ATOMIC_RELAXED);
+    state->set_index = everyone - (state->counters[MPROF_SUM_ALLOCS] - state->set_allocs);
+    state->set_pending = false;
+}
+
 void thread_states_fork_prepare(void)
 {
     thread_states_lock_all();
@@ -136,7 +149,8 @@ void thread_states_fork_child(struct thread_state *survivor)
         memset(state->bin_peak, 0, MPROF_BIN_COUNT * sizeof(struct peak_figures));
         state->large_bytes = state->large_freed = 0;
         state->last_block = 0;
-        state->set_highest = state->set_tsc = state->set_index = 0;
+        state->set_highest = state->set_allocs = state->set_tsc = state->set_index = 0;
+        state->set_pending = false;
         state->cached_depth = 0;
         state->cached_path = PATH_NONE;
         memset(state->recent_nodes, 0, sizeof state->recent_nodes);

@@ -42,9 +42,11 @@ struct thread_state {
     /* Temporary allocations (heaptrack's): the block this thread allocated
      * last, until it allocates again or frees it. */
     uintptr_t last_block;
-    /* The latest peak this thread set: its maximum, when (rdtsc), and the
-     * process's allocation count then. */
-    uint64_t set_highest, set_tsc, set_index;
+    /* The latest peak this thread set: its maximum, the thread's own
+     * allocation count then, and, once stamped (set_pending clear), when
+     * (rdtsc) and the process's allocation count. */
+    uint64_t set_highest, set_allocs, set_tsc, set_index;
+    bool set_pending;
 
     /* The previous chain (paper 3.2), outermost first, with the node of
      * each of its paths: cached_nodes[i] is the path cached_addrs[0..i]. */
@@ -84,6 +86,10 @@ void thread_states_unlock_all(void);
 /* Makes a locked state forget what its caches knew of the old addresses
  * (see paths_retag). */
 void thread_state_retag(struct thread_state *state);
+/* Stamps the latest peak the locked state set: the time, and the process's
+ * allocation count then, as every state counts it now less what this
+ * thread allocated since (exact when one thread allocates). */
+void thread_state_stamp_peak(struct thread_state *state);
 /* Every state, for a caller holding every lock. */
 struct thread_state *thread_states_first(void);
 

@@ -79,7 +79,7 @@ def in_module(address: int, module: Module) -> bool:
 
 # The last words of each table's column header line.
 COLUMNS = {"Memory leak table": " path", "Allocation bin table": " types", "Direct allocation table": " calls  name",
-           "Allocation call graph": " called  name"}
+           "Allocation call graph": " called  name", "Peak table": " path", "Temporary allocations": " path"}
 
 
 def table(text: str, heading: str) -> list[str]:

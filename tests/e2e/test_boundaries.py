@@ -135,14 +135,19 @@ def test_text_summary_line_by_line(text: str) -> None:
     assert lines[0] == "Program summary"
     assert re.fullmatch(r"  process \d+: /\S+/boundaries", lines[1]), lines[1]
     labels = [line[:16].strip() for line in lines[2:]]
-    assert labels == ["allocations", "frees", "kept at exit", "most live", "run time", "calls", "unusual"]
+    assert labels == ["allocations", "frees", "kept at exit", "most live", "temporaries", "run time", "calls",
+                      "unusual"]
     values = {label: line[16:] for label, line in zip(labels, lines[2:])}
     assert values["allocations"] == "78 blocks, 1,264,114 bytes, 16,206.6 bytes on average"
     assert values["frees"] == "66 blocks, 1,157,373 bytes"
     assert values["kept at exit"] == "12 blocks, 106,741 bytes"
     # At most one block is live beside the kept ones, and the last kept one
-    # is the last allocated: the peak is the end.
-    assert values["most live"] == "12 blocks, 106,741 bytes"
+    # is the last allocated: the peak is the end, the 78th allocation.
+    assert re.fullmatch(r"12 blocks, 106,741 bytes; the bytes at \d+\.\d{3} s, allocation 78", values["most live"])
+    # Every block but the kept one of each size is freed before the next
+    # allocation: all 66 frees are temporaries.
+    assert values["temporaries"] == ("66 blocks freed before their thread allocated again, 84.6% of all "
+                                     "allocations")
     seconds, rate, per_second = re.fullmatch(r"(\d+\.\d{3}) s, ([\d,]+) bytes/s, ([\d,]+) allocations/s",
                                              values["run time"]).groups()
     rate_value, per_second_value = int(rate.replace(",", "")), int(per_second.replace(",", ""))

@@ -9,7 +9,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from e2e_support import Targets, monitor_env
+from e2e_support import Targets, mprof, monitor_env, table
 
 from mprof.cli.inputs import load_profile
 from mprof.report.model import Model
@@ -62,3 +62,15 @@ def test_what_each_path_held_at_the_peak(targets: Targets, tmp_path: Path, threa
     assert (bins[1000].peak_blocks, bins[1000].peak_bytes) == (1000, LEAKED)
     assert (bins[1025].peak_blocks, bins[1025].peak_bytes) == (100, HELD)
     assert (bins[64].temporaries, bins[64].peak_blocks) == (CHURNS, 0)
+
+
+def test_the_reports_of_the_peak_and_of_temporaries(targets: Targets, tmp_path: Path) -> None:
+    output = tmp_path / "peak.mprof"
+    subprocess.run([targets.build("peak")], env=monitor_env(output), check=True, timeout=120)
+    text = mprof("report", "--tables", "peak,temporaries", output).stdout
+    peak = table(text, "Peak table")
+    # 100 MiB of 100 MiB + 1 MB and a little more: 99%; the leaks under 1%.
+    assert peak[:2] == ["       100   104,857,600  (99)  main > hold",
+                        "     1,000     1,000,000        main > leak_outer > leak_middle > leak_inner"]
+    temporaries = table(text, "Temporary allocations")
+    assert temporaries[:2] == ["   1,000,000  (99)  main > churn", "           1        main > hold"]

@@ -384,14 +384,19 @@ def test_widgets_summary(data_files: dict[str, Path], capsys: pytest.CaptureFixt
     assert lines[2:6] == [
         "  allocations   10,000 blocks, 2,040,000 bytes, 204.0 bytes on average",
         "  frees         5,087 blocks, 1,037,748 bytes",
-        "  kept at exit  4,913 blocks, 1,002,252 bytes",
-        "  most live     10,000 blocks, 2,040,000 bytes"]
-    assert re.fullmatch(r"  run time      \d+\.\d{3} s, [\d,]+ bytes/s, [\d,]+ allocations/s", lines[6])
-    assert lines[7] == "  calls         malloc 10,000, calloc 0, realloc 0, memalign 0, new 0, free 5,087, delete 0"
+        "  kept at exit  4,913 blocks, 1,002,252 bytes"]
+    # All widgets are made before any is consumed: the peak is the 10,000th
+    # allocation.  The last one made is red (kept), so no widget is freed
+    # before the next is made: no temporaries.
+    assert re.fullmatch(r"  most live     10,000 blocks, 2,040,000 bytes; the bytes at \d+\.\d{3} s, allocation 10,000",
+                        lines[5])
+    assert lines[6] == "  temporaries   0 blocks freed before their thread allocated again, 0.0% of all allocations"
+    assert re.fullmatch(r"  run time      \d+\.\d{3} s, [\d,]+ bytes/s, [\d,]+ allocations/s", lines[7])
+    assert lines[8] == "  calls         malloc 10,000, calloc 0, realloc 0, memalign 0, new 0, free 5,087, delete 0"
     # early and untracked count libc's and the monitor's own start-up, not widgets'.
     assert re.fullmatch(r"  unusual       free\(NULL\) 0, unknown frees 0, failed 0, early \d+, untracked \d+, "
-                        r"inherited frees 0, truncated chains 0", lines[8])
-    assert len(lines) == 9
+                        r"inherited frees 0, truncated chains 0", lines[9])
+    assert len(lines) == 10
 
 
 def test_widgets_json(data_files: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
@@ -403,7 +408,8 @@ def test_widgets_json(data_files: dict[str, Path], capsys: pytest.CaptureFixture
     assert [(frame["function"], Path(frame["file"]).name) for frame in leak["frames"]] == [
         ("main", "widgets.c"), ("make_red_widget", "widgets.c"), ("make_widget", "widgets.c")]
     assert report["bins"] == [{"size": 204, "label": "204", "allocs": 10000, "frees": 5087, "bytes": 2040000,
-                               "kept_bytes": 4913 * 204, "types": ["widget"]}]
+                               "kept_bytes": 4913 * 204, "temporaries": 0, "peak_blocks": 10000,
+                               "peak_bytes": 2040000, "types": ["widget"]}]
     [direct] = report["direct"]
     assert {key: direct[key] for key in direct if key != "module"} == {
         "function": "make_widget", "signature": "make_widget", "calls": 10000, "bytes": 2040000,

@@ -61,6 +61,7 @@ def program_file(**fields: object) -> DataFileBuilder:
     builder = recorded(CHAINS, cmdline=b"prog\0run\0")
     assert builder.summary[0:4] == [5, 2, 3380, 320]  # allocs, frees, bytes, freed
     builder.summary[4:6] = [4, 3360]  # most live
+    builder.summary[22:25] = [1, 1_250_000_000, 4]  # a temporary; the peak at 1.25 s, the 4th allocation
     builder.summary[6] = builder.summary[11] = 5  # malloc and free calls
     for name, value in fields.items():
         setattr(builder, name, value)
@@ -237,6 +238,7 @@ def test_summary_of_a_process_and_its_fork_child(program: Path, tmp_path: Path,
         "  frees         4 blocks, 360 bytes",
         "  kept at exit  3 blocks, 3,060 bytes",
         "  most live     per process, in the process table: the processes' peaks do not add up",
+        "  temporaries   1 blocks freed before their thread allocated again, 14.3% of all allocations",
         "  run time      2.500 s, 1,368 bytes/s, 3 allocations/s",
         "  calls         malloc 7, calloc 1, realloc 3, memalign 4, new 6, free 7, delete 7",
         "  unusual       free(NULL) 1, unknown frees 2, failed 3, early 4, untracked 6, inherited frees 7, "
@@ -292,8 +294,9 @@ def test_summary_of_a_run_that_allocated_nothing(tmp_path: Path, capsys: pytest.
     lines = summary_lines(report(capsys, "report", "--tables", "summary", path))
     assert lines[2:7] == ["  allocations   0 blocks, 0 bytes, 0.0 bytes on average",
                           "  frees         0 blocks, 0 bytes",
-                          "  kept at exit  0 blocks, 0 bytes", "  most live     0 blocks, 0 bytes",
-                          "  run time      0.000 s, 0 bytes/s, 0 allocations/s"]
+                          "  kept at exit  0 blocks, 0 bytes",
+                          "  most live     0 blocks, 0 bytes; the bytes at 0.000 s, allocation 0",
+                          "  temporaries   0 blocks freed before their thread allocated again"]
 
 
 def test_database_keeps_bytes_and_64_bit_values(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -653,13 +656,14 @@ def test_html_header_figures(program: Path, tmp_path: Path, capsys: pytest.Captu
         "process 4242: prog run",
         "Run time 2.500 s",
         "3,380 bytes", "3.3 KiB in 5 objects, 676.0 bytes on average",
-        "3,360 bytes", "3.3 KiB in 4 objects at once",
+        "3,360 bytes", "3.3 KiB in 4 objects at once", "The peak: 3,360 bytes live at 1.250000 s, after 4 of 5 allocations.",
         "3,060 bytes", "3.0 KiB in 3 objects kept at exit",
         "1,352 bytes/s", "1.3 KiB/s, 2 allocations/s",
         "allocations", "5 blocks, 3,380 bytes, 676.0 bytes on average",
         "frees", "2 blocks, 320 bytes",
         "kept at exit", "3 blocks, 3,060 bytes",
-        "most live", "4 blocks, 3,360 bytes",
+        "most live", "4 blocks, 3,360 bytes; the bytes at 1.250 s, allocation 4",
+        "temporaries", "1 blocks freed before their thread allocated again, 20.0% of all allocations",
         "run time", "2.500 s, 1,352 bytes/s, 2 allocations/s",
         "calls", "malloc 5, calloc 0, realloc 0, memalign 0, new 0, free 5, delete 0",
         "unusual", "free(NULL) 0, unknown frees 0, failed 0, early 0, untracked 0, inherited frees 0, "
@@ -757,9 +761,10 @@ def test_one_byte_in_all_and_no_time(tmp_path: Path, capsys: pytest.CaptureFixtu
     lines = report(capsys, "report", "--tables", "leaks,bins,summary", path).splitlines()
     assert "         1            1 (100)  main > leaf" in lines
     assert "      1          1             1 (100)          0             1 (100)" in lines
-    assert summary_lines("\n".join(lines))[2:7] == [
+    assert summary_lines("\n".join(lines))[2:8] == [
         "  allocations   1 blocks, 1 bytes, 1.0 bytes on average", "  frees         0 blocks, 0 bytes",
-        "  kept at exit  1 blocks, 1 bytes", "  most live     1 blocks, 1 bytes",
+        "  kept at exit  1 blocks, 1 bytes", "  most live     1 blocks, 1 bytes; the bytes at 0.000 s, allocation 0",
+        "  temporaries   0 blocks freed before their thread allocated again, 0.0% of all allocations",
         "  run time      0.000 s, 0 bytes/s, 0 allocations/s"]
 
 

@@ -166,3 +166,16 @@ def _layout(kept: list[tuple[str, str, int, int]], root_bytes: int, omitted: int
             offset += kept[child][2] / root_bytes
         stack.extend(reversed(placed))
     return Flame(frames, root_bytes, deepest + 1, omitted)
+
+
+def peak_flame(model: Model, min_share: float = MIN_SHARE, max_frames: int = MAX_FRAMES) -> Flame | None:
+    """Bytes live at the peak, by whole call path; None for several
+    processes, whose peaks are moments of their own."""
+    if len(model.runs) > 1:
+        return None
+    return _path_flame(model, lambda path: path.peak_bytes, min_share, max_frames)
+
+
+def temporary_flame(model: Model, min_share: float = MIN_SHARE, max_frames: int = MAX_FRAMES) -> Flame:
+    """Temporary allocations, by whole call path: a count, not bytes."""
+    return _path_flame(model, lambda path: path.temporaries, min_share, max_frames)

@@ -59,6 +59,8 @@ def render(model: Model, runtime: bool = False) -> str:
         legends=legends,
         tables=html_rows.build(model, runtime), call_graph=model.call_graph,
         allocation_flame=flame.allocation_flame(model), leak_flame=flame.leak_flame(model, runtime=runtime),
+        peak_flame=flame.peak_flame(model), temporary_flame=flame.temporary_flame(model),
+        peak_moment=summary.peak_moment(model) if len(model.runs) <= 1 else "",
         runtime_note="" if runtime else tables.runtime_note(model, "mprof html --include-runtime"),
         processes=processes.process_rows(model) if processes.merged(model) else [],
         min_share=flame.MIN_SHARE, sizes=size_chart.chart(model))

@@ -7,7 +7,7 @@ from typing import Any
 
 from . import summary as whole_program
 from .model import CLASSES, Model
-from .tables import allocators, leak_paths
+from .tables import WholePath, allocators, leak_paths, peak_paths, temporary_paths, whole_path_text
 from .text_tables import Options
 
 
@@ -27,6 +27,13 @@ def tables(model: Model, options: Options) -> dict[str, Any]:
         # processes do not add up, nor is their largest the program's.
         summary.update(max_live_objects=None, max_live_bytes=None)
     functions = model.functions
+
+    def whole(path: WholePath) -> dict[str, Any]:
+        return {"path": whole_path_text(model, path.functions, None),
+                "frames": [{"function": functions[f].name, "signature": functions[f].full_name}
+                           for f in path.functions]}
+
+    one_process = len(model.runs) <= 1
     return {
         "runs": [asdict(run) for run in model.runs],
         "summary": summary,
@@ -36,8 +43,16 @@ def tables(model: Model, options: Options) -> dict[str, Any]:
                    "allocs": path.allocs, "frees": path.frees, "kept_objects": path.objects,
                    "bytes": path.bytes, "kept_bytes": path.kept, "runtime": path.runtime}
                   for path in leak_paths(model, options.call_sites, runtime=True)],
+        # The peak is one process's: none for several.
+        "peak": {"elapsed_seconds": model.summary.get("peak_ns", 0) / 1e9,
+                 "allocation": model.summary.get("peak_allocs", 0),
+                 "bytes": model.summary.get("max_live_bytes", 0),
+                 "paths": [whole(p) | {"blocks": p.blocks, "bytes": p.bytes} for p in peak_paths(model)]}
+        if one_process else None,
+        "temporaries": [whole(p) | {"temporaries": p.blocks} for p in temporary_paths(model)],
         "bins": [{"size": b.size, "label": "> 1024" if b.size > 1024 else str(b.size), "allocs": b.allocs,
                   "frees": b.frees, "bytes": b.bytes, "kept_bytes": b.bytes - b.bytes_freed,
+                  "temporaries": b.temporaries, "peak_blocks": b.peak_blocks, "peak_bytes": b.peak_bytes,
                   "types": [t for t in b.types.split(", ") if t]} for b in model.bins],
         "direct": [{"function": model.label(f.id), "signature": f.full_name, "module": f.module,
                     "calls": f.self_calls,

@@ -38,3 +38,16 @@ sorted by self+desc.  Callers above the entry's line, callees below.
   callees     self       bytes this callee allocated for the entry
               frac       % of the entry's self+desc bytes, by class
               called     calls of the callee from the entry / all its calls"""
+
+PEAK = """\
+Peak table: what held the memory when the live bytes were at their highest,
+by whole call path (exact: every path's figures at that very moment).
+  blocks   blocks of the path live at the peak
+  bytes    their bytes, and (%) their share of the peak
+  path     the whole call path, outermost first"""
+
+TEMPORARIES = """\
+Temporary allocations: blocks freed by the thread that allocated them
+before it allocated again (heaptrack's definition), by whole call path:
+they cost time, not memory; a buffer allocated and freed in a loop.
+  count    temporary allocations of the path, and (%) their share of all"""

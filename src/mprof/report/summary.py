@@ -92,10 +92,25 @@ def rows(model: Model) -> list[tuple[str, str]]:
         (kept_label(model), f"{f.kept_objects:,} blocks, {f.kept_bytes:,} bytes" + (
             f"; of these the runtime's own: {f.runtime_objects:,} blocks, {f.runtime_bytes:,} bytes"
             if f.runtime_objects else "")),
-        ("most live", f"{f.max_live_objects:,} blocks, {f.max_live_bytes:,} bytes" if len(model.runs) <= 1 else
-         "per process, in the process table: the processes' peaks do not add up"),
+        ("most live", f"{f.max_live_objects:,} blocks, {f.max_live_bytes:,} bytes; the bytes at "
+                      f"{s.get('peak_ns', 0) / 1e9:.3f} s, allocation {s.get('peak_allocs', 0):,}"
+         if len(model.runs) <= 1 else "per process, in the process table: the processes' peaks do not add up"),
+        ("temporaries", f"{s.get('temporary_allocs', 0):,} blocks freed before their thread allocated again"
+                        f"{share_of(s.get('temporary_allocs', 0), f.allocs, ' of all allocations')}"),
         ("run time", f"{f.elapsed_seconds:.3f} s, {f.bytes_per_second:,.0f} bytes/s, "
                      f"{f.allocs_per_second:,.0f} allocations/s"),
         ("calls", ", ".join(f"{name} {s[key]:,}" for name, key in CALLS)),
         ("unusual", ", ".join(f"{name} {s[key]:,}" for name, key in UNUSUAL)),
     ]
+
+
+def share_of(part: int, whole: int, of: str) -> str:
+    """", 12% of all allocations": a share to one decimal, none of nothing."""
+    return f", {part * 100 / whole:.1f}%{of}" if whole else ""
+
+
+def peak_moment(model: Model) -> str:
+    """When the live bytes were at their highest, and how much."""
+    s = model.summary
+    return (f"The peak: {s.get('max_live_bytes', 0):,} bytes live at {s.get('peak_ns', 0) / 1e9:.6f} s, "
+            f"after {s.get('peak_allocs', 0):,} of {s.get('allocs', 0):,} allocations.")

@@ -5,10 +5,10 @@ that the three never disagree on a figure or an order."""
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from .model import CycleRow, FunctionRow, LeakFrame, Model
+from .model import CycleRow, FunctionRow, LeakFrame, Model, PathRow
 
 
 def percent(part: int, whole: int) -> str:
@@ -61,6 +61,17 @@ def shown_count(weights: Sequence[int], total: int, limit: Limit) -> int:
 NO_CHAIN = "(no call chain)"
 
 
+def shortened(names: list[str], partial: bool, width: int | None) -> str:
+    """Callers outermost first, "..." above when the path does not reach
+    main; longer than width, whole callers go from its outer end (the
+    innermost stays, however long) and "..." says so."""
+    text = " > ".join((["..."] if partial else []) + names)
+    while width is not None and len(text) > width and len(names) > 1:
+        names = names[1:]
+        text = " > ".join(["...", *names])
+    return text
+
+
 def path_text(model: Model, frames: tuple[LeakFrame, ...], call_sites: bool, width: int | None) -> str:
     """A leak path from its frames (innermost first), outermost caller first,
     each with the file and line of its call with call_sites, "..." above
@@ -75,12 +86,7 @@ def path_text(model: Model, frames: tuple[LeakFrame, ...], call_sites: bool, wid
         if call_sites and frame.line:
             name += f" ({os.path.basename(frame.file)}:{frame.line})"
         names.append(name)
-    partial = model.functions[frames[-1].function].name != "main"
-    text = " > ".join((["..."] if partial else []) + names)
-    while width is not None and len(text) > width and len(names) > 1:
-        names.pop(0)
-        text = " > ".join(["...", *names])
-    return text
+    return shortened(names, model.functions[frames[-1].function].name != "main", width)
 
 
 @dataclass(frozen=True)
@@ -125,6 +131,54 @@ def leak_paths(model: Model, call_sites: bool, runtime: bool = False) -> list[Le
     # Ties in the order of the full names, the same in every view.
     return sorted(rows, key=lambda row: (-row.kept, [(model.functions[f.function].full_name, f.line)
                                                      for f in reversed(row.frames)]))
+
+
+@dataclass(frozen=True)
+class WholePath:
+    """Whole call paths of the same functions, merged, with one figure."""
+    functions: tuple[int, ...]  # outermost first; empty: no caller was found
+    blocks: int
+    bytes: int
+
+
+def path_functions(model: Model, node: int | None) -> tuple[int, ...]:
+    """A whole path's functions, outermost first."""
+    found = []
+    while node is not None:
+        found.append(model.path_nodes[node].function)
+        node = model.path_nodes[node].parent
+    return tuple(reversed(found))
+
+
+def whole_path_text(model: Model, functions: tuple[int, ...], width: int | None) -> str:
+    if not functions:
+        return NO_CHAIN
+    names = [model.functions[f].name for f in functions]
+    return shortened(names, names[0] != "main", width)
+
+
+def _ranked(model: Model, figures: Callable[[PathRow], tuple[int, int]]) -> list[WholePath]:
+    merged: dict[tuple[int, ...], list[int]] = {}
+    for path in model.paths:
+        blocks, size = figures(path)
+        if blocks or size:
+            row = merged.setdefault(path_functions(model, path.node), [0, 0])
+            row[0] += blocks
+            row[1] += size
+    rows = [WholePath(functions, blocks, size) for functions, (blocks, size) in merged.items()]
+    return sorted(rows, key=lambda row: (-row.bytes, -row.blocks, [model.functions[f].full_name
+                                                                  for f in row.functions]))
+
+
+def peak_paths(model: Model) -> list[WholePath]:
+    """What held the memory at the peak: whole paths by bytes live then."""
+    return _ranked(model, lambda path: (path.peak_blocks, path.peak_bytes))
+
+
+def temporary_paths(model: Model) -> list[WholePath]:
+    """Whole paths by their temporary allocations (bytes: none counted)."""
+    rows = _ranked(model, lambda path: (path.temporaries, 0))
+    return sorted(rows, key=lambda row: -row.blocks)
 
 
 @dataclass(frozen=True)

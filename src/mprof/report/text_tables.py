@@ -10,7 +10,7 @@ from . import legends, processes, summary, tables
 from .model import Model
 from .tables import EVERY_ROW, GraphEntry, Limit, Related, parenthesised, percent, shown_count
 
-TABLES = ("summary", "leaks", "bins", "direct", "graph")
+TABLES = ("summary", "peak", "leaks", "temporaries", "bins", "direct", "graph")
 
 
 @dataclass(frozen=True)
@@ -42,8 +42,12 @@ def render(model: Model, options: Options) -> str:
     for table in options.tables:
         if table == "summary":
             sections.append(summary_table(model))
+        elif table == "peak":
+            sections.append(peak_table(model, options))
         elif table == "leaks":
             sections.append(leak_table(model, options))
+        elif table == "temporaries":
+            sections.append(temporaries_table(model, options))
         elif table == "bins":
             sections.append(bin_table(model, options))
         elif table == "direct":
@@ -78,6 +82,39 @@ def summary_table(model: Model) -> str:
     width = max(13, *(len(label) for label, _ in rows))
     lines += [f"  {label:<{width}} {value}" for label, value in rows]
     return "\n".join(lines)
+
+
+def peak_table(model: Model, options: Options) -> str:
+    if processes.merged(model):
+        return ("Peak table: the peak is one process's; report one with --pid or --program "
+                "(each process's peak is in the process table).")
+    peak = model.summary.get("max_live_bytes", 0)
+    rows = tables.peak_paths(model)
+    lines = [legends.PEAK, "", summary.peak_moment(model), "", f"{'blocks':>10} {'bytes':>13} {'(%)':>5}  path"]
+    above = [row for row in rows if not peak or row.bytes * 100 >= options.cutoff * peak]
+    shown = above[:shown_count([row.bytes for row in above], peak, options.limit)]
+    width = None if options.wide else options.path_width
+    for row in shown:
+        lines.append(f"{row.blocks:>10,} {row.bytes:>13,} {parenthesised(row.bytes, peak):>5}  "
+                     f"{tables.whole_path_text(model, row.functions, width)}")
+    if not rows:
+        lines.append(f"{'':>10} {'':>13} {'':>5}  (nothing was live)")
+    return "\n".join(lines + left_out(len(shown), len(rows)))
+
+
+def temporaries_table(model: Model, options: Options) -> str:
+    total = model.summary.get("temporary_allocs", 0)
+    rows = tables.temporary_paths(model)
+    lines = [legends.TEMPORARIES, "", f"{'count':>12} {'(%)':>5}  path"]
+    above = [row for row in rows if not total or row.blocks * 100 >= options.cutoff * total]
+    shown = above[:shown_count([row.blocks for row in above], total, options.limit)]
+    width = None if options.wide else options.path_width
+    for row in shown:
+        lines.append(f"{row.blocks:>12,} {parenthesised(row.blocks, total):>5}  "
+                     f"{tables.whole_path_text(model, row.functions, width)}")
+    if not rows:
+        lines.append(f"{'':>12} {'':>5}  (no temporary allocation)")
+    return "\n".join(lines + left_out(len(shown), len(rows)))
 
 
 def leak_table(model: Model, options: Options) -> str:

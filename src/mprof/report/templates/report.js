@@ -207,6 +207,7 @@
       this.d = this.frames.map(g => Number(g.dataset.d));
       this.p = this.frames.map(g => Number(g.dataset.p));
       this.bytes = this.frames.map(g => Number(g.dataset.b));
+      this.unit = figure.dataset.unit; // what a frame's width counts: bytes, or temporary allocations
       this.names = this.frames.map(g => (g.dataset.s || g.querySelector("text").textContent).toLowerCase());
       this.info = figure.querySelector(".flame-info");
       this.matches = figure.querySelector(".flame-matches");
@@ -263,7 +264,7 @@
       });
       const share = this.bytes[0] ? (bytes * 100 / this.bytes[0]).toFixed(1) : "0";
       const frames = count === 1 ? "1 frame matches" : `${count} frames match`;
-      this.matches.textContent = text ? `${frames}: ${bytes.toLocaleString("en-US")} bytes, ${share}%` : "";
+      this.matches.textContent = text ? `${frames}: ${bytes.toLocaleString("en-US")} ${this.unit}, ${share}%` : "";
     }
   }
 
