@@ -9,7 +9,6 @@ import subprocess
 from pathlib import Path
 
 from e2e_support import Targets, monitor_env
-
 from mprof.cli.inputs import load_profile
 from mprof.report import flame
 from mprof.report.display import for_display

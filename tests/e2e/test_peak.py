@@ -9,8 +9,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from e2e_support import Targets, mprof, monitor_env, table
 
+from e2e_support import Targets, monitor_env, mprof, table
 from mprof.cli.inputs import load_profile
 from mprof.report.model import Model
 

@@ -36,10 +36,9 @@ def run_widgets(tmp_path: Path, *options: str, count: int = 10000) -> Path:
 
 
 def test_totals_are_exact(tmp_path: Path) -> None:
-    from mprof.reducer import datafile, tree
+    from mprof.reducer import datafile
 
     data = datafile.read(run_widgets(tmp_path))
-    totals = tree.totals(data)
     red = red_widgets(10000)
     assert red == 4913
     s = data.summary

@@ -5,7 +5,6 @@ hand-made data files and frames: cycles merged, no byte counted twice
 from __future__ import annotations
 
 from datafile_builder import DataFileBuilder
-
 from mprof.reducer import callgraph, datafile, tree
 from mprof.reducer.symbolize import Frame
 

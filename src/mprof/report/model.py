@@ -174,7 +174,8 @@ def load(db: sqlite3.Connection) -> Model:
         if function.cycle is not None:
             members.setdefault(function.cycle, []).append(function.id)
     cycles = {row[0]: CycleRow(row[0], row[1], row[2], row[3], row[4], tuple(members.get(row[0], ())))
-              for row in db.execute("SELECT id, self_bytes, total_bytes, called, internal_calls FROM cycles ORDER BY id")}
+              for row in db.execute(
+                  "SELECT id, self_bytes, total_bytes, called, internal_calls FROM cycles ORDER BY id")}
     bins = [BinRow(*row) for row in db.execute(
         "SELECT size, allocs, frees, bytes, bytes_freed, types, temporaries, peak_blocks, peak_bytes FROM bins "
         "ORDER BY size")]
