@@ -78,7 +78,11 @@ def test_a_signal_sent_to_mprof_run_reaches_the_program(targets: Targets, tmp_pa
     try:
         assert process.stdout is not None and process.stdout.readline() == "ready\n"
         process.send_signal(signal.SIGTERM)
-        _, stderr = process.communicate(timeout=60)
+        # stdin stays open until the program has ended: at its end of file
+        # it would go on to allocate more before the forwarded signal came.
+        process.wait(timeout=60)
+        assert process.stderr is not None
+        stderr = process.stderr.read()
     finally:
         process.kill()
     assert process.returncode == -signal.SIGTERM

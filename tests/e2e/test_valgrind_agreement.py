@@ -20,7 +20,12 @@ def test_totals_agree_with_memcheck(name: str, tmp_path: Path) -> None:
     assert result.mprof.allocs > 1000
     assert (result.mprof.allocs, result.mprof.frees) == (result.memcheck.allocs, result.memcheck.frees)
     if result.address_dependent_sizes:
-        assert abs(result.mprof.bytes_allocated - result.memcheck.bytes_allocated) < 1000
+        # Python prints addresses into some of its strings (reprs), and
+        # valgrind's heap lies elsewhere than glibc's, with addresses of
+        # other lengths: the same blocks, a few bytes apart, depending on
+        # where each run's layout falls.
+        assert abs(result.mprof.bytes_allocated - result.memcheck.bytes_allocated) < (
+            result.memcheck.bytes_allocated // 1000)
         assert result.mprof.kept_bytes == result.memcheck.kept_bytes
     else:
         assert result.mprof == result.memcheck
