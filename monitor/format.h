@@ -1,8 +1,8 @@
 /* The mprof data file format, as specified in mprof(5).  Dependency-free so
  * that the writer, the tests and anyone else can include it alone.
  *
- * All integers are little-endian; NODE and PATH use LEB128 varints and
- * name addresses by their index in ADDR.  A file is a 64-byte header
+ * All integers are little-endian; NODE, PATH and TIME use LEB128 varints,
+ * and NODE names addresses by their index in ADDR.  A file is a 64-byte header
  * followed by sections; each section is a 16-byte section header and its payload.  The
  * last section is MPROF_TAG_END, whose payload holds the CRC-32 of every byte
  * before the END section header.
@@ -38,6 +38,7 @@
 #define MPROF_TAG_ADDRESSES MPROF_TAG('A', 'D', 'D', 'R')
 #define MPROF_TAG_NODES MPROF_TAG('N', 'O', 'D', 'E')
 #define MPROF_TAG_PATHS MPROF_TAG('P', 'A', 'T', 'H')
+#define MPROF_TAG_TIMELINE MPROF_TAG('T', 'I', 'M', 'E')
 #define MPROF_TAG_END MPROF_TAG('E', 'N', 'D', ' ')
 
 /* The paper's size classes: s 0-32, m 33-256, l 257-2048, x > 2048. */

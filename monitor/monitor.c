@@ -23,6 +23,7 @@
 #include "modules.h"
 #include "real.h"
 #include "paths.h"
+#include "timeline.h"
 #include "rules.h"
 #include "runlog.h"
 #include "signals.h"
@@ -163,6 +164,7 @@ static void fork_child(void)
     snapshot_forget_output();
     log_forget_failure();
     checkpoint_start(&monitor.options, monitor.start_monotonic_ns);
+    timeline_start(monitor.start_monotonic_ns);
     if (monitor.options.follow_children)
         runlog_start();
     else
@@ -187,6 +189,7 @@ void monitor_init(void)
         start_clocks();
         find_executable();
         checkpoint_start(&monitor.options, monitor.start_monotonic_ns);
+        timeline_start(monitor.start_monotonic_ns);
         pthread_atfork(fork_prepare, fork_parent, fork_child);
     }
     monitor_tls.busy--;

@@ -9,6 +9,12 @@
 #include "paths.h"
 #include "unwind.h"
 #include "state.h"
+#include "timeline.h"
+
+/* The memory over time is looked at every this many allocations of a
+ * thread, and at every block this large, which may change it at once. */
+#define TIMELINE_TICK_EVERY 64u
+#define TIMELINE_LARGE_BLOCK (UINT64_C(64) << 10)
 
 static inline unsigned size_class(uint64_t size)
 {
@@ -225,8 +231,12 @@ MONITOR_TEXT void monitor_alloc(void *block, size_t size, enum mprof_summary_fie
         if (unlikely(live >= atomic_load_explicit(&checkpoint_due_bytes, memory_order_relaxed)))
             checkpoint_after_peak(live);
     }
-    if (unlikely((++tls->allocs_since_clock & (CHECKPOINT_CLOCK_EVERY - 1)) == 0))
-        checkpoint_tick();
+    tls->allocs_since_clock++;
+    if (unlikely((tls->allocs_since_clock & (TIMELINE_TICK_EVERY - 1)) == 0 || size >= TIMELINE_LARGE_BLOCK)) {
+        timeline_tick();
+        if ((tls->allocs_since_clock & (CHECKPOINT_CLOCK_EVERY - 1)) == 0)
+            checkpoint_tick();
+    }
     leave(tls);
 }
 

@@ -16,6 +16,7 @@
 #include "ptable.h"
 #include "runlog.h"
 #include "state.h"
+#include "timeline.h"
 #include "writer.h"
 
 /* Guards everything below: one write at a time (exit, exec, dump signal). */
@@ -93,6 +94,8 @@ struct gathered {
     uint32_t path_capacity;
     uint32_t first_path;
     uint64_t path_count;
+    struct timeline_point *points; /* memory over the run, oldest first */
+    unsigned point_count;
     struct file_node *nodes; /* the tree's nodes on the paths written, parents first */
     uint64_t node_count;
     uint64_t *addresses; /* every address the nodes hold, sorted, unique */
@@ -452,13 +455,32 @@ static void emit_paths(const struct gathered *all)
     path_entries(all, true);
 }
 
+static uint64_t point_entries(const struct gathered *all, bool write)
+{
+    uint64_t size = 0;
+    for (unsigned i = 0; i < all->point_count; i++) {
+        const struct timeline_point *point = &all->points[i];
+        uint64_t entry[4] = {point->ns - (i ? all->points[i - 1].ns : 0), point->live_bytes, point->live_blocks,
+                             point->resident_bytes};
+        size += uv_sum(entry, 4, write);
+    }
+    return size;
+}
+
+static void emit_timeline(const struct gathered *all)
+{
+    section_header(MPROF_TAG_TIMELINE, 8 + point_entries(all, false));
+    writer_u64(&writer, all->point_count);
+    point_entries(all, true);
+}
+
 static void emit_file(const struct gathered *all, const struct snapshot_request *request)
 {
     uint32_t flags = (monitor.options.call_graph ? MPROF_FLAG_CALL_GRAPH : 0) |
                      (request->kind == SNAPSHOT_FINAL ? MPROF_FLAG_FINAL : 0) |
                      (request->kind == SNAPSHOT_CHECKPOINT ? MPROF_FLAG_CHECKPOINT : 0) |
                      (monitor.forked ? MPROF_FLAG_FORKED : 0);
-    emit_header(flags, (uint32_t)request->end_signal, 8);
+    emit_header(flags, (uint32_t)request->end_signal, 9);
     emit_program();
     emit_modules();
     emit_summary(all);
@@ -466,6 +488,7 @@ static void emit_file(const struct gathered *all, const struct snapshot_request 
     emit_addresses(all);
     emit_nodes(all);
     emit_paths(all);
+    emit_timeline(all);
     uint32_t crc = writer_crc(&writer);
     section_header(MPROF_TAG_END, 8);
     writer_u32(&writer, crc);
@@ -514,6 +537,11 @@ bool snapshot_write(const struct snapshot_request *request)
         gather_nodes(all, bounded_write);
     if (!all->out_of_memory)
         gather_addresses(all);
+    all->points = scratch_alloc(TIMELINE_POINTS * sizeof(struct timeline_point));
+    if (all->points)
+        all->point_count = timeline_points(all->points, bounded_write);
+    else
+        all->out_of_memory = true;
 
     const uint64_t *counted = all->counters;
     bool active = counted[MPROF_SUM_ALLOCS] || counted[MPROF_SUM_FREES] ||

@@ -26,7 +26,8 @@ CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver"
 # Every element the page is made of; a name parsed as markup would add others.
 PAGE_TAGS = {"html", "head", "meta", "title", "style", "body", "header", "h1", "h2", "h3", "p", "span", "code", "div",
              "details", "summary", "dl", "dt", "dd", "nav", "a", "main", "section", "label", "input", "button", "pre",
-             "table", "thead", "tbody", "tfoot", "tr", "th", "td", "script", "footer", "svg", "g", "rect", "text"}
+             "table", "thead", "tbody", "tfoot", "tr", "th", "td", "script", "footer", "svg", "g", "rect", "text",
+             "line", "polyline", "circle"}
 BIG_FUNCTIONS = 30000
 WebDriver = webdriver.Chrome  # get_log, the browser's console, is Chromium's own
 

@@ -12,6 +12,7 @@ import pytest
 
 from e2e_support import Targets, monitor_env, mprof, table
 from mprof.cli.inputs import load_profile
+from mprof.reducer import datafile
 from mprof.report.model import Model
 
 MIB = 1 << 20
@@ -74,3 +75,21 @@ def test_the_reports_of_the_peak_and_of_temporaries(targets: Targets, tmp_path: 
                         "     1,000     1,000,000        main > leak_outer > leak_middle > leak_inner"]
     temporaries = table(text, "Temporary allocations")
     assert temporaries[:2] == ["   1,000,000  (99)  main > churn", "           1        main > hold"]
+
+
+def test_memory_over_time(targets: Targets, tmp_path: Path) -> None:
+    output = tmp_path / "peak.mprof"
+    subprocess.run([targets.build("peak")], env=monitor_env(output), check=True, timeout=120)
+    data = datafile.read(output)
+    points = data.timeline
+    # The churn alone makes a million allocations over many milliseconds: a
+    # point every millisecond or so, never more than 2,000.
+    assert 2 <= len(points) <= 2000
+    assert all(a.ns < b.ns for a, b in zip(points, points[1:], strict=False))
+    assert points[-1].ns <= data.header.elapsed_ns
+    # No point above the exact peak; the resident set was read.
+    assert all(point.live_bytes <= data.summary.max_live_bytes for point in points)
+    assert all(point.resident_bytes > 0 for point in points)
+    # During the churn at most one 64-byte block is live beside the 1 MB leaked.
+    churning = [point for point in points if point.ns > data.summary.peak_ns + 10_000_000]
+    assert churning and all(point.live_bytes - LEAKED <= 64 + 100_000 for point in churning)

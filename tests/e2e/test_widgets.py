@@ -109,10 +109,31 @@ def test_json_report(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("options", [(), ("--no-call-graph",)])
 def test_file_size_does_not_grow_with_allocations(tmp_path: Path, options: tuple[str, ...]) -> None:
-    small = run_widgets(tmp_path, *options, count=20000).stat().st_size
-    large = run_widgets(tmp_path, *options, count=1000000).stat().st_size
+    from mprof.reducer import datafile
+
+    def sizes(path: Path) -> tuple[int, int]:
+        """The file's bytes but the memory over time's, and that section's:
+        a longer run has more points, up to a bound."""
+        points = len(datafile.read(path).timeline)
+        return path.stat().st_size - timeline_bytes(path), points
+
+    small, small_points = sizes(run_widgets(tmp_path, *options, count=20000))
+    large, large_points = sizes(run_widgets(tmp_path, *options, count=1000000))
     assert small < 4096
     assert abs(large - small) <= small // 10, (small, large)
+    assert small_points <= large_points <= 2000
+
+
+def timeline_bytes(path: Path) -> int:
+    """The size of the TIME section, header included (mprof(5))."""
+    data = path.read_bytes()
+    at = 64
+    while at < len(data):
+        tag, size = data[at:at + 4], int.from_bytes(data[at + 8:at + 16], "little")
+        if tag == b"TIME":
+            return 16 + size
+        at += 16 + size
+    raise AssertionError("no TIME section")
 
 
 def test_depth_option_and_data_file_mode(tmp_path: Path) -> None:

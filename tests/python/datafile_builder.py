@@ -11,7 +11,7 @@ import struct
 import zlib
 from dataclasses import dataclass, field
 
-ORDER = ["PROG", "MODS", "SUMM", "BINS", "ADDR", "NODE", "PATH", "END"]
+ORDER = ["PROG", "MODS", "SUMM", "BINS", "ADDR", "NODE", "PATH", "TIME", "END"]
 PATH_FIELDS = 13
 SUMMARY_FIELDS = 25
 
@@ -73,6 +73,8 @@ class DataFileBuilder:
     # The NODE entries as written, (up, addr); None: made from the paths.
     nodes: list[tuple[int, int]] | None = None
     path_fields: int = PATH_FIELDS  # the F written in PATH
+    # (ns from the start, live bytes, live blocks, resident bytes), oldest first
+    timeline: list[tuple[int, int, int, int]] = field(default_factory=list)
     path_extra: tuple[int, ...] = ()  # values written after each path's known ones
 
     # Damage knobs.
@@ -172,6 +174,10 @@ class DataFileBuilder:
                 # rest: temporaries, blocks and bytes at the peak, 0 when not given
                 values = (ref, allocs, frees, *by_class, *freed_by_class, *rest, *(0,) * (3 - len(rest)))
                 out += b"".join(uv(v) for v in (*values, *self.path_extra))
+        elif tag == "TIME":
+            out += self._count(tag, len(self.timeline))
+            for previous, (ns, live, blocks, resident) in zip([0, *(p[0] for p in self.timeline)], self.timeline):
+                out += b"".join(uv(v) for v in (ns - previous, live, blocks, resident))
         return bytes(out + self.extra_payload.get(tag, b""))
 
     def _header(self, sections: int) -> bytes:

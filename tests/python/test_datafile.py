@@ -94,6 +94,8 @@ def test_rich_file_every_value(tmp_path: Path) -> None:
         datafile.Node(1, 0x7F0000030456), datafile.Node(-1, 5), datafile.Node(4, 4), datafile.Node(5, 3),
         datafile.Node(6, 2), datafile.Node(7, 1),
     )
+    assert df.timeline == (datafile.TimePoint(1_000_000, 4096, 3, 1 << 22),
+                           datafile.TimePoint(3_000_000, 10_000, 9, 5 << 20))
     # The value after the thirteen known ones of each path is ignored.
     assert df.paths == (
         datafile.CallPath(2, 70, 40, (100, 200, 300, 400), (10, 20, 30, 40), 7, 25, 800),
@@ -326,22 +328,22 @@ def test_trailing_garbage(tmp_path: Path) -> None:
 
 def test_wrong_section_order(tmp_path: Path) -> None:
     b = DataFileBuilder(
-        order=["PROG", "MODS", "SUMM", "BINS", "NODE", "ADDR", "PATH", "END"]
+        order=["PROG", "MODS", "SUMM", "BINS", "NODE", "ADDR", "PATH", "TIME", "END"]
     )
     assert refused(write(tmp_path, b.build())) == "corrupt: expected section ADDR, found NODE"
 
 
 def test_missing_section(tmp_path: Path) -> None:
     b = DataFileBuilder(
-        order=["PROG", "MODS", "SUMM", "BINS", "ADDR", "PATH", "END"], section_count=8
+        order=["PROG", "MODS", "SUMM", "BINS", "ADDR", "PATH", "TIME", "END"], section_count=9
     )
     assert refused(write(tmp_path, b.build())) == "corrupt: expected section NODE, found PATH"
 
 
 def test_repeated_section(tmp_path: Path) -> None:
     b = DataFileBuilder(
-        order=["PROG", "PROG", "MODS", "SUMM", "BINS", "ADDR", "NODE", "PATH", "END"],
-        section_count=8,
+        order=["PROG", "PROG", "MODS", "SUMM", "BINS", "ADDR", "NODE", "PATH", "TIME", "END"],
+        section_count=9,
     )
     assert refused(write(tmp_path, b.build())) == "corrupt: expected section MODS, found PROG"
 
@@ -355,8 +357,8 @@ def test_unknown_tag(tmp_path: Path) -> None:
 
 
 def test_wrong_section_count(tmp_path: Path) -> None:
-    path = write(tmp_path, DataFileBuilder(section_count=9).build())
-    assert refused(path) == "corrupt: header says 9 sections, format version 3 has 8"
+    path = write(tmp_path, DataFileBuilder(section_count=10).build())
+    assert refused(path) == "corrupt: header says 10 sections, format version 3 has 9"
 
 
 def test_wrong_header_size(tmp_path: Path) -> None:
@@ -728,7 +730,7 @@ def test_every_cut_of_the_program_and_modules_names_its_field() -> None:
     assert truncations(b, "MODS", modules) == expected_cuts("MODS", fields)
 
 
-@pytest.mark.parametrize("tag", ["ADDR", "NODE", "PATH"])
+@pytest.mark.parametrize("tag", ["ADDR", "NODE", "PATH", "TIME"])
 def test_every_cut_of_a_varint_section_names_its_entry(tag: str) -> None:
     b = rich()
     table = b._table()
@@ -741,6 +743,10 @@ def test_every_cut_of_a_varint_section_names_its_entry(tag: str) -> None:
     elif tag == "NODE":
         nodes, _ = b.tree()
         starts = [8 + sum(len(uv(up)) + len(uv(indices[addr])) for up, addr in nodes[:n]) for n in range(len(nodes))]
+    elif tag == "TIME":
+        times = [0, *(point[0] for point in b.timeline)]
+        starts = [8 + sum(len(uv(t - p)) + sum(len(uv(v)) for v in point[1:])
+                          for p, t, point in zip(times, times[1:], b.timeline[:n])) for n in range(len(b.timeline))]
     else:
         starts = []
         for n in range(len(b.paths)):

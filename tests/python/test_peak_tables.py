@@ -5,6 +5,8 @@ temporary allocations; in text, JSON and on the page."""
 from __future__ import annotations
 
 import json
+import re
+from html import unescape
 from pathlib import Path
 
 import pytest
@@ -31,7 +33,10 @@ def peak_builder(pid: int = 4242) -> DataFileBuilder:
     summary[0:6] = [1_001_100, 1_000_100, 100 * MIB + 1_000_000 + 64_000_000, 100 * MIB + 64_000_000, 1_100,
                     100 * MIB + 1_000_000]
     summary[22:25] = [1_000_001, 3_850_000, 1_100]  # temporaries; the peak at 3.85 ms, the 1,100th allocation
-    return DataFileBuilder(pid=pid, exe=b"/bin/prog", leak_depth=5, summary=summary, paths=[
+    # Two points of the memory over time: 1 MB live, then the held blocks
+    # too; the peak (at 3.85 ms) after them.
+    timeline = [(1_000_000, 1_000_000, 1000, 8_000_000), (2_000_000, 100 * MIB + 1_000_000, 1100, 9_000_000)]
+    return DataFileBuilder(pid=pid, exe=b"/bin/prog", leak_depth=5, summary=summary, timeline=timeline, paths=[
         ((HOLD_MALLOC, MAIN_HOLD), 100, 100, (0, 0, 0, 100 * MIB), (0, 0, 0, 100 * MIB), 1, 100, 100 * MIB),
         ((INNER_MALLOC, MIDDLE_INNER, OUTER_MIDDLE, MAIN_OUTER), 1000, 0, (0, 0, 1_000_000, 0), (0,) * 4, 0, 1000,
          1_000_000),
@@ -105,3 +110,20 @@ def test_several_processes_have_no_one_peak(peak_file: Path, tmp_path: Path,
     text = report(capsys, "report", "--tables", "peak", peak_file, other)
     assert "Peak table: the peak is one process's; report one with --pid or --program" in text
     assert json.loads(report(capsys, "report", "--format", "json", peak_file, other))["peak"] is None
+
+
+def test_the_page_draws_memory_over_time_and_the_peak_table(peak_file: Path) -> None:
+    page = html.render(for_display(load_profile([peak_file])))
+    # 1,000 units across for the run's 2.5 s, 200 up for the most bytes
+    # (the peak, 105,857,600, above the resident sets): the points at 1 and
+    # 2 ms, then the peak at 3.85 ms, x = ns * 1000 / 2.5e9, y = 200 - bytes
+    # * 200 / 105,857,600.
+    assert '<polyline class="live" points="0.4,198.11 0.8,0.0 1.54,0.0">' in page
+    assert '<polyline class="resident" points="0.4,184.89 0.8,183.0">' in page
+    assert '<circle class="peak" cx="1.54" cy="0.0" r="5">' in page
+    table = page[page.index('id="table-peak"'):]
+    table = table[:table.index("</table>")]
+    rows = re.findall(r"<tr>(.*?)</tr>", table, re.S)
+    assert [" ".join(unescape(re.sub("<[^>]+>", " ", row)).split()) for row in rows] == [
+        "blocks bytes (%) path", "100 104,857,600 (99) main > hold",
+        "1,000 1,000,000 main > leak_outer > leak_middle > leak_inner"]

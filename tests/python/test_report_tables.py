@@ -489,9 +489,9 @@ def test_databases_of_other_versions_and_applications(program: Path, tmp_path: P
                                                       capsys: pytest.CaptureFixture[str]) -> None:
     database = tmp_path / "p.db"
     report(capsys, "db", program, "-o", database)
-    # The schema's version, from schema.sql: 5.
-    for version, problem in ((99, "profile schema version 99 is newer than this mprof understands (5)"),
-                             (4, "profile schema version 4 is older than this mprof reads (5); make it again "
+    # The schema's version, from schema.sql: 6.
+    for version, problem in ((99, "profile schema version 99 is newer than this mprof understands (6)"),
+                             (5, "profile schema version 5 is older than this mprof reads (6); make it again "
                                  "from the data files with mprof db"),
                              (0, "not an mprof profile database")):
         with sqlite3.connect(database) as db:
@@ -707,7 +707,7 @@ def test_two_processes_in_the_database(tmp_path: Path, capsys: pytest.CaptureFix
     # Each process's own figures, as its file has them.
     assert [(run["figures"]["allocs"], run["figures"]["bytes_allocated"], run["figures"]["max_live_bytes"])
             for run in runs] == [(5, 3380, 3360), (5, 3380, 3360)]
-    assert [{key: value for key, value in run.items() if key not in ("figures", "start_unix_ns")}
+    assert [{key: value for key, value in run.items() if key not in ("figures", "start_unix_ns", "timeline")}
             for run in runs] == [
         {"pid": 1, "ppid": 1, "program": "/bin/prog", "command_line": "prog run", "elapsed_ns": 2_500_000_000,
          "call_graph": True, "final": True, "checkpoint": False, "end_signal": 0, "forked": False, "leak_depth": 5},

@@ -27,6 +27,7 @@ from .records import (
     Node,
     Program,
     Summary,
+    TimePoint,
 )
 
 __all__ = [
@@ -40,6 +41,7 @@ __all__ = [
     "Node",
     "Program",
     "Summary",
+    "TimePoint",
     "parse",
     "read",
 ]
@@ -80,6 +82,7 @@ def _parse(data: memoryview, path: str) -> DataFile:
         nodes=nodes,
         paths=sections.parse_paths(payloads[fmt.TAG_PATHS], nodes,
                                    header.stack_depth if header.call_graph else header.leak_depth),
+        timeline=sections.parse_timeline(payloads[fmt.TAG_TIMELINE]),
     )
 
 

@@ -28,6 +28,7 @@ TAG_BINS: Final = b"BINS"
 TAG_ADDRS: Final = b"ADDR"
 TAG_NODES: Final = b"NODE"
 TAG_PATHS: Final = b"PATH"
+TAG_TIMELINE: Final = b"TIME"
 TAG_END: Final = b"END "
 SECTION_ORDER: Final = (
     TAG_PROGRAM,
@@ -37,6 +38,7 @@ SECTION_ORDER: Final = (
     TAG_ADDRS,
     TAG_NODES,
     TAG_PATHS,
+    TAG_TIMELINE,
     TAG_END,
 )
 
@@ -52,6 +54,7 @@ BIN_ENTRY: Final = struct.Struct("<IQQQQQQQ")
 MODULE_FIXED: Final = struct.Struct("<QQQBBH")
 # NODE and PATH entries are uv fields, so they have counts, not layouts.
 NODE_FIELDS: Final = 2  # up, address index
+TIME_FIELDS: Final = 4  # nanoseconds since the point before, live bytes, live blocks, resident bytes
 # allocs, frees, bytes[4], freed[4], temporaries, blocks and bytes at the peak, after the node
 PATH_FIELDS: Final = 2 + 2 * len(SIZE_CLASSES) + 3
 

@@ -149,6 +149,15 @@ class CallPath:
 
 
 @dataclass(frozen=True)
+class TimePoint:
+    """The memory at one moment of the run."""
+    ns: int  # from the start
+    live_bytes: int
+    live_blocks: int
+    resident_bytes: int  # the process's resident set
+
+
+@dataclass(frozen=True)
 class DataFile:
     path: str
     header: Header
@@ -158,3 +167,4 @@ class DataFile:
     bins: tuple[Bin, ...]
     nodes: tuple[Node, ...]  # parents before their children
     paths: tuple[CallPath, ...]
+    timeline: tuple[TimePoint, ...] = ()  # oldest first

@@ -8,7 +8,7 @@
 -- and offsets are unsigned 64-bit values stored as signed two's complement:
 -- a negative v stands for v + 2^64.
 PRAGMA application_id = 1836085871;
-PRAGMA user_version = 5;
+PRAGMA user_version = 6;
 
 CREATE TABLE runs (
     id INTEGER PRIMARY KEY,
@@ -45,6 +45,17 @@ CREATE TABLE modules (
 CREATE TABLE summary (
     name TEXT PRIMARY KEY,
     value INTEGER NOT NULL
+);
+
+-- Each run's memory over time (mprof(5)'s TIME section): at most a few
+-- thousand points however long the run.
+CREATE TABLE timeline (
+    run_id INTEGER NOT NULL REFERENCES runs(id),
+    ns INTEGER NOT NULL,             -- from the run's start
+    live_bytes INTEGER NOT NULL,
+    live_blocks INTEGER NOT NULL,
+    resident_bytes INTEGER NOT NULL, -- the process's resident set
+    PRIMARY KEY (run_id, ns)
 );
 
 -- Each run's own figures, as its data file's SUMM section has them: the

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from . import format as fmt
 from .binary import Cursor
 from .errors import FormatProblem
-from .records import Bin, CallPath, ClassBytes, Module, Node, Program, Summary
+from .records import Bin, CallPath, ClassBytes, Module, Node, Program, Summary, TimePoint
 
 
 def _decode(raw: bytes | memoryview) -> str:
@@ -243,3 +243,19 @@ def _depths(nodes: tuple[Node, ...]) -> list[int]:
     for node in nodes:
         depths.append(1 + (depths[node.parent] if node.parent >= 0 else 0))
     return depths
+
+
+def parse_timeline(payload: memoryview) -> tuple[TimePoint, ...]:
+    """The memory over the run: each point's time as its distance from the
+    point before."""
+    cur = Cursor(payload, "TIME")
+    points: list[TimePoint] = []
+    at = 0
+    for index in range(_uv_count(cur)):
+        step, live_bytes, live_blocks, resident = cur.uvs(fmt.TIME_FIELDS, f"entry {index}")
+        at += step
+        if at > fmt.ADDRESS_MAX:
+            raise FormatProblem(f"corrupt: section TIME entry {index} is past 64 bits of nanoseconds")
+        points.append(TimePoint(at, live_bytes, live_blocks, resident))
+    cur.finish()
+    return tuple(points)

@@ -181,6 +181,9 @@ def _insert_run(db: sqlite3.Connection, number: int, run: Run) -> None:
                (number, run.path, h.pid, h.ppid, run.data.program.exe, " ".join(run.data.program.argv),
                 h.start_unix_ns, h.elapsed_ns, int(h.call_graph), int(h.final), int(h.checkpoint), h.end_signal,
                 int(h.forked), h.stack_depth, h.leak_depth))
+    db.executemany("INSERT OR REPLACE INTO timeline VALUES (?, ?, ?, ?, ?)",
+                   [(number, point.ns, point.live_bytes, point.live_blocks, point.resident_bytes)
+                    for point in run.data.timeline])
     db.executemany("INSERT INTO run_figures VALUES (?, ?, ?)",
                    [(number, name, value) for name, value in sorted(run.data.summary.items())])
     db.executemany("INSERT OR IGNORE INTO modules VALUES (?, ?, ?, ?, ?, ?, ?)",

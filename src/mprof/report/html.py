@@ -13,7 +13,7 @@ from pathlib import Path
 
 import jinja2
 
-from . import flame, html_rows, legends, processes, size_chart, summary, tables
+from . import flame, html_rows, legends, processes, size_chart, summary, tables, timeline_chart
 from .model import Model
 
 TEMPLATES = Path(__file__).with_name("templates")
@@ -47,9 +47,24 @@ def environment() -> jinja2.Environment:
     return env
 
 
+@dataclass(frozen=True)
+class PeakRow:
+    blocks: int
+    bytes: int
+    share: str  # "(99)", or blank below 1%
+    path: str
+
+
+# The peak table's rows on the page; its flame graph draws the rest.
+PEAK_ROWS = 100
+
+
 def render(model: Model, runtime: bool = False) -> str:
     """The page; with runtime, the leak table and flame graph also show what
     the C and C++ runtimes keep on purpose."""
+    peak = model.summary.get("max_live_bytes", 0)
+    peak_rows = [PeakRow(row.blocks, row.bytes, tables.parenthesised(row.bytes, peak),
+                         tables.whole_path_text(model, row.functions, None)) for row in tables.peak_paths(model)]
     runs = [RunLine(run.pid, "fork child" if run.forked else "process", run.command_line or run.program,
                     ", ".join(summary.run_notes(run))) for run in model.runs]
     program = model.runs[0].program if model.runs else ""
@@ -61,6 +76,8 @@ def render(model: Model, runtime: bool = False) -> str:
         allocation_flame=flame.allocation_flame(model), leak_flame=flame.leak_flame(model, runtime=runtime),
         peak_flame=flame.peak_flame(model), temporary_flame=flame.temporary_flame(model),
         peak_moment=summary.peak_moment(model) if len(model.runs) <= 1 else "",
+        several=len(model.runs) > 1, timeline=timeline_chart.chart(model),
+        peak_rows=peak_rows[:PEAK_ROWS], peak_count=len(peak_rows),
         runtime_note="" if runtime else tables.runtime_note(model, "mprof html --include-runtime"),
         processes=processes.process_rows(model) if processes.merged(model) else [],
         min_share=flame.MIN_SHARE, sizes=size_chart.chart(model))

@@ -25,6 +25,8 @@ class RunInfo:
     # Its own figures, by mprof(5)'s SUMM names: allocs, max_live_bytes...
     figures: Mapping[str, int] = field(default_factory=dict)
     start_unix_ns: int = 0
+    # Its memory over time: (ns from its start, live bytes, live blocks, resident bytes), oldest first.
+    timeline: tuple[tuple[int, int, int, int], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -158,8 +160,12 @@ def load(db: sqlite3.Connection) -> Model:
     figures: dict[int, dict[str, int]] = {}
     for run_id, name, value in db.execute("SELECT run_id, name, value FROM run_figures"):
         figures.setdefault(run_id, {})[name] = value
+    points: dict[int, list[tuple[int, int, int, int]]] = {}
+    for run_id, ns, live, blocks, resident in db.execute(
+            "SELECT run_id, ns, live_bytes, live_blocks, resident_bytes FROM timeline ORDER BY run_id, ns"):
+        points.setdefault(run_id, []).append((ns, live, blocks, resident))
     runs = [RunInfo(row[1], row[2], row[3], row[4], row[5], bool(row[6]), bool(row[7]), bool(row[8]), row[9],
-                    bool(row[10]), row[11], figures.get(row[0], {}), row[12])
+                    bool(row[10]), row[11], figures.get(row[0], {}), row[12], tuple(points.get(row[0], ())))
             for row in db.execute("SELECT id, pid, ppid, program, command_line, elapsed_ns, call_graph, final, "
                                   "checkpoint, end_signal, forked, leak_depth, start_unix_ns FROM runs ORDER BY id")]
     summary = dict(db.execute("SELECT name, value FROM summary"))
