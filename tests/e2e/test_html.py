@@ -388,3 +388,12 @@ def test_pages_load_nothing(browser: WebDriver, pages: dict[str, Path]) -> None:
             " || e.getAttribute('action'))")
         assert links and all(link.startswith("#") for link in links), (name, [x for x in links if x[:1] != "#"])
         assert console_errors(browser) == []
+
+
+def test_every_flame_graph_has_colours_of_its_own(browser: WebDriver, pages: dict[str, Path]) -> None:
+    open_page(browser, pages["widgets"])
+    fills = {kind: browser.execute_script(
+        "return getComputedStyle(document.querySelector(`#${arguments[0]}-graph rect`)).fill", kind)
+        for kind in ("allocation", "peak", "leak")}
+    # Each kind its own hues, none left black by a kind the style sheet forgot.
+    assert "rgb(0, 0, 0)" not in fills.values() and len(set(fills.values())) == 3
