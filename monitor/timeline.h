@@ -11,8 +11,11 @@
 #include <stdint.h>
 
 #define TIMELINE_POINTS 2000u /* even */
-/* The first points come this often; each merge doubles it. */
+/* The first points come this often; each merge doubles it.  A test may
+ * define it smaller, to fill the points in a moment. */
+#ifndef TIMELINE_FIRST_INTERVAL_NS
 #define TIMELINE_FIRST_INTERVAL_NS 1000000u
+#endif
 
 struct timeline_point {
     uint64_t ns; /* from the start */

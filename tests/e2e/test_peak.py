@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from e2e_support import Targets, monitor_env, mprof, table
+from e2e_support import REPO_ROOT, Targets, monitor_env, mprof, table
 from mprof.cli.inputs import load_profile
 from mprof.reducer import datafile
 from mprof.report.model import Model
@@ -93,3 +93,18 @@ def test_memory_over_time(targets: Targets, tmp_path: Path) -> None:
     # During the churn at most one 64-byte block is live beside the 1 MB leaked.
     churning = [point for point in points if point.ns > data.summary.peak_ns + 10_000_000]
     assert churning and all(point.live_bytes - LEAKED <= 64 + 100_000 for point in churning)
+
+
+def test_the_points_of_a_long_run_stay_few_and_keep_its_highs(targets: Targets) -> None:
+    # timeline_points.c ticks for 50 ms with points due every microsecond:
+    # tens of thousands of ticks, so the 2,000 points fill and merge again
+    # and again; the millisecond of 1,000,000,000 live bytes in the middle
+    # survives every merge after it, as each keeps the higher of two
+    # neighbours.
+    program = targets.build("timeline_points", "-std=c11", "-D_GNU_SOURCE", "-Wall", "-Wextra", "-Werror",
+                            "-DTIMELINE_FIRST_INTERVAL_NS=1000u", f"-I{REPO_ROOT / 'monitor'}",
+                            str(REPO_ROOT / "monitor" / "timeline.c"))
+    completed = subprocess.run([program], capture_output=True, text=True, timeout=60, check=True)
+    count, increasing, highest, resident = (int(field) for field in completed.stdout.split())
+    assert 1000 <= count <= 2000 and increasing == 1 and resident == 1
+    assert highest == 1_000_000_000
