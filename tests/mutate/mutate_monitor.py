@@ -39,7 +39,7 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 TESTS = ["tests/e2e/test_boundaries.py", "tests/e2e/test_widgets.py", "tests/e2e/test_allocator_api.py",
          "tests/e2e/test_processes.py", "tests/e2e/test_format_agreement.py", "tests/e2e/test_endings.py",
          "tests/e2e/test_modules.py", "tests/e2e/test_run.py", "tests/e2e/test_unwinder.py",
-         "tests/e2e/test_table_growth.py"]
+         "tests/e2e/test_table_growth.py", "tests/e2e/test_peak.py", "tests/e2e/test_exact_paths.py"]
 SECONDS_PER_MUTANT = 600
 
 SWAPS = {"<": "<=", "<=": "<", ">": ">=", ">=": ">", "==": "!=", "!=": "==", "&&": "||", "||": "&&",
