@@ -117,36 +117,12 @@ MONITOR_TEXT uint32_t paths_path_of(const struct path_node *node)
     return path;
 }
 
-uint32_t paths_node_of_path(uint32_t path)
-{
-    spin_lock(&registry.lock);
-    uint32_t node = path < registry.path_count ? registry.path_nodes[path] : PATH_NONE;
-    spin_unlock(&registry.lock);
-    return node;
-}
-
 const struct path_node *paths_node_by_id(uint32_t id)
 {
     spin_lock(&registry.lock);
     const struct path_node *node = id < registry.node_count ? registry.nodes[id] : NULL;
     spin_unlock(&registry.lock);
     return node;
-}
-
-uint32_t paths_node_count(void)
-{
-    spin_lock(&registry.lock);
-    uint32_t count = registry.node_count;
-    spin_unlock(&registry.lock);
-    return count;
-}
-
-uint32_t paths_path_count(void)
-{
-    spin_lock(&registry.lock);
-    uint32_t count = registry.path_count;
-    spin_unlock(&registry.lock);
-    return count;
 }
 
 bool paths_hold(bool bounded)
@@ -193,11 +169,6 @@ void paths_retag(uintptr_t start, uintptr_t end, uintptr_t tag_bits)
     }
     ptable_rehash(&registry.by_key, hash_of_node);
     spin_unlock(&registry.lock);
-}
-
-uint32_t paths_first_own_node(void)
-{
-    return registry.first_own_node;
 }
 
 uint32_t paths_first_own_path(void)

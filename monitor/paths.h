@@ -37,12 +37,8 @@ const struct path_node *paths_node(uint32_t parent, uintptr_t address, uint64_t 
 /* The id of the path that ends at node, made on first use; PATH_NONE when
  * out of memory. */
 uint32_t paths_path_of(const struct path_node *node);
-/* The node a path id ends at, PATH_NONE for an id not made. */
-uint32_t paths_node_of_path(uint32_t path);
 /* NULL for a node id not made. */
 const struct path_node *paths_node_by_id(uint32_t id);
-uint32_t paths_node_count(void);
-uint32_t paths_path_count(void);
 
 /* The writer of a data file holds the registry still while it reads the
  * tree with the paths_held_ functions; bounded (a signal handler's write)
@@ -57,8 +53,7 @@ uint32_t paths_held_node_of_path(uint32_t path);
  * the tag bits (see retag.h), and rehashes.  Callers hold every thread
  * state's lock, which come before the registry's. */
 void paths_retag(uintptr_t start, uintptr_t end, uintptr_t tag_bits);
-/* Nodes and paths below these were made before the last fork, by the parent. */
-uint32_t paths_first_own_node(void);
+/* Paths below this were made before the last fork, by the parent. */
 uint32_t paths_first_own_path(void);
 
 void paths_fork_prepare(void);
