@@ -132,23 +132,24 @@ MONITOR_TEXT_INLINE static uint32_t path_of_chain(struct thread_state *state, co
         common++;
     if (likely(common == depth && depth == previous && state->cached_path != PATH_NONE))
         return state->cached_path;
-    uint32_t node = common ? state->cached_nodes[common - 1] : paths_root();
-    const struct path_node *leaf = NULL;
+    const struct path_node *leaf = common ? state->cached_nodes[common - 1] : NULL;
+    uint32_t parent = leaf ? leaf->id : paths_root();
     for (unsigned i = common; i < depth; i++) {
         uintptr_t address = chain[depth - 1 - i];
-        leaf = find_node(state, node, address);
+        leaf = find_node(state, parent, address);
         if (unlikely(!leaf)) {
             state->cached_depth = i;
             state->cached_path = PATH_NONE;
             return PATH_NONE;
         }
-        node = leaf->id;
+        parent = leaf->id;
         state->cached_addrs[i] = address;
-        state->cached_nodes[i] = node;
+        state->cached_nodes[i] = leaf;
     }
     state->cached_depth = depth;
+    /* Only the empty chain (no frame unwound) ends at the root itself. */
     if (!leaf)
-        leaf = paths_node_by_id(node);
+        leaf = paths_node_by_id(parent);
     state->cached_path = leaf ? paths_path_of(leaf) : PATH_NONE;
     return state->cached_path;
 }
@@ -212,16 +213,14 @@ MONITOR_TEXT void monitor_alloc(void *block, size_t size, enum mprof_summary_fie
     state->counters[MPROF_SUM_BYTES_ALLOCATED] += size;
     /* mprof- mode stops at the leak chain on purpose. */
     state->counters[MPROF_SUM_TRUNCATED_CHAINS] += truncated && monitor.options.call_graph;
-    state->last_block = 0;
     bool replaced = false;
     uint64_t live = 0;
     /* Untracked (out of memory): counted as allocated but never freed,
      * nothing better is known. */
     bool tracked = counts && ptrmap_insert((uintptr_t)block, size, path, &replaced);
-    if (likely(tracked)) {
+    if (likely(tracked))
         live = live_change_of(state, counts, bin, (int64_t)size, 1);
-        state->last_block = (uintptr_t)block;
-    }
+    state->last_block = tracked ? (uintptr_t)block : 0;
     spin_unlock(&state->lock);
 
     if (likely(tracked)) {

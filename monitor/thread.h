@@ -52,7 +52,7 @@ struct thread_state {
      * each of its paths: cached_nodes[i] is the path cached_addrs[0..i]. */
     uintptr_t *scratch; /* UNWIND_BUFFER_SIZE(stack_depth) entries for the new chain */
     uintptr_t *cached_addrs;
-    uint32_t *cached_nodes;
+    const struct path_node **cached_nodes;
     unsigned cached_depth;
     uint32_t cached_path; /* the id of the whole previous chain's path, or PATH_NONE */
     /* Nodes used lately, direct-mapped by a fold of (parent, address),

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from mprof.reducer import datafile
 from mprof.reducer.records import DataFile, Module
+from mprof.report.model import Model, PathRow
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 BUILD = REPO_ROOT / "build"
@@ -99,3 +100,14 @@ def table(text: str, heading: str) -> list[str]:
 
 def numbers(line: str) -> list[int]:
     return [int(n.replace(",", "")) for n in re.findall(r"(?<![\w.+/\[])\d[\d,]*(?![\w.\]])", line)]
+
+
+def path_name(model: Model, path: PathRow) -> str:
+    """'main > a > w': the functions of a whole path, outermost first, read
+    from the database's node table."""
+    names = []
+    node = path.node
+    while node is not None:
+        names.append(model.functions[model.path_nodes[node].function].name)
+        node = model.path_nodes[node].parent
+    return " > ".join(reversed(names))

@@ -8,7 +8,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from e2e_support import Targets, monitor_env
+from e2e_support import Targets, monitor_env, path_name
 from mprof.cli.inputs import load_profile
 from mprof.report import flame
 from mprof.report.display import for_display
@@ -36,13 +36,7 @@ def test_each_caller_keeps_its_own_bytes_below_a_shared_function(targets: Target
         "main": 150_000, "main > a": 100_000, "main > a > w": 100_000, "main > a > w > x": 100_000,
         "main > b": 50_000, "main > b > w": 50_000, "main > b > w > y": 50_000}
     # The database holds each whole path with its figures.
-    by_path = {}
-    for path in model.paths:
-        names = []
-        node = path.node
-        while node is not None:
-            names.append(model.functions[model.path_nodes[node].function].name)
-            node = model.path_nodes[node].parent
-        by_path[" > ".join(reversed(names))] = (path.allocs, path.frees, sum(path.bytes), sum(path.freed))
+    by_path = {path_name(model, path): (path.allocs, path.frees, sum(path.bytes), sum(path.freed))
+               for path in model.paths}
     assert by_path["main > a > w > x"] == (1000, 1000, 100_000, 100_000)
     assert by_path["main > b > w > y"] == (10, 10, 50_000, 50_000)

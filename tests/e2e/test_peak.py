@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from e2e_support import REPO_ROOT, Targets, monitor_env, mprof, table
+from e2e_support import REPO_ROOT, Targets, monitor_env, mprof, path_name, table
 from mprof.cli.inputs import load_profile
 from mprof.reducer import datafile
 from mprof.report.model import Model
@@ -22,15 +22,8 @@ LEAKED, HELD, CHURNS = 1000 * 1000, 100 * MIB, 1_000_000
 def by_path(model: Model) -> dict[str, tuple[int, int, int, int]]:
     """'main > leak_outer > ...' -> (allocs, temporaries, peak blocks, peak
     bytes), for the paths through the program's own functions."""
-    found = {}
-    for path in model.paths:
-        names = []
-        node = path.node
-        while node is not None:
-            names.append(model.functions[model.path_nodes[node].function].name)
-            node = model.path_nodes[node].parent
-        found[" > ".join(reversed(names))] = (path.allocs, path.temporaries, path.peak_blocks, path.peak_bytes)
-    return found
+    return {path_name(model, path): (path.allocs, path.temporaries, path.peak_blocks, path.peak_bytes)
+            for path in model.paths}
 
 
 @pytest.mark.parametrize("threads", [False, True])

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ..reducer.errors import MprofError
 from ..report.display import for_display
-from .inputs import add_selection_arguments, load_profile, selection
+from .inputs import add_naming_arguments, add_selection_arguments, load_profile, selection
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -22,12 +22,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
                         help="data files of one program, or one profile database")
     parser.add_argument("-o", "--output", type=Path, required=True, metavar="FILE", help="the page to write")
     add_selection_arguments(parser)
-    parser.add_argument("--include-runtime", action="store_true",
-                        help="list among the leaks the blocks the C and C++ runtimes keep on purpose until exit "
-                             "(stdio buffers, the C++ exception pool, the dynamic loader's)")
-    parser.add_argument("--full-names", action="store_true",
-                        help="name C++ functions with their parameters and template arguments (by default they "
-                             "show on hover)")
+    add_naming_arguments(parser, "they show on hover")
 
 
 def run(args: argparse.Namespace) -> int:

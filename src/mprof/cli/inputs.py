@@ -48,6 +48,17 @@ def add_selection_arguments(parser: argparse.ArgumentParser) -> None:
                         help="only the processes running NAME (an executable's name or path); repeatable")
 
 
+
+def add_naming_arguments(parser: argparse.ArgumentParser, short_names: str) -> None:
+    """The options of what a report names, shared by its text and its page;
+    short_names says what the view does without --full-names."""
+    parser.add_argument("--include-runtime", action="store_true",
+                        help="list among the leaks the blocks the C and C++ runtimes keep on purpose until exit "
+                             "(stdio buffers, the C++ exception pool, the dynamic loader's)")
+    parser.add_argument("--full-names", action="store_true",
+                        help="name C++ functions with their parameters and template arguments (by default "
+                             f"{short_names})")
+
 def selection(args: argparse.Namespace) -> Selection:
     return Selection(tuple(args.pid), tuple(args.program))
 

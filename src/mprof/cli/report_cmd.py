@@ -10,7 +10,7 @@ from ..report import json_tables, text_tables
 from ..report.display import for_display
 from ..report.tables import EVERY_ROW, FIRST_SCREEN, Limit
 from . import pager
-from .inputs import add_selection_arguments, load_profile, selection
+from .inputs import add_naming_arguments, add_selection_arguments, load_profile, selection
 
 
 def _tables(text: str) -> tuple[str, ...]:
@@ -66,12 +66,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
                         help="leak paths name the line of each call, telling call sites in one function apart")
     parser.add_argument("--wide", action="store_true", help="never shorten leak paths")
     add_selection_arguments(parser)
-    parser.add_argument("--include-runtime", action="store_true",
-                        help="list among the leaks the blocks the C and C++ runtimes keep on purpose until exit "
-                             "(stdio buffers, the C++ exception pool, the dynamic loader's)")
-    parser.add_argument("--full-names", action="store_true",
-                        help="name C++ functions with their parameters and template arguments (by default only "
-                             "where two functions would read the same)")
+    add_naming_arguments(parser, "only where two functions would read the same")
     parser.add_argument("--no-pager", action="store_true",
                         help="never page the output (it is paged only on a terminal: $MPROF_PAGER, then "
                              "$PAGER, then less)")

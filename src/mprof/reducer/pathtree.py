@@ -65,7 +65,7 @@ def _start_up(data: DataFile, frames: Mapping[int, Sequence[Frame]]) -> set[int]
     """The nodes that call main, directly or not: start-up code, whose
     frames no path keeps (the call graph leaves them out too)."""
     found: set[int] = set()
-    for index, node in enumerate(data.nodes):
+    for node in data.nodes:
         if any(frame.function == "main" and not frame.inlined for frame in frames[node.addr]):
             parent = node.parent
             while parent >= 0 and parent not in found:

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 from . import legends, processes, summary, tables
 from .model import Model
 from .tables import EVERY_ROW, GraphEntry, Limit, Related, parenthesised, percent, shown_count
+
+Row = TypeVar("Row")
 
 TABLES = ("summary", "peak", "leaks", "temporaries", "bins", "direct", "graph")
 
@@ -22,6 +25,13 @@ class Options:
     path_width: int = 100
     limit: Limit = EVERY_ROW  # how many rows of each table to show, after the cutoff
     runtime: bool = False  # the leak table lists what the C and C++ runtimes keep on purpose
+
+
+def shown_rows(rows: Sequence[Row], weight: Callable[[Row], int], total: int, options: Options) -> list[Row]:
+    """The rows, in their order, that a table shows: those of at least the
+    cutoff's share of total, then as many of them as the limit takes."""
+    above = [row for row in rows if not total or weight(row) * 100 >= options.cutoff * total]
+    return above[:shown_count([weight(row) for row in above], total, options.limit)]
 
 
 def left_out(shown: int, rows: int) -> list[str]:
@@ -91,8 +101,7 @@ def peak_table(model: Model, options: Options) -> str:
     peak = model.summary.get("max_live_bytes", 0)
     rows = tables.peak_paths(model)
     lines = [legends.PEAK, "", summary.peak_moment(model), "", f"{'blocks':>10} {'bytes':>13} {'(%)':>5}  path"]
-    above = [row for row in rows if not peak or row.bytes * 100 >= options.cutoff * peak]
-    shown = above[:shown_count([row.bytes for row in above], peak, options.limit)]
+    shown = shown_rows(rows, lambda row: row.bytes, peak, options)
     width = None if options.wide else options.path_width
     for row in shown:
         lines.append(f"{row.blocks:>10,} {row.bytes:>13,} {parenthesised(row.bytes, peak):>5}  "
@@ -106,8 +115,7 @@ def temporaries_table(model: Model, options: Options) -> str:
     total = model.summary.get("temporary_allocs", 0)
     rows = tables.temporary_paths(model)
     lines = [legends.TEMPORARIES, "", f"{'count':>12} {'(%)':>5}  path"]
-    above = [row for row in rows if not total or row.blocks * 100 >= options.cutoff * total]
-    shown = above[:shown_count([row.blocks for row in above], total, options.limit)]
+    shown = shown_rows(rows, lambda row: row.blocks, total, options)
     width = None if options.wide else options.path_width
     for row in shown:
         lines.append(f"{row.blocks:>12,} {parenthesised(row.blocks, total):>5}  "
@@ -122,8 +130,7 @@ def leak_table(model: Model, options: Options) -> str:
     kept_total = tables.leak_total(model, options.runtime)
     width = None if options.wide else options.path_width
     lines = [legends.LEAKS, "", f"{'objects':>10} {'bytes':>12} {'(%)':>5}  path"]
-    above = [row for row in rows if not kept_total or row.kept * 100 >= options.cutoff * kept_total]
-    shown = above[:shown_count([row.kept for row in above], kept_total, options.limit)]
+    shown = shown_rows(rows, lambda row: row.kept, kept_total, options)
     for row in shown:
         path = tables.path_text(model, row.frames, options.call_sites, width)
         if row.runtime:
@@ -175,8 +182,7 @@ def direct_table(model: Model, options: Options) -> str:
     lines = [legends.DIRECT, "", sub, header,
              _direct_row("<total>", all_allocated, totals.by_class, totals.kept_by_class, totals.calls,
                          all_allocated, all_kept)]
-    above = [f for f in allocators if not all_allocated or sum(f.self_bytes) * 100 >= options.cutoff * all_allocated]
-    shown = above[:shown_count([sum(f.self_bytes) for f in above], all_allocated, options.limit)]
+    shown = shown_rows(allocators, lambda f: sum(f.self_bytes), all_allocated, options)
     for f in shown:
         lines.append(_direct_row(model.label(f.id), sum(f.self_bytes), f.self_bytes, f.kept_bytes, f.self_calls,
                                  all_allocated, all_kept))
