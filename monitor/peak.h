@@ -44,8 +44,10 @@ static inline bool cas_live_word(struct live_word *word, struct live_word *expec
 
 /* Adds delta (negative for a free) to the live bytes; shared: another
  * thread may be changing them too (else a plain update, no locked
- * instruction: one thread cannot race itself). */
-static inline struct peak_change live_change(struct live_word *word, int64_t delta, bool shared)
+ * instruction: one thread cannot race itself).  guess: the word as the
+ * calling thread last left it, the first value the exchange expects. */
+static inline struct peak_change live_change(struct live_word *word, int64_t delta, bool shared,
+                                             struct live_word *guess)
 {
     if (!shared) {
         struct peak_change change = {word->highest, word->highest, word->live + (uint64_t)delta};
@@ -55,14 +57,16 @@ static inline struct peak_change live_change(struct live_word *word, int64_t del
         __atomic_store_n(&word->highest, change.after, __ATOMIC_RELAXED);
         return change;
     }
-    /* A torn first read only costs a retry: the exchange compares all 16 bytes. */
-    struct live_word seen = {__atomic_load_n(&word->live, __ATOMIC_RELAXED),
-                             __atomic_load_n(&word->highest, __ATOMIC_RELAXED)};
+    /* No plain read first: it would fetch the line shared, and the exchange
+     * would then have to fetch it again to own it.  When the guess is
+     * stale, the failed exchange brings the line owned with the value. */
+    struct live_word seen = *guess;
     struct live_word next;
     do {
         next.live = seen.live + (uint64_t)delta;
         next.highest = next.live > seen.highest ? next.live : seen.highest;
     } while (!cas_live_word(word, &seen, next));
+    *guess = next;
     return (struct peak_change){seen.highest, next.highest, next.live};
 }
 

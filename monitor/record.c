@@ -71,7 +71,7 @@ static inline void objects_sub(void)
 static inline uint64_t live_change_of(struct thread_state *state, struct path_counts *counts, unsigned bin,
                                       int64_t bytes, int64_t blocks)
 {
-    struct peak_change change = live_change(&monitor.live, bytes, threads_share());
+    struct peak_change change = live_change(&monitor.live, bytes, threads_share(), &state->live_guess);
     peak_record(&counts->peak, change, bytes, blocks);
     peak_record(&state->bin_peak[bin], change, bytes, blocks);
     if (change.after > change.before) {

@@ -47,6 +47,7 @@ struct thread_state {
      * (rdtsc) and the process's allocation count. */
     uint64_t set_highest, set_allocs, set_tsc, set_index;
     bool set_pending;
+    struct live_word live_guess; /* monitor.live as this thread last left it (peak.h) */
 
     /* The previous chain (paper 3.2), outermost first, with the node of
      * each of its paths: cached_nodes[i] is the path cached_addrs[0..i]. */
