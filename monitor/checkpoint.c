@@ -3,6 +3,7 @@
 
 #include <time.h>
 
+#include "live.h"
 #include "monitor.h"
 #include "state.h"
 
@@ -49,7 +50,7 @@ static void write_checkpoint(void)
     uint64_t end = now_ns();
     atomic_store(&not_before_ns, end + (end - start) * SPACING_FACTOR);
     if (growth_permille) {
-        uint64_t high = __atomic_load_n(&monitor.live.highest, __ATOMIC_RELAXED);
+        uint64_t high = (uint64_t)__atomic_load_n(&live_ledger.highest_bytes, __ATOMIC_RELAXED);
         uint64_t next;
         if (__builtin_mul_overflow(high / 1000, growth_permille, &next))
             next = UINT64_MAX - 1; /* never reached: no more peak checkpoints */

@@ -19,6 +19,7 @@
 
 #include "arena.h"
 #include "checkpoint.h"
+#include "live.h"
 #include "log.h"
 #include "modules.h"
 #include "real.h"
@@ -153,9 +154,7 @@ static void fork_child(void)
     monitor.forked = true;
     atomic_store(&monitor.threads_started, false);
     start_clocks();
-    atomic_store(&monitor.live_objects, 0);
-    monitor.live = (struct live_word){0, 0};
-    atomic_store(&monitor.max_live_objects, 0);
+    live_fork_child();
     atomic_store(&monitor.untracked_allocs, 0);
     atomic_store(&monitor.early_allocs, 0);
     atomic_store(&monitor.early_frees, 0);

@@ -26,15 +26,6 @@ static inline unsigned bin_of(uint64_t size)
     return size < MPROF_BIN_LARGE ? (unsigned)size : MPROF_BIN_LARGE;
 }
 
-static inline void raise_max(atomic_uint_least64_t *max, uint64_t value)
-{
-    uint64_t seen = atomic_load_explicit(max, memory_order_relaxed);
-    while (value > seen &&
-           !atomic_compare_exchange_weak_explicit(max, &seen, value, memory_order_relaxed,
-                                                  memory_order_relaxed))
-        ;
-}
-
 /* One thread alone cannot race itself: no locked instruction until a
  * second thread is started. */
 static inline bool threads_share(void)
@@ -42,37 +33,27 @@ static inline bool threads_share(void)
     return atomic_load_explicit(&monitor.threads_started, memory_order_relaxed);
 }
 
-static inline void objects_add(void)
-{
-    if (likely(!threads_share())) {
-        uint64_t live = atomic_load_explicit(&monitor.live_objects, memory_order_relaxed) + 1;
-        atomic_store_explicit(&monitor.live_objects, live, memory_order_relaxed);
-        if (live > atomic_load_explicit(&monitor.max_live_objects, memory_order_relaxed))
-            atomic_store_explicit(&monitor.max_live_objects, live, memory_order_relaxed);
-        return;
-    }
-    raise_max(&monitor.max_live_objects, atomic_fetch_add_explicit(&monitor.live_objects, 1, memory_order_relaxed) + 1);
-}
-
-static inline void objects_sub(void)
-{
-    if (likely(!threads_share())) {
-        atomic_store_explicit(&monitor.live_objects,
-                              atomic_load_explicit(&monitor.live_objects, memory_order_relaxed) - 1,
-                              memory_order_relaxed);
-        return;
-    }
-    atomic_fetch_sub_explicit(&monitor.live_objects, 1, memory_order_relaxed);
-}
-
 /* A block of size bytes goes live (bytes and blocks positive) or is freed
- * (negative), in its path's and its bin's figures; called with the thread's
- * lock held.  Returns the live bytes after it. */
-static inline uint64_t live_change_of(struct thread_state *state, struct path_counts *counts, unsigned bin,
-                                      int64_t bytes, int64_t blocks)
+ * (negative): the process's live figures change (live.h).  Called with the
+ * thread's lock held, which the ledger may let go of and take again: so
+ * before any of the state's figures change. */
+static inline struct peak_change live_change(struct thread_state *state, int64_t bytes, int64_t blocks)
 {
-    struct peak_change change = live_change(&monitor.live, bytes, threads_share(), &state->live_guess);
-    peak_record(&counts->peak, change, bytes, blocks);
+    struct peak_change change;
+    if (likely(!threads_share()))
+        return live_change_alone(bytes, blocks);
+    if (likely(live_change_granted(&state->grant, bytes, blocks, &change)))
+        return change;
+    return live_change_settled(state, bytes, blocks);
+}
+
+/* The change in its path's and its bin's figures at the peak; the
+ * thread's lock held. */
+static inline void peak_change_of(struct thread_state *state, struct path_counts *counts, unsigned bin,
+                                  struct peak_change change, int64_t bytes, int64_t blocks)
+{
+    if (likely(counts))
+        peak_record(&counts->peak, change, bytes, blocks);
     peak_record(&state->bin_peak[bin], change, bytes, blocks);
     if (change.after > change.before) {
         /* While the live bytes grow, every allocation is a new peak: when
@@ -83,7 +64,6 @@ static inline uint64_t live_change_of(struct thread_state *state, struct path_co
     } else if (unlikely(state->set_pending)) {
         thread_state_stamp_peak(state);
     }
-    return change.live;
 }
 
 static void apply_deferred(struct monitor_tls *tls);
@@ -200,6 +180,13 @@ MONITOR_TEXT void monitor_alloc(void *block, size_t size, enum mprof_summary_fie
     spin_lock(&state->lock);
     uint32_t path = path_of_chain(state, chain, depth);
     struct path_counts *counts = path != PATH_NONE ? counts_of(state, path) : NULL;
+    bool replaced = false;
+    /* Untracked (out of memory): counted as allocated but never freed,
+     * nothing better is known. */
+    bool tracked = counts && ptrmap_insert((uintptr_t)block, size, path, &replaced);
+    struct peak_change change = {0};
+    if (likely(tracked))
+        change = live_change(state, (int64_t)size, 1);
     if (likely(counts)) {
         counts->allocs++;
         counts->bytes[size_class(size)] += size;
@@ -213,22 +200,16 @@ MONITOR_TEXT void monitor_alloc(void *block, size_t size, enum mprof_summary_fie
     state->counters[MPROF_SUM_BYTES_ALLOCATED] += size;
     /* mprof- mode stops at the leak chain on purpose. */
     state->counters[MPROF_SUM_TRUNCATED_CHAINS] += truncated && monitor.options.call_graph;
-    bool replaced = false;
-    uint64_t live = 0;
-    /* Untracked (out of memory): counted as allocated but never freed,
-     * nothing better is known. */
-    bool tracked = counts && ptrmap_insert((uintptr_t)block, size, path, &replaced);
     if (likely(tracked))
-        live = live_change_of(state, counts, bin, (int64_t)size, 1);
+        peak_change_of(state, counts, bin, change, (int64_t)size, 1);
     state->last_block = tracked ? (uintptr_t)block : 0;
     spin_unlock(&state->lock);
 
     if (likely(tracked)) {
         if (unlikely(replaced))
             monitor_count_untracked();
-        objects_add();
-        if (unlikely(live >= atomic_load_explicit(&checkpoint_due_bytes, memory_order_relaxed)))
-            checkpoint_after_peak(live);
+        if (unlikely(change.live >= atomic_load_explicit(&checkpoint_due_bytes, memory_order_relaxed)))
+            checkpoint_after_peak(change.live);
     }
     tls->allocs_since_clock++;
     if (unlikely((tls->allocs_since_clock & (TIMELINE_TICK_EVERY - 1)) == 0 || size >= TIMELINE_LARGE_BLOCK)) {
@@ -239,13 +220,15 @@ MONITOR_TEXT void monitor_alloc(void *block, size_t size, enum mprof_summary_fie
     leave(tls);
 }
 
-/* Counts the free of a block of the map; called with the thread's lock held. */
+/* Counts the free of a block of the map; called with the thread's lock
+ * held, which may be let go of and taken again before anything changes. */
 MONITOR_TEXT static void account_free(struct thread_state *state, uintptr_t block, const struct block_info *info)
 {
     if (unlikely(info->record < paths_first_own_path())) {
         state->counters[MPROF_SUM_INHERITED_FREES]++;
         return;
     }
+    struct peak_change change = live_change(state, -(int64_t)info->size, -1);
     struct path_counts *counts = counts_of(state, info->record);
     unsigned class = size_class(info->size);
     unsigned bin = bin_of(info->size);
@@ -259,8 +242,8 @@ MONITOR_TEXT static void account_free(struct thread_state *state, uintptr_t bloc
         counts->frees++;
         counts->freed[class] += info->size;
         counts->temporaries += temporary;
-        live_change_of(state, counts, bin, -(int64_t)info->size, -1);
     }
+    peak_change_of(state, counts, bin, change, -(int64_t)info->size, -1);
     state->bin_frees[bin]++;
     if (bin == MPROF_BIN_LARGE)
         state->large_freed += info->size;
@@ -279,16 +262,14 @@ MONITOR_TEXT static void record_free(void *block, enum mprof_summary_field field
     if (!known && block && !count_unknown)
         return;
     spin_lock(&state->lock);
-    state->counters[field]++;
     if (!block)
         state->counters[MPROF_SUM_FREE_NULL]++;
     else if (known)
         account_free(state, (uintptr_t)block, &info);
     else
         state->counters[MPROF_SUM_UNKNOWN_FREES]++;
+    state->counters[field]++;
     spin_unlock(&state->lock);
-    if (known && info.record >= paths_first_own_path())
-        objects_sub();
 }
 
 MONITOR_TEXT void monitor_free(void *block, enum mprof_summary_field field)
@@ -357,8 +338,6 @@ MONITOR_TEXT void monitor_released(void *block, bool known, const struct block_i
             state->counters[MPROF_SUM_UNKNOWN_FREES]++;
         spin_unlock(&state->lock);
     }
-    if (known && info->record >= paths_first_own_path())
-        objects_sub();
     leave(tls);
 }
 

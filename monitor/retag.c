@@ -11,7 +11,7 @@ void retag_range(uintptr_t start, uintptr_t end, unsigned tag)
      * registry's. */
     thread_states_lock_all();
     paths_retag(start, end, tag_bits);
-    for (struct thread_state *state = thread_states_first(); state; state = state->next)
+    for (struct thread_state *state = thread_states_newest(); state; state = state->next)
         thread_state_retag(state);
     thread_states_unlock_all();
 }

@@ -10,6 +10,7 @@
 #include "arena.h"
 #include "format.h"
 #include "lock.h"
+#include "live.h"
 #include "log.h"
 #include "modules.h"
 #include "output.h"
@@ -355,7 +356,7 @@ static void emit_summary(const struct gathered *all)
 {
     uint64_t values[MPROF_SUM_FIELD_COUNT];
     memcpy(values, all->counters, sizeof values);
-    values[MPROF_SUM_MAX_LIVE_OBJECTS] = atomic_load(&monitor.max_live_objects);
+    values[MPROF_SUM_MAX_LIVE_OBJECTS] = (uint64_t)__atomic_load_n(&live_ledger.highest_blocks, __ATOMIC_RELAXED);
     values[MPROF_SUM_MAX_LIVE_BYTES] = all->highest;
     values[MPROF_SUM_PEAK_NS] = peak_ns(all->peak_tsc);
     values[MPROF_SUM_PEAK_ALLOCS] = all->peak_index;
@@ -531,7 +532,7 @@ bool snapshot_write(const struct snapshot_request *request)
     }
     memset(all, 0, sizeof(*all));
     all->first_path = paths_first_own_path();
-    all->highest = __atomic_load_n(&monitor.live.highest, __ATOMIC_ACQUIRE);
+    all->highest = (uint64_t)__atomic_load_n(&live_ledger.highest_bytes, __ATOMIC_ACQUIRE);
     thread_states_each(gather_thread, all, bounded_write);
     if (!all->out_of_memory)
         gather_nodes(all, bounded_write);

@@ -9,7 +9,6 @@
 #include <sys/types.h>
 
 #include "options.h"
-#include "peak.h"
 #include "paths.h"
 #include "thread.h"
 
@@ -33,14 +32,9 @@ struct monitor_globals {
      * no other thread can be handed the address in between. */
     atomic_bool threads_started;
 
-    /* Updated atomically by every thread, on every allocation and free:
-     * the live bytes and their maximum (peak.h), and the live blocks.  A
-     * cache line of their own, so that the fields above, which every
-     * allocation reads, are not taken away from the reader by each change. */
-    _Alignas(64) struct live_word live;
-    atomic_uint_least64_t live_objects;
-    atomic_uint_least64_t max_live_objects;
-    /* Changed rarely, read only by the writer of a data file. */
+    /* Changed rarely, read by the writer of a data file; a cache line of
+     * their own, away from the fields above, which every allocation reads.
+     * (The live figures are live.h's.) */
     _Alignas(64) atomic_uint_least64_t untracked_allocs;
     atomic_uint_least64_t early_allocs;
     atomic_uint_least64_t early_frees;

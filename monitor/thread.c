@@ -5,6 +5,7 @@
 #include <x86intrin.h>
 
 #include "arena.h"
+#include "live.h"
 #include "unwind.h"
 
 /* The list of states; guarded by registry_lock for insertion and walking.
@@ -43,7 +44,7 @@ struct thread_state *thread_state_claim(unsigned stack_depth)
     if (state) {
         state->claimed = 1;
         state->next = states;
-        __atomic_store_n(&states, state, __ATOMIC_RELEASE); /* read without the lock by thread_state_stamp_peak */
+        __atomic_store_n(&states, state, __ATOMIC_RELEASE); /* read without the lock: thread_states_newest */
     }
     spin_unlock(&registry_lock);
     return state;
@@ -89,6 +90,7 @@ bool thread_states_each(void (*visit)(struct thread_state *, void *), void *cont
 
 void thread_states_lock_all(void)
 {
+    spin_lock(&live_ledger.lock);
     spin_lock(&registry_lock);
     for (struct thread_state *state = states; state; state = state->next)
         spin_lock(&state->lock);
@@ -99,11 +101,12 @@ void thread_states_unlock_all(void)
     for (struct thread_state *state = states; state; state = state->next)
         spin_unlock(&state->lock);
     spin_unlock(&registry_lock);
+    spin_unlock(&live_ledger.lock);
 }
 
-struct thread_state *thread_states_first(void)
+struct thread_state *thread_states_newest(void)
 {
-    return states;
+    return __atomic_load_n(&states, __ATOMIC_ACQUIRE);
 }
 
 void thread_state_retag(struct thread_state *state)
@@ -119,7 +122,7 @@ void thread_state_stamp_peak(struct thread_state *state)
     uint64_t everyone = 0;
     /* Other threads' counts, read without their locks: a count of a
      * moment, no more exact than the moment itself. */
-    for (struct thread_state *other = __atomic_load_n(&states, __ATOMIC_ACQUIRE); other; other = other->next)
+    for (struct thread_state *other = thread_states_newest(); other; other = other->next)
         everyone += __atomic_load_n(&other->counters[MPROF_SUM_ALLOCS], __ATOMIC_RELAXED);
     state->set_index = everyone - (state->counters[MPROF_SUM_ALLOCS] - state->set_allocs);
     state->set_pending = false;
@@ -151,6 +154,7 @@ void thread_states_fork_child(struct thread_state *survivor)
         state->last_block = 0;
         state->set_highest = state->set_allocs = state->set_tsc = state->set_index = 0;
         state->set_pending = false;
+        state->grant = (struct live_grant){0};
         state->cached_depth = 0;
         state->cached_path = PATH_NONE;
         memset(state->recent_nodes, 0, sizeof state->recent_nodes);

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "format.h"
+#include "live.h"
 #include "lock.h"
 #include "ptable.h"
 #include "paths.h"
@@ -47,7 +48,7 @@ struct thread_state {
      * (rdtsc) and the process's allocation count. */
     uint64_t set_highest, set_allocs, set_tsc, set_index;
     bool set_pending;
-    struct live_word live_guess; /* monitor.live as this thread last left it (peak.h) */
+    struct live_grant grant; /* the thread's side of the live figures (live.h) */
 
     /* The previous chain (paper 3.2), outermost first, with the node of
      * each of its paths: cached_nodes[i] is the path cached_addrs[0..i]. */
@@ -81,7 +82,8 @@ bool thread_states_each(void (*visit)(struct thread_state *, void *), void *cont
  * late frees land here.  Guarded by its own lock like any state. */
 struct thread_state *thread_state_shared(unsigned stack_depth);
 
-/* Every state's lock, and the list's: for fork(2), and for retagging. */
+/* Every state's lock, and the list's and the live ledger's before them:
+ * for fork(2), and for retagging. */
 void thread_states_lock_all(void);
 void thread_states_unlock_all(void);
 /* Makes a locked state forget what its caches knew of the old addresses
@@ -91,8 +93,10 @@ void thread_state_retag(struct thread_state *state);
  * allocation count then, as every state counts it now less what this
  * thread allocated since (exact when one thread allocates). */
 void thread_state_stamp_peak(struct thread_state *state);
-/* Every state, for a caller holding every lock. */
-struct thread_state *thread_states_first(void);
+/* The newest state, the head of the list of every state: the list only
+ * grows, at its head, and states are never freed, so it can be walked
+ * without a lock. */
+struct thread_state *thread_states_newest(void);
 
 void thread_states_fork_prepare(void);
 void thread_states_fork_parent(void);

@@ -8,8 +8,8 @@
 #include <unistd.h>
 
 #include "compiler.h"
+#include "live.h"
 #include "lock.h"
-#include "state.h"
 
 /* Guarded by lock; next_ns is read without it, to decide cheaply that no
  * point is due.  A thread that finds the lock taken skips its tick: another
@@ -80,9 +80,10 @@ MONITOR_TEXT void timeline_tick(void)
     if (now >= atomic_load_explicit(&next_ns, memory_order_relaxed)) {
         if (timeline.count == TIMELINE_POINTS)
             halve();
-        timeline.points[timeline.count++] = (struct timeline_point){
-            now - timeline.start_ns, __atomic_load_n(&monitor.live.live, __ATOMIC_RELAXED),
-            atomic_load_explicit(&monitor.live_objects, memory_order_relaxed), resident_bytes()};
+        uint64_t live_bytes, live_blocks;
+        live_now(&live_bytes, &live_blocks);
+        timeline.points[timeline.count++] =
+            (struct timeline_point){now - timeline.start_ns, live_bytes, live_blocks, resident_bytes()};
         atomic_store_explicit(&next_ns, now + timeline.interval_ns, memory_order_relaxed);
     }
     spin_unlock(&timeline.lock);

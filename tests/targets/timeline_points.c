@@ -10,10 +10,17 @@
 #include <stdio.h>
 #include <time.h>
 
-#include "state.h"
+#include "live.h"
 #include "timeline.h"
 
-struct monitor_globals monitor;
+/* The live figures, as live.c would give them: set by hand. */
+static uint64_t hand_set_live;
+
+void live_now(uint64_t *bytes, uint64_t *blocks)
+{
+    *bytes = hand_set_live;
+    *blocks = 0;
+}
 
 static uint64_t now_ns(void)
 {
@@ -33,7 +40,7 @@ int main(void)
         uint64_t live = 1000 + tick++;
         if (elapsed > 25000000u && elapsed < 26000000u)
             live = 1000000000u;
-        monitor.live.live = live;
+        hand_set_live = live;
         timeline_tick();
     }
     unsigned count = timeline_points(points, 0);
