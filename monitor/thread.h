@@ -1,6 +1,8 @@
 /* Per-thread aggregates.  Each thread updates only its own state, under its
- * own lock, which nobody else takes except the writer of a data file and
- * fork(2): the lock is uncontended on the hot path. */
+ * own lock, which nobody else takes except the writer of a data file,
+ * fork(2), retagging, and a thread that calls back the grants of the live
+ * figures before a new high (live.h): the lock is uncontended on the hot
+ * path. */
 #ifndef MPROF_THREAD_H
 #define MPROF_THREAD_H
 
