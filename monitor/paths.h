@@ -11,8 +11,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* Path ids past this many share the last; their figures are merged. */
+/* Path ids past this many share the last; their figures are merged.  (A
+ * test sets a small one on the compiler's command line.) */
+#ifndef PATH_ID_LIMIT
 #define PATH_ID_LIMIT ((1u << 24) - 1)
+#endif
 /* No node or path: out of memory. */
 #define PATH_NONE UINT32_MAX
 

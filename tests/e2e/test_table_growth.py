@@ -5,9 +5,10 @@ when they do."""
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Callable
 
-from e2e_support import Run, Targets, in_module, module_named
+from e2e_support import REPO_ROOT, Run, Targets, in_module, module_named
 from mprof.reducer import tree
 
 LIVE_BLOCKS = 100_000  # about 1,560 per shard of 64: five growths of each, from 256 slots
@@ -44,3 +45,15 @@ def test_five_thousand_call_sites_are_each_counted_apart(targets: Targets, profi
     # Pairs are per function: main calls malloc, 5,000 times.
     pairs = [(sum(pair.bytes), pair.calls) for pair in tree.totals(data).pairs if in_module(pair.caller, main)]
     assert pairs == [(s.bytes_allocated, SITES)]
+
+
+def test_paths_past_the_last_id_share_it(targets: Targets) -> None:
+    # path_limit.c: the path registry alone, with a limit of 100 path ids
+    # instead of 2^24 - 1, given 110 paths.  The first 100 get ids 0 to 99;
+    # the ten after share the last, 99, which stays the 100th path's.
+    monitor = REPO_ROOT / "monitor"
+    program = targets.build("path_limit", "-std=c11", "-D_GNU_SOURCE", "-Wall", "-Wextra", "-Werror",
+                            "-DPATH_ID_LIMIT=100u", f"-I{monitor}",
+                            *(str(monitor / name) for name in ("paths.c", "ptable.c", "arena.c")))
+    completed = subprocess.run([program], capture_output=True, text=True, timeout=60, check=True)
+    assert completed.stdout.split() == ["100", "99", "11", "1", "1"]
