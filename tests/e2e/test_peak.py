@@ -58,36 +58,41 @@ def test_what_each_path_held_at_the_peak(targets: Targets, tmp_path: Path, threa
     assert (bins[64].temporaries, bins[64].peak_blocks) == (CHURNS, 0)
 
 
-def test_a_peak_that_threads_reach_together(targets: Targets, tmp_path: Path) -> None:
-    # tests/targets/peak_together.c: four threads churn near small highs and
-    # free each other's blocks; one frees 500 blocks of 1,000 bytes while the
-    # others wait, then the others grow past the high they had together.
-    # Run several times: which thread settles when differs.
+def test_highs_that_threads_reach_together(targets: Targets, tmp_path: Path) -> None:
+    # tests/targets/peak_together.c: four threads churn near small highs,
+    # hold 1 MiB each, make the most live blocks in swap() (16 bytes each,
+    # freed by the next thread), then the most live bytes: one frees 500
+    # blocks of 2,000 bytes while the others wait, then the others grow past
+    # the high they had together.  Run several times: which thread settles
+    # when differs.
     for run in range(3):
         output = tmp_path / f"together{run}.mprof"
         subprocess.run([targets.build("peak_together")], env=monitor_env(output), check=True, timeout=120)
         model = load_profile([output])
         paths = by_path(model)
         named = {part: [key for key in paths if key.endswith(f"part > {part}")]
-                 for part in ("churn", "swap", "build", "grow")}
+                 for part in ("churn", "large", "swap", "build", "grow")}
         assert all(len(keys) == 1 for keys in named.values())
         figures = {part: paths[keys[0]] for part, keys in named.items()}
         # Each round's last block is freed before its thread allocates
         # again: a temporary.  Live at the peak: three threads' build() and
         # grow() blocks.
         assert figures["churn"] == (4 * 2000 * 64, 4 * 2000, 0, 0)
-        assert figures["swap"][0] == 400 and figures["swap"][2:] == (0, 0)
-        assert figures["build"][2:] == (1500, 1_500_000)
-        assert figures["grow"][2:] == (900, 900_000)
-        # The most live bytes and the most live blocks were both reached at
-        # that moment: what every path held then adds up to each.
+        assert figures["large"] == (4, 4, 0, 0)
+        assert figures["swap"][0] == 4000 and figures["swap"][2:] == (0, 0)
+        assert figures["build"][2:] == (1500, 3_000_000)
+        assert figures["grow"][2:] == (900, 1_800_000)
         summary = model.summary
         assert sum(path.peak_bytes for path in model.paths) == summary["max_live_bytes"]
-        assert sum(path.peak_blocks for path in model.paths) == summary["max_live_objects"]
-        assert 2_400_000 <= summary["max_live_bytes"] < 2_400_000 + 100_000
+        assert 4_800_000 <= summary["max_live_bytes"] < 4_800_000 + 100_000
         bins = {b.size: b for b in model.bins}
-        assert (bins[1000].peak_blocks, bins[1000].peak_bytes) == (2400, 2_400_000)
-        assert (bins[100].peak_blocks, bins[200].peak_blocks) == (0, 0)
+        assert (bins[1025].peak_blocks, bins[1025].peak_bytes) == (2400, 4_800_000)  # the bin above 1,024
+        assert (bins[100].peak_blocks, bins[16].peak_blocks) == (0, 0)
+        # The most live blocks: swap()'s 4,000 and what else was live, the
+        # same blocks as at the peak beside build()'s and grow()'s (all the
+        # threads had started; none allocates anywhere else meanwhile).
+        others = sum(path.peak_blocks for path in model.paths) - 2400
+        assert summary["max_live_objects"] == 4000 + others
         assert all(point.live_bytes <= summary["max_live_bytes"] for point in datafile.read(output).timeline)
 
 

@@ -1,24 +1,27 @@
-/* A peak that several threads reach together, after they have churned near
- * smaller highs, freed each other's blocks, and one of them has freed much
- * while the others wait:
+/* Highs that several threads reach together, each of the live bytes and of
+ * the live blocks at a moment of its own, after the threads have churned
+ * near smaller highs, freed each other's blocks, and one of them has freed
+ * much while the others wait:
  *
  *     peak_together
  *
  * Four threads each, in turn: churn() allocates 64 blocks of 100 bytes and
- * frees them, 2,000 times; swap() allocates 100 blocks of 200 bytes for the
- * next thread to free, which it does once all are made; build() allocates
- * 500 blocks of 1,000 bytes (a high of 2 MB in all).  Then the first thread
- * frees its 500 while the others wait, and the others grow() by 300 blocks
- * of 1,000 bytes each: the peak, 2.4 MB, is when the last of them is made,
- * with 1,500 blocks of build() and 900 of grow() live, nothing of churn()
- * or swap().  Then every thread frees what it has. */
+ * frees them, 2,000 times; a block of 1 MiB each (4 MiB live at once),
+ * freed; swap() allocates 1,000 blocks of 16 bytes for the next thread to
+ * free, which it does once all are made: the most live blocks, 4,000 of
+ * them, with bytes far below their high; build() allocates 500 blocks of
+ * 2,000 bytes.  Then the first thread frees its 500 while the others wait,
+ * and the others grow() by 300 blocks of 2,000 bytes each: the peak of the
+ * live bytes, 4.8 MB, is when the last of them is made, with 1,500 blocks
+ * of build() and 900 of grow() live, nothing of the others'.  Then every
+ * thread frees what it has. */
 #include <pthread.h>
 #include <stdlib.h>
 
 #define THREADS 4
 #define CHURNS 2000
 #define CHURN_BLOCKS 64
-#define SWAPPED 100
+#define SWAPPED 1000
 #define BUILT 500
 #define GROWN 300
 
@@ -36,10 +39,18 @@ __attribute__((noinline)) static void churn(void)
     }
 }
 
+__attribute__((noinline)) static void large(void)
+{
+    void *volatile block = malloc(1 << 20);
+    pthread_barrier_wait(&together);
+    free(block);
+    pthread_barrier_wait(&together);
+}
+
 __attribute__((noinline)) static void swap(long me)
 {
     for (int n = 0; n < SWAPPED; n++)
-        swapped[me][n] = malloc(200);
+        swapped[me][n] = malloc(16);
     pthread_barrier_wait(&together);
     for (int n = 0; n < SWAPPED; n++)
         free(swapped[(me + 1) % THREADS][n]);
@@ -49,19 +60,20 @@ __attribute__((noinline)) static void swap(long me)
 __attribute__((noinline)) static void build(void **blocks)
 {
     for (int n = 0; n < BUILT; n++)
-        blocks[n] = malloc(1000);
+        blocks[n] = malloc(2000);
 }
 
 __attribute__((noinline)) static void grow(void **blocks)
 {
     for (int n = 0; n < GROWN; n++)
-        blocks[n] = malloc(1000);
+        blocks[n] = malloc(2000);
 }
 
 static void *part(void *me)
 {
     void *built[BUILT], *grown[GROWN];
     churn();
+    large();
     swap((long)me);
     build(built);
     pthread_barrier_wait(&together);
