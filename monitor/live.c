@@ -15,19 +15,19 @@ static void settle(struct live_ledger *ledger, struct live_grant *grant)
     if (grant->held) {
         ledger->granted_bytes -= grant->granted_bytes;
         ledger->granted_blocks -= grant->granted_blocks;
+        ledger->grants--;
     }
     *grant = (struct live_grant){0};
 }
 
-/* Settles every other thread's grant, so that the ledger holds the exact
- * live figures.  A state's held flag only changes under the ledger's lock,
- * so it can be read here without the state's; the list only grows, at its
- * head. */
-static void call_back_grants(struct live_ledger *ledger, const struct thread_state *caller)
+/* Settles every grant (the caller's own is settled already), so that the
+ * ledger holds the exact live figures.  A state's held flag only changes
+ * under the ledger's lock, so it can be read here without the state's; the
+ * list only grows, at its head. */
+static void call_back_grants(struct live_ledger *ledger)
 {
-    for (struct thread_state *state = thread_states_newest(); state && ledger->granted_bytes | ledger->granted_blocks;
-         state = state->next) {
-        if (state == caller || !state->grant.held)
+    for (struct thread_state *state = thread_states_newest(); state && ledger->grants; state = state->next) {
+        if (!state->grant.held)
             continue;
         spin_lock(&state->lock);
         settle(ledger, &state->grant);
@@ -46,6 +46,7 @@ static void give_grant(struct live_ledger *ledger, struct live_grant *grant)
                                  .highest = ledger->highest_bytes, .held = true};
     ledger->granted_bytes += grant->granted_bytes;
     ledger->granted_blocks += grant->granted_blocks;
+    ledger->grants++;
 }
 
 MONITOR_TEXT struct peak_change live_change_settled(struct thread_state *state, int64_t bytes, int64_t blocks)
@@ -59,9 +60,9 @@ MONITOR_TEXT struct peak_change live_change_settled(struct thread_state *state, 
         spin_lock(&state->lock);
     }
     settle(ledger, &state->grant);
-    if (ledger->bytes + bytes + ledger->granted_bytes > ledger->highest_bytes ||
-        ledger->blocks + blocks + ledger->granted_blocks > ledger->highest_blocks)
-        call_back_grants(ledger, state);
+    if (ledger->grants && (ledger->bytes + bytes + ledger->granted_bytes > ledger->highest_bytes ||
+                           ledger->blocks + blocks + ledger->granted_blocks > ledger->highest_blocks))
+        call_back_grants(ledger);
     struct peak_change change = {.before = (uint64_t)ledger->highest_bytes};
     ledger->bytes += bytes;
     ledger->blocks += blocks;

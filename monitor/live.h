@@ -31,6 +31,7 @@ struct live_ledger {
      * lock: a writer holding every state's lock reads them still. */
     int64_t highest_bytes, highest_blocks;
     int64_t granted_bytes, granted_blocks; /* the grants given and not settled */
+    int64_t grants; /* how many threads hold one */
 } __attribute__((aligned(64))); /* its own cache line: every thread writes it */
 
 /* The process's one ledger. */
