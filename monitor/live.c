@@ -1,7 +1,6 @@
 /* The ledger of the live figures (see live.h): what does not fit a grant. */
 #include "live.h"
 
-#include "state.h"
 #include "thread.h"
 
 struct live_ledger live_ledger = {.lock = SPINLOCK_INIT};

@@ -96,6 +96,21 @@ def test_highs_that_threads_reach_together(targets: Targets, tmp_path: Path) -> 
         assert all(point.live_bytes <= summary["max_live_bytes"] for point in datafile.read(output).timeline)
 
 
+def test_the_ledger_keeps_the_highs_exact_at_every_step(targets: Targets) -> None:
+    # live_ledger.c: monitor/live.c alone, four made-up threads taking turns
+    # at random through phases of growth and shrinking, two million changes;
+    # after each, the highs, what the change saw of the peak and the live
+    # figures are those the program kept itself.  Most changes fit their
+    # thread's grant, which is what spares them a shared write.
+    monitor = REPO_ROOT / "monitor"
+    program = targets.build("live_ledger", "-std=c11", "-D_GNU_SOURCE", "-Wall", "-Wextra", "-Werror",
+                            f"-I{monitor}", str(monitor / "live.c"))
+    completed = subprocess.run([program], capture_output=True, text=True, timeout=60, check=True)
+    steps, verdict, within_grants = completed.stdout.split()
+    assert (steps, verdict) == ("2000000", "exact")
+    assert int(within_grants) > 1_000_000
+
+
 def test_the_reports_of_the_peak_and_of_temporaries(targets: Targets, tmp_path: Path) -> None:
     output = tmp_path / "peak.mprof"
     subprocess.run([targets.build("peak")], env=monitor_env(output), check=True, timeout=120)
