@@ -136,8 +136,9 @@ def main(argv: list[str]) -> int:
     if args.keys:
         wanted = set(args.keys.split(","))
         everything = [mutant for mutant in everything if mutant.key() in wanted]
-        if len(everything) != len(wanted):
-            missing = wanted - {mutant.key() for mutant in everything}
+        # A key names every mutant alike on its line (two + on one line).
+        missing = wanted - {mutant.key() for mutant in everything}
+        if missing:
             parser.error(f"no such mutant: {', '.join(sorted(missing))}")
     chosen = random.Random(args.seed).sample(everything, args.limit) if 0 < args.limit < len(everything) \
         else everything
