@@ -62,15 +62,7 @@ MONITOR_TEXT struct peak_change live_change_settled(struct thread_state *state, 
     if (ledger->grants && (ledger->bytes + bytes + ledger->granted_bytes > ledger->highest_bytes ||
                            ledger->blocks + blocks + ledger->granted_blocks > ledger->highest_blocks))
         call_back_grants(ledger);
-    struct peak_change change = {.before = (uint64_t)ledger->highest_bytes};
-    ledger->bytes += bytes;
-    ledger->blocks += blocks;
-    if (ledger->bytes > ledger->highest_bytes)
-        __atomic_store_n(&ledger->highest_bytes, ledger->bytes, __ATOMIC_RELAXED);
-    if (ledger->blocks > ledger->highest_blocks)
-        __atomic_store_n(&ledger->highest_blocks, ledger->blocks, __ATOMIC_RELAXED);
-    change.after = (uint64_t)ledger->highest_bytes;
-    change.live = (uint64_t)ledger->bytes;
+    struct peak_change change = live_change_ledger(bytes, blocks);
     give_grant(ledger, &state->grant);
     spin_unlock(&ledger->lock);
     return change;

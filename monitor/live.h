@@ -62,8 +62,9 @@ static inline bool live_change_granted(struct live_grant *grant, int64_t bytes, 
     return true;
 }
 
-/* A change while one thread runs: straight into the ledger, no lock. */
-static inline struct peak_change live_change_alone(int64_t bytes, int64_t blocks)
+/* A change straight into the ledger: while one thread runs, with no lock,
+ * or under the ledger's lock once no grant can hide a new high. */
+static inline struct peak_change live_change_ledger(int64_t bytes, int64_t blocks)
 {
     struct live_ledger *ledger = &live_ledger;
     struct peak_change change = {(uint64_t)ledger->highest_bytes, (uint64_t)ledger->highest_bytes,

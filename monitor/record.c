@@ -41,7 +41,7 @@ static inline struct peak_change live_change(struct thread_state *state, int64_t
 {
     struct peak_change change;
     if (likely(!threads_share()))
-        return live_change_alone(bytes, blocks);
+        return live_change_ledger(bytes, blocks);
     if (likely(live_change_granted(&state->grant, bytes, blocks, &change)))
         return change;
     return live_change_settled(state, bytes, blocks);
