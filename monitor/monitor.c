@@ -183,6 +183,7 @@ void monitor_init(void)
         status = MONITOR_OFF; /* secure-execution programs are left alone */
     if (status == MONITOR_ACTIVE) {
         options_read(&monitor.options);
+        monitor.block_headers = monitor.options.block_headers && real_allocator_is_glibc();
         paths_init();
         monitor.pid = getpid();
         start_clocks();

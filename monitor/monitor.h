@@ -47,10 +47,14 @@ extern __thread struct monitor_tls monitor_tls __attribute__((tls_model("initial
 void monitor_init(void);
 
 /* Recording; each is called outside the real allocator and sets the busy
- * guard itself.  field is the summary counter of the entry point. */
-void monitor_alloc(void *block, size_t size, enum mprof_summary_field field);
+ * guard itself.  field is the summary counter of the entry point; headed:
+ * block has room for a header before it, which monitor_alloc writes, and
+ * takes the place of the pointer map. */
+void monitor_alloc(void *block, size_t size, enum mprof_summary_field field, bool headed);
 /* For free and delete, before the real free. */
 void monitor_free(void *block, enum mprof_summary_field field);
+/* The same for a block with a header (header.h), which stays to be read. */
+void monitor_free_headed(void *block, enum mprof_summary_field field);
 /* For free and delete while the monitor is busy on this thread (a signal
  * handler interrupted it): the free is applied, and the block released,
  * when the monitor returns.  False when too many are waiting. */

@@ -36,6 +36,8 @@ MONITOR_TEXT static void *new_attempt(size_t size, size_t alignment, enum mprof_
         monitor_count_untracked();
         return real_block(size, alignment);
     }
+    if (likely(monitor.block_headers && alignment <= 16))
+        return recorded_with_header(real_malloc_with_header(size), size, field);
     return recorded(real_block(size, alignment), size, field);
 }
 
@@ -76,7 +78,7 @@ MONITOR_TEXT static void *new_nothrow(size_t size, size_t alignment,
                            : (libstdcxx_new ? libstdcxx_new(size, nothrow) : NULL);
     monitor_tls.busy--;
     if (block)
-        monitor_alloc(block, size, field);
+        monitor_alloc(block, size, field, false);
     return block;
 }
 

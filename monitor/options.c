@@ -122,6 +122,7 @@ void options_read(struct options *options)
         .call_graph = true,
         .follow_children = true,
         .cached_rules = true,
+        .block_headers = true,
         .checkpoint_growth_permille = 1250,
         .checkpoint_interval_ms = 10000,
     };
@@ -169,5 +170,11 @@ void options_read(struct options *options)
             options->cached_rules = !strcmp(value, "rules");
         else
             warn_ignored("MPROF_UNWINDER", value);
+    }
+    if ((value = getenv("MPROF_BLOCKS")) && *value) {
+        if (!strcmp(value, "headers") || !strcmp(value, "map"))
+            options->block_headers = !strcmp(value, "headers");
+        else
+            warn_ignored("MPROF_BLOCKS", value);
     }
 }

@@ -20,6 +20,7 @@ struct options {
     bool verbose;                /* MPROF_VERBOSE: a line on stderr for each file written */
     int dump_signal;             /* MPROF_DUMP_SIGNAL: 0, or the signal that writes a snapshot */
     bool cached_rules;           /* MPROF_UNWINDER=rules (default) or libunwind */
+    bool block_headers;          /* MPROF_BLOCKS=headers (default) or map: see header.h */
     /* MPROF_CHECKPOINT_GROWTH, in thousandths: rewrite the file when live
      * bytes reach this much of the last checkpoint's; 0 turns it off. */
     unsigned checkpoint_growth_permille;

@@ -22,6 +22,8 @@ EXPORT MONITOR_TEXT void *malloc(size_t size)
         monitor_count_untracked();
         return real.malloc(size);
     }
+    if (likely(monitor.block_headers))
+        return recorded_with_header(real_malloc_with_header(size), size, MPROF_SUM_MALLOC_CALLS);
     return recorded(real.malloc(size), size, MPROF_SUM_MALLOC_CALLS);
 }
 
@@ -35,6 +37,14 @@ EXPORT MONITOR_TEXT void *calloc(size_t count, size_t size)
     if (unlikely(monitor_tls.busy)) {
         monitor_count_untracked();
         return real.calloc(count, size);
+    }
+    if (likely(monitor.block_headers)) {
+        void *base = NULL;
+        if (__builtin_mul_overflow(count, size, &total) || !header_fits(total))
+            errno = ENOMEM;
+        else
+            base = real.calloc(total + BLOCK_HEADER_SIZE, 1);
+        return recorded_with_header(base, base ? total : 0, MPROF_SUM_CALLOC_CALLS);
     }
     void *block = real.calloc(count, size);
     return recorded(block, block ? count * size : 0, MPROF_SUM_CALLOC_CALLS);
@@ -70,6 +80,33 @@ MONITOR_TEXT static void *realloc_while_starting(void *old, size_t size)
     return NULL;
 }
 
+/* realloc without recording (the monitor is off, or busy on this thread):
+ * a block with a header keeps it, and the figures it holds, which its free
+ * will count. */
+MONITOR_TEXT static void *realloc_unrecorded(void *old, size_t size)
+{
+    if (!old || !has_header(old))
+        return real.realloc(old, size);
+    if (size == 0) {
+        real.free(header_base(old)); /* as glibc's realloc(p, 0) */
+        return NULL;
+    }
+    if (!header_fits(size)) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    void *base = real.realloc(header_base(old), size + BLOCK_HEADER_SIZE);
+    return base ? (char *)base + BLOCK_HEADER_SIZE : NULL;
+}
+
+/* What malloc_usable_size says of any block the program holds. */
+static size_t usable_size(void *block)
+{
+    if (block && has_header(block))
+        return real.malloc_usable_size(header_base(block)) - BLOCK_HEADER_SIZE;
+    return real.malloc_usable_size(block);
+}
+
 /* realloc in a signal handler that interrupted the monitor: the old block
  * cannot leave the map now, so it moves to a new block (untracked, as any
  * allocation made then) and the old one is freed when the monitor returns,
@@ -77,29 +114,57 @@ MONITOR_TEXT static void *realloc_while_starting(void *old, size_t size)
 MONITOR_TEXT static void *realloc_while_busy(void *old, size_t size)
 {
     if (!old || atomic_load(&monitor_status) != MONITOR_ACTIVE)
-        return real.realloc(old, size);
+        return realloc_unrecorded(old, size);
     void *block = size ? real.malloc(size) : NULL;
     if (!block && size)
         return NULL; /* errno is ENOMEM; old stays as it was */
     if (block) {
         monitor_count_untracked();
-        size_t old_size = real.malloc_usable_size(old);
+        size_t old_size = usable_size(old);
         memcpy(block, old, old_size < size ? old_size : size);
     }
     if (!monitor_defer_free(old, MPROF_SUM_FREE_CALLS)) {
         if (block) {
             real.free(block);
-            return real.realloc(old, size);
+            return realloc_unrecorded(old, size);
         }
-        real.free(old);
+        real_free_any(old);
     }
+    return block;
+}
+
+/* realloc of a block with a header: the header moves with the block. */
+MONITOR_TEXT static void *realloc_with_header(void *old, size_t size)
+{
+    struct block_header header = *header_of(old);
+    struct block_info info = {header.size, header.record};
+    bool known = header.record != BLOCK_HEADER_UNTRACKED;
+    if (size == 0) { /* glibc frees the block and returns NULL */
+        monitor_released(old, known, &info);
+        real.free(header_base(old));
+        monitor_count(MPROF_SUM_REALLOC_CALLS, MPROF_SUM_REALLOC_CALLS);
+        return NULL;
+    }
+    void *base = header_fits(size) ? real.realloc(header_base(old), size + BLOCK_HEADER_SIZE) : NULL;
+    if (!base) {
+        errno = ENOMEM;
+        monitor_count(MPROF_SUM_FAILED_ALLOCS, MPROF_SUM_REALLOC_CALLS);
+        return NULL;
+    }
+    monitor_released(old, known, &info);
+    void *block = (char *)base + BLOCK_HEADER_SIZE;
+    monitor_alloc(block, size, MPROF_SUM_REALLOC_CALLS, true);
     return block;
 }
 
 MONITOR_TEXT static void *realloc_tracked(void *old, size_t size)
 {
+    if (!old && monitor.block_headers)
+        return recorded_with_header(real_malloc_with_header(size), size, MPROF_SUM_REALLOC_CALLS);
     if (!old)
         return recorded(real.realloc(NULL, size), size, MPROF_SUM_REALLOC_CALLS);
+    if (has_header(old))
+        return realloc_with_header(old, size);
     struct block_info info;
     bool known = monitor_take(old, &info);
     void *block = real.realloc(old, size);
@@ -111,7 +176,7 @@ MONITOR_TEXT static void *realloc_tracked(void *old, size_t size)
     }
     monitor_released(old, known, &info);
     if (block)
-        monitor_alloc(block, size, MPROF_SUM_REALLOC_CALLS);
+        monitor_alloc(block, size, MPROF_SUM_REALLOC_CALLS, false);
     else
         monitor_count(MPROF_SUM_REALLOC_CALLS, MPROF_SUM_REALLOC_CALLS); /* realloc(p, 0) freed p */
     return block;
@@ -119,7 +184,7 @@ MONITOR_TEXT static void *realloc_tracked(void *old, size_t size)
 
 EXPORT MONITOR_TEXT void *realloc(void *old, size_t size)
 {
-    UNLESS_ACTIVE(old ? realloc_while_starting(old, size) : early(size, 16), real.realloc(old, size));
+    UNLESS_ACTIVE(old ? realloc_while_starting(old, size) : early(size, 16), realloc_unrecorded(old, size));
     if (unlikely(old && is_early(old)))
         return realloc_early(old, size);
     if (unlikely(monitor_tls.busy))
@@ -139,7 +204,7 @@ EXPORT MONITOR_TEXT void *reallocarray(void *old, size_t count, size_t size)
         errno = ENOMEM;
         return NULL;
     }
-    UNLESS_ACTIVE(old ? realloc_while_starting(old, total) : early(total, 16), real.realloc(old, total));
+    UNLESS_ACTIVE(old ? realloc_while_starting(old, total) : early(total, 16), realloc_unrecorded(old, total));
     if (unlikely(old && is_early(old)))
         return realloc_early(old, total);
     if (unlikely(monitor_tls.busy))
@@ -166,7 +231,7 @@ EXPORT MONITOR_TEXT int posix_memalign(void **result, size_t alignment, size_t s
     }
     int error = real.posix_memalign(result, alignment, size);
     if (error == 0)
-        monitor_alloc(*result, size, MPROF_SUM_MEMALIGN_CALLS);
+        monitor_alloc(*result, size, MPROF_SUM_MEMALIGN_CALLS, false);
     else
         monitor_count(MPROF_SUM_FAILED_ALLOCS, MPROF_SUM_MEMALIGN_CALLS);
     return error;
@@ -192,7 +257,7 @@ EXPORT size_t malloc_usable_size(void *block)
         return early_size(block);
     if (unlikely(!real.malloc_usable_size))
         return 0;
-    return real.malloc_usable_size(block);
+    return usable_size(block);
 }
 
 EXPORT int execve(const char *path, char *const argv[], char *const envp[])

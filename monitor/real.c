@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -44,6 +45,32 @@ size_t early_size(const void *block)
     size_t size;
     memcpy(&size, (const char *)block - sizeof(size_t), sizeof(size_t));
     return size;
+}
+
+/* Whether a function comes from glibc's libc.so. */
+static bool from_glibc(void *function, const void **base)
+{
+    Dl_info info;
+    if (!function || !dladdr(function, &info) || !info.dli_fname)
+        return false;
+    const char *name = strrchr(info.dli_fname, '/');
+    name = name ? name + 1 : info.dli_fname;
+    *base = info.dli_fbase;
+    return !strncmp(name, "libc.so.", 8);
+}
+
+bool real_allocator_is_glibc(void)
+{
+    void *functions[] = {(void *)real.malloc, (void *)real.free, (void *)real.calloc, (void *)real.realloc,
+                         (void *)real.malloc_usable_size};
+    const void *libc = NULL;
+    for (size_t i = 0; i < sizeof functions / sizeof functions[0]; i++) {
+        const void *base;
+        if (!from_glibc(functions[i], &base) || (libc && base != libc))
+            return false;
+        libc = base;
+    }
+    return true;
 }
 
 #define RESOLVE(field, name) (real.field = (__typeof__(real.field))dlsym(RTLD_NEXT, name))

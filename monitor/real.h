@@ -4,6 +4,7 @@
 #define MPROF_REAL_H
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 struct real_functions {
@@ -37,6 +38,10 @@ extern struct real_functions real;
 
 /* False when the allocator cannot be found, which leaves the monitor off. */
 int real_functions_resolve(void);
+
+/* Whether the functions found are glibc's own allocator, whose blocks
+ * can carry a header (header.h). */
+bool real_allocator_is_glibc(void);
 
 /* Memory for calls made before the real allocator is known (dlsym's own). */
 void *early_alloc(size_t size, size_t alignment);

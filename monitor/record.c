@@ -4,6 +4,7 @@
 
 #include "arena.h"
 #include "checkpoint.h"
+#include "header.h"
 #include "monitor.h"
 #include "real.h"
 #include "paths.h"
@@ -158,17 +159,20 @@ MONITOR_TEXT_INLINE static struct path_counts *counts_of(struct thread_state *st
     return counts;
 }
 
-MONITOR_TEXT void monitor_alloc(void *block, size_t size, enum mprof_summary_field field)
+MONITOR_TEXT void monitor_alloc(void *block, size_t size, enum mprof_summary_field field, bool headed)
 {
     struct monitor_tls *tls = &monitor_tls;
     tls->busy = 1;
     struct thread_state *state = current_state();
     if (unlikely(!state)) {
+        if (headed)
+            header_put(header_base(block), size, BLOCK_HEADER_UNTRACKED);
         monitor_count_untracked();
         leave(tls);
         return;
     }
-    ptrmap_prefetch((uintptr_t)block);
+    if (!headed)
+        ptrmap_prefetch((uintptr_t)block);
     unsigned max_depth = monitor.options.stack_depth;
     if (!monitor.options.call_graph)
         max_depth = monitor.options.leak_depth;
@@ -183,7 +187,9 @@ MONITOR_TEXT void monitor_alloc(void *block, size_t size, enum mprof_summary_fie
     bool replaced = false;
     /* Untracked (out of memory): counted as allocated but never freed,
      * nothing better is known. */
-    bool tracked = counts && ptrmap_insert((uintptr_t)block, size, path, &replaced);
+    bool tracked = counts && (headed || ptrmap_insert((uintptr_t)block, size, path, &replaced));
+    if (headed)
+        header_put(header_base(block), size, tracked ? path : BLOCK_HEADER_UNTRACKED);
     struct peak_change change = {0};
     if (likely(tracked))
         change = live_change(state, (int64_t)size, 1);
@@ -272,6 +278,32 @@ MONITOR_TEXT static void record_free(void *block, enum mprof_summary_field field
     spin_unlock(&state->lock);
 }
 
+/* Counts the free of a block with a header, read before its real free;
+ * count_unknown as for record_free. */
+MONITOR_TEXT static void record_headed_free(void *block, struct block_header header, enum mprof_summary_field field,
+                                            bool count_unknown)
+{
+    struct thread_state *state = current_state();
+    bool known = header.record != BLOCK_HEADER_UNTRACKED;
+    if (unlikely(!state) || (!known && !count_unknown))
+        return;
+    spin_lock(&state->lock);
+    if (likely(known))
+        account_free(state, (uintptr_t)block, &(struct block_info){header.size, header.record});
+    else
+        state->counters[MPROF_SUM_UNKNOWN_FREES]++;
+    state->counters[field]++;
+    spin_unlock(&state->lock);
+}
+
+MONITOR_TEXT void monitor_free_headed(void *block, enum mprof_summary_field field)
+{
+    struct monitor_tls *tls = &monitor_tls;
+    tls->busy = 1;
+    record_headed_free(block, *header_of(block), field, true);
+    leave(tls);
+}
+
 MONITOR_TEXT void monitor_free(void *block, enum mprof_summary_field field)
 {
     struct monitor_tls *tls = &monitor_tls;
@@ -310,8 +342,14 @@ MONITOR_TEXT static void apply_deferred(struct monitor_tls *tls)
                                                    memory_order_acq_rel, memory_order_acquire))
             continue;
         void *block = (void *)(entry & ~(uintptr_t)1);
-        record_free(block, entry & 1 ? MPROF_SUM_DELETE_CALLS : MPROF_SUM_FREE_CALLS, false);
-        real.free(block);
+        enum mprof_summary_field field = entry & 1 ? MPROF_SUM_DELETE_CALLS : MPROF_SUM_FREE_CALLS;
+        if (has_header(block)) {
+            record_headed_free(block, *header_of(block), field, false);
+            real.free(header_base(block));
+        } else {
+            record_free(block, field, false);
+            real.free(block);
+        }
         count = atomic_load_explicit(&tls->deferred_count, memory_order_acquire);
     }
 }

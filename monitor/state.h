@@ -26,6 +26,11 @@ struct monitor_globals {
     char executable[PATH_MAX];
     char *command_line; /* the arguments main gets, each ending in NUL */
     uint32_t command_line_size;
+    /* Whether blocks from malloc, calloc, realloc and new carry a header
+     * (header.h): asked for, and the real allocator is glibc's.  Never
+     * cleared once set, not even when the monitor turns off: the blocks
+     * that have one still do. */
+    bool block_headers;
 
     /* Set before the program's second thread is created (cleared in a fork
      * child).  Until then a free may reach the allocator before the map:

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdatomic.h>
 
+#include "header.h"
 #include "monitor.h"
 #include "real.h"
 #include "state.h"
@@ -40,10 +41,39 @@ MONITOR_TEXT_INLINE static inline void *early(size_t size, size_t alignment)
 MONITOR_TEXT_INLINE static inline void *recorded(void *block, size_t size, enum mprof_summary_field field)
 {
     if (likely(block))
-        monitor_alloc(block, size, field);
+        monitor_alloc(block, size, field, false);
     else
         monitor_count(MPROF_SUM_FAILED_ALLOCS, field);
     return block;
+}
+
+/* The same with the base the real function returned for size bytes and a
+ * header (header.h); the program gets the block after the header. */
+MONITOR_TEXT_INLINE static inline void *recorded_with_header(void *base, size_t size, enum mprof_summary_field field)
+{
+    if (unlikely(!base)) {
+        monitor_count(MPROF_SUM_FAILED_ALLOCS, field);
+        return NULL;
+    }
+    void *block = (char *)base + BLOCK_HEADER_SIZE;
+    monitor_alloc(block, size, field, true);
+    return block;
+}
+
+/* malloc of size bytes and a header, or NULL as malloc fails. */
+MONITOR_TEXT_INLINE static inline void *real_malloc_with_header(size_t size)
+{
+    if (unlikely(!header_fits(size))) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    return real.malloc(size + BLOCK_HEADER_SIZE);
+}
+
+/* The real free of any block the program holds, header or not. */
+static inline void real_free_any(void *block)
+{
+    real.free(block && has_header(block) ? header_base(block) : block);
 }
 
 /* free and every delete. */
@@ -66,7 +96,14 @@ MONITOR_TEXT_INLINE static inline void release(void *block, enum mprof_summary_f
         if (block && status == MONITOR_ACTIVE && monitor_defer_free(block, field))
             return;
         if (block && real.free)
-            real.free(block);
+            real_free_any(block);
+        return;
+    }
+    if (likely(block) && has_header(block)) {
+        /* Counted before the real free: another thread given the address
+         * next must find this block's bytes already gone. */
+        monitor_free_headed(block, field);
+        real.free(header_base(block));
         return;
     }
     if (likely(block) && !atomic_load_explicit(&monitor.threads_started, memory_order_relaxed)) {

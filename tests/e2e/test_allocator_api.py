@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from e2e_support import Run, Targets, in_module, module_named
 from mprof.reducer import tree
 
@@ -14,8 +16,9 @@ def sizes(run: Run) -> dict[int, tuple[int, int]]:
     return {b.size: (b.allocs, b.frees) for b in run.data().bins}
 
 
-def test_memalign_family(targets: Targets, profile: Callable[..., Run]) -> None:
-    run = profile([targets.build("memalign")])
+@pytest.mark.parametrize("blocks", ["headers", "map"])
+def test_memalign_family(targets: Targets, profile: Callable[..., Run], blocks: str) -> None:
+    run = profile([targets.build("memalign")], MPROF_BLOCKS=blocks)
     s = run.data().summary
     # posix_memalign 100, aligned_alloc 256, memalign 300, valloc and pvalloc 1000;
     # the odd alignment fails and allocates nothing.
@@ -24,8 +27,9 @@ def test_memalign_family(targets: Targets, profile: Callable[..., Run]) -> None:
     assert sizes(run) == {100: (1, 1), 256: (1, 1), 300: (1, 1), 1000: (2, 2)}
 
 
-def test_realloc_and_calloc_edge_cases(targets: Targets, profile: Callable[..., Run]) -> None:
-    run = profile([targets.build("realloc")])
+@pytest.mark.parametrize("blocks", ["headers", "map"])
+def test_realloc_and_calloc_edge_cases(targets: Targets, profile: Callable[..., Run], blocks: str) -> None:
+    run = profile([targets.build("realloc")], MPROF_BLOCKS=blocks)
     s = run.data().summary
     # realloc(NULL, 10), grows to 1000, shrinks to 5, realloc(p, 0) frees;
     # calloc 16 x 4; reallocarray to 128; free.  Failures: calloc and
@@ -37,8 +41,9 @@ def test_realloc_and_calloc_edge_cases(targets: Targets, profile: Callable[..., 
     assert s.max_live_bytes == 1000
 
 
-def test_cxx_new_and_delete(targets: Targets, profile: Callable[..., Run]) -> None:
-    run = profile([targets.build("cxx")])
+@pytest.mark.parametrize("blocks", ["headers", "map"])
+def test_cxx_new_and_delete(targets: Targets, profile: Callable[..., Run], blocks: str) -> None:
+    run = profile([targets.build("cxx")], MPROF_BLOCKS=blocks)
     data = run.data()
     s = data.summary
     # 10 blocks from new (two of them kept at exit), two failed news (one
@@ -54,11 +59,19 @@ def test_cxx_new_and_delete(targets: Targets, profile: Callable[..., Run]) -> No
     assert sum(sum(site.bytes) for site in own) == 4 + 40 + 4 + 20 + 64 + 192 + 64 + 24 + 24 + 16
 
 
-def test_foreign_pointers(targets: Targets, profile: Callable[..., Run]) -> None:
-    s = profile([targets.build("foreign")]).data().summary
+@pytest.mark.parametrize("blocks", ["headers", "map"])
+def test_foreign_pointers(targets: Targets, profile: Callable[..., Run], blocks: str) -> None:
+    s = profile([targets.build("foreign")], MPROF_BLOCKS=blocks).data().summary
     # free and realloc of blocks from __libc_malloc: two unknown frees, and
-    # realloc's new 4096-byte block is the program's; the block freed with
-    # __libc_free stays kept, since the monitor never saw its free.
+    # realloc's new 4096-byte block is the program's.
+    assert (s.unknown_frees, s.allocs, s.frees) == (2, 1, 1)
+    assert (s.bytes_allocated, s.bytes_freed) == (4096, 4096)
+
+
+def test_block_freed_behind_the_monitors_back(targets: Targets, profile: Callable[..., Run]) -> None:
+    s = profile([targets.build("foreign"), "hidden"], MPROF_BLOCKS="map").data().summary
+    # The block freed with __libc_free stays kept, since the monitor never
+    # saw its free.
     assert (s.unknown_frees, s.allocs, s.frees) == (2, 2, 1)
     assert (s.bytes_allocated, s.bytes_freed) == (48 + 4096, 4096)
 

@@ -186,15 +186,43 @@ def test_what_the_program_sees_of_its_allocator(targets: Targets, profile: Calla
     # Checkpoints every millisecond: the monitor opens, writes and renames
     # files while the calls run; then the same into a directory it cannot
     # write, so every one of its system calls fails.
-    run = profile([program, "20000"], MPROF_CHECKPOINT_INTERVAL="0.001", MPROF_CHECKPOINT_GROWTH="1.01")
+    run = profile([program, "20000"], MPROF_CHECKPOINT_INTERVAL="0.001", MPROF_CHECKPOINT_GROWTH="1.01",
+                  MPROF_BLOCKS="map")
     assert run.completed.stdout == without.stdout
     assert run.data().header.final
+    # With block headers (the default) a program that reads glibc's chunk
+    # header itself finds the monitor's there: the one thing it sees, and
+    # only of the blocks of malloc, not of the memalign family.
+    lines = without.stdout.splitlines(keepends=True)
+    malloc_lines = [line for line in lines if line.startswith("malloc(")]
+    assert len(malloc_lines) == 11 and all("usable 1, as glibc's chunk says 1," in line for line in malloc_lines)
+    with_headers = "".join(line.replace("chunk says 1", "chunk says 0") if line in malloc_lines else line
+                           for line in lines)
+    headed = profile([program, "20000"], name="headers.mprof", MPROF_CHECKPOINT_INTERVAL="0.001",
+                     MPROF_CHECKPOINT_GROWTH="1.01")
+    assert headed.completed.stdout == with_headers
     unwritable = profile([program, "20000"], name="missing/out.mprof", MPROF_CHECKPOINT_INTERVAL="0.001")
-    assert unwritable.completed.stdout == without.stdout
+    assert unwritable.completed.stdout == with_headers
     dumping = profile([program, "1"], name="dump.mprof", MPROF_DUMP_SIGNAL="USR1")
     # The dump signal is the one case with a thread of the monitor's.
-    assert dumping.completed.stdout == without.stdout.replace("threads: (1)", "threads: (2)").replace(
+    assert dumping.completed.stdout == with_headers.replace("threads: (1)", "threads: (2)").replace(
         "errno changed 0 times in 20000 rounds", "errno changed 0 times in 1 rounds")
+
+
+def test_another_allocator_keeps_glibcs_layout(targets: Targets, tmp_path: Path) -> None:
+    # The functions after the monitor's are not glibc's own: its blocks get
+    # no header, so the program finds glibc's chunk headers where they were.
+    program = targets.build("observe")
+    forwarder = targets.build("forwarding_allocator.so", source="forwarding_allocator.c", shared=True)
+    without = subprocess.run([program, "2000"], env=plain_env() | {"LD_PRELOAD": str(forwarder)},
+                             capture_output=True, text=True, timeout=60, check=True)
+    assert "chunk says 0" not in without.stdout
+    env = monitor_env(tmp_path / "out.mprof")
+    env["LD_PRELOAD"] = f"{env['LD_PRELOAD']}:{forwarder}"
+    run = subprocess.run([program, "2000"], env=env, capture_output=True, text=True, timeout=60, check=True)
+    assert run.stdout == without.stdout
+    summary = datafile.read(tmp_path / "out.mprof").summary
+    assert summary.allocs > 2000 and summary.unknown_frees == 0
 
 
 def test_data_files_are_never_written_through_descriptors_0_to_2(targets: Targets, tmp_path: Path) -> None:
@@ -222,11 +250,12 @@ def test_dump_signal_after_the_program_closed_every_descriptor(targets: Targets,
     assert [(b.size, b.allocs, b.frees) for b in datafile.read(snapshot).bins if b.size == 77] == [(77, 1, 0)]
 
 
+@pytest.mark.parametrize("blocks", ["headers", "map"])
 @pytest.mark.parametrize("how", ["free", "realloc"])
 def test_frees_in_a_handler_that_interrupted_the_monitor(targets: Targets, profile: Callable[..., Run],
-                                                         how: str) -> None:
+                                                         how: str, blocks: str) -> None:
     program = targets.build("handler_frees")
-    run = profile([program, "20000", how])
+    run = profile([program, "20000", how], MPROF_BLOCKS=blocks)
     loops, handler_frees = (int(word) for word in run.completed.stdout.split())
     assert handler_frees > 100
     large = site_with(run.data(), program, loops)

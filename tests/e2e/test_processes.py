@@ -27,11 +27,12 @@ def own_sites(data: DataFile, program: Path) -> list:
     return sorted((s for s in tree.totals(data).sites if in_module(s.addr, module)), key=lambda s: s.calls)
 
 
-@pytest.mark.parametrize("mode", ["1", "0"])
-def test_threads_lose_and_double_count_nothing(targets: Targets, profile: Callable[..., Run], mode: str) -> None:
+@pytest.mark.parametrize(("mode", "kept_in"), [("1", "headers"), ("0", "headers"), ("1", "map")])
+def test_threads_lose_and_double_count_nothing(targets: Targets, profile: Callable[..., Run], mode: str,
+                                               kept_in: str) -> None:
     program = targets.build("threads")
     for _ in range(3):  # the threads race differently each time; the counts must not
-        data = profile([program], MPROF_CALL_GRAPH=mode).data()
+        data = profile([program], MPROF_CALL_GRAPH=mode, MPROF_BLOCKS=kept_in).data()
         array, blocks = own_sites(data, program)
         assert (array.calls, array.frees, sum(array.bytes)) == (THREADS, THREADS, 800 * 36)
         assert blocks.calls == sum((i + 1) * 100 for i in range(THREADS))
@@ -199,6 +200,9 @@ def test_bad_settings_are_reported_and_ignored(targets: Targets, tmp_path: Path)
                                capture_output=True, text=True, check=True)
     assert completed.stderr == "mprof: ignoring MPROF_DEPTH=deep: not a value it accepts\n"
     assert datafile.read(output).header.stack_depth == 128
+    completed = subprocess.run([targets.build("leaf")], env=monitor_env(output, MPROF_BLOCKS="heap"),
+                               capture_output=True, text=True, check=True)
+    assert completed.stderr == "mprof: ignoring MPROF_BLOCKS=heap: not a value it accepts\n"
     # The largest values mprof(1) allows are taken; a thousandth more is not.
     refused = ("mprof: ignoring MPROF_CHECKPOINT_GROWTH=1000000.001: not a value it accepts\n"
                "mprof: ignoring MPROF_CHECKPOINT_INTERVAL=4000000.001: not a value it accepts\n")

@@ -10,6 +10,8 @@ import json
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from e2e_support import MPROF, Targets, in_module, module_named, monitor_env
 from mprof.reducer import datafile, tree
 from mprof.reducer.records import DataFile
@@ -50,10 +52,11 @@ def consistent(data: DataFile) -> None:
     assert all(leak.allocs >= leak.frees for leak in tree.totals(data).leaks)
 
 
-def test_sixteen_threads_free_each_others_blocks(targets: Targets, tmp_path: Path) -> None:
+@pytest.mark.parametrize("blocks", ["headers", "map"])
+def test_sixteen_threads_free_each_others_blocks(targets: Targets, tmp_path: Path, blocks: str) -> None:
     program = targets.build("stress")
     for directory in attempts(tmp_path):
-        _, output = run([program, "threads"], directory)
+        _, output = run([program, "threads"], directory, MPROF_BLOCKS=blocks)
         data = datafile.read(output)
         made = site(data, program, 16 * 2000)
         allocated = sum(2000 * 16 * (t + 1) for t in range(16))
@@ -77,9 +80,10 @@ def test_fork_while_threads_allocate(targets: Targets, tmp_path: Path) -> None:
         consistent(child)
 
 
-def test_a_busy_signal_handler_among_busy_threads(targets: Targets, tmp_path: Path) -> None:
+@pytest.mark.parametrize("blocks", ["headers", "map"])
+def test_a_busy_signal_handler_among_busy_threads(targets: Targets, tmp_path: Path, blocks: str) -> None:
     program = targets.build("stress")
-    completed, output = run([program, "signals"], tmp_path)
+    completed, output = run([program, "signals"], tmp_path, MPROF_BLOCKS=blocks)
     handled = int(completed.stdout.split()[1])
     data = datafile.read(output)
     churned = site(data, program, 4 * 50000)

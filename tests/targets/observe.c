@@ -68,19 +68,19 @@ static void allocator_calls(void)
 /* glibc's own account of a block: its chunk's size word, less the word
  * before the next chunk's that the block may use.  Which chunk a request
  * gets depends on the heap's history, so the size itself is not compared. */
-static bool usable_as_glibc_says(void *block, size_t request)
+static bool as_glibc_says(void *block)
 {
     size_t chunk = ((size_t *)block)[-1] & ~(size_t)7;
     bool mapped = ((size_t *)block)[-1] & 2;
-    return malloc_usable_size(block) == chunk - (mapped ? 16 : 8) && malloc_usable_size(block) >= request;
+    return malloc_usable_size(block) == chunk - (mapped ? 16 : 8);
 }
 
 static void sizes_and_alignments(void)
 {
     for (size_t size = 0; size <= 300000; size = size * 3 + 7) {
         void *block = malloc(size);
-        printf("malloc(%zu): usable as glibc says %d, address mod 16 %zu\n", size,
-               usable_as_glibc_says(block, size), (size_t)((uintptr_t)block % 16));
+        printf("malloc(%zu): usable %d, as glibc's chunk says %d, address mod 16 %zu\n", size,
+               malloc_usable_size(block) >= size, as_glibc_says(block), (size_t)((uintptr_t)block % 16));
         free(block);
     }
     for (size_t alignment = 16; alignment <= 4096; alignment *= 4) {
@@ -88,9 +88,10 @@ static void sizes_and_alignments(void)
         void *other = aligned_alloc(alignment, alignment * 2);
         void *third;
         int error = posix_memalign(&third, alignment, 24);
-        printf("alignment %zu: %zu %zu %zu (posix_memalign %d), usable as glibc says %d\n", alignment,
-               (size_t)((uintptr_t)block % alignment), (size_t)((uintptr_t)other % alignment),
-               (size_t)((uintptr_t)third % alignment), error, usable_as_glibc_says(other, alignment * 2));
+        printf("alignment %zu: %zu %zu %zu (posix_memalign %d), usable %d, as glibc's chunk says %d\n",
+               alignment, (size_t)((uintptr_t)block % alignment), (size_t)((uintptr_t)other % alignment),
+               (size_t)((uintptr_t)third % alignment), error, malloc_usable_size(other) >= alignment * 2,
+               as_glibc_says(other));
         free(block);
         free(other);
         free(third);

@@ -1,0 +1,76 @@
+/* Block headers: what the free of a block needs, kept in 16 bytes just
+ * before the block, as the paper's mprof kept it (section 3.1), instead of
+ * in the pointer map (ptrmap.h).
+ *
+ * The allocator's own work on a block has just brought these bytes into
+ * the cache, and no other thread's block shares them: an allocation and a
+ * free cost no cache miss and no shared write for the monitor's sake.
+ *
+ * Only with glibc's allocator (monitor.block_headers, chosen at start-up):
+ * the word before every glibc block is its chunk's size, a multiple of 16
+ * plus three flag bits, so bit 3 is never set in it, while a header's tag
+ * always sets it.  A block the monitor never returned (from before it
+ * started, from its own libraries, from a signal handler that interrupted
+ * it, from the memalign family, which keeps using the map so that an
+ * alignment is not paid for in header bytes) is thereby told apart
+ * exactly, without looking anything up. */
+#ifndef MPROF_HEADER_H
+#define MPROF_HEADER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "compiler.h"
+#include "state.h"
+
+#define BLOCK_HEADER_SIZE 16u
+/* Bit 3 set: never the low half of a glibc chunk's size word. */
+#define BLOCK_HEADER_TAG UINT32_C(0x6d70726b)
+/* The path of a block the monitor could not count (out of memory): its
+ * free is an unknown one, as an untracked block's is in the map. */
+#define BLOCK_HEADER_UNTRACKED UINT32_MAX
+
+_Static_assert(BLOCK_HEADER_TAG & 8, "the tag must set the bit glibc's size words never set");
+
+struct block_header {
+    uint64_t size;   /* what the program asked for */
+    uint32_t tag;    /* where glibc's size word would be, low half first */
+    uint32_t record; /* the block's path, or BLOCK_HEADER_UNTRACKED */
+};
+_Static_assert(sizeof(struct block_header) == BLOCK_HEADER_SIZE, "a header keeps glibc's 16-byte alignment");
+
+static inline struct block_header *header_of(void *block)
+{
+    return (struct block_header *)block - 1;
+}
+
+static inline void *header_base(void *block)
+{
+    return (char *)block - BLOCK_HEADER_SIZE;
+}
+
+/* Whether block (not NULL, not from the early pool) carries a header. */
+static inline bool has_header(void *block)
+{
+    return monitor.block_headers && header_of(block)->tag == BLOCK_HEADER_TAG;
+}
+
+/* The block the program sees in base, a block of the real allocator of
+ * size + BLOCK_HEADER_SIZE bytes (NULL stays NULL). */
+static inline void *header_put(void *base, uint64_t size, uint32_t record)
+{
+    if (!base)
+        return NULL;
+    struct block_header *header = base;
+    *header = (struct block_header){size, BLOCK_HEADER_TAG, record};
+    return header + 1;
+}
+
+/* What the program may ask for and still leave room for a header. */
+static inline bool header_fits(size_t size)
+{
+    return size <= PTRDIFF_MAX - BLOCK_HEADER_SIZE;
+}
+
+#endif
