@@ -31,6 +31,8 @@ from workloads import Workload, workloads  # noqa: E402
 from mprof.reducer import datafile  # noqa: E402
 
 BENCH_BUILD = BUILD / "bench"
+# The threaded workloads run as many threads as the machine has cores.
+CORES = os.cpu_count() or 1
 # Below this many live blocks the monitor's fixed memory (its code, libunwind,
 # its caches) outweighs what it keeps per block, and the ratio means nothing.
 PER_OBJECT_MIN_LIVE = 100_000
@@ -74,11 +76,15 @@ def tools(massif: bool, quick: bool) -> list[Tool]:
 def bench_workloads(directory: Path, quick: bool) -> list[Workload]:
     scale = 0.2 if quick else 1.0
     widgets = str(int(10_000_000 * scale))
+    threaded = str(BENCH_BUILD / "widgets_threads")
+    cores = str(CORES)
     own = [
         Workload("widgets", [str(BUILD / "widgets"), widgets]),
         Workload("widgets depth 50", [str(BENCH_BUILD / "widgets_deep"), str(int(4_000_000 * scale)), "50"]),
-        Workload("widgets 2 threads", [str(BENCH_BUILD / "widgets_threads"), widgets, "2"]),
-        Workload("widgets 1 thread", [str(BENCH_BUILD / "widgets_threads"), widgets, "1"]),
+        Workload(f"widgets {cores} threads", [threaded, widgets, cores]),
+        Workload("widgets 1 thread", [threaded, widgets, "1"]),
+        Workload(f"widgets {cores} threads handoff", [threaded, widgets, cores, "handoff"]),
+        Workload("widgets 1 thread handoff", [threaded, widgets, "1", "handoff"]),
     ]
     debian = workloads(directory, scale)
     if quick:
@@ -149,12 +155,13 @@ def measure(workload: Workload, chosen: list[Tool], rounds: int, directory: Path
     rows = []
     for tool in chosen:
         runs = results[tool.name]
-        ratios = [run.seconds / base.seconds for run, base in zip(runs, baseline)]
-        cpu_ratios = [run.cpu_seconds / base.cpu_seconds for run, base in zip(runs, baseline)]
+        ratios = [run.seconds / base.seconds for run, base in zip(runs, baseline, strict=True)]
+        cpu_ratios = [run.cpu_seconds / base.cpu_seconds for run, base in zip(runs, baseline, strict=True)]
         per_object = None
         live = max(run.max_live_objects for run in runs)
         if live >= PER_OBJECT_MIN_LIVE:
-            extra_kb = statistics.median(r.peak_rss_kb for r in runs) - statistics.median(b.peak_rss_kb for b in baseline)
+            extra_kb = (statistics.median(r.peak_rss_kb for r in runs)
+                        - statistics.median(b.peak_rss_kb for b in baseline))
             per_object = extra_kb * 1024 / live
         rows.append(Row(workload.name, tool.name, statistics.median(r.seconds for r in runs),
                         statistics.median(ratios), statistics.median(cpu_ratios), runs[-1].file_bytes,
@@ -191,6 +198,27 @@ def table(rows: list[Row]) -> str:
     return "\n".join(lines)
 
 
+def scaling(rows: list[Row]) -> str:
+    """Each tool's time with a thread per core over its time with one thread
+    doing the same work, and that against the same ratio without a
+    profiler: 1.00 when the tool costs the threads nothing that it does not
+    cost one thread."""
+    by_key = {(r.workload, r.tool): r for r in rows}
+    lines = []
+    for suffix in ("", " handoff"):
+        many, one = f"widgets {CORES} threads{suffix}", f"widgets 1 thread{suffix}"
+        if (many, "none") not in by_key or (one, "none") not in by_key:
+            continue
+        base = by_key[(many, "none")].median_seconds / by_key[(one, "none")].median_seconds
+        for tool in [r.tool for r in rows if r.workload == many]:
+            ratio = by_key[(many, tool)].median_seconds / by_key[(one, tool)].median_seconds
+            lines.append(f"| {many} / {one} | {tool} | {ratio:.2f} | {ratio / base:.2f} |")
+    if not lines:
+        return ""
+    return "\n".join([f"| threads ({CORES} cores) | tool | N threads / 1 thread | against no profiler |",
+                      "|---|---|---:|---:|", *lines])
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="a one-minute subset")
@@ -215,6 +243,9 @@ def main(argv: list[str]) -> int:
             print(f"bench: {workload.name}", file=sys.stderr, flush=True)
             rows += measure(workload, chosen, args.rounds, directory)
     print(table(rows))
+    thread_table = scaling(rows)
+    if thread_table:
+        print("\n" + thread_table)
     results = REPO_ROOT / "bench" / "results"
     results.mkdir(exist_ok=True)
     (results / "latest.json").write_text(json.dumps(
