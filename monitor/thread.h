@@ -27,7 +27,10 @@ struct path_counts {
     struct peak_figures peak;
 };
 
-#define RECENT_BITS 8
+/* 1,024 nodes (8 KB a thread): sqlite3's 2,431 nodes missed 30% of their
+ * lookups in 256 slots, fewer than 0.1% in 1,024 or more; 4,096 slots
+ * (the whole L1 cache) were no faster. */
+#define RECENT_BITS 10
 
 struct thread_state {
     spinlock_t lock;           /* see above */
