@@ -209,11 +209,13 @@ def test_what_the_program_sees_of_its_allocator(targets: Targets, profile: Calla
         "errno changed 0 times in 20000 rounds", "errno changed 0 times in 1 rounds")
 
 
-def test_another_allocator_keeps_glibcs_layout(targets: Targets, tmp_path: Path) -> None:
+@pytest.mark.parametrize("replaced", ["all", "malloc"])
+def test_another_allocator_keeps_glibcs_layout(targets: Targets, tmp_path: Path, replaced: str) -> None:
     # The functions after the monitor's are not glibc's own: its blocks get
     # no header, so the program finds glibc's chunk headers where they were.
     program = targets.build("observe")
-    forwarder = targets.build("forwarding_allocator.so", source="forwarding_allocator.c", shared=True)
+    flags = ["-DONLY_MALLOC"] if replaced == "malloc" else []
+    forwarder = targets.build(f"forwarding_{replaced}.so", *flags, source="forwarding_allocator.c", shared=True)
     without = subprocess.run([program, "2000"], env=plain_env() | {"LD_PRELOAD": str(forwarder)},
                              capture_output=True, text=True, timeout=60, check=True)
     assert "chunk says 0" not in without.stdout
@@ -223,6 +225,17 @@ def test_another_allocator_keeps_glibcs_layout(targets: Targets, tmp_path: Path)
     assert run.stdout == without.stdout
     summary = datafile.read(tmp_path / "out.mprof").summary
     assert summary.allocs > 2000 and summary.unknown_frees == 0
+
+
+def test_blocks_reallocated_where_the_monitor_only_forwards(targets: Targets, profile: Callable[..., Run]) -> None:
+    # A fork child it does not follow: the monitor forwards without
+    # recording, and the parent's blocks keep their header through realloc;
+    # realloc to 0 bytes still frees.
+    run = profile([targets.build("unfollowed_realloc")], MPROF_FOLLOW="0")
+    assert run.completed.stdout == "child reallocs ok\n" and run.completed.stderr == ""
+    assert [path.name for path in run.files()] == ["out.mprof"]
+    summary = run.data().summary
+    assert (summary.allocs, summary.bytes_allocated, summary.frees) == (2, 150, 0)
 
 
 def test_data_files_are_never_written_through_descriptors_0_to_2(targets: Targets, tmp_path: Path) -> None:
