@@ -56,15 +56,16 @@ static inline bool has_header(void *block)
     return monitor.block_headers && header_of(block)->tag == BLOCK_HEADER_TAG;
 }
 
-/* The block the program sees in base, a block of the real allocator of
- * size + BLOCK_HEADER_SIZE bytes (NULL stays NULL). */
-static inline void *header_put(void *base, uint64_t size, uint32_t record)
+/* The block the program sees in base, a block of the real allocator with
+ * room for a header (NULL stays NULL). */
+static inline void *header_block(void *base)
 {
-    if (!base)
-        return NULL;
-    struct block_header *header = base;
-    *header = (struct block_header){size, BLOCK_HEADER_TAG, record};
-    return header + 1;
+    return base ? (char *)base + BLOCK_HEADER_SIZE : NULL;
+}
+
+static inline void header_write(void *block, uint64_t size, uint32_t record)
+{
+    *header_of(block) = (struct block_header){size, BLOCK_HEADER_TAG, record};
 }
 
 /* What the program may ask for and still leave room for a header. */

@@ -37,8 +37,8 @@ MONITOR_TEXT static void *new_attempt(size_t size, size_t alignment, enum mprof_
         return real_block(size, alignment);
     }
     if (likely(monitor.block_headers && alignment <= 16))
-        return recorded_with_header(real_malloc_with_header(size), size, field);
-    return recorded(real_block(size, alignment), size, field);
+        return recorded(real_malloc_with_header(size), size, field, true);
+    return recorded(real_block(size, alignment), size, field, false);
 }
 
 MONITOR_TEXT static void *new_throwing(size_t size, size_t alignment, enum mprof_summary_field field)

@@ -23,8 +23,8 @@ EXPORT MONITOR_TEXT void *malloc(size_t size)
         return real.malloc(size);
     }
     if (likely(monitor.block_headers))
-        return recorded_with_header(real_malloc_with_header(size), size, MPROF_SUM_MALLOC_CALLS);
-    return recorded(real.malloc(size), size, MPROF_SUM_MALLOC_CALLS);
+        return recorded(real_malloc_with_header(size), size, MPROF_SUM_MALLOC_CALLS, true);
+    return recorded(real.malloc(size), size, MPROF_SUM_MALLOC_CALLS, false);
 }
 
 EXPORT MONITOR_TEXT void *calloc(size_t count, size_t size)
@@ -39,15 +39,15 @@ EXPORT MONITOR_TEXT void *calloc(size_t count, size_t size)
         return real.calloc(count, size);
     }
     if (likely(monitor.block_headers)) {
-        void *base = NULL;
+        void *block = NULL;
         if (__builtin_mul_overflow(count, size, &total) || !header_fits(total))
             errno = ENOMEM;
         else
-            base = real.calloc(total + BLOCK_HEADER_SIZE, 1);
-        return recorded_with_header(base, base ? total : 0, MPROF_SUM_CALLOC_CALLS);
+            block = header_block(real.calloc(total + BLOCK_HEADER_SIZE, 1));
+        return recorded(block, block ? total : 0, MPROF_SUM_CALLOC_CALLS, true);
     }
     void *block = real.calloc(count, size);
-    return recorded(block, block ? count * size : 0, MPROF_SUM_CALLOC_CALLS);
+    return recorded(block, block ? count * size : 0, MPROF_SUM_CALLOC_CALLS, false);
 }
 
 EXPORT MONITOR_TEXT void free(void *block)
@@ -91,12 +91,7 @@ MONITOR_TEXT static void *realloc_unrecorded(void *old, size_t size)
         real.free(header_base(old)); /* as glibc's realloc(p, 0) */
         return NULL;
     }
-    if (!header_fits(size)) {
-        errno = ENOMEM;
-        return NULL;
-    }
-    void *base = real.realloc(header_base(old), size + BLOCK_HEADER_SIZE);
-    return base ? (char *)base + BLOCK_HEADER_SIZE : NULL;
+    return real_realloc_with_header(old, size);
 }
 
 /* What malloc_usable_size says of any block the program holds. */
@@ -145,14 +140,12 @@ MONITOR_TEXT static void *realloc_with_header(void *old, size_t size)
         monitor_count(MPROF_SUM_REALLOC_CALLS, MPROF_SUM_REALLOC_CALLS);
         return NULL;
     }
-    void *base = header_fits(size) ? real.realloc(header_base(old), size + BLOCK_HEADER_SIZE) : NULL;
-    if (!base) {
-        errno = ENOMEM;
+    void *block = real_realloc_with_header(old, size);
+    if (!block) {
         monitor_count(MPROF_SUM_FAILED_ALLOCS, MPROF_SUM_REALLOC_CALLS);
         return NULL;
     }
     monitor_released(old, known, &info);
-    void *block = (char *)base + BLOCK_HEADER_SIZE;
     monitor_alloc(block, size, MPROF_SUM_REALLOC_CALLS, true);
     return block;
 }
@@ -160,9 +153,9 @@ MONITOR_TEXT static void *realloc_with_header(void *old, size_t size)
 MONITOR_TEXT static void *realloc_tracked(void *old, size_t size)
 {
     if (!old && monitor.block_headers)
-        return recorded_with_header(real_malloc_with_header(size), size, MPROF_SUM_REALLOC_CALLS);
+        return recorded(real_malloc_with_header(size), size, MPROF_SUM_REALLOC_CALLS, true);
     if (!old)
-        return recorded(real.realloc(NULL, size), size, MPROF_SUM_REALLOC_CALLS);
+        return recorded(real.realloc(NULL, size), size, MPROF_SUM_REALLOC_CALLS, false);
     if (has_header(old))
         return realloc_with_header(old, size);
     struct block_info info;
@@ -237,13 +230,13 @@ EXPORT MONITOR_TEXT int posix_memalign(void **result, size_t alignment, size_t s
     return error;
 }
 
-#define ALIGNED_WRAPPER(name, params, args, size_expr, early_alignment)       \
-    EXPORT MONITOR_TEXT void *name params                                     \
-    {                                                                         \
-        UNLESS_ACTIVE(early(size_expr, early_alignment), real.name args);     \
-        if (unlikely(monitor_tls.busy))                                       \
-            return real.name args;                                            \
-        return recorded(real.name args, size_expr, MPROF_SUM_MEMALIGN_CALLS); \
+#define ALIGNED_WRAPPER(name, params, args, size_expr, early_alignment)              \
+    EXPORT MONITOR_TEXT void *name params                                            \
+    {                                                                                \
+        UNLESS_ACTIVE(early(size_expr, early_alignment), real.name args);            \
+        if (unlikely(monitor_tls.busy))                                              \
+            return real.name args;                                                   \
+        return recorded(real.name args, size_expr, MPROF_SUM_MEMALIGN_CALLS, false); \
     }
 
 ALIGNED_WRAPPER(aligned_alloc, (size_t alignment, size_t size), (alignment, size), size, alignment)

@@ -166,7 +166,7 @@ MONITOR_TEXT void monitor_alloc(void *block, size_t size, enum mprof_summary_fie
     struct thread_state *state = current_state();
     if (unlikely(!state)) {
         if (headed)
-            header_put(header_base(block), size, BLOCK_HEADER_UNTRACKED);
+            header_write(block, size, BLOCK_HEADER_UNTRACKED);
         monitor_count_untracked();
         leave(tls);
         return;
@@ -189,7 +189,7 @@ MONITOR_TEXT void monitor_alloc(void *block, size_t size, enum mprof_summary_fie
      * nothing better is known. */
     bool tracked = counts && (headed || ptrmap_insert((uintptr_t)block, size, path, &replaced));
     if (headed)
-        header_put(header_base(block), size, tracked ? path : BLOCK_HEADER_UNTRACKED);
+        header_write(block, size, tracked ? path : BLOCK_HEADER_UNTRACKED);
     struct peak_change change = {0};
     if (likely(tracked))
         change = live_change(state, (int64_t)size, 1);
@@ -257,7 +257,26 @@ MONITOR_TEXT static void account_free(struct thread_state *state, uintptr_t bloc
     state->counters[MPROF_SUM_BYTES_FREED] += info->size;
 }
 
-/* Takes a block out of the map and counts its free; the guard is up. */
+/* Counts a free: of the program's block (known, with info), of NULL, or of
+ * a block the monitor never returned or could not count, which is counted
+ * only if count_unknown.  The guard is up. */
+MONITOR_TEXT static void count_free(struct thread_state *state, void *block, bool known, const struct block_info *info,
+                                    enum mprof_summary_field field, bool count_unknown)
+{
+    if (!known && block && !count_unknown)
+        return;
+    spin_lock(&state->lock);
+    if (!block)
+        state->counters[MPROF_SUM_FREE_NULL]++;
+    else if (known)
+        account_free(state, (uintptr_t)block, info);
+    else
+        state->counters[MPROF_SUM_UNKNOWN_FREES]++;
+    state->counters[field]++;
+    spin_unlock(&state->lock);
+}
+
+/* Takes a block out of the map and counts its free. */
 MONITOR_TEXT static void record_free(void *block, enum mprof_summary_field field, bool count_unknown)
 {
     struct thread_state *state = current_state();
@@ -265,42 +284,25 @@ MONITOR_TEXT static void record_free(void *block, enum mprof_summary_field field
         return;
     struct block_info info;
     bool known = block && ptrmap_remove((uintptr_t)block, &info);
-    if (!known && block && !count_unknown)
-        return;
-    spin_lock(&state->lock);
-    if (!block)
-        state->counters[MPROF_SUM_FREE_NULL]++;
-    else if (known)
-        account_free(state, (uintptr_t)block, &info);
-    else
-        state->counters[MPROF_SUM_UNKNOWN_FREES]++;
-    state->counters[field]++;
-    spin_unlock(&state->lock);
+    count_free(state, block, known, &info, field, count_unknown);
 }
 
-/* Counts the free of a block with a header, read before its real free;
- * count_unknown as for record_free. */
-MONITOR_TEXT static void record_headed_free(void *block, struct block_header header, enum mprof_summary_field field,
-                                            bool count_unknown)
+/* The same for a block with a header, read before its real free. */
+MONITOR_TEXT static void record_headed_free(void *block, enum mprof_summary_field field, bool count_unknown)
 {
     struct thread_state *state = current_state();
-    bool known = header.record != BLOCK_HEADER_UNTRACKED;
-    if (unlikely(!state) || (!known && !count_unknown))
+    if (unlikely(!state))
         return;
-    spin_lock(&state->lock);
-    if (likely(known))
-        account_free(state, (uintptr_t)block, &(struct block_info){header.size, header.record});
-    else
-        state->counters[MPROF_SUM_UNKNOWN_FREES]++;
-    state->counters[field]++;
-    spin_unlock(&state->lock);
+    struct block_header header = *header_of(block);
+    struct block_info info = {header.size, header.record};
+    count_free(state, block, header.record != BLOCK_HEADER_UNTRACKED, &info, field, count_unknown);
 }
 
 MONITOR_TEXT void monitor_free_headed(void *block, enum mprof_summary_field field)
 {
     struct monitor_tls *tls = &monitor_tls;
     tls->busy = 1;
-    record_headed_free(block, *header_of(block), field, true);
+    record_headed_free(block, field, true);
     leave(tls);
 }
 
@@ -344,7 +346,7 @@ MONITOR_TEXT static void apply_deferred(struct monitor_tls *tls)
         void *block = (void *)(entry & ~(uintptr_t)1);
         enum mprof_summary_field field = entry & 1 ? MPROF_SUM_DELETE_CALLS : MPROF_SUM_FREE_CALLS;
         if (has_header(block)) {
-            record_headed_free(block, *header_of(block), field, false);
+            record_headed_free(block, field, false);
             real.free(header_base(block));
         } else {
             record_free(block, field, false);

@@ -37,37 +37,38 @@ MONITOR_TEXT_INLINE static inline void *early(size_t size, size_t alignment)
     return block;
 }
 
-/* Called with the block the real function returned. */
-MONITOR_TEXT_INLINE static inline void *recorded(void *block, size_t size, enum mprof_summary_field field)
+/* Called with the block the real function returned; headed: with room
+ * for a header before it (header.h). */
+MONITOR_TEXT_INLINE static inline void *recorded(void *block, size_t size, enum mprof_summary_field field,
+                                                 bool headed)
 {
     if (likely(block))
-        monitor_alloc(block, size, field, false);
+        monitor_alloc(block, size, field, headed);
     else
         monitor_count(MPROF_SUM_FAILED_ALLOCS, field);
     return block;
 }
 
-/* The same with the base the real function returned for size bytes and a
- * header (header.h); the program gets the block after the header. */
-MONITOR_TEXT_INLINE static inline void *recorded_with_header(void *base, size_t size, enum mprof_summary_field field)
-{
-    if (unlikely(!base)) {
-        monitor_count(MPROF_SUM_FAILED_ALLOCS, field);
-        return NULL;
-    }
-    void *block = (char *)base + BLOCK_HEADER_SIZE;
-    monitor_alloc(block, size, field, true);
-    return block;
-}
-
-/* malloc of size bytes and a header, or NULL as malloc fails. */
+/* malloc of size bytes with room for a header before them: the program's
+ * block, or NULL as malloc fails. */
 MONITOR_TEXT_INLINE static inline void *real_malloc_with_header(size_t size)
 {
     if (unlikely(!header_fits(size))) {
         errno = ENOMEM;
         return NULL;
     }
-    return real.malloc(size + BLOCK_HEADER_SIZE);
+    return header_block(real.malloc(size + BLOCK_HEADER_SIZE));
+}
+
+/* realloc of a block with a header to size bytes (not 0); the header moves
+ * with the block, unchanged.  NULL as realloc fails, old as it was. */
+MONITOR_TEXT_INLINE static inline void *real_realloc_with_header(void *old, size_t size)
+{
+    if (unlikely(!header_fits(size))) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    return header_block(real.realloc(header_base(old), size + BLOCK_HEADER_SIZE));
 }
 
 /* The real free of any block the program holds, header or not. */

@@ -94,35 +94,38 @@ def summary_table(model: Model) -> str:
     return "\n".join(lines)
 
 
+def whole_path_table(model: Model, options: Options, heading: list[str], rows: Sequence[tables.WholePath],
+                     weight: Callable[[tables.WholePath], int], total: int,
+                     figures: Callable[[tables.WholePath], str], empty: str) -> str:
+    """A table of whole call paths: heading, then each shown row's figures
+    and its path, or the line empty when there is no row."""
+    shown = shown_rows(rows, weight, total, options)
+    width = None if options.wide else options.path_width
+    lines = heading + [f"{figures(row)}  {tables.whole_path_text(model, row.functions, width)}" for row in shown]
+    if not rows:
+        lines.append(empty)
+    return "\n".join(lines + left_out(len(shown), len(rows)))
+
+
 def peak_table(model: Model, options: Options) -> str:
     if processes.merged(model):
         return ("Peak table: the peak is one process's; report one with --pid or --program "
                 "(each process's peak is in the process table).")
     peak = model.summary.get("max_live_bytes", 0)
-    rows = tables.peak_paths(model)
-    lines = [legends.PEAK, "", summary.peak_moment(model), "", f"{'blocks':>10} {'bytes':>13} {'(%)':>5}  path"]
-    shown = shown_rows(rows, lambda row: row.bytes, peak, options)
-    width = None if options.wide else options.path_width
-    for row in shown:
-        lines.append(f"{row.blocks:>10,} {row.bytes:>13,} {parenthesised(row.bytes, peak):>5}  "
-                     f"{tables.whole_path_text(model, row.functions, width)}")
-    if not rows:
-        lines.append(f"{'':>10} {'':>13} {'':>5}  (nothing was live)")
-    return "\n".join(lines + left_out(len(shown), len(rows)))
+    heading = [legends.PEAK, "", summary.peak_moment(model), "", f"{'blocks':>10} {'bytes':>13} {'(%)':>5}  path"]
+    return whole_path_table(
+        model, options, heading, tables.peak_paths(model), lambda row: row.bytes, peak,
+        lambda row: f"{row.blocks:>10,} {row.bytes:>13,} {parenthesised(row.bytes, peak):>5}",
+        f"{'':>10} {'':>13} {'':>5}  (nothing was live)")
 
 
 def temporaries_table(model: Model, options: Options) -> str:
     total = model.summary.get("temporary_allocs", 0)
-    rows = tables.temporary_paths(model)
-    lines = [legends.TEMPORARIES, "", f"{'count':>12} {'(%)':>5}  path"]
-    shown = shown_rows(rows, lambda row: row.blocks, total, options)
-    width = None if options.wide else options.path_width
-    for row in shown:
-        lines.append(f"{row.blocks:>12,} {parenthesised(row.blocks, total):>5}  "
-                     f"{tables.whole_path_text(model, row.functions, width)}")
-    if not rows:
-        lines.append(f"{'':>12} {'':>5}  (no temporary allocation)")
-    return "\n".join(lines + left_out(len(shown), len(rows)))
+    return whole_path_table(
+        model, options, [legends.TEMPORARIES, "", f"{'count':>12} {'(%)':>5}  path"], tables.temporary_paths(model),
+        lambda row: row.blocks, total,
+        lambda row: f"{row.blocks:>12,} {parenthesised(row.blocks, total):>5}",
+        f"{'':>12} {'':>5}  (no temporary allocation)")
 
 
 def leak_table(model: Model, options: Options) -> str:
