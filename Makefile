@@ -8,7 +8,9 @@ PYTHON ?= python3
 VENV := .venv
 
 # What building and testing need from Debian.
-SYSTEM_PACKAGES := gcc g++ make pkg-config libunwind-dev libdw-dev python3 python3-venv
+SYSTEM_PACKAGES := gcc g++ make pkg-config libunwind-dev libdw-dev libzstd-dev python3 python3-venv
+# The allocators mprof replay compares with glibc's.
+REPLAY_PACKAGES := libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0
 # chromium and its driver: the HTML report's tests open its pages in a real browser;
 # strace: a test checks which descriptors the monitor writes through;
 # libpython3.11-testsuite: CPython's own tests, run with and without mprof.
@@ -19,20 +21,20 @@ CFLAGS ?= -O2 -g
 MONITOR_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -fPIC \
 	-fvisibility=hidden -ftls-model=initial-exec -fasynchronous-unwind-tables \
 	-fno-strict-aliasing $(shell pkg-config --cflags libunwind 2>/dev/null)
-MONITOR_LIBS := -lunwind -ldl -lpthread
+MONITOR_LIBS := -lunwind -lzstd -ldl -lpthread
 
 MONITOR_SOURCES := $(wildcard monitor/*.c)
 MONITOR_OBJECTS := $(MONITOR_SOURCES:monitor/%.c=$(BUILD)/monitor/%.o)
 
 .PHONY: all demo check test bench install clean setup setup-test venv mutate
-all: $(BUILD)/libmprof.so $(BUILD)/libmprof.a $(BUILD)/widgets $(BUILD)/mprof-resolve
+all: $(BUILD)/libmprof.so $(BUILD)/libmprof.a $(BUILD)/widgets $(BUILD)/mprof-resolve $(BUILD)/mprof-replay
 
 $(BUILD)/.system-packages: Makefile scripts/setup-system.sh
 	./scripts/setup-system.sh $(SYSTEM_PACKAGES)
 	@mkdir -p $(BUILD) && touch $@
 
 $(BUILD)/.test-packages: Makefile scripts/setup-system.sh
-	./scripts/setup-system.sh $(TEST_PACKAGES)
+	./scripts/setup-system.sh $(TEST_PACKAGES) $(REPLAY_PACKAGES)
 	@mkdir -p $(BUILD) && touch $@
 
 $(VENV)/.installed: requirements-dev.txt | $(BUILD)/.system-packages
@@ -58,6 +60,11 @@ $(BUILD)/mprof-resolve: $(wildcard resolve/*.c resolve/*.h) | $(BUILD)/.system-p
 	@mkdir -p $(BUILD)
 	$(CC) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $(CFLAGS) $(shell pkg-config --cflags libdw 2>/dev/null) \
 		-o $@ $(filter %.c,$^) $(shell pkg-config --libs libdw 2>/dev/null || echo -ldw -lelf) -lstdc++
+
+# Plays a trace back against an allocator (see mprof(1), mprof replay).
+$(BUILD)/mprof-replay: $(wildcard replay/*.c replay/*.h) | $(BUILD)/.system-packages
+	@mkdir -p $(BUILD)
+	$(CC) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $(CFLAGS) -pthread -o $@ $(filter %.c,$^) -lzstd -ldl
 
 # -O0 keeps the paper's four functions apart, as the figures show them.
 $(BUILD)/widgets: examples/widgets.c | $(BUILD)/.system-packages
@@ -118,6 +125,7 @@ install: all
 	install -m 644 $(BUILD)/libmprof.a $(DESTDIR)$(PREFIX)/lib/libmprof.a
 	install -d $(DESTDIR)$(PREFIX)/lib/mprof
 	install -m 755 $(BUILD)/mprof-resolve $(DESTDIR)$(PREFIX)/lib/mprof/mprof-resolve
+	install -m 755 $(BUILD)/mprof-replay $(DESTDIR)$(PREFIX)/lib/mprof/mprof-replay
 	for pc in mprof mprof-static; do \
 		sed -e 's|@PREFIX@|$(PREFIX)|g' $$pc.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/$$pc.pc; \
 	done
@@ -127,6 +135,7 @@ install: all
 	done
 	sed -e 's|@PYROOT@|$(PREFIX)/lib/mprof/python|g' -e 's|@LIBDIR@|$(PREFIX)/lib|g' \
 		-e 's|@RESOLVE@|$(PREFIX)/lib/mprof/mprof-resolve|g' \
+		-e 's|@REPLAY@|$(PREFIX)/lib/mprof/mprof-replay|g' \
 		scripts/mprof.installed.in > $(DESTDIR)$(PREFIX)/bin/mprof
 	chmod 755 $(DESTDIR)$(PREFIX)/bin/mprof
 	install -m 644 man/mprof.1 $(DESTDIR)$(PREFIX)/share/man/man1/mprof.1
