@@ -25,6 +25,7 @@
 #include "real.h"
 #include "paths.h"
 #include "timeline.h"
+#include "trace.h"
 #include "rules.h"
 #include "runlog.h"
 #include "signals.h"
@@ -121,6 +122,7 @@ static void fork_prepare(void)
 {
     monitor_tls.busy++;
     thread_states_fork_prepare();
+    trace_fork_prepare();
     paths_fork_prepare();
     ptrmap_fork_prepare();
     modules_fork_prepare();
@@ -135,6 +137,7 @@ static void fork_parent(void)
     modules_fork_parent();
     ptrmap_fork_parent();
     paths_fork_parent();
+    trace_fork_parent();
     thread_states_fork_parent();
     monitor_tls.busy--;
 }
@@ -148,8 +151,9 @@ static void fork_child(void)
     modules_fork_child();
     ptrmap_fork_child();
     paths_fork_child();
-    thread_states_fork_child(monitor_tls.state);
     monitor.pid = getpid();
+    trace_fork_child();
+    thread_states_fork_child(monitor_tls.state);
     monitor.is_root = false;
     monitor.forked = true;
     atomic_store(&monitor.threads_started, false);
@@ -184,6 +188,7 @@ void monitor_init(void)
     if (status == MONITOR_ACTIVE) {
         options_read(&monitor.options);
         monitor.block_headers = monitor.options.block_headers && real_allocator_is_glibc();
+        trace_enabled = monitor.options.trace[0] != '\0';
         paths_init();
         monitor.pid = getpid();
         start_clocks();
@@ -231,6 +236,17 @@ static bool write_file(const struct snapshot_request *request)
     return written;
 }
 
+/* The trace's end, with the guard up: zstd and the file calls must not be
+ * recorded. */
+static void trace_finish_guarded(bool bounded)
+{
+    int saved_errno = errno;
+    monitor_tls.busy++;
+    trace_finish(bounded);
+    monitor_tls.busy--;
+    errno = saved_errno;
+}
+
 void monitor_finish(int end_signal)
 {
     /* A vfork child shares the parent's memory and must not touch it. */
@@ -246,6 +262,7 @@ void monitor_finish(int end_signal)
         return;
     }
     write_file(&(struct snapshot_request){.kind = SNAPSHOT_FINAL, .end_signal = end_signal});
+    trace_finish_guarded(end_signal != 0);
     /* Frees after this point would describe a file already written. */
     atomic_store(&monitor_status, MONITOR_OFF);
     atomic_store(&finish_done, true);
@@ -382,6 +399,8 @@ void monitor_before_exec(void)
     if (atomic_load(&monitor_status) == MONITOR_ACTIVE && getpid() == monitor.pid &&
         !write_file(&(struct snapshot_request){.kind = SNAPSHOT_FINAL, .if_active = true}))
         runlog_exec();
+    if (atomic_load(&monitor_status) == MONITOR_ACTIVE && getpid() == monitor.pid)
+        trace_finish_guarded(false);
 }
 
 char *const *monitor_exec_environment(char *const *envp)

@@ -34,6 +34,13 @@ struct monitor_tls {
     struct thread_state *state;
     int busy;
     unsigned allocs_since_clock; /* see checkpoint_tick */
+    /* With MPROF_TRACE, what a wrapper knows that monitor_alloc writes into
+     * the trace: the alignment an aligned allocation asked for, and a
+     * realloc's old block with the sequence number it was released at
+     * (0: none pending). */
+    size_t trace_alignment;
+    uintptr_t trace_realloc_from;
+    uint64_t trace_realloc_sequence;
     /* Blocks a signal handler freed while it interrupted the monitor: the
      * map cannot be touched then, so they stay allocated until the monitor
      * returns (monitor_apply_deferred).  Pushed by handlers, popped with
@@ -64,8 +71,11 @@ void monitor_count(enum mprof_summary_field field, enum mprof_summary_field seco
 /* For realloc: take the old block out before the real realloc, so that no
  * other thread can be handed its address while it is still in the map. */
 bool monitor_take(void *block, struct block_info *info);
-/* The real realloc released the old block taken (known) or not. */
-void monitor_released(void *block, bool known, const struct block_info *info);
+/* The real realloc released the old block taken (known) or not: freed it
+ * (to 0 bytes), or moved it to the block monitor_alloc is told of next.
+ * sequence: the trace's number for the release, taken before the real
+ * realloc, or 0 when not tracing. */
+void monitor_released(void *block, bool known, const struct block_info *info, uint64_t sequence, bool freed);
 void monitor_count_untracked(void);
 
 /* The process is ending (exit, _exit, quick_exit, or end_signal, from its

@@ -38,6 +38,7 @@ MONITOR_TEXT static void *new_attempt(size_t size, size_t alignment, enum mprof_
     }
     if (likely(monitor.block_headers && alignment <= 16))
         return recorded(real_malloc_with_header(size), size, field, true);
+    monitor_tls.trace_alignment = alignment > 16 ? alignment : 0;
     return recorded(real_block(size, alignment), size, field, false);
 }
 

@@ -135,6 +135,14 @@ void options_read(struct options *options)
             warn_ignored("MPROF_OUTPUT", "(too long)");
     }
     make_absolute(options->output, sizeof options->output);
+    if ((value = getenv("MPROF_TRACE")) && *value) {
+        if (strlen(value) < sizeof options->trace - 32) {
+            strcpy(options->trace, value);
+            make_absolute(options->trace, sizeof options->trace);
+        } else {
+            warn_ignored("MPROF_TRACE", "(too long)");
+        }
+    }
     if ((value = getenv("MPROF_RUN_DIR")) && *value && strlen(value) < sizeof options->run_dir - 64)
         strcpy(options->run_dir, value);
     if ((value = getenv("MPROF_DEPTH")) &&

@@ -12,6 +12,9 @@ struct options {
      * so that a program that changes directory still writes there;
      * mprof.out.%p there by default. */
     char output[MPROF_PATH_MAX];
+    /* MPROF_TRACE: where each process writes its trace (trace.h), a name
+     * pattern like MPROF_OUTPUT's, made absolute; empty: no trace. */
+    char trace[MPROF_PATH_MAX];
     char run_dir[MPROF_PATH_MAX]; /* MPROF_RUN_DIR: where mprof run keeps its record, or empty */
     unsigned stack_depth;        /* MPROF_DEPTH: return addresses kept per allocation */
     unsigned leak_depth;         /* MPROF_LEAK_DEPTH: callers in a leak chain */

@@ -97,6 +97,12 @@ int output_open(struct output *output, const char *pattern, pid_t pid, bool is_r
     return -1;
 }
 
+int output_reopen(const struct output *output)
+{
+    int fd = open(output->temporary, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+    return fd >= 0 ? above_standard(fd) : -1;
+}
+
 /* rename without replacing: renameat2 where the filesystem has it, else
  * link and unlink, which fails the same way on an existing name. */
 static int rename_exclusive(const char *from, const char *to)

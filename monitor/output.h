@@ -24,6 +24,11 @@ void output_append(struct output *output, const char *text);
  * link) and returns its descriptor, never 0, 1 or 2, or -1 after logging
  * why. */
 int output_open(struct output *output, const char *pattern, pid_t pid, bool is_root);
+/* The temporary file output_open made, opened again for appending (a
+ * file written as the program runs is not kept open between writes, so
+ * that the program never finds a descriptor of the monitor's); -1 on
+ * failure. */
+int output_reopen(const struct output *output);
 /* Renames the temporary file into place, or removes it when ok is false.
  * The first rename of a process never replaces an existing file unless it
  * is the root's own FILE; it takes FILE.1, FILE.2, ... instead. */

@@ -13,6 +13,7 @@
 #include "monitor.h"
 #include "real.h"
 #include "state.h"
+#include "trace.h"
 #include "wrap.h"
 
 EXPORT MONITOR_TEXT void *malloc(size_t size)
@@ -128,14 +129,23 @@ MONITOR_TEXT static void *realloc_while_busy(void *old, size_t size)
     return block;
 }
 
+/* The trace's number for a realloc's release of its old block: taken
+ * before the real realloc, which may hand the address to another thread
+ * at once; 0 when not tracing. */
+static inline uint64_t trace_release_sequence(void)
+{
+    return unlikely(trace_enabled) ? trace_sequence() : 0;
+}
+
 /* realloc of a block with a header: the header moves with the block. */
 MONITOR_TEXT static void *realloc_with_header(void *old, size_t size)
 {
     struct block_header header = *header_of(old);
     struct block_info info = {header.size, header.record};
     bool known = header.record != BLOCK_HEADER_UNTRACKED;
+    uint64_t sequence = trace_release_sequence();
     if (size == 0) { /* glibc frees the block and returns NULL */
-        monitor_released(old, known, &info);
+        monitor_released(old, known, &info, sequence, true);
         real.free(header_base(old));
         monitor_count(MPROF_SUM_REALLOC_CALLS, MPROF_SUM_REALLOC_CALLS);
         return NULL;
@@ -145,7 +155,7 @@ MONITOR_TEXT static void *realloc_with_header(void *old, size_t size)
         monitor_count(MPROF_SUM_FAILED_ALLOCS, MPROF_SUM_REALLOC_CALLS);
         return NULL;
     }
-    monitor_released(old, known, &info);
+    monitor_released(old, known, &info, sequence, false);
     monitor_alloc(block, size, MPROF_SUM_REALLOC_CALLS, true);
     return block;
 }
@@ -160,6 +170,7 @@ MONITOR_TEXT static void *realloc_tracked(void *old, size_t size)
         return realloc_with_header(old, size);
     struct block_info info;
     bool known = monitor_take(old, &info);
+    uint64_t sequence = trace_release_sequence();
     void *block = real.realloc(old, size);
     if (!block && size != 0) {
         if (known)
@@ -167,7 +178,7 @@ MONITOR_TEXT static void *realloc_tracked(void *old, size_t size)
         monitor_count(MPROF_SUM_FAILED_ALLOCS, MPROF_SUM_REALLOC_CALLS);
         return NULL;
     }
-    monitor_released(old, known, &info);
+    monitor_released(old, known, &info, sequence, !block);
     if (block)
         monitor_alloc(block, size, MPROF_SUM_REALLOC_CALLS, false);
     else
@@ -223,6 +234,7 @@ EXPORT MONITOR_TEXT int posix_memalign(void **result, size_t alignment, size_t s
         return real.posix_memalign(result, alignment, size);
     }
     int error = real.posix_memalign(result, alignment, size);
+    monitor_tls.trace_alignment = alignment;
     if (error == 0)
         monitor_alloc(*result, size, MPROF_SUM_MEMALIGN_CALLS, false);
     else
@@ -236,6 +248,7 @@ EXPORT MONITOR_TEXT int posix_memalign(void **result, size_t alignment, size_t s
         UNLESS_ACTIVE(early(size_expr, early_alignment), real.name args);            \
         if (unlikely(monitor_tls.busy))                                              \
             return real.name args;                                                   \
+        monitor_tls.trace_alignment = early_alignment;                               \
         return recorded(real.name args, size_expr, MPROF_SUM_MEMALIGN_CALLS, false); \
     }
 

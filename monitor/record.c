@@ -11,6 +11,7 @@
 #include "unwind.h"
 #include "state.h"
 #include "timeline.h"
+#include "trace.h"
 
 /* The memory over time is looked at every this many allocations of a
  * thread, and at every block this large, which may change it at once. */
@@ -159,6 +160,20 @@ MONITOR_TEXT_INLINE static struct path_counts *counts_of(struct thread_state *st
     return counts;
 }
 
+/* The trace's event for a block the thread's lock holder just counted:
+ * an allocation, or the second half of a realloc (monitor_released). */
+static void trace_allocated(struct monitor_tls *tls, struct thread_state *state, void *block, size_t size,
+                            enum mprof_summary_field field, uint32_t path)
+{
+    uint32_t entry = path - paths_first_own_path() + 1; /* the PATH section's index + 1 */
+    uint64_t sequence = trace_sequence();
+    if (tls->trace_realloc_sequence)
+        trace_realloc(&state->trace, tls->trace_realloc_sequence, sequence - tls->trace_realloc_sequence, size,
+                      tls->trace_realloc_from, (uintptr_t)block, entry);
+    else
+        trace_allocation(&state->trace, sequence, field, size, tls->trace_alignment, (uintptr_t)block, entry);
+}
+
 MONITOR_TEXT void monitor_alloc(void *block, size_t size, enum mprof_summary_field field, bool headed)
 {
     struct monitor_tls *tls = &monitor_tls;
@@ -209,6 +224,12 @@ MONITOR_TEXT void monitor_alloc(void *block, size_t size, enum mprof_summary_fie
     if (likely(tracked))
         peak_change_of(state, counts, bin, change, (int64_t)size, 1);
     state->last_block = tracked ? (uintptr_t)block : 0;
+    if (unlikely(trace_enabled)) {
+        if (tracked)
+            trace_allocated(tls, state, block, size, field, path);
+        tls->trace_alignment = 0;
+        tls->trace_realloc_sequence = 0;
+    }
     spin_unlock(&state->lock);
 
     if (likely(tracked)) {
@@ -273,6 +294,8 @@ MONITOR_TEXT static void count_free(struct thread_state *state, void *block, boo
     else
         state->counters[MPROF_SUM_UNKNOWN_FREES]++;
     state->counters[field]++;
+    if (unlikely(trace_enabled) && known && info->record >= paths_first_own_path())
+        trace_free(&state->trace, trace_sequence(), field, (uintptr_t)block);
     spin_unlock(&state->lock);
 }
 
@@ -365,7 +388,8 @@ MONITOR_TEXT bool monitor_take(void *block, struct block_info *info)
     return known;
 }
 
-MONITOR_TEXT void monitor_released(void *block, bool known, const struct block_info *info)
+MONITOR_TEXT void monitor_released(void *block, bool known, const struct block_info *info, uint64_t sequence,
+                                   bool freed)
 {
     struct monitor_tls *tls = &monitor_tls;
     tls->busy = 1;
@@ -376,6 +400,15 @@ MONITOR_TEXT void monitor_released(void *block, bool known, const struct block_i
             account_free(state, (uintptr_t)block, info);
         else
             state->counters[MPROF_SUM_UNKNOWN_FREES]++;
+        /* An old block the trace never had: the new one is an allocation. */
+        if (unlikely(sequence) && known && info->record >= paths_first_own_path()) {
+            if (freed) {
+                trace_free(&state->trace, sequence, MPROF_SUM_REALLOC_CALLS, (uintptr_t)block);
+            } else {
+                tls->trace_realloc_from = (uintptr_t)block;
+                tls->trace_realloc_sequence = sequence;
+            }
+        }
         spin_unlock(&state->lock);
     }
     leave(tls);
@@ -385,6 +418,7 @@ MONITOR_TEXT void monitor_count(enum mprof_summary_field field, enum mprof_summa
 {
     struct monitor_tls *tls = &monitor_tls;
     tls->busy = 1;
+    tls->trace_alignment = 0; /* of a call that failed */
     struct thread_state *state = current_state();
     if (likely(state)) {
         spin_lock(&state->lock);

@@ -160,6 +160,7 @@ void thread_states_fork_child(struct thread_state *survivor)
         memset(state->recent_nodes, 0, sizeof state->recent_nodes);
         state->counts_by_path = NULL;
         state->counts_capacity = 0;
+        trace_stream_forget(&state->trace);
         if (state != survivor && state != shared_state)
             atomic_store(&state->claimed, 0);
     }

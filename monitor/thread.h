@@ -13,6 +13,7 @@
 #include "live.h"
 #include "lock.h"
 #include "ptable.h"
+#include "trace.h"
 #include "paths.h"
 #include "peak.h"
 #include "unwind.h"
@@ -69,6 +70,8 @@ struct thread_state {
 
     struct path_counts **counts_by_path; /* by path id; NULL for a path this thread never used */
     uint32_t counts_capacity;
+
+    struct trace_stream trace; /* with MPROF_TRACE */
 };
 
 /* The calling thread's state, creating or reusing one; NULL when out of

@@ -63,6 +63,10 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "--dump-signal", metavar="SIGNAL",
         help="signal (USR1, USR2, a number, ...) that makes the program write its file at once",
     )
+    parser.add_argument(
+        "--trace", action="store_true",
+        help="also write each process's allocation events in order to FILE.trace, for mprof replay",
+    )
     parser.add_argument("--quiet", action="store_true",
                         help="do not list the files written (a process that left none is still named)")
     parser.add_argument("--verbose", action="store_true",
@@ -91,9 +95,11 @@ def monitor_environment(args: argparse.Namespace, library: Path, run_directory: 
             environment.pop("LC_CTYPE", None)
     preload = environment.get("LD_PRELOAD", "")
     environment["LD_PRELOAD"] = f"{library}:{preload}" if preload else str(library)
+    # Absolute: a program that changes directory still writes here.
+    output = os.path.abspath(args.output or "mprof.out.%p")
     settings = {
-        # Absolute: a program that changes directory still writes here.
-        "MPROF_OUTPUT": os.path.abspath(args.output or "mprof.out.%p"),
+        "MPROF_OUTPUT": output,
+        "MPROF_TRACE": f"{output}.trace" if args.trace else None,
         "MPROF_RUN_DIR": str(run_directory),
         "MPROF_DEPTH": args.depth,
         "MPROF_LEAK_DEPTH": args.leak_depth,
