@@ -62,7 +62,7 @@ $(BUILD)/mprof-resolve: $(wildcard resolve/*.c resolve/*.h) | $(BUILD)/.system-p
 		-o $@ $(filter %.c,$^) $(shell pkg-config --libs libdw 2>/dev/null || echo -ldw -lelf) -lstdc++
 
 # Plays a trace back against an allocator (see mprof(1), mprof replay).
-$(BUILD)/mprof-replay: $(wildcard replay/*.c replay/*.h) | $(BUILD)/.system-packages
+$(BUILD)/mprof-replay: $(wildcard replayer/*.c replayer/*.h) | $(BUILD)/.system-packages
 	@mkdir -p $(BUILD)
 	$(CC) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $(CFLAGS) -pthread -o $@ $(filter %.c,$^) -lzstd -ldl
 
