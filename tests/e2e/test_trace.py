@@ -164,3 +164,44 @@ def test_each_process_writes_a_trace_of_its_own(profile: Callable[..., Run], tar
     assert {e.size for e in first_child.events if e.op == 1} == {200}
     parent = next(trace for sizes, trace in by_sizes.items() if 100 in sizes)
     assert parent.pid not in {trace.pid for trace in traces if trace is not parent}
+
+
+@pytest.mark.parametrize("damage, message", [
+    (lambda data: data[:-10], "truncated at byte"),
+    (lambda data: data[:-48], "no end block: the trace was cut short"),
+    (lambda data: b"MPROFDAT" + data[8:], "not an mprof trace (bad magic)"),
+    (lambda data: data[:64 + 32 + 4] + bytes(b ^ 0x5A for b in data[100:140]) + data[140:], "corrupt zstd frame"),
+])
+def test_a_damaged_trace_gets_one_line_and_no_prepared_file(profile: Callable[..., Run], targets: Targets,
+                                                             tmp_path: Path, damage: Callable[[bytes], bytes],
+                                                             message: str) -> None:
+    trace_path = tmp_path / "out.mprof.trace"
+    profile([targets.build("trace_events")], MPROF_TRACE=str(trace_path))
+    damaged = tmp_path / "damaged.trace"
+    damaged.write_bytes(damage(trace_path.read_bytes()))
+    completed = subprocess.run([REPLAYER, "prepare", damaged, tmp_path / "out.replay"], capture_output=True,
+                               text=True, timeout=60)
+    assert completed.returncode == 2
+    assert completed.stderr.startswith(f"mprof-replay: {damaged}: ") and message in completed.stderr
+    assert completed.stderr.count("\n") == 1 and completed.stdout == ""
+    assert not list(tmp_path.glob("out.replay*"))
+
+
+def test_the_synthetic_workload_is_glogers_and_replays_exactly(tmp_path: Path) -> None:
+    prepared = tmp_path / "synthetic.replay"
+    completed = subprocess.run([REPLAYER, "synthetic", prepared, "--operations", "20000", "--seed", "7"],
+                               capture_output=True, text=True, timeout=60, check=True)
+    figures = json.loads(completed.stdout)
+    assert figures["events"] == 20000
+    assert figures["allocations"] + figures["frees"] + figures["reallocs"] == 20000
+    assert 1 <= figures["max_size"] <= 1000
+    again = subprocess.run([REPLAYER, "synthetic", tmp_path / "again.replay", "--operations", "20000", "--seed", "7"],
+                           capture_output=True, text=True, timeout=60, check=True)
+    assert again.stdout == completed.stdout
+    assert (tmp_path / "again.replay").read_bytes() == prepared.read_bytes()
+    for null in ([], ["--null"]):
+        replayed = json.loads(subprocess.run([REPLAYER, "run", prepared, "--order", "recorded", *null],
+                                             capture_output=True, text=True, timeout=60, check=True).stdout)
+        for key in ("allocations", "frees", "reallocs", "bytes_allocated", "peak_live_bytes", "live_digest"):
+            assert replayed[key] == figures[key], key
+        assert Path(replayed["allocator_library"]).name == ("none" if null else "libc.so.6")
