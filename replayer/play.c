@@ -318,7 +318,9 @@ int run_main(const char *path, int null_allocator, int recorded_order, unsigned 
     for (uint64_t i = 0; i < header->events; i++)
         if (events[i].op != OP_FREE)
             replay->sizes[events[i].object] = events[i].size;
-    replay->sample_every = header->events / sample_target + 1;
+    replay->sample_every = (header->events + sample_target - 1) / sample_target;
+    if (!replay->sample_every)
+        replay->sample_every = 1;
     replay->sample_capacity = sample_target + 2;
     replay->samples = map_zeroed(replay->sample_capacity * sizeof *replay->samples, path);
     replay->digest = DIGEST_START;

@@ -211,7 +211,7 @@ int prepare_main(const char *trace_path, const char *out)
             figures.peak_live_blocks = blocks;
         digest = digest_add(digest, live);
     }
-    figures.events = order;
+    figures.events = count; /* as the trace holds them; unmatched frees are not played */
     figures.live_digest = digest;
 
     /* Each thread's kept events, in its own order. */
