@@ -489,9 +489,9 @@ def test_databases_of_other_versions_and_applications(program: Path, tmp_path: P
                                                       capsys: pytest.CaptureFixture[str]) -> None:
     database = tmp_path / "p.db"
     report(capsys, "db", program, "-o", database)
-    # The schema's version, from schema.sql: 6.
-    for version, problem in ((99, "profile schema version 99 is newer than this mprof understands (6)"),
-                             (5, "profile schema version 5 is older than this mprof reads (6); make it again "
+    # The schema's version, from schema.sql: 7.
+    for version, problem in ((99, "profile schema version 99 is newer than this mprof understands (7)"),
+                             (6, "profile schema version 6 is older than this mprof reads (7); make it again "
                                  "from the data files with mprof db"),
                              (0, "not an mprof profile database")):
         with sqlite3.connect(database) as db:

@@ -6,6 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
+from ..reducer.errors import MprofError
 from ..report import json_tables, text_tables
 from ..report.display import for_display
 from ..report.tables import EVERY_ROW, FIRST_SCREEN, Limit
@@ -84,6 +85,9 @@ def limit(args: argparse.Namespace) -> Limit:
 
 def run(args: argparse.Namespace) -> int:
     model = for_display(load_profile(args.files, selection(args)), args.full_names)
+    if not model.runs and model.replays:
+        raise MprofError(f"{args.files[0]}: holds replays alone (mprof replay --db), no profile to report: "
+                         f"mprof html shows them, sqlite3 reads them")
     options = text_tables.Options(tables=args.tables, cutoff=args.cutoff or 0.0, call_sites=args.call_sites,
                                   wide=args.wide, limit=limit(args),
                                   runtime=args.include_runtime)

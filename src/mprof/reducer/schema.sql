@@ -8,7 +8,7 @@
 -- and offsets are unsigned 64-bit values stored as signed two's complement:
 -- a negative v stands for v + 2^64.
 PRAGMA application_id = 1836085871;
-PRAGMA user_version = 6;
+PRAGMA user_version = 7;
 
 CREATE TABLE runs (
     id INTEGER PRIMARY KEY,
@@ -212,4 +212,63 @@ CREATE TABLE paths (
     peak_blocks INTEGER NOT NULL,
     peak_bytes INTEGER NOT NULL,
     runtime TEXT NOT NULL            -- as in leaks: what in the C or C++ runtime keeps these blocks on purpose, or empty
+);
+
+-- Replays of an allocation trace against real allocators (mprof replay
+-- --db), one row per command; a database may hold replays alone.
+CREATE TABLE replays (
+    id INTEGER PRIMARY KEY,
+    source TEXT NOT NULL,            -- the trace's path as given, or the synthetic workload's parameters
+    synthetic INTEGER NOT NULL,      -- 1: Gloger's random workload, no trace
+    event_order TEXT NOT NULL,       -- threads: each thread's events on a thread; recorded: one order
+    repeats INTEGER NOT NULL,        -- replays of each allocator; their figures are medians over these
+    start_unix_ns INTEGER NOT NULL,  -- when the command ran
+    events INTEGER NOT NULL,         -- the workload, as the trace holds it
+    threads INTEGER NOT NULL,
+    allocations INTEGER NOT NULL,
+    frees INTEGER NOT NULL,
+    reallocs INTEGER NOT NULL,
+    bytes_allocated INTEGER NOT NULL,
+    peak_live_bytes INTEGER NOT NULL,
+    peak_live_blocks INTEGER NOT NULL,
+    unmatched_frees INTEGER NOT NULL,
+    duration_ns INTEGER NOT NULL,    -- from the first event to the last as recorded; 0: synthetic
+    max_size INTEGER NOT NULL,       -- the largest block asked for
+    live_digest INTEGER NOT NULL     -- FNV-1a of the live bytes after each event, in the recorded order
+);
+
+-- Each allocator of a replay: every figure the median over its repeats.
+-- Ratios are REAL, NULL where there is nothing to divide by.
+CREATE TABLE replay_allocators (
+    replay_id INTEGER NOT NULL REFERENCES replays(id),
+    position INTEGER NOT NULL,       -- its place in --allocators, from 0
+    allocator TEXT NOT NULL,         -- glibc, jemalloc, tcmalloc, mimalloc
+    library TEXT NOT NULL,           -- where its malloc came from, as the replayer found it
+    median_round INTEGER NOT NULL,   -- the repeat whose footprint replay_samples holds, from 1
+    wall_ns INTEGER NOT NULL,
+    user_ns INTEGER NOT NULL,
+    system_ns INTEGER NOT NULL,
+    ns_per_malloc REAL,              -- less the do-nothing replay's, never below 0
+    ns_per_realloc REAL,
+    ns_per_free REAL,
+    peak_resident_bytes INTEGER NOT NULL, -- less the replayer's own before the replay
+    peak_mapped_bytes INTEGER NOT NULL,
+    live_at_peak_bytes INTEGER NOT NULL,
+    waste_at_peak REAL,              -- 1 - live_at_peak_bytes / peak_resident_bytes (Gloger)
+    average_waste REAL,              -- the same, averaged over the samples (Gloger)
+    heap_expansion REAL,             -- peak_resident_bytes / the replay's peak of live bytes (Detlefs et al.)
+    PRIMARY KEY (replay_id, position)
+);
+
+-- The footprint over each allocator's median replay.
+CREATE TABLE replay_samples (
+    replay_id INTEGER NOT NULL,
+    position INTEGER NOT NULL,       -- the allocator's, as in replay_allocators
+    sample INTEGER NOT NULL,         -- from 0, in time order
+    events INTEGER NOT NULL,         -- replayed so far
+    live_bytes INTEGER NOT NULL,
+    resident_bytes INTEGER NOT NULL, -- less the replayer's own before the replay
+    mapped_bytes INTEGER NOT NULL,
+    PRIMARY KEY (replay_id, position, sample),
+    FOREIGN KEY (replay_id, position) REFERENCES replay_allocators(replay_id, position)
 );

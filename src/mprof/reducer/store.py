@@ -63,6 +63,11 @@ class _LosslessConnection(sqlite3.Connection):
         return super().executemany(sql, (tuple(map(_stored, row)) for row in rows))
 
 
+def connect_for_writing(path: Path | str) -> sqlite3.Connection:
+    """A connection that stores every text value losslessly (see _stored)."""
+    return sqlite3.connect(path, factory=_LosslessConnection)
+
+
 def open_database(path: Path) -> sqlite3.Connection:
     """A profile database for reading; refuses one written by a newer mprof."""
     try:
@@ -96,7 +101,7 @@ def write_database(profile: Profile, path: Path) -> None:
     descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
     os.close(descriptor)
     try:
-        connection = sqlite3.connect(temporary, factory=_LosslessConnection)
+        connection = connect_for_writing(temporary)
         try:
             connection.executescript(SCHEMA.read_text())
             _insert(connection, profile)

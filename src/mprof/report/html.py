@@ -13,7 +13,7 @@ from pathlib import Path
 
 import jinja2
 
-from . import flame, html_rows, legends, processes, size_chart, summary, tables, timeline_chart
+from . import flame, html_rows, legends, processes, replay_section, size_chart, summary, tables, timeline_chart
 from .model import Model
 
 TEMPLATES = Path(__file__).with_name("templates")
@@ -61,7 +61,10 @@ PEAK_ROWS = 100
 
 def render(model: Model, runtime: bool = False) -> str:
     """The page; with runtime, the leak table and flame graph also show what
-    the C and C++ runtimes keep on purpose."""
+    the C and C++ runtimes keep on purpose.  A database of replays alone
+    (mprof replay --db without a profile) gets a page of them alone."""
+    if not model.runs and model.replays:
+        return render_replays(model)
     peak = model.summary.get("max_live_bytes", 0)
     peak_rows = [PeakRow(row.blocks, row.bytes, tables.parenthesised(row.bytes, peak),
                          tables.whole_path_text(model, row.functions, None)) for row in tables.peak_paths(model)]
@@ -80,4 +83,9 @@ def render(model: Model, runtime: bool = False) -> str:
         peak_rows=peak_rows[:PEAK_ROWS], peak_count=len(peak_rows),
         runtime_note="" if runtime else tables.runtime_note(model, "mprof html --include-runtime"),
         processes=processes.process_rows(model) if processes.merged(model) else [],
-        min_share=flame.MIN_SHARE, sizes=size_chart.chart(model))
+        min_share=flame.MIN_SHARE, sizes=size_chart.chart(model), replays=replay_section.views(model.replays))
+
+
+def render_replays(model: Model) -> str:
+    """A page of the Allocators section alone."""
+    return environment().get_template("replay.html").render(replays=replay_section.views(model.replays))

@@ -6,6 +6,9 @@ import sqlite3
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from .replays import StoredReplay
+from .replays import load as load_replays
+
 CLASSES = ("s", "m", "l", "x")
 
 
@@ -137,6 +140,7 @@ class Model:
     callees: dict[int, list[EdgeRow]] = field(default_factory=dict)
     path_nodes: dict[int, PathNodeRow] = field(default_factory=dict)  # parents first
     paths: list[PathRow] = field(default_factory=list)
+    replays: list[StoredReplay] = field(default_factory=list)  # mprof replay --db's, oldest first
 
     @property
     def total_bytes(self) -> int:
@@ -195,7 +199,8 @@ def load(db: sqlite3.Connection) -> Model:
         "SELECT id, parent_id, function_id, file, line FROM path_nodes ORDER BY id")}
     paths = [PathRow(row[0], row[1], row[2], tuple(row[3:7]), tuple(row[7:11]), row[14], row[11], row[12], row[13])
              for row in db.execute("SELECT * FROM paths ORDER BY node_id")]
-    model = Model(runs, summary, functions, edges, cycles, bins, leaks, path_nodes=path_nodes, paths=paths)
+    model = Model(runs, summary, functions, edges, cycles, bins, leaks, path_nodes=path_nodes, paths=paths,
+                  replays=load_replays(db))
     for edge in edges:
         model.callers.setdefault(edge.callee, []).append(edge)
         model.callees.setdefault(edge.caller, []).append(edge)
