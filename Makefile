@@ -26,7 +26,7 @@ MONITOR_LIBS := -lunwind -lzstd -ldl -lpthread
 MONITOR_SOURCES := $(wildcard monitor/*.c)
 MONITOR_OBJECTS := $(MONITOR_SOURCES:monitor/%.c=$(BUILD)/monitor/%.o)
 
-.PHONY: all demo check test bench install clean setup setup-test venv mutate
+.PHONY: all demo replay-demo check test bench install clean setup setup-test venv mutate
 all: $(BUILD)/libmprof.so $(BUILD)/libmprof.a $(BUILD)/widgets $(BUILD)/mprof-resolve $(BUILD)/mprof-replay
 
 $(BUILD)/.system-packages: Makefile scripts/setup-system.sh
@@ -76,6 +76,16 @@ demo: all $(VENV)/.installed
 	./mprof report --no-pager $(BUILD)/widgets.mprof
 	./mprof html $(BUILD)/widgets.mprof -o $(BUILD)/widgets.html
 	@echo "mprof: wrote the HTML report $(BUILD)/widgets.html"
+
+# A real program's trace replayed against glibc's allocator, jemalloc,
+# tcmalloc and mimalloc (see mprof(1), mprof replay).
+$(BUILD)/.replay-packages: Makefile scripts/setup-system.sh
+	./scripts/setup-system.sh $(REPLAY_PACKAGES)
+	@mkdir -p $(BUILD) && touch $@
+
+replay-demo: all $(VENV)/.installed $(BUILD)/.replay-packages
+	./mprof run --trace --quiet -o $(BUILD)/widgets.mprof -- $(BUILD)/widgets
+	./mprof replay $(BUILD)/widgets.mprof.trace
 
 check test: all $(VENV)/.installed $(BUILD)/.test-packages
 	$(VENV)/bin/python -m pytest -q tests

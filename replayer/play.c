@@ -389,7 +389,7 @@ int run_main(const char *path, int null_allocator, int recorded_order, unsigned 
     samples = samples < replay->sample_capacity ? samples : replay->sample_capacity;
     uint64_t highest = 0, live_at_peak = 0;
     for (uint64_t i = 0; i < samples; i++)
-        if (replay->samples[i][2] >= highest) {
+        if (i == 0 || replay->samples[i][2] > highest) { /* the first moment the most was resident */
             highest = replay->samples[i][2];
             live_at_peak = replay->samples[i][1];
         }
