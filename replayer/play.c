@@ -387,12 +387,14 @@ int run_main(const char *path, int null_allocator, int recorded_order, unsigned 
     }
     uint64_t samples = atomic_load(&replay->sample_count);
     samples = samples < replay->sample_capacity ? samples : replay->sample_capacity;
-    uint64_t highest = 0, live_at_peak = 0;
+    /* Gloger's waste is taken at the peak allocation: the sampled moment
+     * the most bytes were live.  (At the most resident moment instead, an
+     * allocator that keeps freed pages would be measured after the
+     * program had freed everything.) */
+    uint64_t live_at_peak = 0;
     for (uint64_t i = 0; i < samples; i++)
-        if (i == 0 || replay->samples[i][2] > highest) { /* the first moment the most was resident */
-            highest = replay->samples[i][2];
+        if (replay->samples[i][1] > live_at_peak)
             live_at_peak = replay->samples[i][1];
-        }
     printf("{\"allocator_library\": \"%s\", \"order\": \"%s\", \"events\": %" PRIu64 ", \"allocations\": %" PRIu64
            ", \"frees\": %" PRIu64 ", \"reallocs\": %" PRIu64 ", \"bytes_allocated\": %" PRIu64
            ", \"peak_live_bytes\": %" PRIu64 ", \"peak_live_blocks\": %" PRIu64 ", ",
