@@ -114,6 +114,10 @@ int main(int argc, char **argv)
         for (int i = 3; i < argc; i++) {
             if (!strcmp(argv[i], "--null"))
                 null_allocator = 1;
+            else if (!strcmp(argv[i], "--order=recorded"))
+                recorded = 1;
+            else if (!strcmp(argv[i], "--order=threads"))
+                continue;
             else if (!strcmp(argv[i], "--order") && i + 1 < argc && !strcmp(argv[i + 1], "recorded"))
                 recorded = 1, i++;
             else if (!strcmp(argv[i], "--order") && i + 1 < argc && !strcmp(argv[i + 1], "threads"))

@@ -291,7 +291,7 @@ int run_main(const char *path, int null_allocator, int recorded_order, unsigned 
     if (header->version != PREPARED_VERSION)
         fail(2, path, "prepared file version %u, this replayer reads %u", header->version, PREPARED_VERSION);
     uint64_t tables = sizeof *header + (uint64_t)header->threads * sizeof(struct prepared_thread);
-    if (header->threads == 0 || header->threads > (1u << 20) || header->events > (size - sizeof *header) /
+    if (header->threads > (1u << 20) || header->events > (size - sizeof *header) /
         sizeof(struct prepared_event) || tables + header->events * sizeof(struct prepared_event) != size)
         fail(2, path, "truncated or corrupt (its sizes do not add up)");
     const struct prepared_thread *threads = (const void *)(bytes + sizeof *header);

@@ -100,6 +100,11 @@ static void decode_events(struct cursor *c, uint32_t thread, struct stream *stre
             fail(2, c->path, "block %llu: unknown function %llu", (unsigned long long)c->block,
                  (unsigned long long)function);
         e->function = (uint8_t)function;
+        /* Which functions each op may come from (mprof(5)). */
+        int allowed = e->op == 1 ? function <= 10 : e->op == 2 ? function == 8 || function >= 11 : function == 8;
+        if (!allowed)
+            fail(2, c->path, "block %llu: event %u from function %llu", (unsigned long long)c->block, e->op,
+                 (unsigned long long)function);
         switch (e->op) {
         case 1:
             e->size = uv(c);
@@ -125,9 +130,13 @@ static void decode_events(struct cursor *c, uint32_t thread, struct stream *stre
         }
         if (e->sequence == 0)
             fail(2, c->path, "block %llu: sequence number 0", (unsigned long long)c->block);
-        if (e->alignment & (e->alignment - 1))
-            fail(2, c->path, "block %llu: alignment %llu is not a power of two", (unsigned long long)c->block,
+        /* glibc's memalign rounds an alignment up to a power of two; so
+         * does the replay. */
+        if (e->alignment > (UINT64_C(1) << 30))
+            fail(2, c->path, "block %llu: alignment %llu", (unsigned long long)c->block,
                  (unsigned long long)e->alignment);
+        while (e->alignment & (e->alignment - 1))
+            e->alignment += e->alignment & -e->alignment;
         trace->count++;
     }
 }
