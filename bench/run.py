@@ -53,6 +53,7 @@ class Tool:
             env["LD_PRELOAD"] = str(self.preload)
         if self.name.startswith("mprof"):
             env.update(MPROF_OUTPUT=str(output))
+        env = {name: value.replace("{output}", str(output)) for name, value in env.items()}
         wrapper = [part.replace("{output}", str(output)) for part in self.wrapper]
         return [*wrapper, *workload.command], env
 
@@ -64,10 +65,12 @@ def tools(massif: bool, quick: bool) -> list[Tool]:
         Tool("unw_backtrace floor", BENCH_BUILD / "floor-backtrace.so"),
         Tool("mprof", BUILD / "libmprof.so"),
         Tool("mprof-", BUILD / "libmprof.so", {"MPROF_CALL_GRAPH": "0"}),
+        Tool("mprof --trace", BUILD / "libmprof.so", {"MPROF_TRACE": "{output}.trace"}),
         Tool("heaptrack", wrapper=("heaptrack", "-o", "{output}")),
     ]
     if quick:
-        chosen = [t for t in chosen if t.name in ("none", "unw_backtrace floor", "mprof", "mprof-", "heaptrack")]
+        chosen = [t for t in chosen if t.name in ("none", "unw_backtrace floor", "mprof", "mprof-", "mprof --trace",
+                                                  "heaptrack")]
     if massif:
         chosen.append(Tool("massif", wrapper=("valgrind", "--tool=massif", "--massif-out-file={output}")))
     return chosen
@@ -99,6 +102,15 @@ class Measurement:
     peak_rss_kb: int
     file_bytes: int = 0
     max_live_objects: int = 0
+    trace_bytes: int = 0
+    trace_events: int = 0
+
+
+def trace_events(path: Path) -> int:
+    """The event count of a trace's end block, its last 16 bytes (mprof(5))."""
+    with path.open("rb") as trace:
+        trace.seek(-16, os.SEEK_END)
+        return int.from_bytes(trace.read(8), "little")
 
 
 def run_once(tool: Tool, workload: Workload, output: Path) -> Measurement:
@@ -114,11 +126,15 @@ def run_once(tool: Tool, workload: Workload, output: Path) -> Measurement:
     if os.waitstatus_to_exitcode(status) != 0:
         raise RuntimeError(f"{workload.name} under {tool.name} failed: {command}")
     measurement = Measurement(seconds, usage.ru_utime + usage.ru_stime, usage.ru_maxrss)
-    written = sorted(output.parent.glob(output.name + "*"))
+    written = sorted(path for path in output.parent.glob(output.name + "*") if ".trace" not in path.name)
     if written:
         measurement.file_bytes = written[0].stat().st_size
         if tool.name in ("mprof", "mprof-"):  # an earlier build may write an earlier format
             measurement.max_live_objects = datafile.read(written[0]).summary.max_live_objects
+    # Every process's trace: a shell script's children write theirs too.
+    for trace in output.parent.glob(output.name + ".trace*"):
+        measurement.trace_bytes += trace.stat().st_size
+        measurement.trace_events += trace_events(trace)
     return measurement
 
 
@@ -139,6 +155,9 @@ class Row:
     peak_rss_kb: int
     bytes_per_live_object: float | None
     reduce_seconds: float | None = None
+    trace_bytes: int = 0
+    trace_bytes_per_event: float | None = None
+    over_mprof: float | None = None  # median over rounds of this round's time / mprof's: what --trace adds
 
 
 def measure(workload: Workload, chosen: list[Tool], rounds: int, directory: Path) -> list[Row]:
@@ -166,6 +185,12 @@ def measure(workload: Workload, chosen: list[Tool], rounds: int, directory: Path
         rows.append(Row(workload.name, tool.name, statistics.median(r.seconds for r in runs),
                         statistics.median(ratios), statistics.median(cpu_ratios), runs[-1].file_bytes,
                         int(statistics.median(r.peak_rss_kb for r in runs)), per_object))
+        if runs[-1].trace_events:
+            rows[-1].trace_bytes = runs[-1].trace_bytes
+            rows[-1].trace_bytes_per_event = runs[-1].trace_bytes / runs[-1].trace_events
+            if "mprof" in results:
+                rows[-1].over_mprof = statistics.median(
+                    run.seconds / plain.seconds for run, plain in zip(runs, results["mprof"], strict=True))
     # Reduction: mprof's reducer against heaptrack_print on the last round's files, interleaved.
     mprof_file = next(iter(sorted(outputs["mprof"].parent.glob(outputs["mprof"].name + "*"))), None)
     heaptrack_file = next(iter(sorted(outputs["heaptrack"].parent.glob(outputs["heaptrack"].name + "*")))
@@ -196,6 +221,17 @@ def table(rows: list[Row]) -> str:
                      f"{r.cpu_slowdown:.2f}x | {size} | "
                      f"{r.peak_rss_kb / 1024:,.1f} MB | {per_object} | {reduce} |")
     return "\n".join(lines)
+
+
+def recording(rows: list[Row]) -> str:
+    """What mprof run --trace costs over mprof run, and the trace's size."""
+    lines = [f"| {r.workload} | {r.over_mprof:.2f}x | {r.trace_bytes / 1024:,.1f} KB | "
+             f"{r.trace_bytes / r.trace_bytes_per_event:,.0f} | {r.trace_bytes_per_event:.2f} |"
+             for r in rows if r.over_mprof is not None and r.trace_bytes_per_event]
+    if not lines:
+        return ""
+    return "\n".join(["| workload | --trace / mprof | trace | events | B/event |",
+                      "|---|---:|---:|---:|---:|", *lines])
 
 
 def scaling(rows: list[Row]) -> str:
@@ -243,9 +279,9 @@ def main(argv: list[str]) -> int:
             print(f"bench: {workload.name}", file=sys.stderr, flush=True)
             rows += measure(workload, chosen, args.rounds, directory)
     print(table(rows))
-    thread_table = scaling(rows)
-    if thread_table:
-        print("\n" + thread_table)
+    for extra in (recording(rows), scaling(rows)):
+        if extra:
+            print("\n" + extra)
     results = REPO_ROOT / "bench" / "results"
     results.mkdir(exist_ok=True)
     (results / "latest.json").write_text(json.dumps(

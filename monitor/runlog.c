@@ -1,7 +1,7 @@
 /* Records for mprof run (see runlog.h).  The file DIR/PID-START (START: the
  * image's start time in nanoseconds) holds records of two NUL-terminated
- * fields each: "start" and the executable, "final", "checkpoint" or
- * "snapshot" and a data file's path, and "exec" with an empty path.  Each
+ * fields each: "start" and the executable, "final", "checkpoint",
+ * "snapshot" or "trace" and a file's path, and "exec" with an empty path.  Each
  * record is one write(2) with O_APPEND, so threads cannot interleave. */
 #include "runlog.h"
 

@@ -9,7 +9,8 @@
 
 /* A new image (the constructor) or a fork child starts. */
 void runlog_start(void);
-/* A data file was written; kind is "final", "checkpoint" or "snapshot". */
+/* A file was written; kind is "final", "checkpoint" or "snapshot" for a
+ * data file, "trace" for the allocation trace. */
 void runlog_wrote(const char *kind, const char *path);
 /* The image is about to exec without having written a file: the next image
  * of this process goes on for it. */

@@ -19,6 +19,7 @@
 #include "lock.h"
 #include "log.h"
 #include "output.h"
+#include "runlog.h"
 #include "state.h"
 
 #define TRACE_MAGIC "MPROFTRC"
@@ -306,9 +307,10 @@ void trace_finish(bool bounded)
     }
     if (file.created) {
         int fd = output_reopen(&file.output);
-        if (fd >= 0)
-            output_commit(&file.output, fd, !file.failed);
-        else
+        if (fd >= 0) {
+            if (output_commit(&file.output, fd, !file.failed))
+                runlog_wrote("trace", file.output.path);
+        } else
             unlink(file.output.temporary);
     }
     file.finished = true;

@@ -15,12 +15,12 @@ LEAK_DEPTH = 5
 
 def _split(total: int, parts: int, rng: random.Random) -> list[int]:
     cuts = sorted(rng.randint(0, total) for _ in range(parts - 1))
-    return [b - a for a, b in zip([0, *cuts], [*cuts, total])]
+    return [b - a for a, b in zip([0, *cuts], [*cuts, total], strict=True)]
 
 
 def _classes(total: int, rng: random.Random) -> tuple[int, int, int, int]:
-    s, m, l, x = _split(total, 4, rng)
-    return (s, m, l, x)
+    small, medium, large, huge = _split(total, 4, rng)
+    return (small, medium, large, huge)
 
 
 def synthetic_model(functions: int, seed: int = 1) -> Model:
@@ -43,7 +43,7 @@ def synthetic_model(functions: int, seed: int = 1) -> Model:
             callees.setdefault(caller, []).append(f)
     for f in sorted(callers, reverse=True):
         total[f] = own[f] + sum(edge_bytes[(f, c)] for c in callees.get(f, []))
-        for caller, share in zip(callers[f], _split(total[f], len(callers[f]), rng)):
+        for caller, share in zip(callers[f], _split(total[f], len(callers[f]), rng), strict=True):
             edge_bytes[(caller, f)] = share
     rows: dict[int, FunctionRow] = {}
     edges = []

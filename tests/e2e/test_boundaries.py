@@ -76,7 +76,7 @@ def test_bins_in_json(report: dict) -> None:  # type: ignore[type-arg]
 def test_bin_table_rows_in_size_order(text: str) -> None:
     rows = table(text, "Allocation bin table")
     assert [row.split()[0] for row in rows] == ["0", "1", "16", "32", "33", "256", "257", "1024", ">", "<total>"]
-    for row, size in zip(rows, BELOW_1025):
+    for row, size in zip(rows, BELOW_1025, strict=False):
         # size, allocs, bytes, frees, kept (a share in parentheses only from 1%)
         shown = [n for n in numbers(row)]
         share = size * BLOCKS[size] * 100 // ALL_BYTES
@@ -137,7 +137,7 @@ def test_text_summary_line_by_line(text: str) -> None:
     labels = [line[:16].strip() for line in lines[2:]]
     assert labels == ["allocations", "frees", "kept at exit", "most live", "temporaries", "run time", "calls",
                       "unusual"]
-    values = {label: line[16:] for label, line in zip(labels, lines[2:])}
+    values = {label: line[16:] for label, line in zip(labels, lines[2:], strict=True)}
     assert values["allocations"] == "78 blocks, 1,264,114 bytes, 16,206.6 bytes on average"
     assert values["frees"] == "66 blocks, 1,157,373 bytes"
     assert values["kept at exit"] == "12 blocks, 106,741 bytes"

@@ -16,7 +16,8 @@ def test_mutated_data_files_get_a_report_or_one_line(targets: Targets, tmp_path:
     seeds = [tmp_path / "widgets.mprof", tmp_path / "cxx.mprof", tmp_path / "plugin.mprof"]
     for seed, command in zip(seeds, ([BUILD / "widgets", "300"], [targets.build("cxx")],
                                      [targets.build("dlclose_main", "-ldl"),
-                                      targets.build("libplugin.so", source="plugin.c", shared=True)])):
+                                      targets.build("libplugin.so", source="plugin.c", shared=True)]),
+                             strict=True):
         subprocess.run([str(part) for part in command], env=monitor_env(seed), check=True, capture_output=True,
                        timeout=60)
     completed = subprocess.run([sys.executable, REPO_ROOT / "tests" / "fuzz" / "fuzz.py", "--inputs", "300",

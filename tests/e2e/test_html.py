@@ -330,8 +330,8 @@ def test_html_command_errors(pages: dict[str, Path], tmp_path: Path) -> None:
     missing = mprof("html", tmp_path / "nope.mprof", "-o", tmp_path / "out.html", check=False)
     assert missing.returncode == 1 and missing.stderr.count("\n") == 1 and "nope.mprof" in missing.stderr
     assert mprof("html", tmp_path / "nope.mprof", check=False).returncode == 2  # -o is required
-    unwritable = mprof("html", pages["widgets"].with_suffix(".mprof"), "-o", tmp_path / "no-such-directory" / "out.html",
-                       check=False)
+    unwritable = mprof("html", pages["widgets"].with_suffix(".mprof"),
+                       "-o", tmp_path / "no-such-directory" / "out.html", check=False)
     assert unwritable.returncode == 1 and unwritable.stderr.count("\n") == 1
     assert list(tmp_path.iterdir()) == []
 

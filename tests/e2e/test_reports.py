@@ -382,7 +382,7 @@ def test_call_sites_in_leak_paths(tmp_path: Path) -> None:
     assert [name for name, _ in functions_and_lines] == ["main", "make_red_widget", "make_widget"]
     # Each line is that frame's call: main calls make_red_widget, which calls make_widget, which calls malloc.
     called = ["make_red_widget()", "make_widget()", "malloc("]
-    for (_, line), callee in zip(functions_and_lines, called):
+    for (_, line), callee in zip(functions_and_lines, called, strict=True):
         assert callee in source[int(line) - 1]
 
 

@@ -103,6 +103,21 @@ def test_mprof_run_trace_writes_it_beside_the_data_file(targets: Targets, tmp_pa
     assert not list(tmp_path.glob("*.tmp.*"))
 
 
+def test_mprof_run_lists_the_trace_of_each_process(targets: Targets, tmp_path: Path) -> None:
+    output = tmp_path / "out.mprof"
+    completed = mprof("run", "--trace", "-o", output, "--", targets.build("forkexec"), targets.build("leaf"))
+    lines = completed.stderr.splitlines()
+    assert "mprof: the run wrote 4 data files:" in lines
+    # The parent, its two fork children and the program the second executes.
+    listed = lines[lines.index("mprof: the run wrote 4 traces:") + 1:]
+    paths = sorted(tmp_path.glob("out.mprof.trace*"))
+    assert sorted(line.split(" (pid ")[0].strip() for line in listed) == [str(path) for path in paths]
+    for line in listed:
+        path, _, rest = line.strip().partition(" (pid ")
+        assert rest.startswith(f"{trace_reading.read(Path(path)).pid}, ")
+    assert Counter(line.rsplit("/", 1)[1] for line in listed) == {"forkexec)": 3, "leaf)": 1}
+
+
 def _prepare(trace: Path, prepared: Path) -> dict[str, int]:
     completed = subprocess.run([REPLAYER, "prepare", trace, prepared], capture_output=True, text=True, timeout=120)
     assert completed.returncode == 0, completed.stderr

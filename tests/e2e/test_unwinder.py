@@ -83,7 +83,7 @@ def reloaded_in_place(targets: Targets, profile: Callable[..., Run], first: Path
         directory = first.parent / ("p" * (attempt + 1))
         directory.mkdir(exist_ok=True)
         copies = [directory / first.name, directory / second.name]
-        for original, copy in zip((first, second), copies):
+        for original, copy in zip((first, second), copies, strict=True):
             shutil.copy(original, copy)
         run = profile([main, *copies], name=f"reload{attempt}.mprof")
         loaded_at = run.completed.stdout.split()

@@ -159,7 +159,7 @@ class DataFileBuilder:
         elif tag == "ADDR":
             out += self._count(tag, len(table))
             # The first is the address itself, as its difference from 0.
-            for previous, addr in zip([0, *table], table):
+            for previous, addr in zip([0, *table], table, strict=False):
                 out += uv(addr - previous)
         elif tag == "NODE":
             nodes, _ = self.tree()
@@ -176,7 +176,8 @@ class DataFileBuilder:
                 out += b"".join(uv(v) for v in (*values, *self.path_extra))
         elif tag == "TIME":
             out += self._count(tag, len(self.timeline))
-            for previous, (ns, live, blocks, resident) in zip([0, *(p[0] for p in self.timeline)], self.timeline):
+            times = [0, *(p[0] for p in self.timeline)]
+            for previous, (ns, live, blocks, resident) in zip(times, self.timeline, strict=False):
                 out += b"".join(uv(v) for v in (ns - previous, live, blocks, resident))
         return bytes(out + self.extra_payload.get(tag, b""))
 

@@ -739,26 +739,28 @@ def test_every_cut_of_a_varint_section_names_its_entry(tag: str) -> None:
     # Where each entry starts: the payload written with the entries before it.
     head = 16 if tag == "PATH" else 8
     if tag == "ADDR":
-        starts = [8 + sum(len(uv(a - p)) for p, a in zip([0, *table], table[:n])) for n in range(len(table))]
+        starts = [8 + sum(len(uv(a - p)) for p, a in zip([0, *table], table[:n], strict=False))
+                  for n in range(len(table))]
     elif tag == "NODE":
         nodes, _ = b.tree()
         starts = [8 + sum(len(uv(up)) + len(uv(indices[addr])) for up, addr in nodes[:n]) for n in range(len(nodes))]
     elif tag == "TIME":
         times = [0, *(point[0] for point in b.timeline)]
         starts = [8 + sum(len(uv(t - p)) + sum(len(uv(v)) for v in point[1:])
-                          for p, t, point in zip(times, times[1:], b.timeline[:n])) for n in range(len(b.timeline))]
+                          for p, t, point in zip(times, times[1:], b.timeline[:n], strict=False))
+                  for n in range(len(b.timeline))]
     else:
         starts = []
         for n in range(len(b.paths)):
             partial = rich()
             partial.nodes, refs = b.tree()
-            partial.paths = [(ref, *entry[1:]) for ref, entry in zip(refs[:n], b.paths[:n])]
+            partial.paths = [(ref, *entry[1:]) for ref, entry in zip(refs[:n], b.paths[:n], strict=False)]
             starts.append(len(partial._payload(tag, table, indices)))
     ends = [*starts[1:], len(payload)]
     fields = [(8, "the entry count")] + ([(8, "the field count")] if tag == "PATH" else [])
     assert head == sum(size for size, _ in fields)
     assert truncations(b, tag, payload) == expected_cuts(tag, fields + [
-        (end - start, f"entry {n}") for n, (start, end) in enumerate(zip(starts, ends))])
+        (end - start, f"entry {n}") for n, (start, end) in enumerate(zip(starts, ends, strict=False))])
 
 
 @pytest.mark.parametrize(("bins", "length", "message"), [

@@ -1069,7 +1069,7 @@ def printed_cells(table: str, columns: list[str]) -> list[list[str]]:
     for name in columns[:-1]:
         at = header.index(name, at) + len(name)
         ends.append(at)
-    bounds = list(zip([0, *ends], [*ends, None]))
+    bounds = list(zip([0, *ends], [*ends, None], strict=True))
     cells = []
     for line in lines:
         if set(line) == {"-"}:

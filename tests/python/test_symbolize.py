@@ -181,7 +181,8 @@ def test_the_protocol_with_a_resolver_that_plays_its_part(tmp_path: Path, monkey
     with Resolver([liba], warnings) as resolver:
         assert warnings.messages == ["mprof-resolve: no DWARF in liba", "mprof-resolve: error"]
         assert resolver.resolve([0x1020, 0x1010, 0x1010]) == {
-            0x1010: [Frame("f", "a.c", 12, "/lib/liba.so", 0x10, True), Frame("g", "b.c", 20, "/lib/liba.so", 0x10, False)],
+            0x1010: [Frame("f", "a.c", 12, "/lib/liba.so", 0x10, True),
+                     Frame("g", "b.c", 20, "/lib/liba.so", 0x10, False)],
             0x1020: [Frame("liba.so+0x1020", "", 0, "/lib/liba.so", 0x1020, False)]}  # no frames: module+offset
         assert resolver.types("/lib/liba.so") == [(204, "widget"), (16, "struct pair")]
         with pytest.raises(MprofError) as raised:

@@ -19,7 +19,7 @@ def _package_parent() -> str:
 
 
 def launch() -> int:
-    if sys.version_info < (3, 11):
+    if sys.version_info < (3, 11):  # noqa: UP036 - the launcher may have found an older python3
         sys.stderr.write("mprof: needs Python 3.11 or newer\n")
         return 1
     # Python put this file's directory first on sys.path; its modules

@@ -204,19 +204,24 @@ def _wait(pid: int, forwarded: set[int], mask: set[int]) -> int:
 _LISTED = 20
 
 
+def _list(what: str, lines: list[str]) -> None:
+    print(f"mprof: the run wrote {len(lines)} {what}{'s' if len(lines) != 1 else ''}:", file=sys.stderr)
+    for line in lines[:_LISTED]:
+        print(f"  {line}", file=sys.stderr)
+    if len(lines) > _LISTED:
+        print(f"  and {len(lines) - _LISTED} more", file=sys.stderr)
+
+
 def _report(run_directory: Path, quiet: bool) -> None:
-    files, warnings = run_record.report_lines(run_record.read(run_directory))
+    written = run_record.report_lines(run_record.read(run_directory))
     if not quiet:
-        if files:
-            print(f"mprof: the run wrote {len(files)} data file{'s' if len(files) != 1 else ''}:",
-                  file=sys.stderr)
-            for line in files[:_LISTED]:
-                print(f"  {line}", file=sys.stderr)
-            if len(files) > _LISTED:
-                print(f"  and {len(files) - _LISTED} more", file=sys.stderr)
+        if written.data_files:
+            _list("data file", written.data_files)
         else:
             print("mprof: the run wrote no data file", file=sys.stderr)
-    for line in warnings:
+        if written.traces:
+            _list("trace", written.traces)
+    for line in written.warnings:
         print(f"mprof: warning: {line}", file=sys.stderr)
 
 

@@ -17,11 +17,12 @@ class Image:
     start_ns: int
     executable: str = ""
     files: list[tuple[str, str]] = field(default_factory=list)  # (final|checkpoint|snapshot, path)
+    traces: list[str] = field(default_factory=list)  # written by mprof run --trace
     execed: bool = False  # went on as a new image, having written nothing
 
     @property
     def lost(self) -> bool:
-        """Ended without a file and without handing over to an exec'd image."""
+        """Ended without a data file and without handing over to an exec'd image."""
         return not self.files and not self.execed
 
 
@@ -33,12 +34,14 @@ def read(directory: Path) -> list[Image]:
             continue
         image = Image(int(pid), int(start))
         fields = entry.read_bytes().split(b"\0")
-        for kind, value in zip(fields[0::2], fields[1::2]):
+        for kind, value in zip(fields[0::2], fields[1::2], strict=False):
             text = os.fsdecode(value)
             if kind == b"start":
                 image.executable = text
             elif kind == b"exec":
                 image.execed = True
+            elif kind == b"trace":
+                image.traces.append(text)
             else:
                 image.files.append((kind.decode("ascii", "replace"), text))
         images.append(image)
@@ -55,13 +58,23 @@ def alive(pid: int) -> bool:
     return True
 
 
-def report_lines(images: list[Image]) -> tuple[list[str], list[str]]:
+@dataclass
+class Written:
+    """What mprof run says after the program: a line per file, and warnings."""
+
+    data_files: list[str] = field(default_factory=list)
+    traces: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def report_lines(images: list[Image]) -> Written:
     """The files written, a line each, and warnings about processes that
-    wrote none."""
-    files, warnings = [], []
+    wrote no data file."""
+    written = Written()
+    files, warnings = written.data_files, written.warnings
     seen: set[str] = set()
     for image in images:
-        for kind, path in image.files:
+        for _, path in image.files:
             # A process rewrites its file at each checkpoint and at the end:
             # the last record of a path says what it holds now.
             if path in seen:
@@ -71,10 +84,11 @@ def report_lines(images: list[Image]) -> tuple[list[str], list[str]]:
             note = {"final": "", "checkpoint": ", a checkpoint: it never wrote its final file",
                     "snapshot": ", a snapshot"}.get(last, f", {last}")
             files.append(f"{path} (pid {image.pid}, {image.executable}{note})")
+        written.traces += [f"{path} (pid {image.pid}, {image.executable})" for path in image.traces]
         if image.lost:
             if alive(image.pid):
                 warnings.append(f"pid {image.pid} ({image.executable}) is still running: its file will be "
                                 f"written when it ends")
             else:
                 warnings.append(f"pid {image.pid} ({image.executable}) left no data file")
-    return files, warnings
+    return written

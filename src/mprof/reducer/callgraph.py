@@ -6,6 +6,7 @@ without counting any byte twice (paper section 3.3, Figure 7)."""
 
 from __future__ import annotations
 
+import itertools
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -179,7 +180,7 @@ def add_run(graph: CallGraph, data: Totals, call_graph: bool, frames: Mapping[in
         graph.edge(graph.function(caller_frames[-1]), graph.function(callee_frames[0])).add(pair.calls, pair.bytes)
         _add_inline_edges(graph, callee_frames, pair.calls, pair.bytes)
         calls, by_class = outgoing.get(pair.caller, (0, _zero()))
-        outgoing[pair.caller] = (calls + pair.calls, [a + b for a, b in zip(by_class, pair.bytes)])
+        outgoing[pair.caller] = (calls + pair.calls, [a + b for a, b in zip(by_class, pair.bytes, strict=True)])
     # A chain's outermost address is no pair's callee: its inlined frames are
     # passed by every allocation that leaves it.
     for address, (calls, by_class) in outgoing.items():
@@ -191,7 +192,7 @@ def add_run(graph: CallGraph, data: Totals, call_graph: bool, frames: Mapping[in
 
 
 def _add_inline_edges(graph: CallGraph, logical: Sequence[Frame], calls: int, by_class: Sequence[int]) -> None:
-    for outer, inner in zip(logical, logical[1:]):
+    for outer, inner in itertools.pairwise(logical):
         graph.edge(graph.function(outer), graph.function(inner)).add(calls, by_class)
 
 

@@ -91,7 +91,7 @@ def _unknown(address: int, modules: Sequence[Module]) -> Frame:
 class Resolver:
     """One mprof-resolve process for one process image's modules."""
 
-    def __init__(self, modules: Sequence[Module], warn: "WarningSink") -> None:
+    def __init__(self, modules: Sequence[Module], warn: WarningSink) -> None:
         self._modules = list(modules)
         self._warn = warn
         self._timeout = float(os.environ.get("MPROF_RESOLVE_TIMEOUT", _DEFAULT_TIMEOUT))
@@ -144,7 +144,7 @@ class Resolver:
             else:
                 yield fields
 
-    def resolve(self, addresses: Iterable[int], progress: "Progress | None" = None) -> dict[int, list[Frame]]:
+    def resolve(self, addresses: Iterable[int], progress: Progress | None = None) -> dict[int, list[Frame]]:
         """Logical frames of each return address, innermost first."""
         wanted = sorted(set(addresses))
         result: dict[int, list[Frame]] = {}
@@ -191,7 +191,7 @@ class Resolver:
                 self._process.kill()
                 self._process.wait()
 
-    def __enter__(self) -> "Resolver":
+    def __enter__(self) -> Resolver:
         return self
 
     def __exit__(self, *exc: object) -> None:

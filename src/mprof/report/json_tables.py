@@ -12,7 +12,7 @@ from .text_tables import Options
 
 
 def _by_class(values: tuple[int, ...] | list[int]) -> dict[str, int]:
-    return dict(zip(CLASSES, values))
+    return dict(zip(CLASSES, values, strict=True))
 
 
 def tables(model: Model, options: Options) -> dict[str, Any]:
