@@ -37,9 +37,12 @@ $(BUILD)/.test-packages: Makefile scripts/setup-system.sh
 	./scripts/setup-system.sh $(TEST_PACKAGES) $(REPLAY_PACKAGES)
 	@mkdir -p $(BUILD) && touch $@
 
-$(VENV)/.installed: requirements-dev.txt | $(BUILD)/.system-packages
+# mprof itself goes in editable: the console script .venv/bin/mprof, and
+# `import mprof` from any directory, run the tree's src/.
+$(VENV)/.installed: requirements-dev.txt pyproject.toml | $(BUILD)/.system-packages
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet --disable-pip-version-check -r requirements-dev.txt
+	$(VENV)/bin/pip install --quiet --disable-pip-version-check --no-deps -e .
 	touch $@
 
 setup: $(BUILD)/.system-packages
@@ -88,6 +91,8 @@ replay-demo: all $(VENV)/.installed $(BUILD)/.replay-packages
 	./mprof replay $(BUILD)/widgets.mprof.trace
 
 check test: all $(VENV)/.installed $(BUILD)/.test-packages
+	$(VENV)/bin/ruff check --quiet .
+	$(VENV)/bin/mypy
 	$(VENV)/bin/python -m pytest -q tests
 
 # Mutation testing, on demand (not part of check): mutmut over the reducer
@@ -126,7 +131,10 @@ $(BUILD)/bench/%: bench/programs/%.c | $(BUILD)/.system-packages
 bench: all $(VENV)/.installed $(BUILD)/.bench-packages $(BENCH_PROGRAMS)
 	$(VENV)/bin/python bench/run.py $(if $(QUICK),--quick)
 
-install: all
+# The Python package goes, with Jinja2, into a directory of mprof's own
+# that bin/mprof puts on its module path: nothing of the system's python3
+# is changed or needed beyond the interpreter.
+install: all $(VENV)/.installed
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig \
 		$(DESTDIR)$(PREFIX)/lib/mprof/python $(DESTDIR)$(PREFIX)/include \
 		$(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man3 \
@@ -140,9 +148,10 @@ install: all
 		sed -e 's|@PREFIX@|$(PREFIX)|g' $$pc.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/$$pc.pc; \
 	done
 	install -m 644 monitor/mprof.h $(DESTDIR)$(PREFIX)/include/mprof.h
-	cd src && find mprof -name '*.py' -o -name '*.sql' -o -path '*/templates/*' -type f | while read -r file; do \
-		install -D -m 644 "$$file" "$(DESTDIR)$(PREFIX)/lib/mprof/python/$$file"; \
-	done
+	rm -rf $(DESTDIR)$(PREFIX)/lib/mprof/python $(BUILD)/python
+	$(VENV)/bin/pip install --quiet --disable-pip-version-check --no-compile \
+		--target $(DESTDIR)$(PREFIX)/lib/mprof/python .
+	rm -rf $(DESTDIR)$(PREFIX)/lib/mprof/python/bin
 	sed -e 's|@PYROOT@|$(PREFIX)/lib/mprof/python|g' -e 's|@LIBDIR@|$(PREFIX)/lib|g' \
 		-e 's|@RESOLVE@|$(PREFIX)/lib/mprof/mprof-resolve|g' \
 		-e 's|@REPLAY@|$(PREFIX)/lib/mprof/mprof-replay|g' \

@@ -66,6 +66,9 @@ def test_installed_command_runs_and_reports(installed: Path, tmp_path: Path) -> 
                MPROF_LIBRARY=str(installed / "lib" / "libmprof.so"),
                MPROF_RESOLVE=str(installed / "lib" / "mprof" / "mprof-resolve"))
     launcher = installed / "bin" / "mprof"
+    # Installed as a package, with what it needs: nothing from the system's python3.
+    python = installed / "lib" / "mprof" / "python"
+    assert {"mprof-0.1.0.dist-info", "jinja2", "mprof"} <= {entry.name for entry in python.iterdir()}
     run = subprocess.run([launcher, "run", "--quiet", "-o", output, widgets, "2000"], env=env, check=True,
                          capture_output=True, text=True)
     assert run.stdout == "widgets 2000 red 999 blue 1001\n"

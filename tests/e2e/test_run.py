@@ -194,17 +194,19 @@ def test_an_inherited_ignored_sigchld(targets: Targets, tmp_path: Path) -> None:
 MONITOR_VARIABLES = ("LD_PRELOAD", "MPROF_OUTPUT", "MPROF_RUN_DIR", "MPROF_ROOT_PID")
 
 
+@pytest.mark.parametrize("launcher", [MPROF, REPO_ROOT / ".venv" / "bin" / "mprof"], ids=["tree", "console-script"])
 @pytest.mark.parametrize("lc_ctype", [None, "C", "POSIX", ""])
-def test_the_program_gets_the_environment_it_was_given(tmp_path: Path, lc_ctype: str | None) -> None:
+def test_the_program_gets_the_environment_it_was_given(tmp_path: Path, lc_ctype: str | None, launcher: Path) -> None:
     # In a C locale, Python (PEP 538) sets LC_CTYPE for itself; the
-    # program must not inherit it.
+    # program must not inherit it, whether Python started from the tree's
+    # sh launcher or from the venv's console script.
     # PWD as a shell keeps it: the launcher's sh would correct a stale one.
     given = {key: value for key, value in os.environ.items()
              if key not in ("LANG", "LC_ALL", "LC_CTYPE") and not key.startswith("MPROF_")} | {"PWD": str(tmp_path)}
     if lc_ctype is not None:
         given["LC_CTYPE"] = lc_ctype
     plain = subprocess.run(["/usr/bin/env", "-0"], env=given, cwd=tmp_path, capture_output=True, check=True).stdout
-    profiled = subprocess.run([MPROF, "run", "--quiet", "-o", tmp_path / "env.mprof", "/usr/bin/env", "-0"],
+    profiled = subprocess.run([launcher, "run", "--quiet", "-o", tmp_path / "env.mprof", "/usr/bin/env", "-0"],
                               env=given, cwd=tmp_path, capture_output=True, check=True).stdout
 
     def variables(output: bytes) -> dict[bytes, bytes]:

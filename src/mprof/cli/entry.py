@@ -1,7 +1,9 @@
 """The launchers' target (./mprof in the tree, bin/mprof installed): puts
 the directory that holds the package mprof (src/ in the tree, or
-MPROF_PYROOT) first on the module path, as an installed package would be,
-and runs main.
+MPROF_PYROOT) first on the module path, so that the launcher runs the
+tree's or the installation's own copy whatever else python3 has installed,
+and runs the command.  (The venv's console script, .venv/bin/mprof, goes
+straight to mprof.cli.main:console.)
 
 Kept to syntax that Python 3.7 parses, so that an older python3 reaches
 the version message instead of a SyntaxError.
@@ -27,18 +29,9 @@ def launch() -> int:
     # top-level ones.
     here = os.path.dirname(os.path.realpath(__file__))
     sys.path[:] = [_package_parent()] + [p for p in sys.path if os.path.realpath(p or ".") != here]
-    from mprof.cli.main import main
+    from mprof.cli.main import console
 
-    try:
-        return main(sys.argv[1:])
-    except KeyboardInterrupt:
-        return 130
-    except BrokenPipeError:
-        # The reader went away (mprof report | head).  Point stdout at
-        # /dev/null so that the interpreter's final flush does not complain.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        return 1
+    return console()
 
 
 if __name__ == "__main__":

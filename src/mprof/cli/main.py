@@ -7,6 +7,7 @@ run(args) -> int.  To add one, import it and append it to _COMMANDS.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from types import ModuleType
 
@@ -50,3 +51,18 @@ def main(argv: list[str]) -> int:
         print(f"mprof: {printable(str(e))}", file=sys.stderr)
         return e.exit_code
     return code
+
+
+def console() -> int:
+    """The mprof command: main on the process's arguments, as the console
+    script and the launchers run it."""
+    try:
+        return main(sys.argv[1:])
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        # The reader went away (mprof report | head).  Point stdout at
+        # /dev/null so that the interpreter's final flush does not complain.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 1

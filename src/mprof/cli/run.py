@@ -83,16 +83,31 @@ def library_path() -> Path:
     return library
 
 
+def _given_lc_ctype() -> tuple[bool, str | None]:
+    """LC_CTYPE as this process was given it (None: unset), read from the
+    environment the kernel kept from exec, which setenv() never changes;
+    (False, None) when that cannot be read."""
+    try:
+        with open("/proc/self/environ", "rb") as given:
+            entries = given.read().split(b"\0")
+    except OSError:
+        return False, None
+    for entry in entries:
+        if entry.startswith(b"LC_CTYPE="):
+            return True, os.fsdecode(entry[len(b"LC_CTYPE="):])
+    return True, None
+
+
 def monitor_environment(args: argparse.Namespace, library: Path, run_directory: Path) -> dict[str, str]:
     environment = dict(os.environ)
     # The program gets the environment mprof was given, not the LC_CTYPE
-    # Python set for itself (see the mprof launcher).
-    was = environment.pop("MPROF_LC_CTYPE_WAS", None)
-    if was is not None:
-        if was.startswith("="):
-            environment["LC_CTYPE"] = was[1:]
-        else:
+    # Python sets for itself in a C locale (PEP 538).
+    known, lc_ctype = _given_lc_ctype()
+    if known:
+        if lc_ctype is None:
             environment.pop("LC_CTYPE", None)
+        else:
+            environment["LC_CTYPE"] = lc_ctype
     preload = environment.get("LD_PRELOAD", "")
     environment["LD_PRELOAD"] = f"{library}:{preload}" if preload else str(library)
     # Absolute: a program that changes directory still writes here.
