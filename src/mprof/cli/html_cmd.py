@@ -9,7 +9,14 @@ from pathlib import Path
 
 from ..reducer.errors import MprofError
 from ..report.display import for_display
-from .inputs import add_naming_arguments, add_selection_arguments, load_profile, selection
+from .inputs import (
+    add_leak_arguments,
+    add_naming_arguments,
+    add_selection_arguments,
+    load_profile,
+    selection,
+    suppressed,
+)
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -23,6 +30,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     parser.add_argument("-o", "--output", type=Path, required=True, metavar="FILE", help="the page to write")
     add_selection_arguments(parser)
     add_naming_arguments(parser, "they show on hover")
+    add_leak_arguments(parser, fail=False)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -31,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
     except ImportError:
         raise MprofError("the HTML report needs the Jinja2 Python package: install python3-jinja2, or run "
                          "`make venv` for ./mprof") from None
-    model = for_display(load_profile(args.files, selection(args)), args.full_names)
+    model = for_display(suppressed(load_profile(args.files, selection(args)), args), args.full_names)
     write_atomically(args.output, html.render(model, args.include_runtime))
     return 0
 

@@ -18,7 +18,9 @@ from ..reducer import datafile, store
 from ..reducer.errors import MprofError
 from ..reducer.profile import reduce_files
 from ..reducer.records import DataFile
+from ..report import suppressions
 from ..report.model import Model, load
+from ..report.tables import leak_total
 
 
 @dataclass(frozen=True)
@@ -47,6 +49,49 @@ def add_selection_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--program", action="append", default=[], metavar="NAME",
                         help="only the processes running NAME (an executable's name or path); repeatable")
 
+
+
+# LeakSanitizer's exit status for leaks found, so that a CI job reads a
+# leak the same way under either tool.
+LEAK_EXIT_STATUS = 23
+
+
+def _bytes_limit(text: str) -> int:
+    try:
+        value = int(text.replace(",", "").replace("_", ""))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of bytes: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError("at least 0")
+    return value
+
+
+def add_leak_arguments(parser: argparse.ArgumentParser, fail: bool) -> None:
+    """--suppressions, and with fail --fail-on-leak."""
+    parser.add_argument("--suppressions", type=Path, action="append", default=[], metavar="FILE",
+                        help="leave out of the leak report the never-freed blocks of paths a LeakSanitizer "
+                             "suppression (leak:PATTERN) in FILE matches; repeatable")
+    if fail:
+        parser.add_argument("--fail-on-leak", type=_bytes_limit, nargs="?", const=0, default=None,
+                            metavar="BYTES",
+                            help=f"exit with status {LEAK_EXIT_STATUS} when the never-freed bytes not suppressed "
+                                 "(the runtimes' own blocks aside) exceed BYTES (default 0)")
+
+
+def suppressed(model: Model, args: argparse.Namespace) -> Model:
+    """The model less what the suppression files of args take."""
+    return suppressions.suppress(model, suppressions.read(args.suppressions))
+
+
+def leak_verdict(model: Model, limit: int | None) -> tuple[int, str]:
+    """LEAK_EXIT_STATUS and a line saying why when the leaks exceed limit,
+    else (0, "")."""
+    if limit is None:
+        return 0, ""
+    leaked = leak_total(model, runtime=False)
+    if leaked <= limit:
+        return 0, ""
+    return LEAK_EXIT_STATUS, f"{leaked:,} bytes never freed, more than --fail-on-leak={limit:,}"
 
 
 def add_naming_arguments(parser: argparse.ArgumentParser, short_names: str) -> None:

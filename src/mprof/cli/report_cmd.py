@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 from ..reducer.errors import MprofError
@@ -11,7 +12,15 @@ from ..report import json_tables, text_tables
 from ..report.display import for_display
 from ..report.tables import EVERY_ROW, FIRST_SCREEN, Limit
 from . import pager
-from .inputs import add_naming_arguments, add_selection_arguments, load_profile, selection
+from .inputs import (
+    add_leak_arguments,
+    add_naming_arguments,
+    add_selection_arguments,
+    leak_verdict,
+    load_profile,
+    selection,
+    suppressed,
+)
 
 
 def _tables(text: str) -> tuple[str, ...]:
@@ -68,6 +77,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     parser.add_argument("--wide", action="store_true", help="never shorten leak paths")
     add_selection_arguments(parser)
     add_naming_arguments(parser, "only where two functions would read the same")
+    add_leak_arguments(parser, fail=True)
     parser.add_argument("--no-pager", action="store_true",
                         help="never page the output (it is paged only on a terminal: $MPROF_PAGER, then "
                              "$PAGER, then less)")
@@ -84,7 +94,7 @@ def limit(args: argparse.Namespace) -> Limit:
 
 
 def run(args: argparse.Namespace) -> int:
-    model = for_display(load_profile(args.files, selection(args)), args.full_names)
+    model = for_display(suppressed(load_profile(args.files, selection(args)), args), args.full_names)
     if not model.runs and model.replays:
         raise MprofError(f"{args.files[0]}: holds replays alone (mprof replay --db), no profile to report: "
                          f"mprof html shows them, sqlite3 reads them")
@@ -95,5 +105,9 @@ def run(args: argparse.Namespace) -> int:
         text = json.dumps(json_tables.tables(model, options), indent=1) + "\n"
     else:
         text = text_tables.render(model, options)
-    pager.show(text, not args.no_pager)
-    return 0
+    status, why = leak_verdict(model, args.fail_on_leak)
+    # A failing CI job's log shows the leaks: no pager to wait on.
+    pager.show(text, not args.no_pager and not status)
+    if why:
+        print(f"mprof: {why}", file=sys.stderr)
+    return status

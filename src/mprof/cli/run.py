@@ -19,7 +19,10 @@ from pathlib import Path
 
 from .. import source_tree
 from ..reducer.errors import MprofError
+from ..report import text_tables
+from ..report.display import for_display
 from . import run_record
+from .inputs import add_leak_arguments, leak_verdict, load_profile, suppressed
 
 
 def _positive(text: str) -> int:
@@ -71,6 +74,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
                         help="do not list the files written (a process that left none is still named)")
     parser.add_argument("--verbose", action="store_true",
                         help="the monitor says on the program's stderr each file it writes, for debugging")
+    add_leak_arguments(parser, fail=True)
     parser.add_argument("program", metavar="PROGRAM", help="the program to profile")
     parser.add_argument("arguments", nargs=argparse.REMAINDER, metavar="ARGS", help="its arguments")
 
@@ -227,7 +231,7 @@ def _list(what: str, lines: list[str]) -> None:
         print(f"  and {len(lines) - _LISTED} more", file=sys.stderr)
 
 
-def _report(run_directory: Path, quiet: bool) -> None:
+def _report(run_directory: Path, quiet: bool) -> run_record.Written:
     written = run_record.report_lines(run_record.read(run_directory))
     if not quiet:
         if written.data_files:
@@ -238,6 +242,21 @@ def _report(run_directory: Path, quiet: bool) -> None:
             _list("trace", written.traces)
     for line in written.warnings:
         print(f"mprof: warning: {line}", file=sys.stderr)
+    return written
+
+
+def _leak_check(args: argparse.Namespace, paths: list[str]) -> int:
+    """--fail-on-leak: the leak table of the run's files on stderr, as
+    LeakSanitizer prints its report, and LEAK_EXIT_STATUS when the leaks
+    exceed the limit."""
+    if not paths:
+        return 0
+    model = for_display(suppressed(load_profile([Path(path) for path in paths]), args), False)
+    status, why = leak_verdict(model, args.fail_on_leak)
+    if status:
+        print(text_tables.leak_table(model, text_tables.Options(path_width=200)), file=sys.stderr)
+        print(f"mprof: {why}", file=sys.stderr)
+    return status
 
 
 def _end_as(status: int) -> int:
@@ -274,8 +293,14 @@ def run(args: argparse.Namespace) -> int:
             raise
         status = _wait(pid, forwarded, mask)
         sys.stdout.flush()
-        _report(run_directory, args.quiet)
+        written = _report(run_directory, args.quiet)
     finally:
         shutil.rmtree(run_directory, ignore_errors=True)
+    # A program that failed, or was killed, keeps its own status: the job
+    # fails either way, and that status says more than a leak would.
+    if args.fail_on_leak is not None and os.WIFEXITED(status) and os.waitstatus_to_exitcode(status) == 0:
+        leaks = _leak_check(args, written.data_paths)
+        if leaks:
+            return leaks
     sys.stderr.flush()
     return _end_as(status)

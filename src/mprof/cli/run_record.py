@@ -63,6 +63,7 @@ class Written:
     """What mprof run says after the program: a line per file, and warnings."""
 
     data_files: list[str] = field(default_factory=list)
+    data_paths: list[str] = field(default_factory=list)  # the files of data_files' lines
     traces: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
@@ -84,6 +85,7 @@ def report_lines(images: list[Image]) -> Written:
             note = {"final": "", "checkpoint": ", a checkpoint: it never wrote its final file",
                     "snapshot": ", a snapshot"}.get(last, f", {last}")
             files.append(f"{path} (pid {image.pid}, {image.executable}{note})")
+            written.data_paths.append(path)
         written.traces += [f"{path} (pid {image.pid}, {image.executable})" for path in image.traces]
         if image.lost:
             if alive(image.pid):

@@ -111,7 +111,8 @@ def leak_flame(model: Model, min_share: float = MIN_SHARE, max_frames: int = MAX
                runtime: bool = False) -> Flame:
     """Bytes never freed, by whole call path; what the runtimes keep on
     purpose only with runtime, as in the leak table."""
-    return _path_flame(model, lambda path: sum(path.bytes) - sum(path.freed) if runtime or not path.runtime else 0,
+    return _path_flame(model, lambda path: sum(path.bytes) - sum(path.freed)
+                       if not path.suppressed and (runtime or not path.runtime) else 0,
                        min_share, max_frames)
 
 

@@ -82,6 +82,7 @@ def render(model: Model, runtime: bool = False) -> str:
         several=len(model.runs) > 1, timeline=timeline_chart.chart(model),
         peak_rows=peak_rows[:PEAK_ROWS], peak_count=len(peak_rows),
         runtime_note="" if runtime else tables.runtime_note(model, "mprof html --include-runtime"),
+        suppressed_note=tables.suppressed_note(model),
         processes=processes.process_rows(model) if processes.merged(model) else [],
         min_share=flame.MIN_SHARE, sizes=size_chart.chart(model), replays=replay_section.views(model.replays))
 

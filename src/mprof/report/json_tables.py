@@ -20,6 +20,8 @@ def tables(model: Model, options: Options) -> dict[str, Any]:
     summary: dict[str, float | None] = dict(model.summary)
     summary.update(kept_objects=figures.kept_objects, kept_bytes=figures.kept_bytes,
                    runtime_kept_objects=figures.runtime_objects, runtime_kept_bytes=figures.runtime_bytes,
+                   suppressed_kept_objects=sum(row.objects for row in model.suppressed),
+                   suppressed_kept_bytes=model.suppressed_bytes,
                    average_size=figures.average_size, elapsed_seconds=figures.elapsed_seconds,
                    allocation_rate_bytes_per_second=figures.bytes_per_second)
     if len(model.runs) > 1:
@@ -43,6 +45,7 @@ def tables(model: Model, options: Options) -> dict[str, Any]:
                    "allocs": path.allocs, "frees": path.frees, "kept_objects": path.objects,
                    "bytes": path.bytes, "kept_bytes": path.kept, "runtime": path.runtime}
                   for path in leak_paths(model, options.call_sites, runtime=True)],
+        "suppressed": [asdict(row) for row in model.suppressed],
         # The peak is one process's: none for several.
         "peak": {"elapsed_seconds": model.summary.get("peak_ns", 0) / 1e9,
                  "allocation": model.summary.get("peak_allocs", 0),

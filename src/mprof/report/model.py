@@ -125,6 +125,16 @@ class PathRow:
     temporaries: int = 0
     peak_blocks: int = 0  # live at the peak, in one process
     peak_bytes: int = 0
+    suppressed: str = ""  # the leak suppression its never-freed blocks fell under (report/suppressions.py)
+
+
+@dataclass(frozen=True)
+class SuppressedRow:
+    """What one leak suppression (report/suppressions.py) took out."""
+    pattern: str
+    origin: str  # FILE:LINE, or the program's __lsan_default_suppressions
+    objects: int
+    bytes: int
 
 
 @dataclass
@@ -141,6 +151,12 @@ class Model:
     path_nodes: dict[int, PathNodeRow] = field(default_factory=dict)  # parents first
     paths: list[PathRow] = field(default_factory=list)
     replays: list[StoredReplay] = field(default_factory=list)  # mprof replay --db's, oldest first
+    # Never-freed blocks leak suppressions took out of the leak rows, most first.
+    suppressed: list[SuppressedRow] = field(default_factory=list)
+
+    @property
+    def suppressed_bytes(self) -> int:
+        return sum(row.bytes for row in self.suppressed)
 
     @property
     def total_bytes(self) -> int:

@@ -202,8 +202,20 @@ def runtime_kept(model: Model) -> list[RuntimeKept]:
 
 
 def leak_total(model: Model, runtime: bool) -> int:
-    """The bytes the leak table's shares are of: all kept, or the program's."""
-    return model.kept_bytes - (0 if runtime else sum(kind.bytes for kind in runtime_kept(model)))
+    """The bytes the leak table's shares are of: all kept, or the program's,
+    less what suppressions took."""
+    return (model.kept_bytes - model.suppressed_bytes
+            - (0 if runtime else sum(kind.bytes for kind in runtime_kept(model))))
+
+
+def suppressed_note(model: Model) -> str:
+    """The line that says what the leak suppressions took, each; empty
+    when they took nothing."""
+    if not model.suppressed:
+        return ""
+    objects = sum(row.objects for row in model.suppressed)
+    each = "; ".join(f"leak:{row.pattern} ({row.origin}) {row.bytes:,}" for row in model.suppressed)
+    return f"Suppressed, not listed: {objects:,} blocks, {model.suppressed_bytes:,} bytes ({each})"
 
 
 def runtime_note(model: Model, option: str) -> str:

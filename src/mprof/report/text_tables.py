@@ -142,8 +142,8 @@ def leak_table(model: Model, options: Options) -> str:
     if not rows:
         lines.append(f"{'':>10} {'':>12} {'':>5}  (nothing kept)")
     lines += left_out(len(shown), len(rows))
-    note = "" if options.runtime else tables.runtime_note(model, "--include-runtime")
-    return "\n".join(lines + ([f"  {note}"] if note else []))
+    notes = [tables.suppressed_note(model), "" if options.runtime else tables.runtime_note(model, "--include-runtime")]
+    return "\n".join(lines + [f"  {note}" for note in notes if note])
 
 
 def bin_table(model: Model, options: Options) -> str:

@@ -1,0 +1,157 @@
+"""LeakSanitizer's suppressions applied to a profile's never-freed blocks.
+
+The rules are LSan's, so that a team's existing suppression file works
+unchanged: a line `leak:PATTERN` (other kinds, blank lines and `#` comments
+are skipped); a pattern matches a module's path, a function's name or a
+source file's name with LSan's template matching (`*` any text, `^` at the
+start and `$` at the end anchor it, anything else is found anywhere in the
+text).  LSan matches a leak's whole allocation stack; so does this, on the
+exact whole call paths of the profile.  The leak table's rows, partial
+chains of the innermost frames, lose what the suppressed paths under them
+kept; a row left with nothing kept disappears.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from ..reducer.errors import MprofError
+from .model import LeakRow, Model, PathRow, SuppressedRow
+
+
+@dataclass(frozen=True)
+class Suppression:
+    pattern: str
+    origin: str  # FILE:LINE, or the program's __lsan_default_suppressions
+
+    def matches(self, text: str) -> bool:
+        return template_match(self.pattern, text)
+
+
+def template_match(template: str, text: str) -> bool:
+    """LSan's TemplateMatch: the pieces between `*` found in turn, each at
+    its first place after the last, so that a file behaves as it does under
+    LSan, first-found quirks included."""
+    if not text:
+        return False
+    anchored = template.startswith("^")
+    if anchored:
+        template = template[1:]
+    after_asterisk = False
+    at = 0
+    while template:
+        if template[0] == "*":
+            template, anchored, after_asterisk = template[1:], False, True
+            continue
+        if template[0] == "$":
+            return at == len(text) or after_asterisk
+        if at == len(text):
+            return False
+        ends = [n for n in (template.find("*"), template.find("$")) if n >= 0]
+        piece, template = (template[:min(ends)], template[min(ends):]) if ends else (template, "")
+        found = text.find(piece, at)
+        if found < 0 or (anchored and found != at):
+            return False
+        at = found + len(piece)
+        anchored = after_asterisk = False
+    return True
+
+
+def parse(text: str, source: str) -> list[Suppression]:
+    """The leak suppressions of a file's text; source names it in origins."""
+    found = []
+    for number, line in enumerate(text.splitlines(), 1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        kind, colon, pattern = line.partition(":")
+        if not colon:
+            raise MprofError(f"{source}:{number}: not a suppression (TYPE:PATTERN): {line!r}")
+        if kind.strip() == "leak" and pattern.strip():
+            found.append(Suppression(pattern.strip(), f"{source}:{number}"))
+    return found
+
+
+def read(paths: Iterable[Path]) -> list[Suppression]:
+    found = []
+    for path in paths:
+        try:
+            text = path.read_text(errors="replace")
+        except OSError as error:
+            raise MprofError(f"{path}: cannot read the suppressions: {error.strerror or error}") from None
+        found += parse(text, str(path))
+    return found
+
+
+def _frames(model: Model, node: int | None) -> list[tuple[int, str, int]]:
+    """A path's frames, innermost first, as the leak table's rows name them."""
+    frames = []
+    while node is not None:
+        path_node = model.path_nodes[node]
+        frames.append((path_node.function, path_node.file, path_node.line))
+        node = path_node.parent
+    return frames
+
+
+def _match(model: Model, frames: list[tuple[int, str, int]], rules: list[Suppression]) -> Suppression | None:
+    for function_id, file, _ in frames:
+        function = model.functions[function_id]
+        for rule in rules:
+            if rule.matches(function.module) or rule.matches(function.full_name) or rule.matches(file):
+                return rule
+    return None
+
+
+def _less(row: LeakRow, paths: list[PathRow]) -> LeakRow:
+    return replace(row, allocs=row.allocs - sum(p.allocs for p in paths), frees=row.frees - sum(p.frees for p in paths),
+                   bytes=row.bytes - sum(sum(p.bytes) for p in paths),
+                   bytes_freed=row.bytes_freed - sum(sum(p.freed) for p in paths))
+
+
+def suppress(model: Model, rules: list[Suppression]) -> Model:
+    """The model without the suppressed never-freed blocks in its leak rows,
+    its paths marked, and what each suppression took; the runtimes' own
+    blocks, which reports already show apart, are left to them."""
+    if not rules:
+        return model
+    rows = [leak for leak in model.leaks if not leak.runtime and leak.allocs != leak.frees]
+    keys = {tuple((f.function, f.file, f.line) for f in leak.frames): leak for leak in rows}
+    taken: dict[int, list[PathRow]] = {}  # by id of the leak row the path lies under
+    totals: dict[Suppression, list[int]] = {}
+    paths = []
+    for path in model.paths:
+        kept_objects, kept = path.allocs - path.frees, sum(path.bytes) - sum(path.freed)
+        rule = _match(model, frames := _frames(model, path.node), rules) if kept_objects and not path.runtime \
+            else None
+        if rule is None:
+            paths.append(path)
+            continue
+        paths.append(replace(path, suppressed=rule.pattern))
+        total = totals.setdefault(rule, [0, 0])
+        total[0] += kept_objects
+        total[1] += kept
+        # The leak row whose partial chain is the longest start of this path.
+        for length in range(len(frames), 0, -1):
+            row = keys.get(tuple(frames[:length]))
+            if row is not None:
+                taken.setdefault(id(row), []).append(path)
+                break
+    leaks = []
+    for leak in model.leaks:
+        if id(leak) in taken:
+            leak = _less(leak, taken[id(leak)])
+            if leak.allocs == leak.frees and leak.bytes == leak.bytes_freed:
+                continue
+        elif not model.paths and leak in rows and (
+                rule := _match(model, [(f.function, f.file, f.line) for f in leak.frames], rules)):
+            # A profile without whole paths: the row's own frames decide.
+            total = totals.setdefault(rule, [0, 0])
+            total[0] += leak.allocs - leak.frees
+            total[1] += leak.bytes - leak.bytes_freed
+            continue
+        leaks.append(leak)
+    used = sorted((SuppressedRow(rule.pattern, rule.origin, objects, kept) for rule, (objects, kept) in totals.items()),
+                  key=lambda row: (-row.bytes, row.origin))
+    return replace(model, leaks=leaks, paths=paths, suppressed=used)
