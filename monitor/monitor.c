@@ -362,6 +362,7 @@ __attribute__((constructor)) static void monitor_constructor(int argc, char **ar
         return;
     monitor_tls.busy++;
     keep_command_line(argc, argv);
+    monitor.lsan_suppressions = lsan_suppressions_find();
     /* The first process of a run writes FILE, the others FILE.PID.  mprof
      * run names the first process in MPROF_ROOT_PID before it execs the
      * program; a process started some other way with the variable unset is

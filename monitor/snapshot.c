@@ -304,11 +304,15 @@ static void emit_header(uint32_t flags, uint32_t end_signal, uint32_t section_co
 static void emit_program(void)
 {
     uint32_t executable_size = (uint32_t)strlen(monitor.executable);
-    section_header(MPROF_TAG_PROGRAM, 8 + executable_size + monitor.command_line_size);
+    uint32_t suppressions_size = monitor.lsan_suppressions.size;
+    section_header(MPROF_TAG_PROGRAM, 12 + executable_size + monitor.command_line_size + suppressions_size);
     writer_u32(&writer, executable_size);
     writer_bytes(&writer, monitor.executable, executable_size);
     writer_u32(&writer, monitor.command_line_size);
     writer_bytes(&writer, monitor.command_line, monitor.command_line_size);
+    writer_u32(&writer, suppressions_size);
+    if (suppressions_size)
+        writer_bytes(&writer, monitor.lsan_suppressions.text, suppressions_size);
 }
 
 static void emit_modules(void)

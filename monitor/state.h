@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "lsan_suppressions.h"
 #include "options.h"
 #include "paths.h"
 #include "thread.h"
@@ -26,6 +27,7 @@ struct monitor_globals {
     char executable[PATH_MAX];
     char *command_line; /* the arguments main gets, each ending in NUL */
     uint32_t command_line_size;
+    struct lsan_suppressions lsan_suppressions; /* the program's own, for LeakSanitizer */
     /* Whether blocks from malloc, calloc, realloc and new carry a header
      * (header.h): asked for, and the real allocator is glibc's.  Never
      * cleared once set, not even when the monitor turns off: the blocks

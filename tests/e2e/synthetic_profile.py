@@ -43,7 +43,7 @@ def synthetic_model(functions: int, seed: int = 1) -> Model:
             callees.setdefault(caller, []).append(f)
     for f in sorted(callers, reverse=True):
         total[f] = own[f] + sum(edge_bytes[(f, c)] for c in callees.get(f, []))
-        for caller, share in zip(callers[f], _split(total[f], len(callers[f]), rng), strict=True):
+        for caller, share in zip(callers[f], _split(total[f], len(callers[f]), rng), strict=False):
             edge_bytes[(caller, f)] = share
     rows: dict[int, FunctionRow] = {}
     edges = []

@@ -136,3 +136,27 @@ def test_a_bad_suppression_file_gets_one_line(profiled: Path, tmp_path: Path) ->
     refused = mprof("report", profiled, "--suppressions", bad, check=False)
     assert refused.returncode == 1
     assert refused.stderr == f"mprof: {bad}:2: not a suppression (TYPE:PATTERN): 'no colon here'\n"
+
+
+def test_the_programs_own_suppressions_apply_as_under_leaksanitizer(targets: Targets, tmp_path: Path) -> None:
+    library = targets.build("libleaky.so", source="libleaky.c", shared=True)
+    program = tmp_path / "leaky_own"
+    subprocess.run(["gcc", *C_FLAGS, "-DOWN_SUPPRESSIONS", "-o", program, TARGETS / "leaky_ci.c", library,
+                    f"-Wl,-rpath,{library.parent}"], check=True)
+    output = tmp_path / "own.mprof"
+    mprof("run", "--quiet", "-o", output, program)
+    document = _report(output)
+    origin = "leaky_own's __lsan_default_suppressions"
+    assert document["suppressed"] == [
+        {"pattern": "keep_config", "origin": f"{origin}:2", "objects": KEEP_CONFIG[0], "bytes": KEEP_CONFIG[1]},
+        {"pattern": "outer_b", "origin": f"{origin}:3", "objects": FROM_OUTER_B[0], "bytes": FROM_OUTER_B[1]}]
+    left = ALL - KEEP_CONFIG[1] - FROM_OUTER_B[1]
+    assert mprof("report", output, f"--fail-on-leak={left}").returncode == 0
+    # LeakSanitizer, built into the same program, leaves the same bytes.
+    lsan_program = tmp_path / "leaky_own_lsan"
+    subprocess.run(["gcc", *C_FLAGS, "-DOWN_SUPPRESSIONS", "-fsanitize=leak", "-o", lsan_program,
+                    TARGETS / "leaky_ci.c", library, f"-Wl,-rpath,{library.parent}"], check=True)
+    env = dict(os.environ, LSAN_OPTIONS="exitcode=23:fast_unwind_on_malloc=0")
+    env.pop("LD_PRELOAD", None)
+    lsan = subprocess.run([lsan_program], env=env, capture_output=True, text=True, timeout=60)
+    assert f"SUMMARY: LeakSanitizer: {left} byte(s) leaked in " in lsan.stderr, lsan.stderr

@@ -43,7 +43,7 @@ class ModuleSpec:
 @dataclass
 class DataFileBuilder:
     magic: bytes = b"MPROFDAT"
-    version: int = 3
+    version: int = 4
     header_size: int = 64
     flags: int = 0x3  # call graph, final
     stack_depth: int = 16
@@ -58,6 +58,7 @@ class DataFileBuilder:
 
     exe: bytes = b"/usr/bin/prog"
     cmdline: bytes = b"prog\0--flag\0"
+    lsan_suppressions: bytes = b""
     modules: list[ModuleSpec] = field(default_factory=list)
     summary: list[int] = field(default_factory=lambda: [0] * SUMMARY_FIELDS)
     # (size, allocs, frees, bytes, bytes_freed)
@@ -142,6 +143,7 @@ class DataFileBuilder:
         if tag == "PROG":
             out += struct.pack("<I", len(self.exe)) + self.exe
             out += struct.pack("<I", len(self.cmdline)) + self.cmdline
+            out += struct.pack("<I", len(self.lsan_suppressions)) + self.lsan_suppressions
         elif tag == "MODS":
             out += self._count(tag, len(self.modules))
             for m in self.modules:

@@ -29,6 +29,7 @@ def rich() -> DataFileBuilder:
         elapsed_ns=2_500_000_000,
         exe=b"/usr/bin/prog",
         cmdline=b"prog\0-v\0caf\xe9\0",
+        lsan_suppressions=b"leak:libfoo.so\n# caf\xe9\n",
         modules=[
             ModuleSpec(0x555555554000, 0x555555554000, 0x55555555A000, 0, MAIN_BUILD_ID, b""),
             ModuleSpec(

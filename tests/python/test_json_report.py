@@ -29,7 +29,7 @@ def test_top_level_keys() -> None:
 def test_header_and_program() -> None:
     out = report()
     assert out["header"] == {
-        "version": 3,
+        "version": 4,
         "flags": 7,
         "call_graph": True,
         "final": True,
@@ -43,7 +43,8 @@ def test_header_and_program() -> None:
         "start_unix_ns": 1_700_000_000_123_456_789,
         "elapsed_ns": 2_500_000_000,
     }
-    assert out["program"] == {"exe": "/usr/bin/prog", "argv": ["prog", "-v", "caf\udce9"]}
+    assert out["program"] == {"exe": "/usr/bin/prog", "argv": ["prog", "-v", "caf\udce9"],
+                              "lsan_suppressions": "leak:libfoo.so\n# caf\udce9\n"}
 
 
 def test_modules() -> None:

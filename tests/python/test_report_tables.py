@@ -489,9 +489,9 @@ def test_databases_of_other_versions_and_applications(program: Path, tmp_path: P
                                                       capsys: pytest.CaptureFixture[str]) -> None:
     database = tmp_path / "p.db"
     report(capsys, "db", program, "-o", database)
-    # The schema's version, from schema.sql: 7.
-    for version, problem in ((99, "profile schema version 99 is newer than this mprof understands (7)"),
-                             (6, "profile schema version 6 is older than this mprof reads (7); make it again "
+    # The schema's version, from schema.sql: 8.
+    for version, problem in ((99, "profile schema version 99 is newer than this mprof understands (8)"),
+                             (7, "profile schema version 7 is older than this mprof reads (8); make it again "
                                  "from the data files with mprof db"),
                              (0, "not an mprof profile database")):
         with sqlite3.connect(database) as db:
@@ -710,9 +710,11 @@ def test_two_processes_in_the_database(tmp_path: Path, capsys: pytest.CaptureFix
     assert [{key: value for key, value in run.items() if key not in ("figures", "start_unix_ns", "timeline")}
             for run in runs] == [
         {"pid": 1, "ppid": 1, "program": "/bin/prog", "command_line": "prog run", "elapsed_ns": 2_500_000_000,
-         "call_graph": True, "final": True, "checkpoint": False, "end_signal": 0, "forked": False, "leak_depth": 5},
+         "call_graph": True, "final": True, "checkpoint": False, "end_signal": 0, "forked": False, "leak_depth": 5,
+         "lsan_suppressions": ""},
         {"pid": 2, "ppid": 1, "program": "/bin/prog", "command_line": "prog run", "elapsed_ns": 2_500_000_000,
-         "call_graph": True, "final": True, "checkpoint": False, "end_signal": 0, "forked": True, "leak_depth": 5}]
+         "call_graph": True, "final": True, "checkpoint": False, "end_signal": 0, "forked": True, "leak_depth": 5,
+         "lsan_suppressions": ""}]
 
 
 def test_a_missing_library_is_a_warning(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

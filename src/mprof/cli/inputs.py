@@ -79,8 +79,15 @@ def add_leak_arguments(parser: argparse.ArgumentParser, fail: bool) -> None:
 
 
 def suppressed(model: Model, args: argparse.Namespace) -> Model:
-    """The model less what the suppression files of args take."""
-    return suppressions.suppress(model, suppressions.read(args.suppressions))
+    """The model less what the suppression files of args take, and what
+    the program's own __lsan_default_suppressions does, as LeakSanitizer
+    applies both."""
+    rules = suppressions.read(args.suppressions)
+    for run in model.runs:
+        if run.lsan_suppressions:
+            source = f"{os.path.basename(run.program)}'s __lsan_default_suppressions"
+            rules += [rule for rule in suppressions.parse(run.lsan_suppressions, source) if rule not in rules]
+    return suppressions.suppress(model, rules)
 
 
 def leak_verdict(model: Model, limit: int | None) -> tuple[int, str]:

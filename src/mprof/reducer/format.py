@@ -6,7 +6,7 @@ import struct
 from typing import Final
 
 MAGIC: Final = b"MPROFDAT"
-VERSION: Final = 3
+VERSION: Final = 4
 HEADER_SIZE: Final = 64
 SECTION_HEADER_SIZE: Final = 16
 

@@ -46,6 +46,8 @@ class Program:
     exe: str
     # A list, not a tuple, because callers treat it like sys.argv.
     argv: list[str]
+    # What its __lsan_default_suppressions returned, or "".
+    lsan_suppressions: str = ""
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@
 -- and offsets are unsigned 64-bit values stored as signed two's complement:
 -- a negative v stands for v + 2^64.
 PRAGMA application_id = 1836085871;
-PRAGMA user_version = 7;
+PRAGMA user_version = 8;
 
 CREATE TABLE runs (
     id INTEGER PRIMARY KEY,
@@ -25,7 +25,8 @@ CREATE TABLE runs (
     end_signal INTEGER NOT NULL,     -- the signal that ended the process, or 0
     forked INTEGER NOT NULL,
     stack_depth INTEGER NOT NULL,
-    leak_depth INTEGER NOT NULL
+    leak_depth INTEGER NOT NULL,
+    lsan_suppressions TEXT NOT NULL  -- what the program's __lsan_default_suppressions returned, or empty
 );
 
 CREATE TABLE modules (

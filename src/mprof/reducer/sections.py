@@ -65,13 +65,14 @@ def parse_program(payload: memoryview) -> Program:
     cur = Cursor(payload, "PROG")
     exe = cur.take(cur.u32("the executable path length"), "the executable path")
     cmdline = bytes(cur.take(cur.u32("the command line length"), "the command line"))
+    suppressions = cur.take(cur.u32("the leak suppressions length"), "the leak suppressions")
     cur.finish()
     # /proc/pid/cmdline ends every argument with a NUL; accept a missing final
     # NUL too, since "separated by" in mprof(5) allows it.
     if cmdline.endswith(b"\0"):
         cmdline = cmdline[:-1]
     argv = [_decode(arg) for arg in cmdline.split(b"\0")] if cmdline else []
-    return Program(exe=_decode(exe), argv=argv)
+    return Program(exe=_decode(exe), argv=argv, lsan_suppressions=_decode(suppressions))
 
 
 def parse_modules(payload: memoryview) -> tuple[Module, ...]:

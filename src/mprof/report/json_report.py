@@ -53,7 +53,7 @@ def _header(header: Header) -> Json:
 
 
 def _program(program: Program) -> Json:
-    return {"exe": program.exe, "argv": list(program.argv)}
+    return {"exe": program.exe, "argv": list(program.argv), "lsan_suppressions": program.lsan_suppressions}
 
 
 def _module(module: Module) -> Json:

@@ -30,6 +30,7 @@ class RunInfo:
     start_unix_ns: int = 0
     # Its memory over time: (ns from its start, live bytes, live blocks, resident bytes), oldest first.
     timeline: tuple[tuple[int, int, int, int], ...] = ()
+    lsan_suppressions: str = ""  # what its __lsan_default_suppressions returned
 
 
 @dataclass(frozen=True)
@@ -185,9 +186,11 @@ def load(db: sqlite3.Connection) -> Model:
             "SELECT run_id, ns, live_bytes, live_blocks, resident_bytes FROM timeline ORDER BY run_id, ns"):
         points.setdefault(run_id, []).append((ns, live, blocks, resident))
     runs = [RunInfo(row[1], row[2], row[3], row[4], row[5], bool(row[6]), bool(row[7]), bool(row[8]), row[9],
-                    bool(row[10]), row[11], figures.get(row[0], {}), row[12], tuple(points.get(row[0], ())))
+                    bool(row[10]), row[11], figures.get(row[0], {}), row[12], tuple(points.get(row[0], ())),
+                    row[13])
             for row in db.execute("SELECT id, pid, ppid, program, command_line, elapsed_ns, call_graph, final, "
-                                  "checkpoint, end_signal, forked, leak_depth, start_unix_ns FROM runs ORDER BY id")]
+                                  "checkpoint, end_signal, forked, leak_depth, start_unix_ns, lsan_suppressions "
+                                  "FROM runs ORDER BY id")]
     summary = dict(db.execute("SELECT name, value FROM summary"))
     functions = {}
     for row in db.execute("SELECT * FROM functions ORDER BY id"):
