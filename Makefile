@@ -37,11 +37,18 @@ $(BUILD)/.test-packages: Makefile scripts/setup-system.sh
 	./scripts/setup-system.sh $(TEST_PACKAGES) $(REPLAY_PACKAGES)
 	@mkdir -p $(BUILD) && touch $@
 
+# What the exports are tested with: go tool pprof, inferno-flamegraph.
+$(BUILD)/tools/.installed: scripts/setup-tools.sh | $(BUILD)/.system-packages
+	./scripts/setup-tools.sh $(BUILD)/tools
+	touch $@
+
 # mprof itself goes in editable: the console script .venv/bin/mprof, and
-# `import mprof` from any directory, run the tree's src/.
-$(VENV)/.installed: requirements-dev.txt pyproject.toml | $(BUILD)/.system-packages
+# `import mprof` from any directory, run the tree's src/.  Its module for
+# pprof's profile.proto is generated first (see scripts/pprof_proto.py).
+$(VENV)/.installed: requirements-dev.txt pyproject.toml scripts/pprof_proto.py | $(BUILD)/.system-packages
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet --disable-pip-version-check -r requirements-dev.txt
+	$(VENV)/bin/python scripts/pprof_proto.py src/mprof/export $(BUILD)/pprof
 	$(VENV)/bin/pip install --quiet --disable-pip-version-check --no-deps -e .
 	touch $@
 
@@ -90,7 +97,7 @@ replay-demo: all $(VENV)/.installed $(BUILD)/.replay-packages
 	./mprof run --trace --quiet -o $(BUILD)/widgets.mprof -- $(BUILD)/widgets
 	./mprof replay $(BUILD)/widgets.mprof.trace
 
-check test: all $(VENV)/.installed $(BUILD)/.test-packages
+check test: all $(VENV)/.installed $(BUILD)/.test-packages $(BUILD)/tools/.installed
 	$(VENV)/bin/ruff check --quiet .
 	$(VENV)/bin/mypy
 	$(VENV)/bin/python -m pytest -q tests

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
-import tempfile
 from pathlib import Path
 
 from ..reducer.errors import MprofError
@@ -17,6 +15,7 @@ from .inputs import (
     selection,
     suppressed,
 )
+from .output import write_atomically
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -43,27 +42,3 @@ def run(args: argparse.Namespace) -> int:
     write_atomically(args.output, html.render(model, args.include_runtime))
     return 0
 
-
-def write_atomically(path: Path, text: str) -> None:
-    """A temporary file beside path, renamed over it: a reader never sees
-    half a page, and a failure leaves whatever was there before."""
-    directory = path.parent if str(path.parent) else Path(".")
-    try:
-        descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
-    except OSError as error:
-        raise MprofError(f"{path}: cannot write: {error.strerror}") from None
-    try:
-        with os.fdopen(descriptor, "w", encoding="utf-8", errors="surrogateescape") as file:
-            file.write(text)
-        os.chmod(temporary, 0o666 & ~_umask())
-        os.replace(temporary, path)
-    except BaseException:
-        os.unlink(temporary)
-        raise
-
-
-def _umask() -> int:
-    # mkstemp creates 0600; a report is meant to be shared like any file.
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask

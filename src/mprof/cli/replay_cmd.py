@@ -123,8 +123,8 @@ def _write_page(comparison: Comparison, db: Path | None, page: Path) -> None:
     with the replay added, or one of this replay alone."""
     from ..report import html
     from ..report.display import for_display
-    from .html_cmd import write_atomically
     from .inputs import load_profile
+    from .output import write_atomically
 
     if db is not None:
         write_atomically(page, html.render(for_display(load_profile([db]))))

@@ -23,6 +23,7 @@ class FrameNode:
     function: FunctionKey
     file: str  # where this frame made its call (the innermost: the allocation)
     line: int
+    inlined: bool  # inlined into its parent's code: one machine frame with it
 
 
 @dataclass
@@ -43,7 +44,7 @@ class PathTree:
     paths: dict[int, PathFigures] = field(default_factory=dict)  # by innermost node, or EMPTY
 
     def node(self, parent: int, function: FunctionKey, frame: Frame) -> int:
-        key = FrameNode(parent, function, frame.file, frame.line)
+        key = FrameNode(parent, function, frame.file, frame.line, frame.inlined)
         found = self.index.get(key)
         if found is None:
             found = self.index[key] = len(self.nodes)

@@ -8,7 +8,7 @@
 -- and offsets are unsigned 64-bit values stored as signed two's complement:
 -- a negative v stands for v + 2^64.
 PRAGMA application_id = 1836085871;
-PRAGMA user_version = 8;
+PRAGMA user_version = 9;
 
 CREATE TABLE runs (
     id INTEGER PRIMARY KEY,
@@ -192,7 +192,8 @@ CREATE TABLE path_nodes (
     parent_id INTEGER REFERENCES path_nodes(id), -- NULL: an outermost frame
     function_id INTEGER NOT NULL REFERENCES functions(id),
     file TEXT NOT NULL,
-    line INTEGER NOT NULL
+    line INTEGER NOT NULL,
+    inlined INTEGER NOT NULL         -- 1: its code was inlined into its parent's, one machine frame with it
 );
 
 -- The figures of the allocations made from each whole path, exact from

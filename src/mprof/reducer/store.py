@@ -163,8 +163,8 @@ def _insert_paths(db: sqlite3.Connection, tree: PathTree, ids: dict[tuple[str, s
         if used[index]:
             number[index] = len(number) + 1
             rows.append((number[index], number[node.parent] if node.parent != EMPTY else None, ids[node.function],
-                         node.file, node.line))
-    db.executemany("INSERT INTO path_nodes VALUES (?, ?, ?, ?, ?)", rows)
+                         node.file, node.line, int(node.inlined)))
+    db.executemany("INSERT INTO path_nodes VALUES (?, ?, ?, ?, ?, ?)", rows)
     db.executemany("INSERT INTO paths VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                    [(number[end] if end != EMPTY else None, f.allocs, f.frees, *f.bytes, *f.freed, f.temporaries,
                      f.peak_blocks, f.peak_bytes, runtime_blocks.kept_by(_innermost_first(tree, end)))

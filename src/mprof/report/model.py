@@ -112,6 +112,7 @@ class PathNodeRow:
     function: int
     file: str
     line: int
+    inlined: bool = False  # inlined into its parent's code: one machine frame with it
 
 
 @dataclass(frozen=True)
@@ -214,8 +215,8 @@ def load(db: sqlite3.Connection) -> Model:
         frames.setdefault(leak_id, []).append(LeakFrame(function, file, line))
     leaks = [LeakRow(row[1], row[2], row[3], row[4], tuple(frames.get(row[0], ())), row[5]) for row in db.execute(
         "SELECT id, allocs, frees, bytes, bytes_freed, runtime FROM leaks ORDER BY id")]
-    path_nodes = {row[0]: PathNodeRow(row[1], row[2], row[3], row[4]) for row in db.execute(
-        "SELECT id, parent_id, function_id, file, line FROM path_nodes ORDER BY id")}
+    path_nodes = {row[0]: PathNodeRow(row[1], row[2], row[3], row[4], bool(row[5])) for row in db.execute(
+        "SELECT id, parent_id, function_id, file, line, inlined FROM path_nodes ORDER BY id")}
     paths = [PathRow(row[0], row[1], row[2], tuple(row[3:7]), tuple(row[7:11]), row[14], row[11], row[12], row[13])
              for row in db.execute("SELECT * FROM paths ORDER BY node_id")]
     model = Model(runs, summary, functions, edges, cycles, bins, leaks, path_nodes=path_nodes, paths=paths,

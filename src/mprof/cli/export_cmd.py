@@ -1,0 +1,58 @@
+"""mprof export: a profile in another tool's format (pprof, collapsed
+stacks)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ..export import collapsed, pprof
+from ..reducer.errors import MprofError
+from ..report.display import for_display
+from ..report.measures import DEFAULT_MEASURE, MEASURE_NAMES, by_name, measures
+from .inputs import add_leak_arguments, add_selection_arguments, load_profile, selection, suppressed
+from .output import write_atomically
+
+
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser(
+        "export", help="write a profile for pprof or a flame graph tool",
+        description="Write a profile's whole call paths for other tools: --format pprof, a gzipped "
+                    "profile.proto that pprof (go tool pprof, its web UI, continuous-profiling servers) "
+                    "opens, with a sample type for each measure; --format collapsed, one measure as collapsed "
+                    "stacks for flamegraph.pl, inferno or speedscope.")
+    parser.add_argument("files", nargs="+", type=Path, metavar="FILE",
+                        help="data files of one program, or one profile database")
+    parser.add_argument("--format", choices=("pprof", "collapsed"), required=True, help="what to write")
+    parser.add_argument("--sample", choices=MEASURE_NAMES, default=DEFAULT_MEASURE, metavar="TYPE",
+                        help="the measure a collapsed file counts, or pprof's default sample type: "
+                             f"{', '.join(MEASURE_NAMES)} (default: %(default)s)")
+    parser.add_argument("-o", "--output", type=Path, metavar="FILE",
+                        help="the file to write (default: standard output, not a terminal for pprof)")
+    parser.add_argument("--full-names", action="store_true",
+                        help="name C++ functions with their parameters and template arguments (pprof has "
+                             "them as each function's system name either way)")
+    parser.add_argument("--include-runtime", action="store_true",
+                        help="count among the never-freed blocks those the C and C++ runtimes keep on purpose")
+    add_selection_arguments(parser)
+    add_leak_arguments(parser, fail=False)
+
+
+def run(args: argparse.Namespace) -> int:
+    model = for_display(suppressed(load_profile(args.files, selection(args)), args), args.full_names)
+    if not model.runs:
+        raise MprofError(f"{args.files[0]}: holds no profile to export")
+    if args.format == "pprof":
+        if args.output is None and sys.stdout.isatty():
+            raise MprofError("a pprof profile is binary: name a file with -o, or redirect the output")
+        data = pprof.profile(model, measures(args.include_runtime), args.sample)
+    else:
+        data = collapsed.collapsed(model, by_name(args.sample, args.include_runtime)).encode(
+            "utf-8", "surrogateescape")
+    if args.output is None:
+        sys.stdout.buffer.write(data)
+        sys.stdout.flush()
+    else:
+        write_atomically(args.output, data)
+    return 0

@@ -1,0 +1,31 @@
+"""A measure as collapsed stacks, the text flamegraph.pl, inferno and
+speedscope read: a line per call path, its function names outermost first
+separated by ';', then a space and the path's count.
+
+Paths that differ only in the lines of their calls are one line, as a
+flame graph draws them; lines are sorted, as flamegraph.pl's input is."""
+
+from __future__ import annotations
+
+from ..report.measures import Measure, frames
+from ..report.model import Model
+
+NO_CHAIN = "(no call chain)"
+
+
+def _frame_name(name: str) -> str:
+    # ';' separates the frames and a line ends the path: neither may be in
+    # a name.  The count is after the last space, so spaces may stay.
+    return name.replace(";", ":").replace("\n", " ")
+
+
+def collapsed(model: Model, measure: Measure) -> str:
+    counts: dict[str, int] = {}
+    for path in model.paths:
+        count = measure.of(path)
+        if not count:
+            continue
+        names = [_frame_name(model.functions[row.function].name) for row in reversed(frames(model, path))]
+        stack = ";".join(names) if names else NO_CHAIN
+        counts[stack] = counts.get(stack, 0) + count
+    return "".join(f"{stack} {count}\n" for stack, count in sorted(counts.items()))

@@ -1,0 +1,126 @@
+"""A profile as pprof reads it: perftools.profiles.Profile (google/pprof's
+published profile.proto, compiled by set-up into profile_pb2), gzipped.
+
+One sample per whole call path with a value for each measure; a location
+per return address, holding the frame's function and those inlined into
+it, innermost first, as pprof models inlining; functions named as the
+reports name them, with the whole demangled signature as system name."""
+
+from __future__ import annotations
+
+import gzip
+import os
+
+from ..reducer.errors import MprofError
+from ..report.measures import Measure, machine_frames
+from ..report.model import Model, PathNodeRow
+
+try:
+    from . import profile_pb2
+except ImportError:  # set-up has not generated it yet
+    profile_pb2 = None  # type: ignore[assignment]
+
+NO_CHAIN = "(no call chain)"
+
+
+class _Strings:
+    """pprof's string table: index 0 is always the empty string."""
+
+    def __init__(self, table: list[str]) -> None:
+        self.table = table
+        self.index: dict[str, int] = {}
+        self("")
+
+    def __call__(self, text: str) -> int:
+        found = self.index.get(text)
+        if found is None:
+            found = self.index[text] = len(self.table)
+            self.table.append(text)
+        return found
+
+
+def _labels(strings: _Strings, sample: profile_pb2.Sample, pairs: list[tuple[str, str]]) -> None:
+    for key, value in pairs:
+        if value:
+            label = sample.label.add()
+            label.key = strings(key)
+            label.str = strings(value)
+
+
+def profile(model: Model, chosen: tuple[Measure, ...], default: str) -> bytes:
+    """The gzipped profile of model's paths, a sample type per measure."""
+    if profile_pb2 is None:
+        raise MprofError("mprof export --format pprof needs the module set-up generates from pprof's "
+                         "profile.proto: run `make venv`")
+    result = profile_pb2.Profile()
+    strings = _Strings(result.string_table)  # type: ignore[arg-type]
+    for measure in chosen:
+        sample_type = result.sample_type.add()
+        sample_type.type = strings(measure.name)
+        sample_type.unit = strings(measure.unit)
+    result.default_sample_type = strings(default)
+
+    mappings: dict[str, int] = {}
+    functions: dict[int, int] = {}
+    locations: dict[tuple[tuple[int, int], ...], int] = {}
+
+    def mapping_of(module: str) -> int:
+        if module not in mappings:
+            mapping = result.mapping.add()
+            mapping.id = mappings[module] = len(mappings) + 1
+            mapping.filename = strings(module)
+            mapping.has_functions = mapping.has_filenames = True
+            mapping.has_line_numbers = mapping.has_inline_frames = True
+        return mappings[module]
+
+    def function_of(function_id: int) -> int:
+        if function_id not in functions:
+            row = model.functions[function_id]
+            function = result.function.add()
+            function.id = functions[function_id] = len(functions) + 1
+            function.name = strings(row.name)
+            function.system_name = strings(row.full_name)
+            function.filename = strings(row.file)
+            function.start_line = row.line
+        return functions[function_id]
+
+    def location_of(group: list[PathNodeRow]) -> int:
+        lines = tuple((function_of(row.function), row.line) for row in group)
+        if lines not in locations:
+            location = result.location.add()
+            location.id = locations[lines] = len(locations) + 1
+            location.mapping_id = mapping_of(model.functions[group[-1].function].module)
+            for function_id, line_number in lines:
+                line = location.line.add()
+                line.function_id = function_id
+                line.line = line_number
+        return locations[lines]
+
+    no_chain = 0
+    for path in model.paths:
+        values = [measure.of(path) for measure in chosen]
+        if not any(values):
+            continue
+        sample = result.sample.add()
+        sample.value.extend(values)
+        if path.node is None:
+            if not no_chain:
+                location = result.location.add()
+                location.id = no_chain = len(locations) + 1
+                locations[()] = no_chain
+                function = result.function.add()
+                function.id = len(functions) + 1
+                functions[0] = function.id
+                function.name = function.system_name = strings(NO_CHAIN)
+                location.line.add().function_id = function.id
+            sample.location_id.append(no_chain)
+        else:
+            sample.location_id.extend(location_of(group) for group in machine_frames(model, path))
+        _labels(strings, sample, [("runtime", path.runtime), ("suppressed", path.suppressed)])
+
+    if model.runs:
+        result.time_nanos = min(run.start_unix_ns for run in model.runs)
+    result.duration_nanos = model.summary.get("elapsed_ns", 0)
+    for run in model.runs:
+        result.comment.append(strings(f"pid {run.pid}: {run.command_line or os.path.basename(run.program)}"))
+    return gzip.compress(result.SerializeToString(), mtime=0)

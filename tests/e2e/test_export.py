@@ -1,0 +1,153 @@
+"""mprof export, opened by the tools it is for: Go's pprof reads the pprof
+profile, inferno draws the collapsed stacks.  The expected figures are
+exported.c's, which allocates known blocks from known functions; pprof's
+top is also checked against mprof's own direct allocation table."""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from e2e_support import BUILD, MPROF, Targets, mprof
+
+INFERNO = BUILD / "tools" / "bin" / "inferno-flamegraph"
+
+# exported.c's blocks by the function that allocated them, per measure.
+EXPECTED_FLAT = {
+    "alloc_objects": {"cache_slot": 100, "make_name": 300, "parse": 20},
+    "alloc_space": {"cache_slot": 100_000, "make_name": 14_400, "parse": 81_920},
+    "leak_objects": {"cache_slot": 50, "make_name": 300},
+    "leak_space": {"cache_slot": 50_000, "make_name": 14_400},
+    "peak_objects": {"cache_slot": 100, "make_name": 300},
+    "peak_space": {"cache_slot": 100_000, "make_name": 14_400},
+    "temp_objects": {"parse": 20},
+}
+# Whole paths, outermost first.
+PATHS = {"cache_slot": "main;load_cache;cache_slot", "make_name": "main;name_all;make_name", "parse": "main;parse"}
+
+_TOP_ROW = re.compile(r"^\s*(\d+)B?\s+[\d.]+%\s+[\d.]+%\s+(\d+)B?\s+[\d.]+%\s+(.+?)\s*$")
+
+
+@pytest.fixture(scope="module")
+def profiled(targets: Targets, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    output = tmp_path_factory.mktemp("exported") / "exported.mprof"
+    mprof("run", "--quiet", "-o", output, targets.build("exported"))
+    return output
+
+
+@pytest.fixture(scope="module")
+def exported(profiled: Path) -> Path:
+    output = profiled.with_suffix(".pb.gz")
+    mprof("export", "--format", "pprof", "-o", output, profiled)
+    return output
+
+
+def go_pprof(*arguments: str | Path) -> str:
+    go = shutil.which("go")
+    assert go, "go is missing: make check's set-up installs golang-go (scripts/setup-tools.sh)"
+    env = dict(os.environ, GOTOOLCHAIN="local", GOFLAGS="")
+    completed = subprocess.run([go, "tool", "pprof", *map(str, arguments)], capture_output=True, text=True,
+                               timeout=300, env=env)
+    assert completed.returncode == 0, completed.stderr
+    return completed.stdout
+
+
+def top(profile: Path, sample: str) -> dict[str, tuple[int, int]]:
+    """pprof -top: each function's flat and cumulative value."""
+    unit = ["-unit=B"] if sample.endswith("_space") else []
+    rows = {}
+    for line in go_pprof("-top", *unit, f"-sample_index={sample}", profile).splitlines():
+        match = _TOP_ROW.match(line)
+        if match:
+            rows[match.group(3).removesuffix(" (inline)")] = (int(match.group(1)), int(match.group(2)))
+    return rows
+
+
+@pytest.mark.parametrize("sample", sorted(EXPECTED_FLAT))
+def test_pprof_top_has_each_functions_own_figures(exported: Path, sample: str) -> None:
+    rows = top(exported, sample)
+    flat = {name: value for name, (value, _) in rows.items() if value}
+    assert flat == EXPECTED_FLAT[sample]
+    # Every frame of a path is there with its cumulative value: main with all.
+    assert rows["main"] == (0, sum(EXPECTED_FLAT[sample].values()))
+    if "cache_slot" in flat:
+        assert rows["load_cache"] == (0, flat["cache_slot"])
+
+
+def test_pprof_top_matches_the_direct_allocation_table(profiled: Path, exported: Path) -> None:
+    direct = json.loads(mprof("report", "--format", "json", profiled).stdout)["direct"]
+    for sample, column in (("alloc_space", "bytes"), ("alloc_objects", "calls"), ("leak_space", "kept_bytes"),
+                           ("leak_objects", "kept_objects")):
+        flat = {name: value for name, (value, _) in top(exported, sample).items() if value}
+        assert flat == {row["function"]: row[column] for row in direct if row[column]}, sample
+
+
+def test_an_inlined_function_shares_its_callers_location(exported: Path) -> None:
+    # pprof marks a function inlined into the next frame of the same
+    # location; cache_slot is always_inline in load_cache.
+    traces = go_pprof("-traces", "-sample_index=alloc_objects", exported)
+    # Each trace: a separator line, its value and leaf frame, then a frame a line.
+    blocks = re.split(r"^-+\+-+\n", traces, flags=re.MULTILINE)[1:]
+    stacks = [[re.sub(r"^\s*\d+\s+", "", line).strip() for line in block.splitlines()] for block in blocks]
+    assert ["cache_slot (inline)", "load_cache", "main"] in stacks
+    assert ["make_name", "name_all", "main"] in stacks
+    raw = go_pprof("-raw", exported)
+    locations = raw.split("Locations\n", 1)[1].split("Mappings\n", 1)[0]
+    assert re.search(r"^\s+\d+: 0x0 M=\d+ cache_slot \S+exported\.c:\d+:0 s=\d+\n\s+load_cache ", locations,
+                     re.MULTILINE), locations
+
+
+def test_the_default_sample_type_is_chosen(profiled: Path, tmp_path: Path) -> None:
+    output = tmp_path / "leaks.pb.gz"
+    mprof("export", "--format", "pprof", "--sample", "leak_space", "-o", output, profiled)
+    listing = go_pprof("-top", output)
+    assert "Type: leak_space" in listing
+    assert "Type: alloc_space" in go_pprof("-top", profiled.with_suffix(".pb.gz"))
+
+
+@pytest.mark.parametrize("sample", sorted(EXPECTED_FLAT))
+def test_collapsed_stacks_have_each_paths_count(profiled: Path, sample: str) -> None:
+    text = mprof("export", "--format", "collapsed", "--sample", sample, profiled).stdout
+    expected = sorted(f"{PATHS[name]} {count}" for name, count in EXPECTED_FLAT[sample].items())
+    assert text.splitlines() == expected
+
+
+def test_inferno_draws_the_collapsed_stacks(profiled: Path, tmp_path: Path) -> None:
+    assert INFERNO.is_file(), "inferno is missing: make check's set-up builds it (scripts/setup-tools.sh)"
+    stacks = tmp_path / "leaks.folded"
+    mprof("export", "--format", "collapsed", "--sample", "leak_space", "-o", stacks, profiled)
+    svg = subprocess.run([INFERNO, "--countname", "bytes", stacks], capture_output=True, text=True, check=True,
+                         timeout=120).stdout
+    titles = dict(re.findall(r"<title>(\S+) \(([\d,]+) bytes", svg))
+    assert {name: int(count.replace(",", "")) for name, count in titles.items()} == {
+        "all": 64_400, "main": 64_400, "load_cache": 50_000, "cache_slot": 50_000, "name_all": 14_400,
+        "make_name": 14_400}
+
+
+def test_a_pprof_profile_is_not_written_to_a_terminal(profiled: Path) -> None:
+    controller, terminal = pty.openpty()
+    try:
+        completed = subprocess.run([MPROF, "export", "--format", "pprof", profiled], stdout=terminal,
+                                   stderr=subprocess.PIPE, text=True, timeout=120)
+    finally:
+        os.close(terminal)
+        os.close(controller)
+    assert completed.returncode == 1
+    assert completed.stderr == "mprof: a pprof profile is binary: name a file with -o, or redirect the output\n"
+
+
+def test_a_corrupt_input_gets_one_line_and_writes_nothing(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.mprof"
+    bad.write_bytes(b"MPROF\0\0\0garbage")
+    output = tmp_path / "out.pb.gz"
+    completed = mprof("export", "--format", "pprof", "-o", output, bad, check=False)
+    assert completed.returncode != 0
+    assert completed.stderr.startswith(f"mprof: {bad}: ") and completed.stderr.count("\n") == 1
+    assert not output.exists()
