@@ -13,10 +13,10 @@ from types import ModuleType
 
 from ..reducer.errors import MprofError
 from ..reducer.escape import printable
-from . import db_cmd, dump_cmd, export_cmd, html_cmd, replay_cmd, report_cmd
+from . import db_cmd, diff_cmd, dump_cmd, export_cmd, html_cmd, replay_cmd, report_cmd
 from . import run as run_cmd
 
-_COMMANDS: tuple[ModuleType, ...] = (run_cmd, report_cmd, html_cmd, export_cmd, db_cmd, dump_cmd, replay_cmd)
+_COMMANDS: tuple[ModuleType, ...] = (run_cmd, report_cmd, html_cmd, diff_cmd, export_cmd, db_cmd, dump_cmd, replay_cmd)
 
 # A dest no subcommand module would choose, so that their own set_defaults()
 # calls cannot collide with the dispatch.

@@ -31,7 +31,7 @@ def _tables(text: str) -> tuple[str, ...]:
     return names
 
 
-def _percent(text: str) -> float:
+def percent_argument(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
@@ -41,7 +41,7 @@ def _percent(text: str) -> float:
     return value
 
 
-def _count(text: str) -> int:
+def count_argument(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
@@ -64,11 +64,11 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     parser.add_argument("--tables", type=_tables, default=text_tables.TABLES, metavar="LIST",
                         help=f"text tables to print, comma-separated (default: {','.join(text_tables.TABLES)}); "
                              "JSON holds every table and row")
-    parser.add_argument("--cutoff", type=_percent, default=None, metavar="PERCENT",
+    parser.add_argument("--cutoff", type=percent_argument, default=None, metavar="PERCENT",
                         help="leave out entries below this percentage of the total; without --top, show all "
                              "the others")
     rows = parser.add_mutually_exclusive_group()
-    rows.add_argument("--top", type=_count, metavar="N",
+    rows.add_argument("--top", type=count_argument, metavar="N",
                       help="show the first N rows of each text table (default: the rows that make up 90%% of "
                            "its total, at most 20)")
     rows.add_argument("--all", action="store_true", help="show every row of each text table")

@@ -96,7 +96,7 @@ def _path_flame(model: Model, weight: Callable[[PathRow], int], min_share: float
         return found
 
     root_bytes = sum(subtotal[n] for n in below.get(None, [])) + unwound
-    return _expand("all", root_bytes, children, min_share, max_frames)
+    return expand("all", root_bytes, children, min_share, max_frames)
 
 
 def allocation_flame(model: Model, min_share: float = MIN_SHARE, max_frames: int = MAX_FRAMES) -> Flame | None:
@@ -116,12 +116,20 @@ def leak_flame(model: Model, min_share: float = MIN_SHARE, max_frames: int = MAX
                        min_share, max_frames)
 
 
-def _expand(root_name: str, root_bytes: int, children: Children, min_share: float, max_frames: int) -> Flame:
-    """Keeps the widest frames first, then lays the kept ones out."""
+def tone_by_name(name: str, key: object) -> int:
+    """A function keeps its colour wherever it is drawn."""
+    return zlib.crc32(name.encode("utf-8", "surrogatepass")) % 100
+
+
+def expand(root_name: str, root_bytes: int, children: Children, min_share: float = MIN_SHARE,
+           max_frames: int = MAX_FRAMES, tone: Callable[[str, object], int] = tone_by_name) -> Flame:
+    """The flame graph of the frames children() finds from the root (key
+    None): the widest kept first, then laid out; tone(name, key) gives a
+    frame its colour, 0-99."""
     if root_bytes <= 0:
         return Flame([], 0, 0, 0)
     threshold = root_bytes * min_share
-    kept: list[tuple[str, str, int, int]] = [(root_name, "", root_bytes, -1)]  # name, detail, bytes, parent
+    kept: list[tuple[str, str, int, int, object]] = [(root_name, "", root_bytes, -1, None)]
     order = 0  # breaks ties between equal widths in the order children were found
     queue: list[tuple[int, int, int, Candidate]] = []
 
@@ -138,16 +146,17 @@ def _expand(root_name: str, root_bytes: int, children: Children, min_share: floa
         if value < threshold:
             queue.append((negative, 0, parent, (name, detail, value, key)))  # counted as omitted below
             break
-        kept.append((name, detail, value, parent))
+        kept.append((name, detail, value, parent, key))
         push(len(kept) - 1, key, value)
-    return _layout(kept, root_bytes, omitted=len(queue))
+    return _layout(kept, root_bytes, len(queue), tone)
 
 
-def _layout(kept: list[tuple[str, str, int, int]], root_bytes: int, omitted: int) -> Flame:
+def _layout(kept: list[tuple[str, str, int, int, object]], root_bytes: int, omitted: int,
+            tone: Callable[[str, object], int]) -> Flame:
     """Pre-order, widest child leftmost (ties by name); a frame's own bytes
     and those of omitted children are the space right of its children."""
     below: dict[int, list[int]] = {}
-    for index, (_, _, _, parent) in enumerate(kept):
+    for index, (_, _, _, parent, _) in enumerate(kept):
         if parent >= 0:
             below.setdefault(parent, []).append(index)
     frames: list[Frame] = []
@@ -155,9 +164,8 @@ def _layout(kept: list[tuple[str, str, int, int]], root_bytes: int, omitted: int
     deepest = 0
     while stack:
         index, depth, x, parent = stack.pop()
-        name, detail, value, _ = kept[index]
-        frames.append(Frame(name, value, depth, x, value / root_bytes, parent, detail,
-                            zlib.crc32(name.encode("utf-8", "surrogatepass")) % 100))
+        name, detail, value, _, key = kept[index]
+        frames.append(Frame(name, value, depth, x, value / root_bytes, parent, detail, tone(name, key)))
         deepest = max(deepest, depth)
         me = len(frames) - 1
         placed = []

@@ -1,0 +1,1 @@
+"""mprof diff: two profiles compared."""

@@ -1,0 +1,152 @@
+"""Two profiles side by side: for every call path, function, direct
+allocation site and size bin, each measure in the base and in the new
+profile.
+
+Functions are known by their whole name and their module's file name (or
+for the executable's, as the program's), not by address, so that two
+builds of a program compare: a path is its
+functions from the outermost in, a site its function and the file name and
+line of its call.  Every figure is a sum over the profiles' whole call
+paths (report/measures.py), bins aside, which are the bin tables'."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from ..report.measures import Measure, frames
+from ..report.model import BinRow, Model, PathRow
+
+# A function across two builds: its whole demangled name and its module's file name.
+FunctionKey = tuple[str, str]
+NO_CHAIN = "(no call chain)"
+
+
+@dataclass
+class Row:
+    """One thing compared: each measure's figure in base and new."""
+    label: str  # as the reports show it
+    key: object  # what matched it in both profiles
+    base: list[int]
+    new: list[int]
+
+    def change(self, index: int) -> int:
+        return self.new[index] - self.base[index]
+
+    @property
+    def changed(self) -> bool:
+        return self.base != self.new
+
+
+@dataclass
+class View:
+    """The rows of one kind (paths, functions...), in no order yet."""
+    name: str  # paths, functions, cumulative, sites, bins
+    title: str
+    rows: dict[object, Row] = field(default_factory=dict)
+
+    def add(self, key: object, label: str, side: int, values: list[int]) -> None:
+        row = self.rows.get(key)
+        if row is None:
+            row = self.rows[key] = Row(label, key, [0] * len(values), [0] * len(values))
+        elif side == 1:
+            row.label = label  # the new profile names it, where both do
+        figures = row.new if side else row.base
+        for index, value in enumerate(values):
+            figures[index] += value
+
+    def largest(self, index: int) -> list[Row]:
+        """The changed rows, largest change of measure index first."""
+        changed = [row for row in self.rows.values() if row.changed]
+        return sorted(changed, key=lambda row: (-abs(row.change(index)), row.label))
+
+
+@dataclass
+class Comparison:
+    measures: tuple[Measure, ...]
+    base: Model
+    new: Model
+    totals: Row
+    views: list[View]
+
+    def view(self, name: str) -> View:
+        return next(view for view in self.views if view.name == name)
+
+
+# The module of a function of the program's executable, whatever its file
+# is called in either build (app, app-old).
+PROGRAM = "(program)"
+
+
+def function_key(model: Model, function_id: int) -> FunctionKey:
+    function = model.functions[function_id]
+    module = os.path.basename(function.module)
+    programs = {os.path.basename(run.program) for run in model.runs}
+    return function.full_name, PROGRAM if module in programs else module
+
+
+def _bin_values(row: BinRow) -> dict[str, int]:
+    return {"alloc_objects": row.allocs, "alloc_space": row.bytes, "leak_objects": row.allocs - row.frees,
+            "leak_space": row.bytes - row.bytes_freed, "peak_objects": row.peak_blocks,
+            "peak_space": row.peak_bytes, "temp_objects": row.temporaries}
+
+
+def _bin_label(size: int) -> str:
+    return f"> {size - 1}" if size > 1024 else str(size)
+
+
+def _add_profile(views: dict[str, View], totals: Row, model: Model, side: int,
+                 measures: tuple[Measure, ...]) -> None:
+    figures = totals.new if side else totals.base
+    for path in model.paths:
+        values = [measure.of(path) for measure in measures]
+        if not any(values):
+            continue
+        for index, value in enumerate(values):
+            figures[index] += value
+        _add_path(views, model, side, path, values)
+    for row in model.bins:
+        by_name = _bin_values(row)
+        views["bins"].add(row.size, _bin_label(row.size), side, [by_name[measure.name] for measure in measures])
+
+
+def _add_path(views: dict[str, View], model: Model, side: int, path: PathRow, values: list[int]) -> None:
+    def name_of(function_id: int) -> str:
+        return model.functions[function_id].name
+
+    outermost_first = list(reversed(frames(model, path)))
+    if not outermost_first:
+        for view in ("paths", "functions", "cumulative", "sites"):
+            views[view].add(NO_CHAIN, NO_CHAIN, side, values)
+        return
+    keys = tuple(function_key(model, row.function) for row in outermost_first)
+    views["paths"].add(keys, " > ".join(name_of(row.function) for row in outermost_first), side, values)
+    innermost = outermost_first[-1]
+    views["functions"].add(keys[-1], name_of(innermost.function), side, values)
+    site = (keys[-1], os.path.basename(innermost.file), innermost.line)
+    where = f"{os.path.basename(innermost.file)}:{innermost.line}" if innermost.file else "?"
+    views["sites"].add(site, f"{name_of(innermost.function)} ({where})", side, values)
+    # Self and descendants: each function on the path once, however often
+    # it recurs on it.
+    seen: set[FunctionKey] = set()
+    for key, row in zip(keys, outermost_first, strict=True):
+        if key not in seen:
+            seen.add(key)
+            views["cumulative"].add(key, name_of(row.function), side, values)
+
+
+def compare(base: Model, new: Model, measures: tuple[Measure, ...]) -> Comparison:
+    views = {name: View(name, title) for name, title in (
+        ("paths", "Call paths"), ("functions", "Functions, own allocations"),
+        ("cumulative", "Functions with their callees"), ("sites", "Direct allocation sites"),
+        ("bins", "Allocation bins"))}
+    zeros = [0] * len(measures)
+    totals = Row("<total>", None, list(zeros), list(zeros))
+    for side, model in enumerate((base, new)):
+        _add_profile(views, totals, model, side, measures)
+    return Comparison(measures, base, new, totals, list(views.values()))
+
+
+def measure_index(measures: Iterable[Measure], name: str) -> int:
+    return next(index for index, measure in enumerate(measures) if measure.name == name)
