@@ -173,6 +173,11 @@ bool open_module(struct resolver *resolver, struct module *module)
         return false;
     }
     module->state = MODULE_READY;
+    /* Looking for DWARF now asks debuginfod too, when it is allowed; the
+     * reducer names the modules that stayed without it. */
+    Dwarf_Addr dwarf_bias;
+    if (dwfl_module_getdwarf(module->dwfl_module, &dwarf_bias) == NULL)
+        print_notice("nodebug", "%s", module->path);
     return true;
 }
 

@@ -13,7 +13,9 @@
  * Usage: mprof-resolve [--debuginfod]
  *   By default DEBUGINFOD_URLS is removed from the environment, so that no
  *   lookup silently waits on the network; --debuginfod keeps it, letting
- *   libdwfl download missing debug information.
+ *   libdwfl ask the debuginfod servers it names for debug information the
+ *   machine lacks (libdebuginfod caches what it gets, in
+ *   DEBUGINFOD_CACHE_PATH or ~/.cache/debuginfod_client).
  *
  * PROTOCOL
  *
@@ -34,7 +36,12 @@
  *       ELF, build-id differs) ONE line
  *           warning <path>: <problem>
  *       is printed at that moment, inside the answer that needed it, and its
- *       addresses resolve only as module+offset.  When ranges overlap (a
+ *       addresses resolve only as module+offset.  A file that can be used
+ *       but has no DWARF, on the machine or (with --debuginfod) from a
+ *       server, gets at that moment ONE line
+ *           nodebug <path>
+ *       and its addresses resolve by its ELF symbols alone, without file,
+ *       line or inlined frames.  When ranges overlap (a
  *       module unloaded and another loaded in its place), the module
  *       declared FIRST wins.  Declaring a module forgets cached answers.
  *
@@ -81,8 +88,8 @@
  * Any other malformed line answers "error <message>" then "done": every
  * request but quit is answered exactly once, and every answer ends with
  * "done".  Empty lines are ignored.  Output is flushed after every "done",
- * so a reader may wait for it after each request; "warning" and "error"
- * lines can come before any line of an answer.  Paths in requests, and
+ * so a reader may wait for it after each request; "warning", "nodebug" and
+ * "error" lines can come before any line of an answer.  Paths in requests, and
  * names, paths and messages in answers, are escaped: a backslash as \\, a
  * byte below 0x20 and 0x7f as \xNN; so no field can hold a TAB or end a
  * line, and every byte comes back.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -9,7 +10,7 @@ from dataclasses import dataclass, field
 from . import callgraph, pathtree, tree
 from .callgraph import CallGraph
 from .records import DataFile
-from .symbolize import Progress, Resolver, WarningSink
+from .symbolize import Progress, Resolver, WarningSink, debuginfod_urls
 
 # Summary figures that are maxima of one process, not sums over processes,
 # and those of the moment of its peak.
@@ -70,6 +71,7 @@ def reduce_files(files: Sequence[DataFile], *, progress: Progress | None = None)
     profile = Profile()
     warnings = profile.warnings
     types: dict[int, set[str]] = {}
+    without_debug: set[str] = set()
     runs = [Run(data.path, data) for data in files]
     for run in latest_of_each_process(runs, warnings):
         path, data = run.path, run.data
@@ -91,16 +93,32 @@ def reduce_files(files: Sequence[DataFile], *, progress: Progress | None = None)
             progress.start(f"building the call graph of {path}")
             callgraph.add_run(profile.graph, totals, data.header.call_graph, frames)
             pathtree.add_run(profile.paths, profile.graph, data, frames)
+            without_debug |= resolver.without_debug
             if data.program.exe:
                 progress.start(f"reading the types of {data.program.exe}")
                 for size, name in resolver.types(data.program.exe):
                     types.setdefault(size, set()).add(name)
+    _warn_without_debug(profile, without_debug)
     progress.start("merging cycles")
     callgraph.finish(profile.graph)
     for size, row in profile.bins.items():
         row.types = sorted(types.get(size, ())) if size <= 1024 else []
     progress.finish()
     return profile
+
+
+def _warn_without_debug(profile: Profile, without_debug: set[str]) -> None:
+    """One line naming the modules on the profile's call chains (start-up
+    code aside) that debuginfod could not give debug information either:
+    their functions have no file:line and no inlined frames."""
+    if not debuginfod_urls():
+        return
+    on_chains = {module for _, module in profile.graph.functions}
+    missing = sorted(os.path.basename(path) or path for path in without_debug & on_chains)
+    if missing:
+        profile.warnings.warn(f"no debug information, on this machine or from debuginfod ({debuginfod_urls()}), "
+                              f"for {len(missing)} module{'s' if len(missing) > 1 else ''}: {', '.join(missing)}; "
+                              f"their functions have no file:line")
 
 
 def _add_summary(summary: dict[str, int], data: DataFile) -> None:

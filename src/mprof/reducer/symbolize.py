@@ -88,6 +88,12 @@ def _unknown(address: int, modules: Sequence[Module]) -> Frame:
     return Frame(f"{address:#x}", "", 0, "", address, False)
 
 
+def debuginfod_urls() -> str:
+    """The debuginfod servers the resolver may ask, as libdebuginfod reads
+    them: DEBUGINFOD_URLS, space-separated; empty: none."""
+    return os.environ.get("DEBUGINFOD_URLS", "").strip()
+
+
 class Resolver:
     """One mprof-resolve process for one process image's modules."""
 
@@ -95,8 +101,12 @@ class Resolver:
         self._modules = list(modules)
         self._warn = warn
         self._timeout = float(os.environ.get("MPROF_RESOLVE_TIMEOUT", _DEFAULT_TIMEOUT))
-        self._process = subprocess.Popen([str(resolver_path())], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                         bufsize=0)
+        # Modules opened that had no DWARF, here or from debuginfod.
+        self.without_debug: set[str] = set()
+        command = [str(resolver_path())]
+        if debuginfod_urls():
+            command.append("--debuginfod")
+        self._process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
         self._buffer = bytearray()
         lines = []
         for module in self._modules:
@@ -136,6 +146,8 @@ class Resolver:
                 return
             if fields[0] == "warning":
                 self._warn.warn(fields[1] if len(fields) > 1 else "mprof-resolve: warning")
+            elif fields[0] == "nodebug":
+                self.without_debug.add(fields[1] if len(fields) > 1 else "")
             elif fields[0] == "error":
                 message = f"mprof-resolve: {fields[1] if len(fields) > 1 else 'error'}"
                 if not errors_warn:
