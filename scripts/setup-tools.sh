@@ -5,7 +5,8 @@
 # (with Debian's cargo-web where there is no cargo).
 # Usage: setup-tools.sh TOOLS_DIR
 set -eu
-tools=$1
+mkdir -p "$1"
+tools=$(cd "$1" && pwd)
 here=$(dirname "$0")
 INFERNO_VERSION=0.12.8
 
@@ -21,6 +22,7 @@ if [ -z "$cargo" ]; then
     cargo=cargo
 fi
 echo "mprof setup: building inferno $INFERNO_VERSION from crates.io" >&2
-"$cargo" install --quiet --locked --force --root "$tools" --no-default-features --features cli \
-    "inferno@$INFERNO_VERSION"
+# Its crates go under TOOLS_DIR too: nothing of the user's cargo changes.
+CARGO_HOME="$tools/cargo-home" "$cargo" install --quiet --locked --force --root "$tools" \
+    --no-default-features --features cli "inferno@$INFERNO_VERSION"
 touch "$tools/.inferno-$INFERNO_VERSION"

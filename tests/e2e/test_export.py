@@ -52,7 +52,8 @@ def exported(profiled: Path) -> Path:
 def go_pprof(*arguments: str | Path) -> str:
     go = shutil.which("go")
     assert go, "go is missing: make check's set-up installs golang-go (scripts/setup-tools.sh)"
-    env = dict(os.environ, GOTOOLCHAIN="local", GOFLAGS="")
+    # Go's own build cache in the tree's build directory, not the user's.
+    env = dict(os.environ, GOTOOLCHAIN="local", GOFLAGS="", GOCACHE=str(BUILD / "tools" / "go-cache"))
     completed = subprocess.run([go, "tool", "pprof", *map(str, arguments)], capture_output=True, text=True,
                                timeout=300, env=env)
     assert completed.returncode == 0, completed.stderr
