@@ -15,6 +15,7 @@ import pytest
 
 from e2e_support import REPO_ROOT
 from mprof.reducer import datafile
+from test_export import top
 
 WIDGETS_SOURCE = REPO_ROOT / "examples" / "widgets.c"
 
@@ -80,6 +81,11 @@ def test_installed_command_runs_and_reports(installed: Path, tmp_path: Path) -> 
     # The installed resolver names the functions: the red widgets are the leak.
     assert [(leak["path"], leak["kept_objects"]) for leak in document["leaks"]] == [
         ("main > make_red_widget > make_widget", 999)]
+    # With protobuf and the module generated from pprof's schema.
+    assert {"google", "mprof"} <= {entry.name for entry in python.iterdir()}
+    exported = tmp_path / "installed.pb.gz"
+    subprocess.run([launcher, "export", "--format", "pprof", "-o", exported, output], env=env, check=True)
+    assert top(exported, "alloc_space")["make_widget"] == (2000 * 204, 2000 * 204)
     for page in ("man1/mprof.1", "man3/libmprof.3", "man5/mprof.5", "man5/mprof-profile.5"):
         assert (installed / "share" / "man" / page).read_bytes() == (REPO_ROOT / "man" / Path(page).name).read_bytes()
     assert (installed / "include" / "mprof.h").read_bytes() == (REPO_ROOT / "monitor" / "mprof.h").read_bytes()

@@ -23,7 +23,7 @@ class NamedFrames:
     line_of: Mapping[int, int] = {}
 
     def __init__(self, modules: object, warnings: WarningSink) -> None:
-        pass
+        self.without_debug: set[str] = set()  # every module has DWARF
 
     def __enter__(self) -> NamedFrames:
         return self

@@ -489,9 +489,9 @@ def test_databases_of_other_versions_and_applications(program: Path, tmp_path: P
                                                       capsys: pytest.CaptureFixture[str]) -> None:
     database = tmp_path / "p.db"
     report(capsys, "db", program, "-o", database)
-    # The schema's version, from schema.sql: 8.
-    for version, problem in ((99, "profile schema version 99 is newer than this mprof understands (8)"),
-                             (7, "profile schema version 7 is older than this mprof reads (8); make it again "
+    # The schema's version, from schema.sql: 9.
+    for version, problem in ((99, "profile schema version 99 is newer than this mprof understands (9)"),
+                             (8, "profile schema version 8 is older than this mprof reads (9); make it again "
                                  "from the data files with mprof db"),
                              (0, "not an mprof profile database")):
         with sqlite3.connect(database) as db:

@@ -1,0 +1,57 @@
+"""The collapsed stacks and the differential flame graph on models built by
+hand: what a name may not hold, paths without a caller, merged lines, the
+colours of a change and the widths of what shrank to nothing."""
+
+from __future__ import annotations
+
+from mprof.diff import flame as diff_flame
+from mprof.diff.compare import compare
+from mprof.export.collapsed import collapsed
+from mprof.report.measures import by_name, measures
+from mprof.report.model import PathRow
+from test_flame import path_model
+
+
+def test_collapsed_lines_are_sorted_merged_and_keep_separators_out_of_names() -> None:
+    model = path_model({1: "main", 2: "operator;", 3: "a\nb", 4: "leaf"}, [
+        ((1, (4, 10)), 100, 0, ""),
+        ((1, (4, 11)), 50, 0, ""),  # another line of the same call: one stack
+        ((1, 2, 3), 7, 7, ""),
+    ])
+    model.paths.append(PathRow(None, 2, 0, (0, 3, 0, 0), (0, 0, 0, 0)))
+    assert collapsed(model, by_name("alloc_space")) == (
+        "(no call chain) 3\n"
+        "main;leaf 150\n"
+        "main;operator:;a b 7\n")
+    # Never freed: the freed path has no line.
+    assert collapsed(model, by_name("leak_space")) == "(no call chain) 3\nmain;leaf 150\n"
+
+
+def test_collapsed_leaves_out_the_runtimes_blocks_unless_asked() -> None:
+    model = path_model({1: "main", 2: "fopen"}, [((1, 2), 4096, 0, "stdio buffer"), ((1,), 10, 0, "")])
+    assert collapsed(model, by_name("leak_space")) == "main 10\n"
+    assert collapsed(model, by_name("leak_space", runtime=True)) == "main 10\nmain;fopen 4096\n"
+
+
+def test_a_change_is_coloured_by_its_size_against_the_larger_figure() -> None:
+    assert diff_flame.tone(100, 100) == diff_flame.UNCHANGED == 40
+    assert diff_flame.tone(0, 0) == 40
+    assert diff_flame.tone(0, 5) == 90  # grew from nothing: the deepest red
+    assert diff_flame.tone(5, 0) == 0  # shrank to nothing: the deepest blue
+    assert diff_flame.tone(100, 80) == 30  # a fifth less: the lightest blue
+    assert diff_flame.tone(80, 100) == 60
+    assert diff_flame.tone(100, 50) == 10  # halved: four steps of a quarter, two down
+    assert diff_flame.tone(50, 100) == 80
+
+
+def test_what_shrank_to_nothing_keeps_its_width() -> None:
+    names = {1: "main", 2: "old", 3: "new"}
+    base = path_model(names, [((1, 2), 300, 0, "")])
+    new = path_model(names, [((1, 3), 100, 0, "")])
+    graph = diff_flame.differential(compare(base, new, measures()), "alloc_space")
+    widths = {frame.name: (frame.bytes, frame.tone) for frame in graph.frames}
+    # Each path as wide as the larger of its figures, the root their sum.
+    # main went from 300 to 100: two thirds less, two steps of blue.
+    assert widths == {"all": (400, 10), "main": (400, 10), "old": (300, 0), "new": (100, 90)}
+    assert [frame.detail for frame in graph.frames if frame.name == "old"] == [
+        "base 300, new 0 bytes (-300, -100.0%)"]
