@@ -5,6 +5,7 @@ colours of a change and the widths of what shrank to nothing."""
 from __future__ import annotations
 
 from mprof.diff import flame as diff_flame
+from mprof.diff import text
 from mprof.diff.compare import compare
 from mprof.export.collapsed import collapsed
 from mprof.report.measures import by_name, measures
@@ -55,3 +56,18 @@ def test_what_shrank_to_nothing_keeps_its_width() -> None:
     assert widths == {"all": (400, 10), "main": (400, 10), "old": (300, 0), "new": (100, 90)}
     assert [frame.detail for frame in graph.frames if frame.name == "old"] == [
         "base 300, new 0 bytes (-300, -100.0%)"]
+
+
+def test_a_long_path_loses_its_outer_callers_unless_wide() -> None:
+    names = {n: f"function_number_{n:02}" for n in range(1, 13)}
+    base = path_model(names, [(tuple(range(1, 13)), 100, 0, "")])
+    new = path_model(names, [(tuple(range(1, 13)), 300, 0, "")])
+    comparison = compare(base, new, measures())
+    short = text.render(comparison, text.Options("alloc_space", 0, 20))
+    paths = short.split("Call paths", 1)[1]
+    row = next(line for line in paths.splitlines() if line.split()[:1] == ["+200"])
+    # Each name is 18 characters and " > " joins them: 100 characters hold
+    # "... > " and the innermost four.
+    assert row.split("  ")[-1] == "... > " + " > ".join(names[n] for n in range(9, 13))
+    wide = text.render(comparison, text.Options("alloc_space", 0, 20, path_width=None))
+    assert " > ".join(names.values()) in wide

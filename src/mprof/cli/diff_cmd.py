@@ -47,6 +47,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     rows.add_argument("--top", type=count_argument, default=None, metavar="N",
                       help="show the first N rows of each text table (default 20; JSON has every row)")
     rows.add_argument("--all", action="store_true", help="show every changed row")
+    parser.add_argument("--wide", action="store_true", help="never shorten call paths")
     parser.add_argument("--full-names", action="store_true",
                         help="name C++ functions with their parameters and template arguments")
     parser.add_argument("--include-runtime", action="store_true",
@@ -83,6 +84,7 @@ def run(args: argparse.Namespace) -> int:
         pager.show(json.dumps(document, indent=1) + "\n", not args.no_pager)
     else:
         shown_rows = top if top is not None or args.all else 20
-        pager.show(text.render(comparison, text.Options(args.sort, args.cutoff, None if args.all else shown_rows)),
-                   not args.no_pager)
+        options = text.Options(args.sort, args.cutoff, None if args.all else shown_rows,
+                               None if args.wide else text.PATH_WIDTH)
+        pager.show(text.render(comparison, options), not args.no_pager)
     return 0

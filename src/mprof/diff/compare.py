@@ -30,6 +30,7 @@ class Row:
     key: object  # what matched it in both profiles
     base: list[int]
     new: list[int]
+    frames: tuple[str, ...] = ()  # a path's function names, outermost first
 
     def change(self, index: int) -> int:
         return self.new[index] - self.base[index]
@@ -46,12 +47,14 @@ class View:
     title: str
     rows: dict[object, Row] = field(default_factory=dict)
 
-    def add(self, key: object, label: str, side: int, values: list[int]) -> None:
+    def add(self, key: object, label: str, side: int, values: list[int], frames: tuple[str, ...] = ()) -> None:
         row = self.rows.get(key)
         if row is None:
-            row = self.rows[key] = Row(label, key, [0] * len(values), [0] * len(values))
+            row = self.rows[key] = Row(label, key, [0] * len(values), [0] * len(values), frames)
         elif side == 1:
-            row.label = label  # the new profile names it, where both do
+            # The new profile names it, where both do.
+            row.label = label
+            row.frames = frames
         figures = row.new if side else row.base
         for index, value in enumerate(values):
             figures[index] += value
@@ -79,11 +82,14 @@ class Comparison:
 PROGRAM = "(program)"
 
 
-def function_key(model: Model, function_id: int) -> FunctionKey:
-    function = model.functions[function_id]
-    module = os.path.basename(function.module)
+def function_keys(model: Model) -> dict[int, FunctionKey]:
+    """Each function of model by its key."""
     programs = {os.path.basename(run.program) for run in model.runs}
-    return function.full_name, PROGRAM if module in programs else module
+    keys = {}
+    for function_id, function in model.functions.items():
+        module = os.path.basename(function.module)
+        keys[function_id] = (function.full_name, PROGRAM if module in programs else module)
+    return keys
 
 
 def _bin_values(row: BinRow) -> dict[str, int]:
@@ -99,19 +105,21 @@ def _bin_label(size: int) -> str:
 def _add_profile(views: dict[str, View], totals: Row, model: Model, side: int,
                  measures: tuple[Measure, ...]) -> None:
     figures = totals.new if side else totals.base
+    keys = function_keys(model)
     for path in model.paths:
         values = [measure.of(path) for measure in measures]
         if not any(values):
             continue
         for index, value in enumerate(values):
             figures[index] += value
-        _add_path(views, model, side, path, values)
+        _add_path(views, model, keys, side, path, values)
     for row in model.bins:
         by_name = _bin_values(row)
         views["bins"].add(row.size, _bin_label(row.size), side, [by_name[measure.name] for measure in measures])
 
 
-def _add_path(views: dict[str, View], model: Model, side: int, path: PathRow, values: list[int]) -> None:
+def _add_path(views: dict[str, View], model: Model, function_key: dict[int, FunctionKey], side: int, path: PathRow,
+              values: list[int]) -> None:
     def name_of(function_id: int) -> str:
         return model.functions[function_id].name
 
@@ -120,8 +128,9 @@ def _add_path(views: dict[str, View], model: Model, side: int, path: PathRow, va
         for view in ("paths", "functions", "cumulative", "sites"):
             views[view].add(NO_CHAIN, NO_CHAIN, side, values)
         return
-    keys = tuple(function_key(model, row.function) for row in outermost_first)
-    views["paths"].add(keys, " > ".join(name_of(row.function) for row in outermost_first), side, values)
+    keys = tuple(function_key[row.function] for row in outermost_first)
+    names = tuple(name_of(row.function) for row in outermost_first)
+    views["paths"].add(keys, " > ".join(names), side, values, names)
     innermost = outermost_first[-1]
     views["functions"].add(keys[-1], name_of(innermost.function), side, values)
     site = (keys[-1], os.path.basename(innermost.file), innermost.line)

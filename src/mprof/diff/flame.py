@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..report.flame import Candidate, Flame, expand
-from .compare import NO_CHAIN, Comparison, FunctionKey, function_key, measure_index
+from .compare import NO_CHAIN, Comparison, FunctionKey, function_keys, measure_index
 from .text import signed
 
 # Tones, as report/flame.py's Frame has them: tone // 10 picks the colour
@@ -39,8 +39,8 @@ def tone(base: int, new: int) -> int:
 def _names(comparison: Comparison) -> dict[FunctionKey, str]:
     names: dict[FunctionKey, str] = {}
     for model in (comparison.base, comparison.new):
-        for function_id, function in model.functions.items():
-            names[function_key(model, function_id)] = function.name
+        for function_id, key in function_keys(model).items():
+            names[key] = model.functions[function_id].name
     return names
 
 

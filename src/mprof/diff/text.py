@@ -8,12 +8,14 @@ import os
 from dataclasses import dataclass
 
 from ..report.model import Model
+from ..report.tables import shortened
 from .compare import Comparison, Row, View, measure_index
 
 # The measures a row shows, by pprof name, and their column headings.
 COLUMNS = (("alloc_space", "bytes"), ("alloc_objects", "blocks"), ("leak_space", "never freed"),
            ("peak_space", "at peak"), ("temp_objects", "temporaries"))
 WIDTH = 13
+PATH_WIDTH = 100  # as the report's
 
 
 @dataclass(frozen=True)
@@ -21,6 +23,7 @@ class Options:
     sort: str  # a measure's name
     cutoff: float  # percent of the larger total of the sort measure
     top: int | None  # rows per view; None: all
+    path_width: int | None = PATH_WIDTH  # longer paths lose outer callers; None: never
 
 
 def signed(value: int) -> str:
@@ -85,8 +88,9 @@ def _view(comparison: Comparison, view: View, options: Options) -> list[str]:
     lines.append("".join(f"{heading:>{WIDTH}} " for _, heading in columns) + " " +
                  ("size" if view.name == "bins" else "path" if view.name == "paths" else "function"))
     for row in rows:
+        label = shortened(list(row.frames), False, options.path_width) if row.frames else row.label
         lines.append("".join(f"{signed(row.change(index)):>{WIDTH}} " for index, _ in columns) +
-                     f" {row.label}{_note(row)}")
+                     f" {label}{_note(row)}")
     return lines
 
 
