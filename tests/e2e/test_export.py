@@ -99,9 +99,10 @@ def test_an_inlined_function_shares_its_callers_location(exported: Path) -> None
     stacks = [[re.sub(r"^\s*\d+\s+", "", line).strip() for line in block.splitlines()] for block in blocks]
     assert ["cache_slot (inline)", "load_cache", "main"] in stacks
     assert ["make_name", "name_all", "main"] in stacks
+    # Older pprofs print file:line, newer ones file:line:column.
     raw = go_pprof("-raw", exported)
     locations = raw.split("Locations\n", 1)[1].split("Mappings\n", 1)[0]
-    assert re.search(r"^\s+\d+: 0x0 M=\d+ cache_slot \S+exported\.c:\d+:0 s=\d+\n\s+load_cache ", locations,
+    assert re.search(r"^\s+\d+: 0x0 M=\d+ cache_slot \S+exported\.c:\d+(:0)? s=\d+\n\s+load_cache ", locations,
                      re.MULTILINE), locations
 
 
