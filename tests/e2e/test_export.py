@@ -10,7 +10,10 @@ import os
 import pty
 import re
 import shutil
+import socket
 import subprocess
+import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -104,6 +107,36 @@ def test_an_inlined_function_shares_its_callers_location(exported: Path) -> None
     locations = raw.split("Locations\n", 1)[1].split("Mappings\n", 1)[0]
     assert re.search(r"^\s+\d+: 0x0 M=\d+ cache_slot \S+exported\.c:\d+(:0)? s=\d+\n\s+load_cache ", locations,
                      re.MULTILINE), locations
+
+
+def test_pprofs_web_ui_serves_the_profile(exported: Path) -> None:
+    go = shutil.which("go")
+    assert go
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = dict(os.environ, GOTOOLCHAIN="local", GOFLAGS="", GOCACHE=str(BUILD / "tools" / "go-cache"))
+    server = subprocess.Popen([go, "tool", "pprof", "-no_browser", f"-http=127.0.0.1:{port}", str(exported)],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    try:
+        page = ""
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not page:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/ui/top?si=leak_space", timeout=5) as reply:
+                    page = reply.read().decode()
+            except OSError:
+                time.sleep(0.2)
+    finally:
+        server.terminate()
+        server.wait(30)
+    # The top view's rows, as the page's script gets them.
+    match = re.search(r"makeTopTable\(\s*(\d+)\s*,\s*(\[.*?\])\);", page)
+    assert match, page[:2000]
+    rows = {row["Name"]: (row["Flat"], row["Cum"]) for row in json.loads(match.group(2))}
+    assert int(match.group(1)) == 64_400
+    assert rows["cache_slot"] == (50_000, 50_000) and rows["make_name"] == (14_400, 14_400)
+    assert rows["main"] == (0, 64_400)
 
 
 def test_the_default_sample_type_is_chosen(profiled: Path, tmp_path: Path) -> None:
