@@ -13,7 +13,7 @@ from ..report.display import for_display
 from ..report.measures import MEASURE_NAMES, measures
 from ..report.model import Model
 from . import pager
-from .inputs import add_leak_arguments, load_profile, suppressed
+from .inputs import add_leak_arguments, add_naming_arguments, load_profile, suppressed
 from .output import write_atomically
 from .report_cmd import count_argument, percent_argument
 
@@ -48,10 +48,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
                       help="show the first N rows of each text table (default 20; JSON has every row)")
     rows.add_argument("--all", action="store_true", help="show every changed row")
     parser.add_argument("--wide", action="store_true", help="never shorten call paths")
-    parser.add_argument("--full-names", action="store_true",
-                        help="name C++ functions with their parameters and template arguments")
-    parser.add_argument("--include-runtime", action="store_true",
-                        help="count among the never-freed blocks those the C and C++ runtimes keep on purpose")
+    add_naming_arguments(parser, "only where two functions would read the same")
     add_leak_arguments(parser, fail=False)
     parser.add_argument("--no-pager", action="store_true", help="never page the output")
 

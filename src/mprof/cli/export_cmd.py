@@ -11,7 +11,14 @@ from ..export import collapsed, pprof
 from ..reducer.errors import MprofError
 from ..report.display import for_display
 from ..report.measures import DEFAULT_MEASURE, MEASURE_NAMES, by_name, measures
-from .inputs import add_leak_arguments, add_selection_arguments, load_profile, selection, suppressed
+from .inputs import (
+    add_leak_arguments,
+    add_naming_arguments,
+    add_selection_arguments,
+    load_profile,
+    selection,
+    suppressed,
+)
 from .output import write_atomically
 
 
@@ -30,11 +37,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
                              f"{', '.join(MEASURE_NAMES)} (default: %(default)s)")
     parser.add_argument("-o", "--output", type=Path, metavar="FILE",
                         help="the file to write (default: standard output, not a terminal for pprof)")
-    parser.add_argument("--full-names", action="store_true",
-                        help="name C++ functions with their parameters and template arguments (pprof has "
-                             "them as each function's system name either way)")
-    parser.add_argument("--include-runtime", action="store_true",
-                        help="count among the never-freed blocks those the C and C++ runtimes keep on purpose")
+    add_naming_arguments(parser, "the reports' short names; pprof keeps each whole signature as its system name")
     add_selection_arguments(parser)
     add_leak_arguments(parser, fail=False)
 
