@@ -5,6 +5,7 @@ colours of a change and the widths of what shrank to nothing."""
 from __future__ import annotations
 
 from mprof.diff import flame as diff_flame
+from mprof.diff import html as diff_html
 from mprof.diff import text
 from mprof.diff.compare import compare
 from mprof.export.collapsed import collapsed
@@ -71,3 +72,13 @@ def test_a_long_path_loses_its_outer_callers_unless_wide() -> None:
     assert row.split("  ")[-1] == "... > " + " > ".join(names[n] for n in range(9, 13))
     wide = text.render(comparison, text.Options("alloc_space", 0, 20, path_width=None))
     assert " > ".join(names.values()) in wide
+
+
+def test_the_diff_page_escapes_every_name() -> None:
+    names = {1: "main", 2: "std::map<int, std::string>::operator[]&", 3: "</script><b>x</b>"}
+    base = path_model(names, [((1, 2), 10, 0, "")])
+    new = path_model(names, [((1, 2, 3), 30, 0, "")])
+    page = diff_html.render(compare(base, new, measures()), text.Options("alloc_space", 0, None))
+    assert "std::map&lt;int, std::string&gt;::operator[]&amp;" in page
+    assert "&lt;/script&gt;&lt;b&gt;x&lt;/b&gt;" in page
+    assert "<b>x</b>" not in page and "operator[]&<" not in page
