@@ -1,3 +1,5 @@
+/* The monitor's memory of arena.h: regions mapped, grown and unmapped
+ * whole, and a bump arena of small pieces never given back. */
 #include "arena.h"
 
 #include <stdatomic.h>

@@ -1,6 +1,6 @@
 /* Block headers: what the free of a block needs, kept in 16 bytes just
  * before the block, as the paper's mprof kept it (section 3.1), instead of
- * in the pointer map (ptrmap.h).
+ * in the pointer map (block_map.h).
  *
  * The allocator's own work on a block has just brought these bytes into
  * the cache, and no other thread's block shares them: an allocation and a

@@ -1,3 +1,4 @@
+/* The numbering of block kinds of kinds.h. */
 #include "kinds.h"
 
 #include <stdatomic.h>

@@ -124,7 +124,7 @@ static void fork_prepare(void)
     thread_states_fork_prepare();
     trace_fork_prepare();
     paths_fork_prepare();
-    ptrmap_fork_prepare();
+    block_map_fork_prepare();
     modules_fork_prepare();
     rules_fork_prepare();
     arena_fork_prepare();
@@ -135,7 +135,7 @@ static void fork_parent(void)
     arena_fork_parent();
     rules_fork_parent();
     modules_fork_parent();
-    ptrmap_fork_parent();
+    block_map_fork_parent();
     paths_fork_parent();
     trace_fork_parent();
     thread_states_fork_parent();
@@ -149,7 +149,7 @@ static void fork_child(void)
     arena_fork_child();
     rules_fork_child();
     modules_fork_child();
-    ptrmap_fork_child();
+    block_map_fork_child();
     paths_fork_child();
     monitor.pid = getpid();
     trace_fork_child();

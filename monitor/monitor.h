@@ -12,7 +12,7 @@
 
 #include "compiler.h"
 #include "options.h"
-#include "ptrmap.h"
+#include "block_map.h"
 #include "thread.h"
 
 enum monitor_status {

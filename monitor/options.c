@@ -1,3 +1,4 @@
+/* Reading the monitor's settings of options.h from the environment. */
 #include "options.h"
 
 #include <signal.h>

@@ -3,13 +3,13 @@
 
 #include "arena.h"
 #include "lock.h"
-#include "ptable.h"
+#include "entry_table.h"
 
 /* Every field is guarded by lock.  The hot path comes here only for a node
  * or a path its thread has not used lately. */
 static struct {
     spinlock_t lock;
-    struct ptable by_key;          /* nodes by (parent, address) */
+    struct entry_table by_key;          /* nodes by (parent, address) */
     struct path_node **nodes;      /* by id; region, grown by doubling */
     uint32_t node_capacity, node_count;
     uint32_t *path_nodes;          /* the node of each path id */
@@ -82,8 +82,8 @@ MONITOR_TEXT const struct path_node *paths_node(uint32_t parent, uintptr_t addre
 {
     struct node_key key = {parent, address};
     spin_lock(&registry.lock);
-    struct path_node *node = ptable_find(&registry.by_key, hash, same_node, &key);
-    if (!node && (node = add_node(parent, address, hash)) && !ptable_add(&registry.by_key, hash, node)) {
+    struct path_node *node = entry_table_find(&registry.by_key, hash, same_node, &key);
+    if (!node && (node = add_node(parent, address, hash)) && !entry_table_add(&registry.by_key, hash, node)) {
         registry.node_count--; /* forgotten: its arena bytes stay unused */
         node = NULL;
     }
@@ -167,7 +167,7 @@ void paths_retag(uintptr_t start, uintptr_t end, uintptr_t tag_bits)
             node->hash = paths_hash(node->parent, node->address);
         }
     }
-    ptable_rehash(&registry.by_key, hash_of_node);
+    entry_table_rehash(&registry.by_key, hash_of_node);
     spin_unlock(&registry.lock);
 }
 
@@ -193,7 +193,7 @@ void paths_fork_child(void)
      * the child's blocks get paths of their own and the parent's blocks can
      * be told apart when the child frees them.  The child's paths start
      * from a root of its own. */
-    registry.by_key = (struct ptable){0};
+    registry.by_key = (struct entry_table){0};
     registry.first_own_node = registry.node_count;
     registry.first_own_path = registry.path_count;
     add_node(registry.node_count, 0, 0);

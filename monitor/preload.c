@@ -174,7 +174,7 @@ MONITOR_TEXT static void *realloc_tracked(void *old, size_t size)
     void *block = real.realloc(old, size);
     if (!block && size != 0) {
         if (known)
-            ptrmap_restore((uintptr_t)old, &info);
+            block_map_restore((uintptr_t)old, &info);
         monitor_count(MPROF_SUM_FAILED_ALLOCS, MPROF_SUM_REALLOC_CALLS);
         return NULL;
     }

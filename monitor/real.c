@@ -1,3 +1,4 @@
+/* Finding the wrapped functions of real.h with dlsym(RTLD_NEXT). */
 #include "real.h"
 
 #include <dlfcn.h>

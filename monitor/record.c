@@ -187,7 +187,7 @@ MONITOR_TEXT void monitor_alloc(void *block, size_t size, enum mprof_summary_fie
         return;
     }
     if (!headed)
-        ptrmap_prefetch((uintptr_t)block);
+        block_map_prefetch((uintptr_t)block);
     unsigned max_depth = monitor.options.stack_depth;
     if (!monitor.options.call_graph)
         max_depth = monitor.options.leak_depth;
@@ -202,7 +202,7 @@ MONITOR_TEXT void monitor_alloc(void *block, size_t size, enum mprof_summary_fie
     bool replaced = false;
     /* Untracked (out of memory): counted as allocated but never freed,
      * nothing better is known. */
-    bool tracked = counts && (headed || ptrmap_insert((uintptr_t)block, size, path, &replaced));
+    bool tracked = counts && (headed || block_map_insert((uintptr_t)block, size, path, &replaced));
     if (headed)
         header_write(block, size, tracked ? path : BLOCK_HEADER_UNTRACKED);
     struct peak_change change = {0};
@@ -306,7 +306,7 @@ MONITOR_TEXT static void record_free(void *block, enum mprof_summary_field field
     if (unlikely(!state))
         return;
     struct block_info info;
-    bool known = block && ptrmap_remove((uintptr_t)block, &info);
+    bool known = block && block_map_remove((uintptr_t)block, &info);
     count_free(state, block, known, &info, field, count_unknown);
 }
 
@@ -383,7 +383,7 @@ MONITOR_TEXT bool monitor_take(void *block, struct block_info *info)
 {
     struct monitor_tls *tls = &monitor_tls;
     tls->busy = 1;
-    bool known = ptrmap_remove((uintptr_t)block, info);
+    bool known = block_map_remove((uintptr_t)block, info);
     leave(tls);
     return known;
 }

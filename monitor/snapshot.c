@@ -14,7 +14,7 @@
 #include "log.h"
 #include "modules.h"
 #include "output.h"
-#include "ptable.h"
+#include "entry_table.h"
 #include "runlog.h"
 #include "state.h"
 #include "timeline.h"

@@ -12,7 +12,7 @@
 #include "format.h"
 #include "live.h"
 #include "lock.h"
-#include "ptable.h"
+#include "entry_table.h"
 #include "trace.h"
 #include "paths.h"
 #include "peak.h"

@@ -111,7 +111,7 @@ MONITOR_TEXT_INLINE static inline void release(void *block, enum mprof_summary_f
         /* Alone, the block's slot loads while the allocator frees it.  A
          * signal handler's allocation in between must not be recorded:
          * it could be given this very address. */
-        ptrmap_prefetch((uintptr_t)block);
+        block_map_prefetch((uintptr_t)block);
         monitor_tls.busy = 1;
         real.free(block);
         monitor_free(block, field);

@@ -1,3 +1,4 @@
+/* The buffered little-endian file writer of writer.h. */
 #include "writer.h"
 
 #include <errno.h>

@@ -54,6 +54,6 @@ def test_paths_past_the_last_id_share_it(targets: Targets) -> None:
     monitor = REPO_ROOT / "monitor"
     program = targets.build("path_limit", "-std=c11", "-D_GNU_SOURCE", "-Wall", "-Wextra", "-Werror",
                             "-DPATH_ID_LIMIT=100u", f"-I{monitor}",
-                            *(str(monitor / name) for name in ("paths.c", "ptable.c", "arena.c")))
+                            *(str(monitor / name) for name in ("paths.c", "entry_table.c", "arena.c")))
     completed = subprocess.run([program], capture_output=True, text=True, timeout=60, check=True)
     assert completed.stdout.split() == ["100", "99", "11", "1", "1"]

@@ -1,8 +1,8 @@
 /* The live blocks: pointer -> (requested size, leak record).  The monitor's
  * only per-object memory, kept apart from the blocks so that pointers it
  * never saw are harmless. */
-#ifndef MPROF_PTRMAP_H
-#define MPROF_PTRMAP_H
+#ifndef MPROF_BLOCK_MAP_H
+#define MPROF_BLOCK_MAP_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -15,17 +15,17 @@ struct block_info {
 /* False when the map could not grow; the block then goes untracked.
  * *replaced is set when the pointer was already present (its free was
  * missed, for example in a signal handler that interrupted the monitor). */
-bool ptrmap_insert(uintptr_t pointer, uint64_t size, uint32_t record, bool *replaced);
+bool block_map_insert(uintptr_t pointer, uint64_t size, uint32_t record, bool *replaced);
 /* Starts loading the slot where pointer would go, so that the stack walk
  * hides the cache miss of the insert that follows it. */
-void ptrmap_prefetch(uintptr_t pointer);
+void block_map_prefetch(uintptr_t pointer);
 /* False when the pointer is not a live block the monitor returned. */
-bool ptrmap_remove(uintptr_t pointer, struct block_info *info);
-/* Put back a block that ptrmap_remove took out, when the realloc failed. */
-void ptrmap_restore(uintptr_t pointer, const struct block_info *info);
+bool block_map_remove(uintptr_t pointer, struct block_info *info);
+/* Put back a block that block_map_remove took out, when the realloc failed. */
+void block_map_restore(uintptr_t pointer, const struct block_info *info);
 
-void ptrmap_fork_prepare(void);
-void ptrmap_fork_parent(void);
-void ptrmap_fork_child(void);
+void block_map_fork_prepare(void);
+void block_map_fork_parent(void);
+void block_map_fork_child(void);
 
 #endif

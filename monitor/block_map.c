@@ -1,4 +1,6 @@
-#include "ptrmap.h"
+/* The live-block map of block_map.h: sharded open-addressing tables of
+ * one word per block. */
+#include "block_map.h"
 
 #include <stdatomic.h>
 
@@ -219,7 +221,7 @@ MONITOR_TEXT_INLINE static bool take(struct map *map, uintptr_t pointer, bool is
 
 /* Racy reads of a table that may be replaced at any time: prefetching a
  * stale address is harmless. */
-MONITOR_TEXT_INLINE void ptrmap_prefetch(uintptr_t pointer)
+MONITOR_TEXT_INLINE void block_map_prefetch(uintptr_t pointer)
 {
     uint64_t hash = pointer_hash(pointer);
     const struct shard *shard = shard_of(&narrow, hash);
@@ -235,7 +237,7 @@ static inline bool wide_has_blocks(void)
     return atomic_load_explicit(&wide.blocks, memory_order_relaxed) != 0;
 }
 
-MONITOR_TEXT_INLINE bool ptrmap_insert(uintptr_t pointer, uint64_t size, uint32_t record,
+MONITOR_TEXT_INLINE bool block_map_insert(uintptr_t pointer, uint64_t size, uint32_t record,
                                        bool *replaced)
 {
     *replaced = false;
@@ -253,7 +255,7 @@ MONITOR_TEXT_INLINE bool ptrmap_insert(uintptr_t pointer, uint64_t size, uint32_
     return insert(&wide, (struct entry){pointer, kind_pack(size, record)}, true, replaced);
 }
 
-MONITOR_TEXT_INLINE bool ptrmap_remove(uintptr_t pointer, struct block_info *info)
+MONITOR_TEXT_INLINE bool block_map_remove(uintptr_t pointer, struct block_info *info)
 {
     struct entry entry;
     uint64_t packed;
@@ -268,10 +270,10 @@ MONITOR_TEXT_INLINE bool ptrmap_remove(uintptr_t pointer, struct block_info *inf
     return true;
 }
 
-void ptrmap_restore(uintptr_t pointer, const struct block_info *info)
+void block_map_restore(uintptr_t pointer, const struct block_info *info)
 {
     bool replaced;
-    ptrmap_insert(pointer, info->size, info->record, &replaced);
+    block_map_insert(pointer, info->size, info->record, &replaced);
 }
 
 static void each_shard(void (*action)(spinlock_t *))
@@ -282,19 +284,19 @@ static void each_shard(void (*action)(spinlock_t *))
     }
 }
 
-void ptrmap_fork_prepare(void)
+void block_map_fork_prepare(void)
 {
     each_shard(spin_lock);
     kinds_fork_prepare();
 }
 
-void ptrmap_fork_parent(void)
+void block_map_fork_parent(void)
 {
     kinds_fork_parent();
     each_shard(spin_unlock);
 }
 
-void ptrmap_fork_child(void)
+void block_map_fork_child(void)
 {
     kinds_fork_child();
     each_shard(spin_reset);
