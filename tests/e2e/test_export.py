@@ -166,6 +166,16 @@ def test_inferno_draws_the_collapsed_stacks(profiled: Path, tmp_path: Path) -> N
         "make_name": 14_400}
 
 
+def test_a_profile_without_call_graph_gets_partial_paths_and_says_so(targets: Targets, tmp_path: Path) -> None:
+    output = tmp_path / "minus.mprof"
+    mprof("run", "--quiet", "--no-call-graph", "--leak-depth", "1", "-o", output, targets.build("exported"))
+    completed = mprof("export", "--format", "collapsed", output)
+    # One return address each: cache_slot's is load_cache's too (inlined).
+    assert completed.stdout == "load_cache;cache_slot 100000\nmake_name 14400\nparse 81920\n"
+    assert completed.stderr == (f"mprof: warning: {output}: taken in mprof- mode (--no-call-graph): its call paths "
+                                "stop after 1 return address, the callers above unknown\n")
+
+
 def test_a_pprof_profile_is_not_written_to_a_terminal(profiled: Path) -> None:
     controller, terminal = pty.openpty()
     try:

@@ -13,7 +13,7 @@ from ..report.display import for_display
 from ..report.measures import MEASURE_NAMES, measures
 from ..report.model import Model
 from . import pager
-from .inputs import add_leak_arguments, add_naming_arguments, load_profile, suppressed
+from .inputs import add_leak_arguments, add_naming_arguments, load_profile, suppressed, warn_of_partial_paths
 from .output import write_atomically
 from .report_cmd import count_argument, percent_argument
 
@@ -67,6 +67,7 @@ def _load(paths: list[Path], args: argparse.Namespace) -> Model:
     model = for_display(suppressed(load_profile(paths), args), args.full_names)
     if not model.runs:
         raise MprofError(f"{paths[0]}: holds no profile to compare")
+    warn_of_partial_paths(model, paths[0])
     return model
 
 

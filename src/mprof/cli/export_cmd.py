@@ -18,6 +18,7 @@ from .inputs import (
     load_profile,
     selection,
     suppressed,
+    warn_of_partial_paths,
 )
 from .output import write_atomically
 
@@ -46,6 +47,7 @@ def run(args: argparse.Namespace) -> int:
     model = for_display(suppressed(load_profile(args.files, selection(args)), args), args.full_names)
     if not model.runs:
         raise MprofError(f"{args.files[0]}: holds no profile to export")
+    warn_of_partial_paths(model, args.files[0])
     if args.format == "pprof":
         if args.output is None and sys.stdout.isatty():
             raise MprofError("a pprof profile is binary: name a file with -o, or redirect the output")

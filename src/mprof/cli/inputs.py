@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import os
 import stat
+import sys
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -198,3 +199,13 @@ def _reduce_and_load(files: list[DataFile]) -> Model:
             return load(db)
         finally:
             db.close()
+
+
+def warn_of_partial_paths(model: Model, path: Path) -> None:
+    """Says on stderr, once, that a profile taken in mprof- mode has paths
+    only as deep as its leak records: what is made of them is partial."""
+    partial = [run for run in model.runs if not run.call_graph]
+    if partial:
+        depth = max(run.leak_depth for run in partial)
+        print(f"mprof: warning: {path}: taken in mprof- mode (--no-call-graph): its call paths stop after "
+              f"{depth} return address{'es' if depth != 1 else ''}, the callers above unknown", file=sys.stderr)
