@@ -17,6 +17,9 @@ from .inputs import add_leak_arguments, add_naming_arguments, load_profile, supp
 from .output import write_atomically
 from .report_cmd import count_argument, percent_argument
 
+# Rows of each view in the text without --top or --all.
+TEXT_ROWS = 20
+
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
@@ -81,8 +84,7 @@ def run(args: argparse.Namespace) -> int:
         document = json_out.document(comparison, text.Options(args.sort, args.cutoff, top))
         pager.show(json.dumps(document, indent=1) + "\n", not args.no_pager)
     else:
-        shown_rows = top if top is not None or args.all else 20
-        options = text.Options(args.sort, args.cutoff, None if args.all else shown_rows,
+        options = text.Options(args.sort, args.cutoff, None if args.all else args.top or TEXT_ROWS,
                                None if args.wide else text.PATH_WIDTH)
         pager.show(text.render(comparison, options), not args.no_pager)
     return 0

@@ -15,12 +15,12 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from ..report.measures import Measure, frames
-from ..report.model import BinRow, Model, PathRow
+from ..report.measures import Measure
+from ..report.model import Model, PathRow
+from ..report.tables import NO_CHAIN
 
 # A function across two builds: its whole demangled name and its module's file name.
 FunctionKey = tuple[str, str]
-NO_CHAIN = "(no call chain)"
 
 
 @dataclass
@@ -39,6 +39,11 @@ class Row:
     def changed(self) -> bool:
         return self.base != self.new
 
+    @property
+    def status(self) -> str:
+        """new or gone when one profile has none of it, else changed."""
+        return "new" if not any(self.base) else "gone" if not any(self.new) else "changed"
+
 
 @dataclass
 class View:
@@ -46,6 +51,11 @@ class View:
     name: str  # paths, functions, cumulative, sites, bins
     title: str
     rows: dict[object, Row] = field(default_factory=dict)
+
+    @property
+    def heading(self) -> str:
+        """Of the column that names a row."""
+        return {"bins": "size", "paths": "path"}.get(self.name, "function")
 
     def add(self, key: object, label: str, side: int, values: list[int], frames: tuple[str, ...] = ()) -> None:
         row = self.rows.get(key)
@@ -92,12 +102,6 @@ def function_keys(model: Model) -> dict[int, FunctionKey]:
     return keys
 
 
-def _bin_values(row: BinRow) -> dict[str, int]:
-    return {"alloc_objects": row.allocs, "alloc_space": row.bytes, "leak_objects": row.allocs - row.frees,
-            "leak_space": row.bytes - row.bytes_freed, "peak_objects": row.peak_blocks,
-            "peak_space": row.peak_bytes, "temp_objects": row.temporaries}
-
-
 def _bin_label(size: int) -> str:
     return f"> {size - 1}" if size > 1024 else str(size)
 
@@ -114,8 +118,7 @@ def _add_profile(views: dict[str, View], totals: Row, model: Model, side: int,
             figures[index] += value
         _add_path(views, model, keys, side, path, values)
     for row in model.bins:
-        by_name = _bin_values(row)
-        views["bins"].add(row.size, _bin_label(row.size), side, [by_name[measure.name] for measure in measures])
+        views["bins"].add(row.size, _bin_label(row.size), side, [measure.of_bin(row) for measure in measures])
 
 
 def _add_path(views: dict[str, View], model: Model, function_key: dict[int, FunctionKey], side: int, path: PathRow,
@@ -123,7 +126,7 @@ def _add_path(views: dict[str, View], model: Model, function_key: dict[int, Func
     def name_of(function_id: int) -> str:
         return model.functions[function_id].name
 
-    outermost_first = list(reversed(frames(model, path)))
+    outermost_first = list(reversed(model.frames(path.node)))
     if not outermost_first:
         for view in ("paths", "functions", "cumulative", "sites"):
             views[view].add(NO_CHAIN, NO_CHAIN, side, values)

@@ -1,15 +1,17 @@
 """Differential flame graphs: the call paths of both profiles as one tree,
 each path as wide as the larger of its two figures (so that what shrank to
-nothing is still drawn), a frame as wide as its paths, and coloured by its change: reds for growth,
-blues for shrinkage, the deeper the larger the change relative to the
-frame, grey for none."""
+nothing is still drawn), a frame as wide as its paths, and coloured by its
+change: reds for growth, blues for shrinkage, the deeper the larger the
+change relative to the frame, grey for none."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import cast
 
 from ..report.flame import Candidate, Flame, expand
-from .compare import NO_CHAIN, Comparison, FunctionKey, function_keys, measure_index
+from ..report.tables import NO_CHAIN
+from .compare import Comparison, FunctionKey, measure_index
 from .text import signed
 
 # Tones, as report/flame.py's Frame has them: tone // 10 picks the colour
@@ -36,31 +38,24 @@ def tone(base: int, new: int) -> int:
     return (3 - steps) * 10 if new < base else (6 + steps) * 10
 
 
-def _names(comparison: Comparison) -> dict[FunctionKey, str]:
-    names: dict[FunctionKey, str] = {}
-    for model in (comparison.base, comparison.new):
-        for function_id, key in function_keys(model).items():
-            names[key] = model.functions[function_id].name
-    return names
-
-
 def differential(comparison: Comparison, measure: str) -> Flame:
     index = measure_index(comparison.measures, measure)
     unit = comparison.measures[index].unit
-    names = _names(comparison)
     root = _Node("all")
     for row in comparison.view("paths").rows.values():
         base, new = row.base[index], row.new[index]
         if not base and not new:
             continue
-        keys: tuple[FunctionKey | str, ...] = (NO_CHAIN,) if row.key == NO_CHAIN else row.key  # type: ignore[assignment]
+        # A path row's key is its functions' keys, its frames their names.
+        keys = cast(tuple[FunctionKey, ...], row.key)
+        frames = zip(keys, row.frames, strict=True) if row.frames else [(NO_CHAIN, NO_CHAIN)]
         node = root
         node.base += base
         node.new += new
-        for key in keys:
+        for key, name in frames:
             child = node.children.get(key)
             if child is None:
-                child = node.children[key] = _Node(NO_CHAIN if key == NO_CHAIN else names[key])  # type: ignore[index]
+                child = node.children[key] = _Node(name)
             child.base += base
             child.new += new
             child.width += max(base, new)

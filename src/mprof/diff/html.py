@@ -43,12 +43,10 @@ def render(comparison: Comparison, options: Options) -> str:
     tables = []
     for view in comparison.views:
         rows, changed = shown(comparison, view, Options(options.sort, options.cutoff, PAGE_ROWS))
-        tables.append(TableView(view.title, "size" if view.name == "bins" else "path" if view.name == "paths"
-                                else "function",
+        tables.append(TableView(view.title, view.heading,
                                 [([signed(row.change(index)) for index in columns], row.label,
-                                  "new" if not any(row.base) else "gone" if not any(row.new) else "")
-                                 for row in rows], changed))
+                                  "" if row.status == "changed" else row.status) for row in rows], changed))
     sort = comparison.measures[measure_index(comparison.measures, options.sort)]
     return environment().get_template("diff.html").render(
         base=describe(comparison.base), new=describe(comparison.new), totals=totals, flames=flames,
-        headings=[heading for _, heading in COLUMNS], tables=tables, sort=sort.what, page_rows=PAGE_ROWS)
+        headings=[heading for _, heading in COLUMNS], tables=tables, sort=sort.what)

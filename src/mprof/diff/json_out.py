@@ -6,7 +6,8 @@ from __future__ import annotations
 from typing import Any, cast
 
 from ..report.model import Model
-from .compare import NO_CHAIN, Comparison, FunctionKey, Row
+from ..report.tables import NO_CHAIN
+from .compare import Comparison, FunctionKey, Row
 from .text import Options, shown
 
 
@@ -17,10 +18,6 @@ def _runs(model: Model) -> list[dict[str, Any]]:
 def _figures(comparison: Comparison, row: Row) -> dict[str, dict[str, int]]:
     return {measure.name: {"base": row.base[index], "new": row.new[index], "change": row.change(index)}
             for index, measure in enumerate(comparison.measures)}
-
-
-def _status(row: Row) -> str:
-    return "new" if not any(row.base) else "gone" if not any(row.new) else "changed"
 
 
 def _function(key: FunctionKey) -> dict[str, str]:
@@ -52,7 +49,7 @@ def document(comparison: Comparison, options: Options) -> dict[str, Any]:
         rows, changed = shown(comparison, view, options)
         result[view.name] = {
             "changed": changed,
-            "rows": [{"label": row.label, **_identity(view.name, row), "status": _status(row),
+            "rows": [{"label": row.label, **_identity(view.name, row), "status": row.status,
                       "figures": _figures(comparison, row)} for row in rows],
         }
     return result

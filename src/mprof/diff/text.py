@@ -69,14 +69,6 @@ def shown(comparison: Comparison, view: View, options: Options) -> tuple[list[Ro
     return (kept if options.top is None else kept[:options.top]), len(rows)
 
 
-def _note(row: Row) -> str:
-    if not any(row.base):
-        return "  (new)"
-    if not any(row.new):
-        return "  (gone)"
-    return ""
-
-
 def _view(comparison: Comparison, view: View, options: Options) -> list[str]:
     rows, changed = shown(comparison, view, options)
     measure = comparison.measures[measure_index(comparison.measures, options.sort)]
@@ -85,12 +77,11 @@ def _view(comparison: Comparison, view: View, options: Options) -> list[str]:
     if not rows:
         return lines + ["  none"]
     columns = [(measure_index(comparison.measures, name), heading) for name, heading in COLUMNS]
-    lines.append("".join(f"{heading:>{WIDTH}} " for _, heading in columns) + " " +
-                 ("size" if view.name == "bins" else "path" if view.name == "paths" else "function"))
+    lines.append("".join(f"{heading:>{WIDTH}} " for _, heading in columns) + " " + view.heading)
     for row in rows:
         label = shortened(list(row.frames), False, options.path_width) if row.frames else row.label
         lines.append("".join(f"{signed(row.change(index)):>{WIDTH}} " for index, _ in columns) +
-                     f" {label}{_note(row)}")
+                     f" {label}" + (f"  ({row.status})" if row.status != "changed" else ""))
     return lines
 
 

@@ -7,10 +7,9 @@ flame graph draws them; lines are sorted, as flamegraph.pl's input is."""
 
 from __future__ import annotations
 
-from ..report.measures import Measure, frames
+from ..report.measures import Measure
 from ..report.model import Model
-
-NO_CHAIN = "(no call chain)"
+from ..report.tables import NO_CHAIN
 
 
 def _frame_name(name: str) -> str:
@@ -25,7 +24,7 @@ def collapsed(model: Model, measure: Measure) -> str:
         count = measure.of(path)
         if not count:
             continue
-        names = [_frame_name(model.functions[row.function].name) for row in reversed(frames(model, path))]
+        names = [_frame_name(model.functions[row.function].name) for row in reversed(model.frames(path.node))]
         stack = ";".join(names) if names else NO_CHAIN
         counts[stack] = counts.get(stack, 0) + count
     return "".join(f"{stack} {count}\n" for stack, count in sorted(counts.items()))

@@ -14,13 +14,12 @@ import os
 from ..reducer.errors import MprofError
 from ..report.measures import Measure, machine_frames
 from ..report.model import Model, PathNodeRow
+from ..report.tables import NO_CHAIN
 
 try:
     from . import profile_pb2
 except ImportError:  # set-up has not generated it yet
     profile_pb2 = None  # type: ignore[assignment]
-
-NO_CHAIN = "(no call chain)"
 
 
 class _Strings:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import cast
 
 from .model import Model, PathRow
+from .tables import NO_CHAIN
 
 MIN_SHARE = 0.001
 MAX_FRAMES = 3000
@@ -55,9 +56,6 @@ class Flame:
 # from which its children are found.
 Candidate = tuple[str, str, int, object]
 Children = Callable[[object, int], list[Candidate]]
-
-
-NO_CHAIN = "(no call chain)"  # the allocations whose caller was not found
 
 
 def _path_flame(model: Model, weight: Callable[[PathRow], int], min_share: float, max_frames: int) -> Flame:

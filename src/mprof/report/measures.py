@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from .model import Model, PathNodeRow, PathRow
+from .model import BinRow, Model, PathNodeRow, PathRow
 
 
 @dataclass(frozen=True)
@@ -16,6 +16,9 @@ class Measure:
     unit: str  # "count" or "bytes"
     what: str  # for the reader: help texts, headings
     of: Callable[[PathRow], int]
+    # The same figure of a size bin; bins know no paths, so never-freed
+    # ones include what the runtimes keep.
+    of_bin: Callable[[BinRow], int]
 
 
 def _kept_objects(path: PathRow) -> int:
@@ -35,13 +38,18 @@ def measures(runtime: bool = False) -> tuple[Measure, ...]:
         return lambda path: 0 if path.suppressed or (path.runtime and not runtime) else figure(path)
 
     return (
-        Measure("alloc_objects", "count", "blocks allocated", lambda path: path.allocs),
-        Measure("alloc_space", "bytes", "bytes allocated", lambda path: sum(path.bytes)),
-        Measure("leak_objects", "count", "blocks never freed", leaked(_kept_objects)),
-        Measure("leak_space", "bytes", "bytes never freed", leaked(_kept_bytes)),
-        Measure("peak_objects", "count", "blocks live at the peak", lambda path: path.peak_blocks),
-        Measure("peak_space", "bytes", "bytes live at the peak", lambda path: path.peak_bytes),
-        Measure("temp_objects", "count", "temporary blocks", lambda path: path.temporaries),
+        Measure("alloc_objects", "count", "blocks allocated", lambda path: path.allocs, lambda row: row.allocs),
+        Measure("alloc_space", "bytes", "bytes allocated", lambda path: sum(path.bytes), lambda row: row.bytes),
+        Measure("leak_objects", "count", "blocks never freed", leaked(_kept_objects),
+                lambda row: row.allocs - row.frees),
+        Measure("leak_space", "bytes", "bytes never freed", leaked(_kept_bytes),
+                lambda row: row.bytes - row.bytes_freed),
+        Measure("peak_objects", "count", "blocks live at the peak", lambda path: path.peak_blocks,
+                lambda row: row.peak_blocks),
+        Measure("peak_space", "bytes", "bytes live at the peak", lambda path: path.peak_bytes,
+                lambda row: row.peak_bytes),
+        Measure("temp_objects", "count", "temporary blocks", lambda path: path.temporaries,
+                lambda row: row.temporaries),
     )
 
 
@@ -53,24 +61,12 @@ def by_name(name: str, runtime: bool = False) -> Measure:
     return next(measure for measure in measures(runtime) if measure.name == name)
 
 
-def frames(model: Model, path: PathRow) -> list[PathNodeRow]:
-    """The path's frames, innermost first; none for an allocation whose
-    caller was not found."""
-    found = []
-    node = path.node
-    while node is not None:
-        row = model.path_nodes[node]
-        found.append(row)
-        node = row.parent
-    return found
-
-
 def machine_frames(model: Model, path: PathRow) -> Iterator[list[PathNodeRow]]:
     """The path's frames grouped by the return address they share: each
     group a frame and the functions inlined into it, innermost first, as
     pprof's locations hold them."""
     group: list[PathNodeRow] = []
-    for row in frames(model, path):
+    for row in model.frames(path.node):
         group.append(row)
         if not row.inlined:
             yield group

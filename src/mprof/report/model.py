@@ -172,6 +172,16 @@ class Model:
     def call_graph(self) -> bool:
         return any(run.call_graph for run in self.runs)
 
+    def frames(self, node: int | None) -> list[PathNodeRow]:
+        """The frames of the whole path that ends at node, innermost first;
+        none for None, an allocation whose caller was not found."""
+        found = []
+        while node is not None:
+            row = self.path_nodes[node]
+            found.append(row)
+            node = row.parent
+        return found
+
     def label(self, function_id: int) -> str:
         """gprof's way: name, <cycle N> for a member of a cycle."""
         function = self.functions[function_id]

@@ -87,12 +87,7 @@ def read(paths: Iterable[Path]) -> list[Suppression]:
 
 def _frames(model: Model, node: int | None) -> list[tuple[int, str, int]]:
     """A path's frames, innermost first, as the leak table's rows name them."""
-    frames = []
-    while node is not None:
-        path_node = model.path_nodes[node]
-        frames.append((path_node.function, path_node.file, path_node.line))
-        node = path_node.parent
-    return frames
+    return [(row.function, row.file, row.line) for row in model.frames(node)]
 
 
 def _match(model: Model, frames: list[tuple[int, str, int]], rules: list[Suppression]) -> Suppression | None:

@@ -143,11 +143,7 @@ class WholePath:
 
 def path_functions(model: Model, node: int | None) -> tuple[int, ...]:
     """A whole path's functions, outermost first."""
-    found = []
-    while node is not None:
-        found.append(model.path_nodes[node].function)
-        node = model.path_nodes[node].parent
-    return tuple(reversed(found))
+    return tuple(row.function for row in reversed(model.frames(node)))
 
 
 def whole_path_text(model: Model, functions: tuple[int, ...], width: int | None) -> str:
