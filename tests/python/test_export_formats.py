@@ -59,7 +59,7 @@ def test_what_shrank_to_nothing_keeps_its_width() -> None:
         "base 300, new 0 bytes (-300, -100.0%)"]
 
 
-def test_a_long_path_loses_its_outer_callers_unless_wide() -> None:
+def test_a_long_path_folds_its_outer_callers_unless_wide() -> None:
     names = {n: f"function_number_{n:02}" for n in range(1, 13)}
     base = path_model(names, [(tuple(range(1, 13)), 100, 0, "")])
     new = path_model(names, [(tuple(range(1, 13)), 300, 0, "")])
@@ -67,9 +67,11 @@ def test_a_long_path_loses_its_outer_callers_unless_wide() -> None:
     short = text.render(comparison, text.Options("alloc_space", 0, 20))
     paths = short.split("Call paths", 1)[1]
     row = next(line for line in paths.splitlines() if line.split()[:1] == ["+200"])
-    # Each name is 18 characters and " > " joins them: 100 characters hold
-    # "... > " and the innermost four.
-    assert row.split("  ")[-1] == "... > " + " > ".join(names[n] for n in range(9, 13))
+    # All the program's own code: each name is 18 characters and " > "
+    # joins them, so 100 characters hold the outermost, a fold of the eight
+    # after it (12 characters) and the innermost three.
+    assert row.split("  ")[-1] == ("function_number_01 > [8 frames] > "
+                                   + " > ".join(names[n] for n in range(10, 13)))
     wide = text.render(comparison, text.Options("alloc_space", 0, 20, path_width=None))
     assert " > ".join(names.values()) in wide
 

@@ -811,20 +811,21 @@ def test_leak_paths_of_equal_bytes_by_path(tmp_path: Path, monkeypatch: pytest.M
     assert [(leak["path"], leak["bytes"]) for leak in leaks] == [("main > p", 30), ("main > q", 20)]
 
 
-def test_long_leak_paths_lose_outer_callers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                            capsys: pytest.CaptureFixture[str]) -> None:
-    # The text report's paths are at most 100 characters (mprof(1)).
-    # main > b10 > c51 > d40 is 114; without main, 113; without b10,
-    # "... > c51 > d40" is exactly 100 and stays.  main > x120 keeps x120.
-    names = {0x100: "main", 0x200: "b" * 10, 0x300: "c" * 51, 0x400: "d" * 40, 0x500: "main", 0x600: "x" * 120}
+def test_long_leak_paths_fold_outer_callers_but_keep_the_innermost_own(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    # The text report's paths are at most 100 characters where folding can
+    # make them so (mprof(1)).  main > b20 > c51 > d20 is 104, all the
+    # program's own code: b20 folds into "[1 frame]", 93.  main > x120
+    # keeps x120, the allocating function, however long.
+    names = {0x100: "main", 0x200: "b" * 20, 0x300: "c" * 51, 0x400: "d" * 20, 0x500: "main", 0x600: "x" * 120}
     resolve_by_name(monkeypatch, names)
     path = tmp_path / "long.mprof"
     path.write_bytes(DataFileBuilder(exe=b"/bin/prog", leak_depth=5, paths=[
         ((0x400, 0x300, 0x200, 0x100), 1, 0, (20, 0, 0, 0), (0,) * 4), ((0x600, 0x500), 1, 0, (10, 0, 0, 0), (0,) * 4)]
     ).build())
     lines = report(capsys, "report", "--tables", "leaks", path).splitlines()
-    assert lines[-2:] == ["         1           20        ... > " + "c" * 51 + " > " + "d" * 40,
-                          "         1           10        ... > " + "x" * 120]
+    assert lines[-2:] == ["         1           20        main > [1 frame] > " + "c" * 51 + " > " + "d" * 20,
+                          "         1           10        main > " + "x" * 120]
     wide = report(capsys, "report", "--wide", "--tables", "leaks", path).splitlines()
     assert wide[-2:] == ["         1           20        main > " + " > ".join(names[a] for a in (0x200, 0x300, 0x400)),
                          "         1           10        main > " + "x" * 120]
@@ -832,23 +833,22 @@ def test_long_leak_paths_lose_outer_callers(tmp_path: Path, monkeypatch: pytest.
     assert [leak["path"] for leak in document["leaks"]] == [wide[-2].split(None, 2)[2], wide[-1].split(None, 2)[2]]
 
 
-def test_paths_that_differ_where_they_are_cut_stay_apart(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                          capsys: pytest.CaptureFixture[str]) -> None:
-    # main > a100 > leaf and main > b100 > leaf are each 114 characters:
-    # within the text report's 100 both read "... > leaf", but they are two
-    # paths with figures of their own (30 and 20 bytes), as in JSON and with
-    # --wide.  The text report once merged them into one row of 50.
-    names = {0x100: "main", 0x200: "a" * 100, 0x300: "leaf", 0x400: "main", 0x500: "b" * 100, 0x600: "leaf"}
+def test_paths_that_differ_where_they_fold_stay_apart(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    # main > a100 > mid > leaf and main > b100 > mid > leaf are each 120
+    # characters: folded to 100 both would read "main > [1 frame] > mid >
+    # leaf", but they are two paths with figures of their own (30 and 20
+    # bytes), so each shows the frame that tells it apart.  The text report
+    # once merged them into one row of 50.
+    names = {0x100: "main", 0x200: "a" * 100, 0x300: "mid", 0x400: "leaf", 0x500: "b" * 100}
     resolve_by_name(monkeypatch, names)
     path = tmp_path / "cut.mprof"
     path.write_bytes(DataFileBuilder(exe=b"/bin/prog", leak_depth=5, paths=[
-        ((0x300, 0x200, 0x100), 3, 0, (30, 0, 0, 0), (0,) * 4), ((0x600, 0x500, 0x400), 2, 0, (20, 0, 0, 0), (0,) * 4)]
-    ).build())
+        ((0x400, 0x300, 0x200, 0x100), 3, 0, (30, 0, 0, 0), (0,) * 4),
+        ((0x400, 0x300, 0x500, 0x100), 2, 0, (20, 0, 0, 0), (0,) * 4)]).build())
     lines = report(capsys, "report", "--tables", "leaks", path).splitlines()
-    assert lines[-2:] == ["         3           30        ... > leaf", "         2           20        ... > leaf"]
-    wide = report(capsys, "report", "--wide", "--tables", "leaks", path).splitlines()
-    assert wide[-2:] == ["         3           30        main > " + "a" * 100 + " > leaf",
-                         "         2           20        main > " + "b" * 100 + " > leaf"]
+    assert lines[-2:] == ["         3           30        main > " + "a" * 100 + " > mid > leaf",
+                          "         2           20        main > " + "b" * 100 + " > mid > leaf"]
 
 
 def test_main_allocating_through_an_inlined_function(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

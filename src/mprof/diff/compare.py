@@ -15,6 +15,7 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from ..report.folding import Frame, path_frames
 from ..report.measures import Measure
 from ..report.model import Model, PathRow
 from ..report.tables import NO_CHAIN
@@ -30,7 +31,7 @@ class Row:
     key: object  # what matched it in both profiles
     base: list[int]
     new: list[int]
-    frames: tuple[str, ...] = ()  # a path's function names, outermost first
+    frames: tuple[Frame, ...] = ()  # a path's, outermost first
 
     def change(self, index: int) -> int:
         return self.new[index] - self.base[index]
@@ -57,7 +58,7 @@ class View:
         """Of the column that names a row."""
         return {"bins": "size", "paths": "path"}.get(self.name, "function")
 
-    def add(self, key: object, label: str, side: int, values: list[int], frames: tuple[str, ...] = ()) -> None:
+    def add(self, key: object, label: str, side: int, values: list[int], frames: tuple[Frame, ...] = ()) -> None:
         row = self.rows.get(key)
         if row is None:
             row = self.rows[key] = Row(label, key, [0] * len(values), [0] * len(values), frames)
@@ -132,8 +133,8 @@ def _add_path(views: dict[str, View], model: Model, function_key: dict[int, Func
             views[view].add(NO_CHAIN, NO_CHAIN, side, values)
         return
     keys = tuple(function_key[row.function] for row in outermost_first)
-    names = tuple(name_of(row.function) for row in outermost_first)
-    views["paths"].add(keys, " > ".join(names), side, values, names)
+    frames = tuple(path_frames(model, [row.function for row in outermost_first]))
+    views["paths"].add(keys, " > ".join(frame.text for frame in frames), side, values, frames)
     innermost = outermost_first[-1]
     views["functions"].add(keys[-1], name_of(innermost.function), side, values)
     site = (keys[-1], os.path.basename(innermost.file), innermost.line)

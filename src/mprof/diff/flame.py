@@ -46,9 +46,9 @@ def differential(comparison: Comparison, measure: str) -> Flame:
         base, new = row.base[index], row.new[index]
         if not base and not new:
             continue
-        # A path row's key is its functions' keys, its frames their names.
+        # A path row's key is its functions' keys.
         keys = cast(tuple[FunctionKey, ...], row.key)
-        frames = zip(keys, row.frames, strict=True) if row.frames else [(NO_CHAIN, NO_CHAIN)]
+        frames = zip(keys, [frame.text for frame in row.frames], strict=True) if row.frames else [(NO_CHAIN, NO_CHAIN)]
         node = root
         node.base += base
         node.new += new

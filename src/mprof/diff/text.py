@@ -7,8 +7,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from ..report.folding import fold_paths
 from ..report.model import Model
-from ..report.tables import shortened
 from .compare import Comparison, Row, View, measure_index
 
 # The measures a row shows, by pprof name, and their column headings.
@@ -23,7 +23,7 @@ class Options:
     sort: str  # a measure's name
     cutoff: float  # percent of the larger total of the sort measure
     top: int | None  # rows per view; None: all
-    path_width: int | None = PATH_WIDTH  # longer paths lose outer callers; None: never
+    path_width: int | None = PATH_WIDTH  # longer paths fold library frames (report/folding.py); None: never
 
 
 def signed(value: int) -> str:
@@ -78,8 +78,9 @@ def _view(comparison: Comparison, view: View, options: Options) -> list[str]:
         return lines + ["  none"]
     columns = [(measure_index(comparison.measures, name), heading) for name, heading in COLUMNS]
     lines.append("".join(f"{heading:>{WIDTH}} " for _, heading in columns) + " " + view.heading)
+    paths = iter(fold_paths([row.frames for row in rows if row.frames], [False] * len(rows), options.path_width))
     for row in rows:
-        label = shortened(list(row.frames), False, options.path_width) if row.frames else row.label
+        label = next(paths).text if row.frames else row.label
         lines.append("".join(f"{signed(row.change(index)):>{WIDTH}} " for index, _ in columns) +
                      f" {label}" + (f"  ({row.status})" if row.status != "changed" else ""))
     return lines

@@ -67,7 +67,7 @@ def render(model: Model, runtime: bool = False) -> str:
         return render_replays(model)
     peak = model.summary.get("max_live_bytes", 0)
     peak_rows = [PeakRow(row.blocks, row.bytes, tables.parenthesised(row.bytes, peak),
-                         tables.whole_path_text(model, row.functions, None)) for row in tables.peak_paths(model)]
+                         tables.whole_path_text(model, row.functions)) for row in tables.peak_paths(model)]
     runs = [RunLine(run.pid, "fork child" if run.forked else "process", run.command_line or run.program,
                     ", ".join(summary.run_notes(run))) for run in model.runs]
     program = model.runs[0].program if model.runs else ""

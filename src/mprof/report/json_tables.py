@@ -31,7 +31,7 @@ def tables(model: Model, options: Options) -> dict[str, Any]:
     functions = model.functions
 
     def whole(path: WholePath) -> dict[str, Any]:
-        return {"path": whole_path_text(model, path.functions, None),
+        return {"path": whole_path_text(model, path.functions),
                 "frames": [{"function": functions[f].name, "signature": functions[f].full_name}
                            for f in path.functions]}
 

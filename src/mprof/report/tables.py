@@ -8,6 +8,7 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from . import folding
 from .model import CycleRow, FunctionRow, LeakFrame, Model, PathRow
 
 
@@ -56,37 +57,55 @@ def shown_count(weights: Sequence[int], total: int, limit: Limit) -> int:
     return len(weights)
 
 
-# A leak record of no address at all: the monitor could not unwind even the
-# allocation's caller.
-NO_CHAIN = "(no call chain)"
+NO_CHAIN = folding.NO_CHAIN
 
 
-def shortened(names: list[str], partial: bool, width: int | None) -> str:
-    """Callers outermost first, "..." above when the path does not reach
-    main; longer than width, whole callers go from its outer end (the
-    innermost stays, however long) and "..." says so."""
-    text = " > ".join((["..."] if partial else []) + names)
-    while width is not None and len(text) > width and len(names) > 1:
-        names = names[1:]
-        text = " > ".join(["...", *names])
-    return text
-
-
-def path_text(model: Model, frames: tuple[LeakFrame, ...], call_sites: bool, width: int | None) -> str:
-    """A leak path from its frames (innermost first), outermost caller first,
-    each with the file and line of its call with call_sites, "..." above
-    when it does not reach main; longer than width, it loses whole callers
-    from its outer end (the innermost stays, however long) and says so with
-    "..." too."""
-    if not frames:
-        return NO_CHAIN
+def _leak_names(model: Model, frames: tuple[LeakFrame, ...], call_sites: bool) -> list[str]:
+    """A leak path's names, outermost caller first, each with the file and
+    line of its call with call_sites."""
     names = []
     for frame in reversed(frames):
         name = model.functions[frame.function].name
         if call_sites and frame.line:
             name += f" ({os.path.basename(frame.file)}:{frame.line})"
         names.append(name)
-    return shortened(names, model.functions[frames[-1].function].name != "main", width)
+    return names
+
+
+def _partial(model: Model, outermost_first: Sequence[int]) -> bool:
+    """Whether a path stops short of main (a leak chain, a thread's)."""
+    return model.functions[outermost_first[0]].name != "main" if outermost_first else False
+
+
+def leak_path_frames(model: Model, frames: tuple[LeakFrame, ...], call_sites: bool) -> list[folding.Frame]:
+    """A leak path's frames (given innermost first), outermost first."""
+    return folding.path_frames(model, [f.function for f in reversed(frames)], _leak_names(model, frames, call_sites))
+
+
+def path_text(model: Model, frames: tuple[LeakFrame, ...], call_sites: bool) -> str:
+    """A whole leak path, outermost caller first, "..." above when it does
+    not reach main."""
+    return folding.render(leak_path_frames(model, frames, call_sites),
+                          _partial(model, [f.function for f in reversed(frames)]))
+
+
+def whole_path_text(model: Model, functions: tuple[int, ...]) -> str:
+    """A whole call path (functions outermost first), "..." above when it
+    does not reach main."""
+    return folding.render(folding.path_frames(model, functions), _partial(model, functions))
+
+
+def shown_leak_paths(model: Model, rows: Sequence[LeakPath], call_sites: bool,
+                     width: int | None) -> list[folding.ShownPath]:
+    """The leak paths of a table as it shows them, folded to width (folding.py)."""
+    return folding.fold_paths([leak_path_frames(model, row.frames, call_sites) for row in rows],
+                              [_partial(model, [f.function for f in reversed(row.frames)]) for row in rows], width)
+
+
+def shown_whole_paths(model: Model, rows: Sequence[WholePath], width: int | None) -> list[folding.ShownPath]:
+    """The whole paths of a table as it shows them, folded to width."""
+    return folding.fold_paths([folding.path_frames(model, row.functions) for row in rows],
+                              [_partial(model, row.functions) for row in rows], width)
 
 
 @dataclass(frozen=True)
@@ -126,7 +145,7 @@ def leak_paths(model: Model, call_sites: bool, runtime: bool = False) -> list[Le
         kept_by.setdefault(key, leak.runtime)
         for n, figure in enumerate((leak.allocs, leak.frees, leak.bytes, leak.bytes_freed)):
             row[n] += figure
-    rows = [LeakPath(path_text(model, frames[key], call_sites, None), allocs, frees, allocated, freed, frames[key],
+    rows = [LeakPath(path_text(model, frames[key], call_sites), allocs, frees, allocated, freed, frames[key],
                      kept_by[key]) for key, (allocs, frees, allocated, freed) in merged.items()]
     # Ties in the order of the full names, the same in every view.
     return sorted(rows, key=lambda row: (-row.kept, [(model.functions[f.function].full_name, f.line)
@@ -144,13 +163,6 @@ class WholePath:
 def path_functions(model: Model, node: int | None) -> tuple[int, ...]:
     """A whole path's functions, outermost first."""
     return tuple(row.function for row in reversed(model.frames(node)))
-
-
-def whole_path_text(model: Model, functions: tuple[int, ...], width: int | None) -> str:
-    if not functions:
-        return NO_CHAIN
-    names = [model.functions[f].name for f in functions]
-    return shortened(names, names[0] != "main", width)
 
 
 def _ranked(model: Model, figures: Callable[[PathRow], tuple[int, int]]) -> list[WholePath]:

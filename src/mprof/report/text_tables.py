@@ -21,8 +21,8 @@ class Options:
     tables: tuple[str, ...] = TABLES
     cutoff: float = 0.0  # percent; rows below it are left out
     call_sites: bool = False  # leak paths name file:line of each call
-    wide: bool = False  # leak paths are never shortened
-    path_width: int = 100
+    wide: bool = False  # paths are never shortened
+    path_width: int = 100  # longer paths fold their library frames (folding.py)
     limit: Limit = EVERY_ROW  # how many rows of each table to show, after the cutoff
     runtime: bool = False  # the leak table lists what the C and C++ runtimes keep on purpose
 
@@ -100,8 +100,8 @@ def whole_path_table(model: Model, options: Options, heading: list[str], rows: S
     """A table of whole call paths: heading, then each shown row's figures
     and its path, or the line empty when there is no row."""
     shown = shown_rows(rows, weight, total, options)
-    width = None if options.wide else options.path_width
-    lines = heading + [f"{figures(row)}  {tables.whole_path_text(model, row.functions, width)}" for row in shown]
+    paths = tables.shown_whole_paths(model, shown, None if options.wide else options.path_width)
+    lines = heading + [f"{figures(row)}  {path.text}" for row, path in zip(shown, paths, strict=True)]
     if not rows:
         lines.append(empty)
     return "\n".join(lines + left_out(len(shown), len(rows)))
@@ -131,11 +131,11 @@ def temporaries_table(model: Model, options: Options) -> str:
 def leak_table(model: Model, options: Options) -> str:
     rows = tables.leak_paths(model, options.call_sites, options.runtime)
     kept_total = tables.leak_total(model, options.runtime)
-    width = None if options.wide else options.path_width
     lines = [legends.LEAKS, "", f"{'objects':>10} {'bytes':>12} {'(%)':>5}  path"]
     shown = shown_rows(rows, lambda row: row.kept, kept_total, options)
-    for row in shown:
-        path = tables.path_text(model, row.frames, options.call_sites, width)
+    paths = tables.shown_leak_paths(model, shown, options.call_sites, None if options.wide else options.path_width)
+    for row, shown_path in zip(shown, paths, strict=True):
+        path = shown_path.text
         if row.runtime:
             path += f"  [runtime: {row.runtime}]"
         lines.append(f"{row.objects:>10,} {row.kept:>12,} {parenthesised(row.kept, kept_total):>5}  {path}")

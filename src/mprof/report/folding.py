@@ -1,0 +1,180 @@
+"""Long call paths made short enough to read, keeping what a developer
+looks for: the outermost frame, every frame of the program's own code and
+the allocating function stay; runs of library frames between them fold
+into one element that says how many frames it holds (`main > Cache::get >
+[4 std::] > std::__new_allocator<int>::allocate`).  Folding is a table's
+business, not a row's: two rows must never read the same, so the frames
+that tell them apart are unfolded again.
+
+Own code is a frame whose module is the executable or a library outside
+the system's library directories, and whose function is not one of the
+standard libraries' templates or generics instantiated into it (std::,
+__gnu_cxx::, Rust's std::, core::, alloc::)."""
+
+from __future__ import annotations
+
+import os
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .model import Model
+from .names import short_name
+
+# Where a distribution installs its shared libraries: a module in one of
+# them is the system's, whoever's program loaded it.
+SYSTEM_DIRECTORIES = ("/lib/", "/lib32/", "/lib64/", "/libx32/", "/usr/lib/", "/usr/lib32/", "/usr/lib64/",
+                      "/usr/libx32/", "/usr/libexec/")
+# The standard libraries' namespaces (C++ and Rust), whose templates and
+# generics are compiled into the program's own module.
+LIBRARY_NAMESPACES = ("std::", "__gnu_cxx::", "__cxxabiv1::", "__gnu_debug::", "core::", "alloc::")
+SEPARATOR = " > "
+PARTIAL = "..."
+# A path of no frame at all: the monitor could not unwind even the
+# allocation's caller.
+NO_CHAIN = "(no call chain)"
+
+
+@dataclass(frozen=True)
+class Frame:
+    text: str  # as the path shows it
+    own: bool  # the program's own code
+    origin: str  # what a fold holding it names: its namespace ("std::") or its module's file name
+
+
+@dataclass(frozen=True)
+class Fold:
+    """Consecutive frames shown as one element."""
+    frames: tuple[Frame, ...]
+
+    @property
+    def label(self) -> str:
+        origins = list(dict.fromkeys(frame.origin for frame in self.frames))
+        if any(frame.own for frame in self.frames) or len(origins) > 2:
+            what = "frame" if len(self.frames) == 1 else "frames"
+        else:
+            what = ", ".join(origins)
+        return f"[{len(self.frames)} {what}]"
+
+
+Element = Frame | Fold
+
+
+@dataclass(frozen=True)
+class ShownPath:
+    """A path as a table shows it: "..." above when it does not reach
+    main, then its elements, outermost first."""
+    partial: bool
+    elements: tuple[Element, ...]
+
+    @property
+    def text(self) -> str:
+        return render(self.elements, self.partial)
+
+
+def library_namespace(name: str) -> str:
+    """The standard library namespace a function belongs to ("std::"), or
+    "" for any other; a Rust impl (`<alloc::vec::Vec<T> as Drop>::drop`)
+    belongs to its type's."""
+    body = name[1:] if name.startswith("<") else short_name(name)
+    return next((namespace for namespace in LIBRARY_NAMESPACES if body.startswith(namespace)), "")
+
+
+@dataclass(frozen=True)
+class OwnCode:
+    """Which of a profile's functions are the program's own code."""
+    programs: frozenset[str]  # the executables' paths
+
+    @classmethod
+    def of(cls, model: Model) -> OwnCode:
+        return cls(frozenset(run.program for run in model.runs))
+
+    def system_module(self, module: str) -> bool:
+        return module not in self.programs and (module.startswith(SYSTEM_DIRECTORIES) or not module.startswith("/"))
+
+    def frame(self, model: Model, function_id: int, text: str) -> Frame:
+        function = model.functions[function_id]
+        namespace = library_namespace(function.full_name)
+        if self.system_module(function.module):
+            return Frame(text, False, namespace or os.path.basename(function.module))
+        return Frame(text, not namespace, namespace)
+
+
+def path_frames(model: Model, function_ids: Sequence[int], texts: Sequence[str] | None = None) -> list[Frame]:
+    """The frames of a path of functions, outermost first, shown as texts
+    (their names unless given)."""
+    own = OwnCode.of(model)
+    return [own.frame(model, function_id, texts[n] if texts is not None else model.functions[function_id].name)
+            for n, function_id in enumerate(function_ids)]
+
+
+def render(elements: Sequence[Element], partial: bool) -> str:
+    if not elements:
+        return NO_CHAIN
+    parts = ([PARTIAL] if partial else []) + [e.label if isinstance(e, Fold) else e.text for e in elements]
+    return SEPARATOR.join(parts)
+
+
+def _elements(frames: Sequence[Frame], hidden: set[int]) -> list[Element]:
+    elements: list[Element] = []
+    run: list[Frame] = []
+    for index, frame in enumerate(frames):
+        if index in hidden:
+            run.append(frame)
+            continue
+        if run:
+            elements.append(Fold(tuple(run)))
+            run = []
+        elements.append(frame)
+    if run:
+        elements.append(Fold(tuple(run)))
+    return elements
+
+
+def _worth_folding(frames: Sequence[Frame], hidden: set[int]) -> set[int]:
+    """hidden less each lone frame no longer than the fold that would
+    replace it."""
+    return {n for n in hidden
+            if n - 1 in hidden or n + 1 in hidden or len(frames[n].text) > len(Fold((frames[n],)).label)}
+
+
+def _hidden(frames: Sequence[Frame], partial: bool, width: int, shown: set[int]) -> set[int]:
+    """The frames a path of more than width characters folds: its library
+    frames between the outermost and the innermost, then, while it is still
+    too long, its own frames from the outer end, all but the innermost of
+    them.  Frames in shown stay."""
+    last = len(frames) - 1
+    hidden = {n for n in range(1, last) if not frames[n].own and n not in shown}
+    own_inner_first = [n for n in range(last - 1, 0, -1) if frames[n].own and n not in shown]
+    for n in reversed(own_inner_first[1:]):
+        if len(render(_elements(frames, _worth_folding(frames, hidden)), partial)) <= width:
+            break
+        hidden.add(n)
+    return _worth_folding(frames, hidden)
+
+
+def fold_paths(paths: Sequence[Sequence[Frame]], partial: Sequence[bool], width: int | None) -> list[ShownPath]:
+    """Each path, outermost first, as a table shows it: whole when it fits
+    in width characters (or width is None), else folded; where two paths
+    would then read the same, their innermost folded frames are shown,
+    one at a time, until they differ."""
+    too_long = [width is not None and len(render(path, partial[n])) > width for n, path in enumerate(paths)]
+    shown: list[set[int]] = [set() for _ in paths]
+
+    def hidden(n: int) -> set[int]:
+        return _hidden(paths[n], partial[n], width, shown[n]) if too_long[n] and width is not None else set()
+
+    while True:
+        folded = [ShownPath(partial[n], tuple(_elements(path, hidden(n)))) for n, path in enumerate(paths)]
+        readings: dict[str, list[int]] = defaultdict(list)
+        for n, path in enumerate(folded):
+            readings[path.text].append(n)
+        opened = False
+        for rows in readings.values():
+            for n in rows if len(rows) > 1 else ():
+                still_hidden = hidden(n)
+                if still_hidden:
+                    shown[n].add(max(still_hidden))
+                    opened = True
+        if not opened:
+            return folded
