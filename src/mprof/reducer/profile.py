@@ -72,6 +72,8 @@ def reduce_files(files: Sequence[DataFile], *, progress: Progress | None = None)
     warnings = profile.warnings
     types: dict[int, set[str]] = {}
     without_debug: set[str] = set()
+    named: set[str] = set()
+    unnamed: set[str] = set()
     runs = [Run(data.path, data) for data in files]
     for run in latest_of_each_process(runs, warnings):
         path, data = run.path, run.data
@@ -94,11 +96,13 @@ def reduce_files(files: Sequence[DataFile], *, progress: Progress | None = None)
             callgraph.add_run(profile.graph, totals, data.header.call_graph, frames)
             pathtree.add_run(profile.paths, profile.graph, data, frames)
             without_debug |= resolver.without_debug
+            named |= resolver.named_modules
+            unnamed |= resolver.unnamed_modules
             if data.program.exe:
                 progress.start(f"reading the types of {data.program.exe}")
                 for size, name in resolver.types(data.program.exe):
                     types.setdefault(size, set()).add(name)
-    _warn_without_debug(profile, without_debug)
+    _warn_without_debug(profile, without_debug, unnamed - named)
     progress.start("merging cycles")
     callgraph.finish(profile.graph)
     for size, row in profile.bins.items():
@@ -107,18 +111,48 @@ def reduce_files(files: Sequence[DataFile], *, progress: Progress | None = None)
     return profile
 
 
-def _warn_without_debug(profile: Profile, without_debug: set[str]) -> None:
-    """One line naming the modules on the profile's call chains (start-up
-    code aside) that debuginfod could not give debug information either:
-    their functions have no file:line and no inlined frames."""
-    if not debuginfod_urls():
-        return
+def _warn_without_debug(profile: Profile, without_debug: set[str], nameless: set[str]) -> None:
+    """A line naming the modules on the profile's call chains (start-up
+    code aside) that have neither symbols nor debug information, whose
+    frames read module+offset, with what to do about it; and, when
+    debuginfod was asked, one naming those it could not give debug
+    information either, whose functions have names but no file:line."""
     on_chains = {module for _, module in profile.graph.functions}
-    missing = sorted(os.path.basename(path) or path for path in without_debug & on_chains)
+    servers = debuginfod_urls()
+    asked = f", on this machine or from debuginfod ({servers})," if servers else ""
+    unreadable = sorted(nameless & without_debug & on_chains)
+    if unreadable:
+        names = [os.path.basename(path) or path for path in unreadable]
+        which = (f"{names[0]} (its frames read {names[0]}+0x...)" if len(names) == 1 else
+                 f"{_modules(len(names))}: {', '.join(names)} (their frames read {names[0]}+0x...)")
+        profile.warnings.warn(f"no symbols or debug information{asked} for {which}; "
+                              f"{_how_to_name(unreadable, bool(servers))}")
+    if not servers:
+        return
+    missing = sorted(os.path.basename(path) or path for path in (without_debug & on_chains) - nameless)
     if missing:
-        profile.warnings.warn(f"no debug information, on this machine or from debuginfod ({debuginfod_urls()}), "
-                              f"for {len(missing)} module{'s' if len(missing) > 1 else ''}: {', '.join(missing)}; "
+        profile.warnings.warn(f"no debug information{asked} for {_modules(len(missing))}: {', '.join(missing)}; "
                               f"their functions have no file:line")
+
+
+def _modules(count: int) -> str:
+    return f"{count} module{'s' if count > 1 else ''}"
+
+
+def _how_to_name(paths: list[str], asked_debuginfod: bool) -> str:
+    """What gives names to the frames of these modules: the distribution's
+    debug packages for its own files, a build with -g for the others, and a
+    debuginfod server for either."""
+    installed = [path for path in paths if path.startswith(("/usr/", "/lib", "/bin/", "/sbin/"))]
+    advice = []
+    if installed:
+        advice.append("install the distribution's debug package" + ("s" if len(installed) > 1 else "")
+                      + " (Debian's -dbgsym, Fedora's -debuginfo)")
+    if len(installed) < len(paths):
+        advice.append("build with -g and do not strip")
+    if not asked_debuginfod:
+        advice.append("set DEBUGINFOD_URLS to a debuginfod server that has them")
+    return ", or ".join(advice)
 
 
 def _add_summary(summary: dict[str, int], data: DataFile) -> None:

@@ -103,6 +103,11 @@ class Resolver:
         self._timeout = float(os.environ.get("MPROF_RESOLVE_TIMEOUT", _DEFAULT_TIMEOUT))
         # Modules opened that had no DWARF, here or from debuginfod.
         self.without_debug: set[str] = set()
+        # Modules some address resolved in to a name, and those some
+        # address in them did not: a module only in the second has no
+        # symbols for its code on the call paths.
+        self.named_modules: set[str] = set()
+        self.unnamed_modules: set[str] = set()
         command = [str(resolver_path())]
         if debuginfod_urls():
             command.append("--debuginfod")
@@ -176,8 +181,11 @@ class Resolver:
             if progress:
                 progress.update(min(start + _BATCH, len(wanted)), len(wanted))
         for address in wanted:
-            if not result.get(address):
+            if result.get(address):
+                self.named_modules.update(frame.module for frame in result[address])
+            else:
                 result[address] = [_unknown(address, self._modules)]
+                self.unnamed_modules.add(result[address][0].module)
         return result
 
     def types(self, module_path: str) -> list[tuple[int, str]]:
