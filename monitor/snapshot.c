@@ -542,7 +542,7 @@ bool snapshot_write(const struct snapshot_request *request)
         gather_nodes(all, bounded_write);
     if (!all->out_of_memory)
         gather_addresses(all);
-    all->points = scratch_alloc(TIMELINE_POINTS * sizeof(struct timeline_point));
+    all->points = scratch_alloc((TIMELINE_POINTS + 1) * sizeof(struct timeline_point));
     if (all->points)
         all->point_count = timeline_points(all->points, bounded_write);
     else

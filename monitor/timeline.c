@@ -95,6 +95,17 @@ unsigned timeline_points(struct timeline_point *out, bool bounded)
         return 0;
     unsigned count = timeline.count;
     memcpy(out, timeline.points, count * sizeof(*out));
+    uint64_t start_ns = timeline.start_ns;
     spin_unlock(&timeline.lock);
+    /* Points are taken as the program allocates: without this one, what it
+     * freed after its last allocation and what it keeps at exit would not
+     * be drawn.  Times must increase: a point of the same nanosecond gives
+     * way to it. */
+    uint64_t live_bytes, live_blocks;
+    live_now(&live_bytes, &live_blocks);
+    struct timeline_point moment = {now_ns() - start_ns, live_bytes, live_blocks, resident_bytes()};
+    if (count && moment.ns <= out[count - 1].ns)
+        count--;
+    out[count++] = moment;
     return count;
 }

@@ -3,7 +3,8 @@
  * so that a run of days still writes a small file: when the points are
  * full, each two neighbours become one (the one with more live bytes, so
  * that no high is lost) and the points come half as often.  The peak itself
- * is exact elsewhere (peak.h); the points show the way there and after. */
+ * is exact elsewhere (peak.h); the points show the way there and after,
+ * to the moment the file is written. */
 #ifndef MPROF_TIMELINE_H
 #define MPROF_TIMELINE_H
 
@@ -28,9 +29,10 @@ struct timeline_point {
 void timeline_start(uint64_t start_ns);
 /* From the hot path, now and then: takes a point if its time has come. */
 void timeline_tick(void);
-/* Copies the points, oldest first, into out (TIMELINE_POINTS of room);
- * returns how many.  bounded: from a signal handler, none rather than wait
- * on a lock the interrupted thread may hold. */
+/* Copies the points, oldest first, into out (TIMELINE_POINTS + 1 of room),
+ * the moment of the call the last of them; returns how many.  bounded: from
+ * a signal handler, none rather than wait on a lock the interrupted thread
+ * may hold. */
 unsigned timeline_points(struct timeline_point *out, bool bounded);
 
 #endif

@@ -1,11 +1,12 @@
 /* The monitor's memory-over-time points (monitor/timeline.c) on their own,
  * with points due every microsecond (TIMELINE_FIRST_INTERVAL_NS, set on the
  * command line) so that they fill, and merge, in a moment.  The live bytes
- * are set by hand: 1000 plus the number of the tick, and for one
- * millisecond in the middle of the run (some points fall in it) a high of
- * 1,000,000,000.  Prints the points' count,
- * whether their times increase, the highest live bytes among them and the
- * interval between the last two points, after ticking for 50 ms. */
+ * are set by hand: 1000 plus the number of the tick, and in the middle of
+ * the run a high of 1,000,000,000 held by exactly one point (it lasts until a point is
+ * taken of it), which every merge must keep.  After ticking for 50 ms, with
+ * 7 bytes live, prints the points' count, whether their times increase, how
+ * many hold the high, the last point's live bytes and whether its resident
+ * set was read. */
 #include <stdint.h>
 #include <stdio.h>
 #include <time.h>
@@ -31,27 +32,35 @@ static uint64_t now_ns(void)
 
 int main(void)
 {
-    static struct timeline_point points[TIMELINE_POINTS];
+    static struct timeline_point points[TIMELINE_POINTS + 1];
+    const uint64_t high = 1000000000u;
     uint64_t start = now_ns();
     timeline_start(start);
     uint64_t tick = 0;
-    uint64_t elapsed;
-    while ((elapsed = now_ns() - start) < 50000000u) {
-        uint64_t live = 1000 + tick++;
-        if (elapsed > 25000000u && elapsed < 26000000u)
-            live = 1000000000u;
-        hand_set_live = live;
+    int high_taken = 0;
+    while (now_ns() - start < 50000000u) {
+        hand_set_live = 1000 + tick++;
         timeline_tick();
+        if (!high_taken && now_ns() - start > 25000000u) {
+            /* The high lasts until one point holds it, and no longer. */
+            hand_set_live = high;
+            while (!high_taken) {
+                timeline_tick();
+                unsigned taken = timeline_points(points, 0);
+                high_taken = taken >= 2 && points[taken - 2].live_bytes == high;
+            }
+        }
     }
+    hand_set_live = 7; /* what is live when the points are read */
     unsigned count = timeline_points(points, 0);
     int increasing = 1;
-    uint64_t highest = 0;
+    unsigned highs = 0;
     for (unsigned i = 0; i < count; i++) {
         if (i && points[i].ns <= points[i - 1].ns)
             increasing = 0;
-        if (points[i].live_bytes > highest)
-            highest = points[i].live_bytes;
+        highs += points[i].live_bytes == high;
     }
-    printf("%u %d %llu %d\n", count, increasing, (unsigned long long)highest, points[count - 1].resident_bytes > 0);
+    printf("%u %d %u %llu %d\n", count, increasing, highs, (unsigned long long)points[count - 1].live_bytes,
+           points[count - 1].resident_bytes > 0);
     return 0;
 }
