@@ -140,6 +140,9 @@ def test_memory_over_time(targets: Targets, tmp_path: Path) -> None:
     # During the churn at most one 64-byte block is live beside the 1 MB leaked.
     churning = [point for point in points if point.ns > data.summary.peak_ns + 10_000_000]
     assert churning and all(point.live_bytes - LEAKED <= 64 + 100_000 for point in churning)
+    # The last point is the end: what the program kept, its 1,000 leaked
+    # blocks of 1,000 bytes and no more, after its last free.
+    assert (points[-1].live_bytes, points[-1].live_blocks) == (LEAKED, 1000)
 
 
 def test_the_points_of_a_long_run_stay_few_and_keep_its_highs(targets: Targets) -> None:
