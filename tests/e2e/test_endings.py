@@ -117,8 +117,49 @@ def test_sigkill_at_the_peak_leaves_the_peak_in_a_checkpoint(targets: Targets, t
     assert data.summary.max_live_bytes >= 64 * MIB
     text = subprocess.run([MPROF, "report", "--tables", "summary,leaks", tmp_path / "out.mprof"],
                           capture_output=True, text=True, check=True).stdout
-    assert "the process never wrote its final file" in text and "live at the checkpoint" in text
+    assert "the process ended without writing its final file" in text and "live at the checkpoint" in text
     assert f"{64 * MIB:,}" in text and "main > hold" in text
+
+
+def test_a_checkpoint_of_a_running_process_says_it_was_running(targets: Targets, tmp_path: Path) -> None:
+    # endings peak churns for ever once it has said "peak": its checkpoints
+    # come every 0.1 s, and the process is still there to be seen.
+    output = tmp_path / "out.mprof"
+    process = subprocess.Popen([targets.build("endings"), "peak", "4"],
+                               env=monitor_env(output, MPROF_CHECKPOINT_INTERVAL="0.1"), stdout=subprocess.PIPE,
+                               text=True)
+    try:
+        assert process.stdout is not None and process.stdout.readline() == "peak\n"
+        assert output.exists()
+        while_running = subprocess.run([MPROF, "report", "--tables", "summary", output], capture_output=True,
+                                       text=True, check=True).stdout
+    finally:
+        process.kill()
+        process.wait(timeout=30)
+    after = subprocess.run([MPROF, "report", "--tables", "summary", output], capture_output=True, text=True,
+                           check=True).stdout
+    running = "into the run, taken while the process was running; it still was when this profile was made)"
+    assert running in while_running and "without writing its final file" not in while_running
+    assert "the process ended without writing its final file)" in after and running not in after
+
+
+def test_mprof_run_says_a_process_it_left_running_is_still_running(targets: Targets, tmp_path: Path) -> None:
+    # The shell starts endings in the background and ends once it has said
+    # "peak": mprof run lists the shell's file, and the checkpoint of the
+    # process still running, which it then goes on rewriting.
+    output, said = tmp_path / "out.mprof", tmp_path / "said"
+    script = '"$0" peak 4 > "$1" 2>&1 < /dev/null & while ! grep -q peak "$1" 2>/dev/null; do sleep 0.05; done'
+    completed = subprocess.run([MPROF, "run", "-o", output, "--", "sh", "-c", script, targets.build("endings"), said],
+                               capture_output=True, text=True, timeout=120,
+                               env={**plain_env(), "MPROF_CHECKPOINT_INTERVAL": "0.1"})
+    assert completed.returncode == 0, completed.stderr
+    running = [line for line in completed.stderr.splitlines() if "a checkpoint" in line]
+    try:
+        assert len(running) == 1 and running[0].endswith(
+            "endings, a checkpoint: it is still running, and rewrites it until it ends)"), completed.stderr
+    finally:
+        for line in running:
+            os.kill(int(line.split("(pid ", 1)[1].split(",", 1)[0]), signal.SIGKILL)
 
 
 def test_checkpoints_follow_new_highs_by_the_growth_margin(targets: Targets, tmp_path: Path) -> None:

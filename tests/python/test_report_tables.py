@@ -14,6 +14,7 @@ import json
 import re
 import sqlite3
 import sys
+import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
@@ -264,7 +265,17 @@ def test_summary_of_a_process_and_its_fork_child(program: Path, tmp_path: Path,
         "per process", "in the table above: the peaks of several processes do not add up"]
 
 
-def test_how_each_file_came_to_be_written(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.fixture
+def utc(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Local time is UTC, for the clock times the reports print."""
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
+def test_how_each_file_came_to_be_written(tmp_path: Path, capsys: pytest.CaptureFixture[str], utc: None) -> None:
     kinds = {"checkpoint": dict(flags=0x1 | 0x8, elapsed_ns=1_250_000_000),
              "snapshot": dict(flags=0x1, elapsed_ns=500_000_000),
              "segv": dict(flags=0x3, end_signal=11), "odd": dict(flags=0x2, end_signal=99)}
@@ -275,7 +286,10 @@ def test_how_each_file_came_to_be_written(tmp_path: Path, capsys: pytest.Capture
                                                 **header).build())
     lines = summary_lines(report(capsys, "report", "--tables", "summary", *paths.values()))
     assert [line.split("  ")[-1] for line in lines[3:7]] == [
-        "prog run (checkpoint at 1.250 s: the process never wrote its final file)",
+        # Started at 1,700,000,000.123 s (2023-11-14 22:13:20 UTC): 1.25 s
+        # later; no process of pid 10 that old runs.
+        "prog run (checkpoint of 2023-11-14 22:13:21, 1.250 s into the run: the process ended without writing its "
+        "final file)",
         "prog run (snapshot at 0.500 s)",
         "prog run (ended by SIGSEGV)",
         "prog run (ended by signal 99) (mprof- mode)"]
@@ -489,9 +503,9 @@ def test_databases_of_other_versions_and_applications(program: Path, tmp_path: P
                                                       capsys: pytest.CaptureFixture[str]) -> None:
     database = tmp_path / "p.db"
     report(capsys, "db", program, "-o", database)
-    # The schema's version, from schema.sql: 9.
-    for version, problem in ((99, "profile schema version 99 is newer than this mprof understands (9)"),
-                             (8, "profile schema version 8 is older than this mprof reads (9); make it again "
+    # The schema's version, from schema.sql: 10.
+    for version, problem in ((99, "profile schema version 99 is newer than this mprof understands (10)"),
+                             (9, "profile schema version 9 is older than this mprof reads (10); make it again "
                                  "from the data files with mprof db"),
                              (0, "not an mprof profile database")):
         with sqlite3.connect(database) as db:
@@ -711,10 +725,10 @@ def test_two_processes_in_the_database(tmp_path: Path, capsys: pytest.CaptureFix
             for run in runs] == [
         {"pid": 1, "ppid": 1, "program": "/bin/prog", "command_line": "prog run", "elapsed_ns": 2_500_000_000,
          "call_graph": True, "final": True, "checkpoint": False, "end_signal": 0, "forked": False, "leak_depth": 5,
-         "lsan_suppressions": ""},
+         "lsan_suppressions": "", "running": False},
         {"pid": 2, "ppid": 1, "program": "/bin/prog", "command_line": "prog run", "elapsed_ns": 2_500_000_000,
          "call_graph": True, "final": True, "checkpoint": False, "end_signal": 0, "forked": True, "leak_depth": 5,
-         "lsan_suppressions": ""}]
+         "lsan_suppressions": "", "running": False}]
 
 
 def test_a_missing_library_is_a_warning(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -785,7 +799,7 @@ def test_mprof_minus_mode_says_the_graph_was_not_recorded(tmp_path: Path,
         ("A", None), ("B", None), ("leaf", None), ("main", None), ("p", None), ("q", None)]
 
 
-def test_notes_of_runs_of_eleven_days(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_notes_of_runs_of_eleven_days(tmp_path: Path, capsys: pytest.CaptureFixture[str], utc: None) -> None:
     # 10^15 ns: seconds are nanoseconds / 10^9 exactly, to the last digit.
     paths = []
     for pid, flags in ((1, 0x1 | 0x8), (2, 0x1)):
@@ -793,7 +807,9 @@ def test_notes_of_runs_of_eleven_days(tmp_path: Path, capsys: pytest.CaptureFixt
         paths[-1].write_bytes(DataFileBuilder(pid=pid, flags=flags, elapsed_ns=10 ** 15 + 10 ** 12).build())
     lines = summary_lines(report(capsys, "report", "--tables", "summary", *paths))
     assert [line.split("  ")[-1] for line in lines[3:5]] == [
-        "prog --flag (checkpoint at 1001000.000 s: the process never wrote its final file)",
+        # 1,001,000 s after 2023-11-14 22:13:20: 11 days, 14:03:20 later.
+        "prog --flag (checkpoint of 2023-11-26 12:16:40, 1001000.000 s into the run: the process ended without "
+        "writing its final file)",
         "prog --flag (snapshot at 1001000.000 s)"]
 
 

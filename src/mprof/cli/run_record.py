@@ -82,7 +82,9 @@ def report_lines(images: list[Image]) -> Written:
                 continue
             last = [k for k, p in image.files if p == path][-1]
             seen.add(path)
-            note = {"final": "", "checkpoint": ", a checkpoint: it never wrote its final file",
+            ended = ", a checkpoint: it never wrote its final file"
+            running = ", a checkpoint: it is still running, and rewrites it until it ends"
+            note = {"final": "", "checkpoint": running if alive(image.pid) else ended,
                     "snapshot": ", a snapshot"}.get(last, f", {last}")
             files.append(f"{path} (pid {image.pid}, {image.executable}{note})")
             written.data_paths.append(path)

@@ -8,7 +8,7 @@
 -- and offsets are unsigned 64-bit values stored as signed two's complement:
 -- a negative v stands for v + 2^64.
 PRAGMA application_id = 1836085871;
-PRAGMA user_version = 9;
+PRAGMA user_version = 10;
 
 CREATE TABLE runs (
     id INTEGER PRIMARY KEY,
@@ -21,7 +21,8 @@ CREATE TABLE runs (
     elapsed_ns INTEGER NOT NULL,
     call_graph INTEGER NOT NULL,     -- 0: mprof- mode, no pairs recorded
     final INTEGER NOT NULL,          -- 1: written as the process ended or exec'd
-    checkpoint INTEGER NOT NULL,     -- 1: rewritten while it ran; it never wrote a final file
+    checkpoint INTEGER NOT NULL,     -- 1: rewritten while it ran; it wrote no final file (yet)
+    running INTEGER NOT NULL,        -- 1: a checkpoint whose process still ran, on this machine, when reduced
     end_signal INTEGER NOT NULL,     -- the signal that ended the process, or 0
     forked INTEGER NOT NULL,
     stack_depth INTEGER NOT NULL,

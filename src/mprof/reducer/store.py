@@ -11,6 +11,7 @@ from typing import Any
 from . import runtime_blocks
 from .callgraph import CallGraph
 from .errors import MprofError
+from .liveness import still_running
 from .pathtree import EMPTY, PathTree
 from .profile import Profile, Run
 
@@ -182,9 +183,11 @@ def _innermost_first(tree: PathTree, node: int) -> list[tuple[str, str]]:
 
 def _insert_run(db: sqlite3.Connection, number: int, run: Run) -> None:
     h = run.data.header
-    db.execute("INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    running = h.checkpoint and still_running(h.pid, h.start_unix_ns, run.data.program.exe)
+    db.execute("INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                (number, run.path, h.pid, h.ppid, run.data.program.exe, " ".join(run.data.program.argv),
-                h.start_unix_ns, h.elapsed_ns, int(h.call_graph), int(h.final), int(h.checkpoint), h.end_signal,
+                h.start_unix_ns, h.elapsed_ns, int(h.call_graph), int(h.final), int(h.checkpoint), int(running),
+                h.end_signal,
                 int(h.forked), h.stack_depth, h.leak_depth, run.data.program.lsan_suppressions))
     db.executemany("INSERT OR REPLACE INTO timeline VALUES (?, ?, ?, ?, ?)",
                    [(number, point.ns, point.live_bytes, point.live_blocks, point.resident_bytes)

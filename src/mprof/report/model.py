@@ -31,6 +31,7 @@ class RunInfo:
     # Its memory over time: (ns from its start, live bytes, live blocks, resident bytes), oldest first.
     timeline: tuple[tuple[int, int, int, int], ...] = ()
     lsan_suppressions: str = ""  # what its __lsan_default_suppressions returned
+    running: bool = False  # a checkpoint whose process still ran when the profile was made
 
 
 @dataclass(frozen=True)
@@ -198,10 +199,10 @@ def load(db: sqlite3.Connection) -> Model:
         points.setdefault(run_id, []).append((ns, live, blocks, resident))
     runs = [RunInfo(row[1], row[2], row[3], row[4], row[5], bool(row[6]), bool(row[7]), bool(row[8]), row[9],
                     bool(row[10]), row[11], figures.get(row[0], {}), row[12], tuple(points.get(row[0], ())),
-                    row[13])
+                    row[13], bool(row[14]))
             for row in db.execute("SELECT id, pid, ppid, program, command_line, elapsed_ns, call_graph, final, "
-                                  "checkpoint, end_signal, forked, leak_depth, start_unix_ns, lsan_suppressions "
-                                  "FROM runs ORDER BY id")]
+                                  "checkpoint, end_signal, forked, leak_depth, start_unix_ns, lsan_suppressions, "
+                                  "running FROM runs ORDER BY id")]
     summary = dict(db.execute("SELECT name, value FROM summary"))
     functions = {}
     for row in db.execute("SELECT * FROM functions ORDER BY id"):

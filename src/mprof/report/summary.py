@@ -4,6 +4,7 @@ reports: what was kept at exit, the average size, the rates."""
 from __future__ import annotations
 
 import signal
+import time
 from dataclasses import dataclass
 
 from .model import Model, RunInfo
@@ -61,7 +62,13 @@ def run_notes(run: RunInfo) -> list[str]:
     """How a run's file came to be written, when not at a normal end."""
     notes = []
     if run.checkpoint:
-        notes.append(f"checkpoint at {run.elapsed_ns / 1e9:.3f} s: the process never wrote its final file")
+        taken = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime((run.start_unix_ns + run.elapsed_ns) / 1e9))
+        if run.running:
+            notes.append(f"checkpoint of {taken}, {run.elapsed_ns / 1e9:.3f} s into the run, taken while the "
+                         f"process was running; it still was when this profile was made")
+        else:
+            notes.append(f"checkpoint of {taken}, {run.elapsed_ns / 1e9:.3f} s into the run: the process ended "
+                         f"without writing its final file")
     elif not run.final:
         notes.append(f"snapshot at {run.elapsed_ns / 1e9:.3f} s")
     if run.end_signal:
