@@ -83,13 +83,16 @@ def test_include_runtime_lists_them_marked(c_run: tuple[Path, list[str | Path]])
     output, _ = c_run
     data = json.loads(mprof("report", "--format", "json", output).stdout)
     summary = data["summary"]
-    runtime = [leak for leak in data["leaks"] if leak["runtime"]]
+    # JSON's leaks are the text's; the runtime's are under a key of their own.
+    runtime = data["runtime_kept"]
+    assert all(leak["runtime"] for leak in runtime)
     assert sum(leak["kept_bytes"] for leak in runtime) == summary["runtime_kept_bytes"]
     assert sum(leak["kept_objects"] for leak in runtime) == summary["runtime_kept_objects"]
-    assert [leak["path"] for leak in data["leaks"] if not leak["runtime"]] == ["main > leak_here"]
+    assert [(leak["path"], leak["kept_bytes"], leak["runtime"]) for leak in data["leaks"]] == [
+        ("main > leak_here", 1000, "")]
     text = mprof("report", "--all", "--tables", "leaks", "--include-runtime", output).stdout
     rows = table(text, "Memory leak table")
-    assert len(rows) == len(data["leaks"])
+    assert len(rows) == len(data["leaks"]) + len(runtime)
     marked = [row for row in rows if "  [runtime: " in row]
     assert len(marked) == len(runtime)
     assert sum(int(row.split()[1].replace(",", "")) for row in marked) == summary["runtime_kept_bytes"]
@@ -117,7 +120,7 @@ def test_the_cxx_exception_pool(targets: Targets, tmp_path: Path) -> None:
     output = tmp_path / "cxx.mprof"
     mprof("run", "--quiet", "-o", output, "--", *command)
     data = json.loads(mprof("report", "--format", "json", output).stdout)
-    [pool] = [leak for leak in data["leaks"] if leak["runtime"] == "C++ exception pool"]
+    [pool] = [leak for leak in data["runtime_kept"] if leak["runtime"] == "C++ exception pool"]
     # The pool is what libstdc++'s clean-up at exit frees.
     without, with_cleanup = in_use_at_exit(command, "--run-cxx-freeres=no"), in_use_at_exit(command)
     assert (pool["kept_objects"], pool["kept_bytes"]) == (without[1] - with_cleanup[1], without[0] - with_cleanup[0])

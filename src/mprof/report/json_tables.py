@@ -7,7 +7,7 @@ from typing import Any
 
 from . import summary as whole_program
 from .model import CLASSES, Model
-from .tables import WholePath, allocators, leak_paths, peak_paths, temporary_paths, whole_path_text
+from .tables import LeakPath, WholePath, allocators, leak_paths, peak_paths, temporary_paths, whole_path_text
 from .text_tables import Options
 
 
@@ -35,16 +35,22 @@ def tables(model: Model, options: Options) -> dict[str, Any]:
                 "frames": [{"function": functions[f].name, "signature": functions[f].full_name}
                            for f in path.functions]}
 
+    def leak(path: LeakPath) -> dict[str, Any]:
+        return {"path": path.key,
+                "frames": [{"function": functions[f.function].name, "signature": functions[f.function].full_name,
+                            "file": f.file, "line": f.line} for f in reversed(path.frames)],
+                "allocs": path.allocs, "frees": path.frees, "kept_objects": path.objects,
+                "bytes": path.bytes, "kept_bytes": path.kept, "runtime": path.runtime}
+
+    every_leak = leak_paths(model, options.call_sites, runtime=True)
     one_process = len(model.runs) <= 1
     return {
         "runs": [asdict(run) for run in model.runs],
         "summary": summary,
-        "leaks": [{"path": path.key,
-                   "frames": [{"function": functions[f.function].name, "signature": functions[f.function].full_name,
-                               "file": f.file, "line": f.line} for f in reversed(path.frames)],
-                   "allocs": path.allocs, "frees": path.frees, "kept_objects": path.objects,
-                   "bytes": path.bytes, "kept_bytes": path.kept, "runtime": path.runtime}
-                  for path in leak_paths(model, options.call_sites, runtime=True)],
+        # The program's as the text's leak table lists them; what the C and
+        # C++ runtimes keep on purpose apart, as --include-runtime marks it.
+        "leaks": [leak(path) for path in every_leak if not path.runtime],
+        "runtime_kept": [leak(path) for path in every_leak if path.runtime],
         "suppressed": [asdict(row) for row in model.suppressed],
         # The peak is one process's: none for several.
         "peak": {"elapsed_seconds": model.summary.get("peak_ns", 0) / 1e9,
