@@ -8,13 +8,14 @@ PYTHON ?= python3
 VENV := .venv
 
 # What building and testing need from Debian.
-SYSTEM_PACKAGES := gcc g++ make pkg-config libunwind-dev libdw-dev libzstd-dev python3 python3-venv
+SYSTEM_PACKAGES := gcc g++ make pkg-config libunwind-dev libdw-dev libiberty-dev libzstd-dev python3 python3-venv
 # The allocators mprof replay compares with glibc's.
 REPLAY_PACKAGES := libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0
 # chromium and its driver: the HTML report's tests open its pages in a real browser;
 # strace: a test checks which descriptors the monitor writes through;
-# libpython3.11-testsuite: CPython's own tests, run with and without mprof.
-TEST_PACKAGES := valgrind gawk perl sqlite3 chromium chromium-driver strace libpython3.11-testsuite
+# libpython3.11-testsuite: CPython's own tests, run with and without mprof;
+# rustc: Rust programs built in both symbol manglings, for the names.
+TEST_PACKAGES := valgrind gawk perl sqlite3 chromium chromium-driver strace libpython3.11-testsuite rustc
 
 CC ?= cc
 CFLAGS ?= -O2 -g
@@ -65,11 +66,11 @@ $(BUILD)/libmprof.so: $(MONITOR_OBJECTS)
 $(BUILD)/libmprof.a: $(MONITOR_OBJECTS)
 	rm -f $@ && ar rcs $@ $^
 
-# The reducer's libdw resolver; C++ runtime only for __cxa_demangle.
+# The reducer's libdw resolver; libiberty demangles C++ and Rust names.
 $(BUILD)/mprof-resolve: $(wildcard resolve/*.c resolve/*.h) | $(BUILD)/.system-packages
 	@mkdir -p $(BUILD)
 	$(CC) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $(CFLAGS) $(shell pkg-config --cflags libdw 2>/dev/null) \
-		-o $@ $(filter %.c,$^) $(shell pkg-config --libs libdw 2>/dev/null || echo -ldw -lelf) -lstdc++
+		-o $@ $(filter %.c,$^) $(shell pkg-config --libs libdw 2>/dev/null || echo -ldw -lelf) -liberty
 
 # Plays a trace back against an allocator (see mprof(1), mprof replay).
 $(BUILD)/mprof-replay: $(wildcard replayer/*.c replayer/*.h) | $(BUILD)/.system-packages

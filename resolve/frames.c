@@ -314,12 +314,14 @@ Dwarf_Die declaring_die(Dwarf_Die *entity)
 }
 
 /* The DIE's function name, with attributes looked up through abstract
- * origins and specifications.  In C++-like units (NESTED_NAMES): the
- * demangled linkage name, qualified and with parameter types as C++ users
- * know it, else (internal linkage has none) DW_AT_name qualified with its
- * namespaces and classes.  In C units: DW_AT_name, since a linkage name
- * there is an asm label such as glibc's __GI_ aliases.  NULL when the DIE
- * has no name.  The caller frees the result. */
+ * origins and specifications.  In C++-like units (NESTED_NAMES, Rust's
+ * too): the demangled linkage name, qualified and with parameter types as
+ * C++ users know it, else (internal linkage, Rust's #[no_mangle], have
+ * none) DW_AT_name qualified with its namespaces and classes.  In C units:
+ * DW_AT_name, since a linkage name there is an asm label such as glibc's
+ * __GI_ aliases.  A DW_AT_name goes through the demanglers too, so that a
+ * mangled one reads as the symbol table's would.  NULL when the DIE has no
+ * name.  The caller frees the result. */
 static char *function_name(struct module *module, Dwarf_Die *die, bool nested_names)
 {
     const char *linkage_name = attribute_string(die, DW_AT_linkage_name);
@@ -330,8 +332,11 @@ static char *function_name(struct module *module, Dwarf_Die *die, bool nested_na
         return demangled_copy(linkage_name);
     if (name == NULL)
         return NULL;
-    if (!nested_names)
-        return xstrdup(name);
+    char *demangled = demangled_copy(name);
+    /* A mangled name carries its own qualification. */
+    if (!nested_names || strcmp(demangled, name) != 0)
+        return demangled;
+    free(demangled);
     Dwarf_Die declaration = declaring_die(die);
     const char *scope = declared_scope(module, &declaration);
     char *qualified = NULL;

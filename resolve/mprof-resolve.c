@@ -8,7 +8,7 @@
  * the same):
  *   cc -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror \
  *      $(pkg-config --cflags libdw) *.c -o mprof-resolve \
- *      $(pkg-config --libs libdw) -lstdc++
+ *      $(pkg-config --libs libdw) -liberty
  *
  * Usage: mprof-resolve [--debuginfod]
  *   By default DEBUGINFOD_URLS is removed from the environment, so that no
@@ -56,7 +56,9 @@
  *       address, with the address's file:line; each later frame is the
  *       function the previous one was inlined into, with the file:line of
  *       the inlined call; the last one is the out-of-line function
- *       (inlined 0).  Function names are demangled (C++ linkage names) or
+ *       (inlined 0).  Function names are demangled (C++ and Rust linkage
+ *       names; Rust's whole, with the legacy ::h<hash> or the v0 crate
+ *       disambiguators, as rustc-demangle prints them without {:#}) or
  *       plain DWARF names, falling back to the ELF symbol table when there
  *       is no DWARF.  Unknown function: empty field; unknown file: empty,
  *       line 0.  <offset> is addr minus the module's bias, i.e. the address

@@ -8,14 +8,11 @@
 
 #include "text.h"
 
+#include <libiberty/demangle.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* From libstdc++ (hence -lstdc++); C has no header for it. */
-char *__cxa_demangle(const char *mangled_name, char *output_buffer,
-                     size_t *length, int *status);
 
 void out_of_memory(void)
 {
@@ -189,16 +186,27 @@ void print_error(const char *format, ...)
     va_end(args);
 }
 
-/* Returns the demangled form of a C++/Rust linkage name, or a copy of NAME
- * when it is not mangled.  The caller frees it. */
+/* Returns the demangled form of a C++ or Rust linkage name, or a copy of
+ * NAME when it is neither.  The caller frees it.
+ *
+ * Rust names are tried first: a legacy Rust name (_ZN...17h<hash>E) is also
+ * a well-formed C++ one, which the C++ demangler would leave with its $LT$
+ * escapes.  They are kept whole, as rustc-demangle prints them without its
+ * alternate flag: legacy with its ::h<16 hex> hash, v0 with its crate
+ * disambiguators (alloc[f15a878b47eb696b]::...).  That is what tells apart
+ * two instances of one generic function in legacy mangling, or two versions
+ * of one crate, and the reports drop it where no other name needs it
+ * (src/mprof/report/names.py).  C++ names get no DMGL_VERBOSE, which would
+ * spell std::string out as std::basic_string<char, ...>: they read as
+ * __cxa_demangle gives them. */
 char *demangled_copy(const char *name)
 {
-    if (name[0] == '_' && name[1] == 'Z') {
-        int status = 0;
-        char *demangled = __cxa_demangle(name, NULL, NULL, &status);
-        if (status == 0 && demangled != NULL)
+    if (name[0] == '_' && (name[1] == 'Z' || name[1] == 'R')) {
+        char *demangled = rust_demangle(name, DMGL_VERBOSE);
+        if (demangled == NULL && name[1] == 'Z')
+            demangled = cplus_demangle_v3(name, DMGL_PARAMS | DMGL_ANSI);
+        if (demangled != NULL)
             return demangled;
-        free(demangled);
     }
     return xstrdup(name);
 }

@@ -1,6 +1,6 @@
 """The model as every report shows it: each name from the program's world
-made printable (reducer/escape.py), C++ names short unless asked for in
-full (names.py)."""
+made printable (reducer/escape.py), C++ and Rust names short, Rust's
+without hash or crate disambiguators, unless asked for in full (names.py)."""
 
 from __future__ import annotations
 

@@ -1,12 +1,20 @@
-"""Short names for C++ functions, as pprof, perf and heaptrack show them:
-no return type, no parameter list, template arguments elided
-(`std::map<>::operator[]`); and the names a report shows, each as short as
-it can be without two functions reading the same.  A demangled name is read with its brackets
-balanced; the tokens `operator<`, `operator<<`, `operator->` and their
-kind are not brackets."""
+"""Short names for C++ and Rust functions, as pprof, perf and heaptrack show
+them: no return type, no parameter list, template and generic arguments
+elided (`std::map<>::operator[]`, `alloc::vec::Vec<>::push`); and the names
+a report shows, each as short as it can be without two functions reading the
+same.  A demangled name is read with its brackets balanced; the tokens
+`operator<`, `operator<<`, `operator->` and their kind are not brackets.
+
+Rust names come from the resolver whole, as rustc-demangle prints them
+without its alternate flag: a legacy name ends in its hash
+(`mt::worker::h0123456789abcdef`), a v0 name carries each crate's
+disambiguator (`alloc[f15a878b47eb696b]::alloc::realloc`).  Both are dropped
+unless they are what tells two functions apart: in legacy mangling two
+instances of one generic function differ by their hash alone."""
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 
 _OPEN = {"(": ")", "<": ">", "[": "]", "{": "}"}
@@ -75,10 +83,74 @@ def _scan(name: str) -> list[tuple[int, int, str]]:
     return pieces
 
 
+_RUST_HASH = re.compile(r"::h[0-9a-f]{16}$")
+# rust-lang's own rust-demangler strips them the same way: hex in brackets
+# right after a crate's name, before the rest of the path.
+_RUST_CRATE = re.compile(r"(?<=\w)\[[0-9a-f]{1,16}\](?=::)")
+
+
+def is_rust(name: str) -> bool:
+    """Whether a demangled name is a Rust path: it has a legacy hash or a
+    crate disambiguator, or starts with a qualified path (`<T as Trait>::f`),
+    as no C++ name does."""
+    return name.startswith("<") or bool(_RUST_HASH.search(name) or _RUST_CRATE.search(name))
+
+
+def rust_path(name: str) -> str:
+    """A Rust name as rustc-demangle's alternate form prints it: without the
+    legacy hash and the crate disambiguators."""
+    return _RUST_CRATE.sub("", _RUST_HASH.sub("", name))
+
+
+def _closing_angle(name: str, at: int) -> int:
+    """Where the `<` at at closes, or -1; the `->` of a fn type closes nothing."""
+    depth = 0
+    for n in range(at, len(name)):
+        if name[n] == "<":
+            depth += 1
+        elif name[n] == ">" and name[n - 1] != "-":
+            depth -= 1
+            if depth == 0:
+                return n
+    return -1
+
+
+def _rust_short(name: str) -> str:
+    """A Rust path with its generic arguments elided: those of a type or
+    function (`Vec<T,A>`, `drop_in_place::<T>`) read `<>`.  A `<...>` that
+    opens a path is no argument list but the type or impl the path starts
+    from (`<Vec<u8> as Drop>::drop`, `impls::<impl FnOnce<A> for &F>`): it
+    stays, shortened the same way, and `<T>` of a plain path T reads T, as
+    the legacy mangling of the same function does."""
+    out = []
+    n = 0
+    while n < len(name):
+        if name[n] != "<":
+            out.append(name[n])
+            n += 1
+            continue
+        end = _closing_angle(name, n)
+        if end < 0:
+            return name
+        previous = name[n - 1] if n else ""
+        if previous.isalnum() or previous == "_" or (name.endswith("::", 0, n) and not name.startswith("impl ", n + 1)):
+            out.append("<>")
+        else:
+            shortened = _rust_short(name[n + 1:end])
+            plain = bool(re.fullmatch(r"\w[\w:<>]*", shortened)) and name.startswith("::", end + 1)
+            out.append(shortened if plain else f"<{shortened}>")
+        n = end + 1
+    return "".join(out)
+
+
 def short_name(name: str, templates: bool = False) -> str:
     """The name without return type, parameters and (unless templates)
-    template arguments; a name that is not a demangled C++ function (C,
+    template arguments; a Rust name without its hash and crate
+    disambiguators, and (unless templates) its generic arguments; a name
+    that is neither a demangled C++ function nor Rust's (C,
     module+0xoffset) comes back as it was."""
+    if is_rust(name):
+        return rust_path(name) if templates else _rust_short(rust_path(name))
     clone = ""
     while name.endswith("]") and " [clone " in name:
         at = name.rindex(" [clone ")
@@ -130,7 +202,8 @@ def _last_top_level_space(text: str) -> int:
 
 def readable_names(signatures: dict[int, str]) -> dict[int, str]:
     """Each function's shortest name that no other function's shares: short,
-    then with its template arguments, then its whole signature."""
+    then with its template arguments, then its whole signature (a Rust
+    name's with its hash or crate disambiguators)."""
     names: dict[int, str] = {}
     pending = dict(signatures)
     for shorten in (short_name, lambda name: short_name(name, templates=True)):
