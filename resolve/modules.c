@@ -147,6 +147,23 @@ out:
     return problem;
 }
 
+/* Whether any symbol of the module's tables names code it defines: a
+ * stripped program's .dynsym holds only what it imports. */
+static bool names_code(Dwfl_Module *dwfl_module)
+{
+    int symbol_count = dwfl_module_getsymtab(dwfl_module);
+    for (int i = 0; i < symbol_count; i++) {
+        GElf_Sym symbol;
+        GElf_Word section_index;
+        const char *name = dwfl_module_getsym(dwfl_module, i, &symbol, &section_index);
+        int type = GELF_ST_TYPE(symbol.st_info);
+        if (name != NULL && name[0] != '\0' && section_index != SHN_UNDEF && section_index != SHN_ABS
+            && (type == STT_FUNC || type == STT_GNU_IFUNC))
+            return true;
+    }
+    return false;
+}
+
 /* Opens MODULE on first use: checks its file and reports it to the Dwfl, or
  * prints its one warning.  Returns true when it is usable. */
 bool open_module(struct resolver *resolver, struct module *module)
@@ -176,8 +193,11 @@ bool open_module(struct resolver *resolver, struct module *module)
     /* Looking for DWARF now asks debuginfod too, when it is allowed; the
      * reducer names the modules that stayed without it. */
     Dwarf_Addr dwarf_bias;
-    if (dwfl_module_getdwarf(module->dwfl_module, &dwarf_bias) == NULL)
+    if (dwfl_module_getdwarf(module->dwfl_module, &dwarf_bias) == NULL) {
         print_notice("nodebug", "%s", module->path);
+        if (!names_code(module->dwfl_module))
+            print_notice("nosymbols", "%s", module->path);
+    }
     return true;
 }
 

@@ -41,7 +41,11 @@
  *       server, gets at that moment ONE line
  *           nodebug <path>
  *       and its addresses resolve by its ELF symbols alone, without file,
- *       line or inlined frames.  When ranges overlap (a
+ *       line or inlined frames.  If its symbol tables (.symtab, .dynsym,
+ *       MiniDebugInfo) name no code either, as in a stripped program, ONE
+ *       line more follows:
+ *           nosymbols <path>
+ *       and its addresses resolve only as module+offset.  When ranges overlap (a
  *       module unloaded and another loaded in its place), the module
  *       declared FIRST wins.  Declaring a module forgets cached answers.
  *
@@ -90,8 +94,8 @@
  * Any other malformed line answers "error <message>" then "done": every
  * request but quit is answered exactly once, and every answer ends with
  * "done".  Empty lines are ignored.  Output is flushed after every "done",
- * so a reader may wait for it after each request; "warning", "nodebug" and
- * "error" lines can come before any line of an answer.  Paths in requests, and
+ * so a reader may wait for it after each request; "warning", "nodebug",
+ * "nosymbols" and "error" lines can come before any line of an answer.  Paths in requests, and
  * names, paths and messages in answers, are escaped: a backslash as \\, a
  * byte below 0x20 and 0x7f as \xNN; so no field can hold a TAB or end a
  * line, and every byte comes back.

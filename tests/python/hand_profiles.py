@@ -24,8 +24,7 @@ class NamedFrames:
 
     def __init__(self, modules: object, warnings: WarningSink) -> None:
         self.without_debug: set[str] = set()  # every module has DWARF
-        self.named_modules: set[str] = {"/bin/prog"}
-        self.unnamed_modules: set[str] = set()
+        self.without_symbols: set[str] = set()
 
     def __enter__(self) -> NamedFrames:
         return self

@@ -72,8 +72,7 @@ def reduce_files(files: Sequence[DataFile], *, progress: Progress | None = None)
     warnings = profile.warnings
     types: dict[int, set[str]] = {}
     without_debug: set[str] = set()
-    named: set[str] = set()
-    unnamed: set[str] = set()
+    without_symbols: set[str] = set()
     runs = [Run(data.path, data) for data in files]
     for run in latest_of_each_process(runs, warnings):
         path, data = run.path, run.data
@@ -96,13 +95,12 @@ def reduce_files(files: Sequence[DataFile], *, progress: Progress | None = None)
             callgraph.add_run(profile.graph, totals, data.header.call_graph, frames)
             pathtree.add_run(profile.paths, profile.graph, data, frames)
             without_debug |= resolver.without_debug
-            named |= resolver.named_modules
-            unnamed |= resolver.unnamed_modules
+            without_symbols |= resolver.without_symbols
             if data.program.exe:
                 progress.start(f"reading the types of {data.program.exe}")
                 for size, name in resolver.types(data.program.exe):
                     types.setdefault(size, set()).add(name)
-    _warn_without_debug(profile, without_debug, unnamed - named)
+    _warn_without_debug(profile, without_debug, without_symbols)
     progress.start("merging cycles")
     callgraph.finish(profile.graph)
     for size, row in profile.bins.items():

@@ -101,13 +101,10 @@ class Resolver:
         self._modules = list(modules)
         self._warn = warn
         self._timeout = float(os.environ.get("MPROF_RESOLVE_TIMEOUT", _DEFAULT_TIMEOUT))
-        # Modules opened that had no DWARF, here or from debuginfod.
+        # Modules opened that had no DWARF, here or from debuginfod, and
+        # of those the ones whose symbol tables name no code either.
         self.without_debug: set[str] = set()
-        # Modules some address resolved in to a name, and those some
-        # address in them did not: a module only in the second has no
-        # symbols for its code on the call paths.
-        self.named_modules: set[str] = set()
-        self.unnamed_modules: set[str] = set()
+        self.without_symbols: set[str] = set()
         command = [str(resolver_path())]
         if debuginfod_urls():
             command.append("--debuginfod")
@@ -153,6 +150,8 @@ class Resolver:
                 self._warn.warn(fields[1] if len(fields) > 1 else "mprof-resolve: warning")
             elif fields[0] == "nodebug":
                 self.without_debug.add(fields[1] if len(fields) > 1 else "")
+            elif fields[0] == "nosymbols":
+                self.without_symbols.add(fields[1] if len(fields) > 1 else "")
             elif fields[0] == "error":
                 message = f"mprof-resolve: {fields[1] if len(fields) > 1 else 'error'}"
                 if not errors_warn:
@@ -181,11 +180,8 @@ class Resolver:
             if progress:
                 progress.update(min(start + _BATCH, len(wanted)), len(wanted))
         for address in wanted:
-            if result.get(address):
-                self.named_modules.update(frame.module for frame in result[address])
-            else:
+            if not result.get(address):
                 result[address] = [_unknown(address, self._modules)]
-                self.unnamed_modules.add(result[address][0].module)
         return result
 
     def types(self, module_path: str) -> list[tuple[int, str]]:
