@@ -26,8 +26,11 @@ from .names import short_name
 SYSTEM_DIRECTORIES = ("/lib/", "/lib32/", "/lib64/", "/libx32/", "/usr/lib/", "/usr/lib32/", "/usr/lib64/",
                       "/usr/libx32/", "/usr/libexec/")
 # The standard libraries' namespaces (C++ and Rust), whose templates and
-# generics are compiled into the program's own module.
-LIBRARY_NAMESPACES = ("std::", "__gnu_cxx::", "__cxxabiv1::", "__gnu_debug::", "core::", "alloc::")
+# generics are compiled into the program's own module; and the crates
+# Rust's standard library is built of, linked into every Rust program.
+LIBRARY_NAMESPACES = ("std::", "__gnu_cxx::", "__cxxabiv1::", "__gnu_debug::", "core::", "alloc::",
+                      "addr2line::", "adler::", "gimli::", "hashbrown::", "libc::", "memchr::", "miniz_oxide::",
+                      "object::", "panic_unwind::", "rustc_demangle::", "std_detect::", "compiler_builtins::")
 SEPARATOR = " > "
 PARTIAL = "..."
 # A path of no frame at all: the monitor could not unwind even the

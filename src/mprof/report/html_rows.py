@@ -95,14 +95,18 @@ def leak_rows(model: Model, runtime: bool = False) -> list[Row]:
 
 
 def bin_rows(model: Model) -> tuple[list[Row], list[str]]:
-    """size, allocs, bytes, (%), frees, kept, (%), types; and the <total> line."""
+    """size, allocs, bytes, (%), frees, kept, (%), types (the most likely,
+    all of them on hover); and the <total> line."""
     totals = tables.bin_totals(model)
     rows = []
     for b in model.bins:
         kept = b.bytes - b.bytes_freed
+        types = tables.bin_types(b)
+        shown: Cell = {"t": tables.types_text(types, False), "title": "\n".join(types)} if types else ""
+        # The name filter looks for every type, not only those shown.
         rows.append({"c": ["> 1024" if b.size > 1024 else str(b.size), f"{b.allocs:,}", f"{b.bytes:,}",
                            parenthesised(b.bytes, totals.bytes), f"{b.frees:,}", f"{kept:,}",
-                           parenthesised(kept, totals.kept), b.types]})
+                           parenthesised(kept, totals.kept), shown], "f": ", ".join(types)})
     total = ["<total>", f"{totals.allocs:,}", f"{totals.bytes:,}", "", f"{totals.frees:,}", f"{totals.kept:,}", "",
              ""]
     return rows, total

@@ -7,7 +7,7 @@ from typing import Any
 
 from . import summary as whole_program
 from .model import CLASSES, Model
-from .tables import LeakPath, WholePath, allocators, leak_paths, peak_paths, temporary_paths, whole_path_text
+from .tables import LeakPath, WholePath, allocators, bin_types, leak_paths, peak_paths, temporary_paths, whole_path_text
 from .text_tables import Options
 
 
@@ -62,7 +62,7 @@ def tables(model: Model, options: Options) -> dict[str, Any]:
         "bins": [{"size": b.size, "label": "> 1024" if b.size > 1024 else str(b.size), "allocs": b.allocs,
                   "frees": b.frees, "bytes": b.bytes, "kept_bytes": b.bytes - b.bytes_freed,
                   "temporaries": b.temporaries, "peak_blocks": b.peak_blocks, "peak_bytes": b.peak_bytes,
-                  "types": [t for t in b.types.split(", ") if t]} for b in model.bins],
+                  "types": bin_types(b)} for b in model.bins],
         "direct": [{"function": model.label(f.id), "signature": f.full_name, "module": f.module,
                     "calls": f.self_calls,
                     "bytes": sum(f.self_bytes), "bytes_by_class": _by_class(f.self_bytes),

@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from . import folding
-from .model import CycleRow, FunctionRow, LeakFrame, Model, PathRow
+from .model import BinRow, CycleRow, FunctionRow, LeakFrame, Model, PathRow
 
 
 def percent(part: int, whole: int) -> str:
@@ -236,6 +236,87 @@ def runtime_note(model: Model, option: str) -> str:
     each = ", ".join(f"{k.runtime} {k.bytes:,}" for k in kinds)
     return (f"Kept on purpose by the C and C++ runtimes until exit, not listed: {objects:,} blocks, {kept:,} bytes "
             f"({each}); {option} lists them")
+
+
+def _closes(text: str, at: int) -> bool:
+    """Whether the character at is a closing bracket; Rust's -> is none."""
+    return text[at] in ">)]}" and text[at - 1:at + 1] != "->"
+
+
+def _split_top_level(text: str) -> list[str]:
+    """Comma-separated names, split only where no bracket is open: a C++
+    type's template arguments hold commas too."""
+    names, depth, start = [], 0, 0
+    for at, character in enumerate(text):
+        if character in "<([{":
+            depth += 1
+        elif _closes(text, at):
+            depth -= 1
+        elif character == "," and depth == 0:
+            names.append(text[start:at].strip())
+            start = at + 1
+    names.append(text[start:].strip())
+    return [name for name in names if name]
+
+
+def _without_arguments(name: str) -> str:
+    """A type's name with its template or generic arguments left out:
+    std::vector<int>::value_type -> std::vector<>::value_type."""
+    kept: list[str] = []
+    open_brackets: list[str] = []
+    for at, character in enumerate(name):
+        within_arguments = "<" in open_brackets
+        if character in "<([{":
+            open_brackets.append(character)
+            if not within_arguments:
+                kept.append("<>" if character == "<" else character)
+        elif _closes(name, at) and open_brackets:
+            if open_brackets.pop() != "<" and "<" not in open_brackets:
+                kept.append(character)
+        elif not within_arguments:
+            kept.append(character)
+    return "".join(kept)
+
+
+# Rust's types without a name of their own: primitives, what starts with
+# a reference, pointer, slice, tuple, fn or <T as Trait>, and what the
+# compiler made ({closure_env#0}, {vtable_type}).
+_UNNAMED_TYPES = {"u8", "u16", "u32", "u64", "u128", "usize", "i8", "i16", "i32", "i64", "i128", "isize", "f32",
+                  "f64", "bool", "char", "str", "!"}
+
+
+def _type_rank(name: str) -> tuple[int, bool, bool, int, str]:
+    """The program's own named types first, then the standard libraries'
+    and reserved names (_IO_FILE), then types without a name of their own
+    (u64, &str, (usize, usize)); within each, a type before a typedef inside
+    a template (vector<int>::value_type), then the shortest."""
+    if (name in _UNNAMED_TYPES or name.startswith(("(", "&", "*", "[", "<", "fn(", "fn ", "dyn ", "unsafe ", "extern "))
+            or "{" in name):
+        kind = 2
+    elif name.startswith(("_", *folding.LIBRARY_NAMESPACES)) or "::_" in name.split("<", 1)[0]:
+        kind = 1
+    else:
+        kind = 0
+    return (kind, ">::" in name, "<" in name, len(name), name)
+
+
+def bin_types(row: BinRow) -> list[str]:
+    """A bin's program types, the most likely to be what was allocated first."""
+    return sorted(_split_top_level(row.types), key=_type_rank)
+
+
+# Types a table shows of a bin, the rest counted.
+SHOWN_TYPES = 2
+
+
+def types_text(types: list[str], wide: bool) -> str:
+    """A bin's types as a table cell: all of them with wide, else the first
+    two with their template arguments left out and how many more there are."""
+    if wide:
+        return ", ".join(types)
+    shown = list(dict.fromkeys(_without_arguments(name) for name in types))[:SHOWN_TYPES]
+    more = len(types) - len(shown)
+    return ", ".join(shown) + (f" and {more:,} more" if more > 0 else "")
 
 
 @dataclass(frozen=True)

@@ -162,7 +162,8 @@ def bin_table(model: Model, options: Options) -> str:
         size = "> 1024" if b.size > 1024 else str(b.size)
         kept = b.bytes - b.bytes_freed
         lines.append(f"{size:>7} {b.allocs:>10,} {b.bytes:>13,} {parenthesised(b.bytes, allocated):>5} "
-                     f"{b.frees:>10,} {kept:>13,} {parenthesised(kept, kept_total):>5}  {b.types}".rstrip())
+                     f"{b.frees:>10,} {kept:>13,} {parenthesised(kept, kept_total):>5}  "
+                     f"{tables.types_text(tables.bin_types(b), options.wide)}".rstrip())
     lines.append(f"{'<total>':>7} {totals.allocs:>10,} {allocated:>13,} {'':>5} "
                  f"{totals.frees:>10,} {kept_total:>13,}")
     return "\n".join(lines + left_out(len(shown), len(model.bins)))
