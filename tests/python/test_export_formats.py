@@ -4,10 +4,14 @@ colours of a change and the widths of what shrank to nothing."""
 
 from __future__ import annotations
 
+import dataclasses
+import gzip
+
 from mprof.diff import flame as diff_flame
 from mprof.diff import html as diff_html
 from mprof.diff import text
 from mprof.diff.compare import compare
+from mprof.export import pprof, profile_pb2
 from mprof.export.collapsed import collapsed
 from mprof.report.measures import by_name, measures
 from mprof.report.model import PathRow
@@ -33,6 +37,16 @@ def test_collapsed_leaves_out_the_runtimes_blocks_unless_asked() -> None:
     model = path_model({1: "main", 2: "fopen"}, [((1, 2), 4096, 0, "stdio buffer"), ((1,), 10, 0, "")])
     assert collapsed(model, by_name("leak_space")) == "main 10\n"
     assert collapsed(model, by_name("leak_space", runtime=True)) == "main 10\nmain;fopen 4096\n"
+
+
+def test_the_first_pprof_mapping_is_the_programs() -> None:
+    # The only path allocates in libstdc++'s operator new: its mapping would
+    # come first if mappings came in the order paths reach them.
+    model = path_model({1: "main", 2: "operator new"}, [((1, 2), 64, 0, "")])
+    model.functions[2] = dataclasses.replace(model.functions[2], module="/lib/x86_64-linux-gnu/libstdc++.so.6")
+    profile = profile_pb2.Profile.FromString(gzip.decompress(pprof.profile(model, measures(), "alloc_space")))
+    assert [profile.string_table[mapping.filename] for mapping in profile.mapping] == [
+        "prog", "/lib/x86_64-linux-gnu/libstdc++.so.6"]
 
 
 def test_a_change_is_coloured_by_its_size_against_the_larger_figure() -> None:

@@ -95,6 +95,10 @@ def profile(model: Model, chosen: tuple[Measure, ...], default: str) -> bytes:
                 line.line = line_number
         return locations[lines]
 
+    # pprof takes the first mapping for the program's: the executable's
+    # before any library a path reaches first.
+    for run in model.runs:
+        mapping_of(run.program)
     no_chain = 0
     for path in model.paths:
         values = [measure.of(path) for measure in chosen]
