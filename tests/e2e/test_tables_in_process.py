@@ -27,7 +27,8 @@ Memory leak table: partial call paths (the last callers before the
 allocation, outermost first) whose blocks were allocated and never freed.
   objects  blocks still allocated at exit (or at the snapshot or checkpoint)
   bytes    their bytes, and (%) their share of all bytes kept
-  path     callers, outermost first; "..." when the path continues above
+  path     callers, outermost first; "..." when the path continues above;
+           [4 std::] stands for four library frames, folded (--wide)
 
    objects        bytes   (%)  path
      4,913    1,002,252 (100)  main > make_red_widget > make_widget
@@ -94,7 +95,8 @@ Memory leak table: partial call paths (the last callers before the
 allocation, outermost first) whose blocks were allocated and never freed.
   objects  blocks still allocated at exit (or at the snapshot or checkpoint)
   bytes    their bytes, and (%) their share of all bytes kept
-  path     callers, outermost first; "..." when the path continues above
+  path     callers, outermost first; "..." when the path continues above;
+           [4 std::] stands for four library frames, folded (--wide)
 
    objects        bytes   (%)  path
          4      105,122  (98)  main > above_1024 > allocate_each
@@ -170,7 +172,8 @@ Memory leak table: partial call paths (the last callers before the
 allocation, outermost first) whose blocks were allocated and never freed.
   objects  blocks still allocated at exit (or at the snapshot or checkpoint)
   bytes    their bytes, and (%) their share of all bytes kept
-  path     callers, outermost first; "..." when the path continues above
+  path     callers, outermost first; "..." when the path continues above;
+           [4 std::] stands for four library frames, folded (--wide)
 
    objects        bytes   (%)  path
          2        2,000 (100)  main > twice > keep_block
@@ -414,7 +417,8 @@ def test_widgets_json(data_files: dict[str, Path], capsys: pytest.CaptureFixture
     assert {key: direct[key] for key in direct if key != "module"} == {
         "function": "make_widget", "signature": "make_widget", "calls": 10000, "bytes": 2040000,
         "bytes_by_class": {"s": 0, "m": 2040000, "l": 0, "x": 0}, "kept_bytes": 4913 * 204,
-        "kept_by_class": {"s": 0, "m": 4913 * 204, "l": 0, "x": 0}, "kept_objects": 4913}
+        "kept_by_class": {"s": 0, "m": 4913 * 204, "l": 0, "x": 0}, "kept_objects": 4913,
+        "via": []}  # make_widget is the program's own
     graph = {entry["function"]: entry for entry in report["call_graph"]}
     assert list(graph) == ["main", "make_widget", "make_blue_widget", "make_red_widget"]
     assert [(c["function"], c["calls"], c["bytes"]) for c in graph["main"]["callees"]] == [

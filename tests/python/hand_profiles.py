@@ -5,8 +5,12 @@ command line's main()."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import html
+import json
+import re
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -87,3 +91,50 @@ def report(capsys: pytest.CaptureFixture[str], *arguments: str | Path) -> str:
     captured = capsys.readouterr()
     assert captured.err == ""
     return captured.out
+
+
+def embedded(page: str, script_id: str) -> Any:
+    """A JSON block the page carries for its script (controls.html)."""
+    opening = f'<script type="application/json" id="{script_id}">'
+    start = page.index(opening) + len(opening)
+    return json.loads(page[start:page.index("</script>", start)])
+
+
+def cell_text(page: str) -> Callable[[object], str]:
+    """A cell of the HTML page's rows as the text tables print it: a
+    function by its name, with its cycle for a label, and [index] in the
+    call graph (the page's functions table, [id, name, label, index,
+    signature]); folded frames opened, as a click opens them."""
+    functions = {row[0]: row for row in embedded(page, "functions")}
+
+    def text(cell: object) -> str:
+        if isinstance(cell, str):
+            return cell
+        if isinstance(cell, list):
+            return "".join(text(part) for part in cell)
+        assert isinstance(cell, dict)
+        if "fold" in cell:
+            return text(cell["fold"])
+        if "t" in cell:
+            return str(cell["t"])
+        _, name, label, index, _ = functions[cell["f"]]
+        view = cell.get("v", "")
+        if view == "l":
+            return str(label or name)
+        if view == "g":
+            return f"{label or name} [{index}]"
+        return str(name)
+
+    return lambda cell: text(cell).strip()
+
+
+def page_rows(page: str, table: str) -> list[list[str]]:
+    """One table's rows as the page's script gets them, then its <total>
+    line as the page prints it (the leak and peak tables and the call graph
+    have none)."""
+    text = cell_text(page)
+    rows = [[text(cell) for cell in row["c"]] for row in embedded(page, f"rows-{table}")]
+    footer = re.search(f'id="table-{table}"(?:(?!</table>).)*<tfoot><tr>(.*?)</tr></tfoot>', page, re.DOTALL)
+    if footer:
+        rows.append([html.unescape(cell) for cell in re.findall("<td>(.*?)</td>", footer.group(1))])
+    return rows

@@ -130,13 +130,13 @@ def test_too_long_with_its_library_folded_a_path_folds_its_outer_own_frames_but_
 
 
 def test_rows_that_would_read_the_same_show_the_frames_that_tell_them_apart() -> None:
-    # 4 and 13 differ in a folded run: each row shows its innermost folded
-    # frames until they differ, and no more.
+    # 4 and 13 are where the two differ, inside the fold: that frame, and
+    # only it, is shown in each.
     assert texts(CXX, [(1, 2, 3, 4, 5, 6), (1, 2, 3, 13, 5, 6)]) == [
-        "main > Cache::get > [1 std::] > std::_Vector_base<>::_M_create_storage > std::_Vector_base<>::_M_allocate"
-        " > std::__new_allocator<>::allocate",
-        "main > Cache::get > [1 std::] > std::_Vector_base<>::_M_deallocate > std::_Vector_base<>::_M_allocate"
-        " > std::__new_allocator<>::allocate"]
+        "main > Cache::get > [1 std::] > std::_Vector_base<>::_M_create_storage > [1 std::] > "
+        "std::__new_allocator<>::allocate",
+        "main > Cache::get > [1 std::] > std::_Vector_base<>::_M_deallocate > [1 std::] > "
+        "std::__new_allocator<>::allocate"]
     # A third row that already differs stays folded.
     assert texts(CXX, [(1, 2, 3, 4, 5, 6), (1, 11, 3, 4, 5, 6)]) == [
         "main > Cache::get > [3 std::] > std::__new_allocator<>::allocate",

@@ -15,13 +15,13 @@ import re
 import sqlite3
 import sys
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import pytest
 
 from datafile_builder import SUMMARY_FIELDS, DataFileBuilder, ModuleSpec
-from hand_profiles import NamedFrames, by_class, recorded, report, resolve_by_name
+from hand_profiles import NamedFrames, by_class, cell_text, embedded, page_rows, recorded, report, resolve_by_name
 from mprof.cli.main import main
 from mprof.reducer import datafile, store
 from mprof.reducer import profile as profile_module
@@ -547,12 +547,6 @@ def html_page(capsys: pytest.CaptureFixture[str], *paths: Path) -> str:
     return page.read_text()
 
 
-def embedded(page: str, script_id: str) -> object:
-    """A JSON block the page carries for its script (controls.html)."""
-    opening = f'<script type="application/json" id="{script_id}">'
-    start = page.index(opening) + len(opening)
-    return json.loads(page[start:page.index("</script>", start)])
-
 
 def test_html_rows(program: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     page = html_page(capsys, program)
@@ -761,9 +755,12 @@ def test_types_are_named_for_sizes_up_to_1024(tmp_path: Path, monkeypatch: pytes
     bins = json.loads(report(capsys, "report", "--format", "json", path))["bins"]
     assert [(b["size"], b["label"], b["types"]) for b in bins] == [
         (1023, "1023", ["struct odd"]), (1024, "1024", ["struct page"]), (1025, "> 1024", [])]
-    rows = embedded(html_page(capsys, path), "rows-bins")
-    assert [(row["c"][0], row["c"][-1]) for row in rows] == [
+    page = html_page(capsys, path)
+    assert [(row[0], row[-1]) for row in page_rows(page, "bins")[:-1]] == [
         ("1023", "struct odd"), ("1024", "struct page"), ("> 1024", "")]
+    # Every type on hover.
+    assert [row["c"][-1] and row["c"][-1]["title"] for row in embedded(page, "rows-bins")] == [  # type: ignore
+        "struct odd", "struct page", ""]
 
 
 def test_one_byte_in_all_and_no_time(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -1095,42 +1092,6 @@ def printed_cells(table: str, columns: list[str]) -> list[list[str]]:
         elif not line.lstrip().startswith("--"):
             cells.append([line[a:b].strip() for a, b in bounds])
     return cells
-
-
-def cell_text(page: str) -> Callable[[object], str]:
-    """A cell of the HTML page's rows as the text tables print it: a
-    function by its name, with its cycle for a label, and [index] in the
-    call graph (the page's functions table, [id, name, label, index, signature])."""
-    functions = {row[0]: row for row in embedded(page, "functions")}
-
-    def text(cell: object) -> str:
-        if isinstance(cell, str):
-            return cell
-        if isinstance(cell, list):
-            return "".join(text(part) for part in cell)
-        assert isinstance(cell, dict)
-        if "t" in cell:
-            return cell["t"]
-        _, name, label, index, _ = functions[cell["f"]]
-        view = cell.get("v", "")
-        if view == "l":
-            return label or name
-        if view == "g":
-            return f"{label or name} [{index}]"
-        return name
-
-    return lambda cell: text(cell).strip()
-
-
-def page_rows(page: str, table: str) -> list[list[str]]:
-    """One table's rows as the page's script gets them, then its <total>
-    line as the page prints it (the leak table and call graph have none)."""
-    text = cell_text(page)
-    rows = [[text(cell) for cell in row["c"]] for row in embedded(page, f"rows-{table}")]
-    footer = re.search(f'id="table-{table}"(?:(?!</table>).)*<tfoot><tr>(.*?)</tr></tfoot>', page, re.DOTALL)
-    if footer:
-        rows.append([html.unescape(cell) for cell in re.findall("<td>(.*?)</td>", footer.group(1))])
-    return rows
 
 
 def page_graph(page: str) -> list[list[list[str]]]:

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .model import Model
-from .names import short_name
+from .names import rust_path, short_name
 
 # Where a distribution installs its shared libraries: a module in one of
 # them is the system's, whoever's program loaded it.
@@ -79,6 +79,7 @@ def library_namespace(name: str) -> str:
     """The standard library namespace a function belongs to ("std::"), or
     "" for any other; a Rust impl (`<alloc::vec::Vec<T> as Drop>::drop`)
     belongs to its type's."""
+    name = rust_path(name)  # v0 names keep crate disambiguators: alloc[f1e2...]::vec
     body = name[1:] if name.startswith("<") else short_name(name)
     return next((namespace for namespace in LIBRARY_NAMESPACES if body.startswith(namespace)), "")
 
@@ -94,6 +95,10 @@ class OwnCode:
 
     def system_module(self, module: str) -> bool:
         return module not in self.programs and (module.startswith(SYSTEM_DIRECTORIES) or not module.startswith("/"))
+
+    def owns(self, model: Model, function_id: int) -> bool:
+        function = model.functions[function_id]
+        return not self.system_module(function.module) and not library_namespace(function.full_name)
 
     def frame(self, model: Model, function_id: int, text: str) -> Frame:
         function = model.functions[function_id]
@@ -158,26 +163,27 @@ def _hidden(frames: Sequence[Frame], partial: bool, width: int, shown: set[int])
 
 def fold_paths(paths: Sequence[Sequence[Frame]], partial: Sequence[bool], width: int | None) -> list[ShownPath]:
     """Each path, outermost first, as a table shows it: whole when it fits
-    in width characters (or width is None), else folded; where two paths
-    would then read the same, their innermost folded frames are shown,
-    one at a time, until they differ."""
+    in width characters (or width is None), else folded; where paths would
+    then read the same, the innermost folded frame that tells them apart is
+    shown, one at a time, until they differ."""
     too_long = [width is not None and len(render(path, partial[n])) > width for n, path in enumerate(paths)]
     shown: list[set[int]] = [set() for _ in paths]
-
-    def hidden(n: int) -> set[int]:
-        return _hidden(paths[n], partial[n], width, shown[n]) if too_long[n] and width is not None else set()
-
     while True:
-        folded = [ShownPath(partial[n], tuple(_elements(path, hidden(n)))) for n, path in enumerate(paths)]
+        hidden = [_hidden(path, partial[n], width, shown[n]) if too_long[n] and width is not None else set()
+                  for n, path in enumerate(paths)]
+        folded = [ShownPath(partial[n], tuple(_elements(path, hidden[n]))) for n, path in enumerate(paths)]
         readings: dict[str, list[int]] = defaultdict(list)
         for n, path in enumerate(folded):
             readings[path.text].append(n)
         opened = False
         for rows in readings.values():
-            for n in rows if len(rows) > 1 else ():
-                still_hidden = hidden(n)
-                if still_hidden:
-                    shown[n].add(max(still_hidden))
-                    opened = True
+            # Rows that read the same fold the same positions: their frames
+            # line up.
+            folded_positions = sorted(hidden[rows[0]], reverse=True) if len(rows) > 1 else []
+            telling = [at for at in folded_positions if len({paths[n][at].text for n in rows}) > 1]
+            for at in telling[:1] or folded_positions[:1]:
+                for n in rows:
+                    shown[n].add(at)
+                opened = True
         if not opened:
             return folded

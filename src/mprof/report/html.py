@@ -47,40 +47,26 @@ def environment() -> jinja2.Environment:
     return env
 
 
-@dataclass(frozen=True)
-class PeakRow:
-    blocks: int
-    bytes: int
-    share: str  # "(99)", or blank below 1%
-    path: str
-
-
-# The peak table's rows on the page; its flame graph draws the rest.
-PEAK_ROWS = 100
-
-
 def render(model: Model, runtime: bool = False) -> str:
     """The page; with runtime, the leak table and flame graph also show what
     the C and C++ runtimes keep on purpose.  A database of replays alone
     (mprof replay --db without a profile) gets a page of them alone."""
     if not model.runs and model.replays:
         return render_replays(model)
-    peak = model.summary.get("max_live_bytes", 0)
-    peak_rows = [PeakRow(row.blocks, row.bytes, tables.parenthesised(row.bytes, peak),
-                         tables.whole_path_text(model, row.functions)) for row in tables.peak_paths(model)]
     runs = [RunLine(run.pid, "fork child" if run.forked else "process", run.command_line or run.program,
                     ", ".join(summary.run_notes(run))) for run in model.runs]
     program = model.runs[0].program if model.runs else ""
     return environment().get_template("report.html").render(
         name=os.path.basename(program) or "program", runs=runs,
         figures=summary.figures(model), kept_label=summary.kept_label(model), summary_rows=summary.rows(model),
+        runtime=runtime, leaked_bytes=tables.leak_total(model, runtime),
+        leaked_objects=tables.leaked_objects(model, runtime), suppressed_bytes=model.suppressed_bytes,
         legends=legends,
         tables=html_rows.build(model, runtime), call_graph=model.call_graph,
         allocation_flame=flame.allocation_flame(model), leak_flame=flame.leak_flame(model, runtime=runtime),
         peak_flame=flame.peak_flame(model), temporary_flame=flame.temporary_flame(model),
         peak_moment=summary.peak_moment(model) if len(model.runs) <= 1 else "",
         several=len(model.runs) > 1, timeline=timeline_chart.chart(model),
-        peak_rows=peak_rows[:PEAK_ROWS], peak_count=len(peak_rows),
         runtime_note="" if runtime else tables.runtime_note(model, "mprof html --include-runtime"),
         suppressed_note=tables.suppressed_note(model),
         processes=processes.process_rows(model) if processes.merged(model) else [],

@@ -9,7 +9,8 @@ its label (with <cycle N>), {"f": id, "v": "g"} its label and [index],
 names are in one table for the page, [id, name, label, index, signature],
 because a big call graph names each function many times.  It links to the function's call
 graph entry when there is one.  A link is {"t": text, "h": anchor}; either
-may have a "title", hover text.  A row is {"c": cells, "id": its anchor,
+may have a "title", hover text.  A fold is {"fold": parts, "t": label}:
+frames of a long path shown as one element until it is clicked.  A row is {"c": cells, "id": its anchor,
 "b": rows above it, "a": rows below it, "f": what the name filter matches
 when the last cell is not enough}: the call graph's callers are above an
 entry, its callees or a cycle's members below.  Names travel as JSON text
@@ -21,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from . import tables
+from . import folding, tables
 from .model import Model
 from .tables import GraphEntry, Related, parenthesised, percent
 
@@ -33,6 +34,7 @@ Row = dict[str, Any]
 class HtmlTables:
     # id, name, label if not the name, entry index, full signature if not the name
     functions: list[tuple[int, str, str | None, int | None, str | None]]
+    peak: list[Row]  # empty for several processes: the peak is one process's
     leaks: list[Row]
     bins: list[Row]
     bin_total: list[str]
@@ -59,7 +61,8 @@ def build(model: Model, runtime: bool = False) -> HtmlTables:
                           f.full_name if f.full_name != f.name else None))
     bins, bin_total = bin_rows(model)
     direct, direct_total = direct_rows(model)
-    return HtmlTables(functions, leak_rows(model, runtime), bins, bin_total, direct, direct_total,
+    return HtmlTables(functions, peak_rows(model) if len(model.runs) <= 1 else [], leak_rows(model, runtime), bins,
+                      bin_total, direct, direct_total,
                       graph_rows(model, entries))
 
 
@@ -72,25 +75,53 @@ def _function(function_id: int, view: str = "", title: str = "") -> dict[str, An
     return cell
 
 
+def _path_cell(elements: tuple[folding.Element, ...], partial: bool, parts_of: list[dict[str, Any]]) -> list[Any]:
+    """A path as a cell: its frames' function parts (parts_of, outermost
+    first) joined by " > ", each folded run as {"fold": its parts, "t": the
+    fold's label} for the page to open on a click."""
+    cell: list[Any] = ["... > "] if partial else []
+    frames = iter(parts_of)
+    for n, element in enumerate(elements):
+        if n:
+            cell.append(" > ")
+        if isinstance(element, folding.Fold):
+            folded: list[Any] = []
+            for m in range(len(element.frames)):
+                folded += [" > "] if m else []
+                folded.append(next(frames))
+            cell.append({"fold": folded, "t": element.label})
+        else:
+            cell.append(next(frames))
+    return cell
+
+
 def leak_rows(model: Model, runtime: bool = False) -> list[Row]:
-    """objects, bytes, (%), path: each name on the path links to its entry;
-    what the runtimes keep on purpose only with runtime, and marked."""
+    """objects, bytes, (%), path: each name on the path links to its entry,
+    library runs of a long path folded (folding.py); what the runtimes keep
+    on purpose only with runtime, and marked."""
     kept_total = tables.leak_total(model, runtime)
+    paths = tables.leak_paths(model, False, runtime)
     rows = []
-    for path in tables.leak_paths(model, False, runtime):
-        parts: list[str | dict[str, Any]] = []
-        if path.key == tables.NO_CHAIN:
-            parts.append(path.key)
-        elif path.key.startswith("... > "):
-            parts.append("... > ")
-        for n, frame in enumerate(reversed(path.frames)):
-            if n:
-                parts.append(" > ")
-            site = f"called at {frame.file}:{frame.line}" if frame.line else ""
-            parts.append(_function(frame.function, title=site))
+    for path, shown in zip(paths, tables.shown_leak_paths(model, paths, False, tables.PATH_WIDTH), strict=True):
+        parts = [_function(frame.function, title=f"called at {frame.file}:{frame.line}" if frame.line else "")
+                 for frame in reversed(path.frames)]
+        cell = _path_cell(shown.elements, shown.partial, parts) if path.frames else [tables.NO_CHAIN]
         if path.runtime:
-            parts.append(f"  [runtime: {path.runtime}]")
-        rows.append({"c": [f"{path.objects:,}", f"{path.kept:,}", parenthesised(path.kept, kept_total), parts]})
+            cell.append(f"  [runtime: {path.runtime}]")
+        rows.append({"c": [f"{path.objects:,}", f"{path.kept:,}", parenthesised(path.kept, kept_total), cell]})
+    return rows
+
+
+def peak_rows(model: Model) -> list[Row]:
+    """blocks, bytes, (%), path: what held the memory at the peak, by whole
+    call path, long paths folded as the leak table's."""
+    peak = model.summary.get("max_live_bytes", 0)
+    paths = tables.peak_paths(model)
+    rows = []
+    for path, shown in zip(paths, tables.shown_whole_paths(model, paths, tables.PATH_WIDTH), strict=True):
+        parts = [_function(function) for function in path.functions]
+        cell = _path_cell(shown.elements, shown.partial, parts) if path.functions else [tables.NO_CHAIN]
+        rows.append({"c": [f"{path.blocks:,}", f"{path.bytes:,}", parenthesised(path.bytes, peak), cell]})
     return rows
 
 
@@ -113,16 +144,26 @@ def bin_rows(model: Model) -> tuple[list[Row], list[str]]:
 
 
 def direct_rows(model: Model) -> tuple[list[Row], list[str]]:
-    """% mem, bytes, s m l x, bytes kept, s m l x, calls, name; and <total>."""
+    """% mem, bytes, s m l x, bytes kept, s m l x, calls, name (a library
+    allocator's with every own caller); and <total>."""
     allocators = tables.allocators(model)
     totals = tables.direct_totals(allocators)
+    callers = tables.own_callers(model)
     rows = []
     for f in allocators:
         self_bytes = sum(f.self_bytes)
+        name: list[str | dict[str, Any]] = [_function(f.id, "l")]
+        if f.id in callers:
+            # A library allocator: the program's own functions it allocated for.
+            name.append("  (via ")
+            for n, via in enumerate(callers[f.id]):
+                name += [", "] if n else []
+                name += [_function(via.function), f" {percent(via.bytes, self_bytes) or '<1'}%"]
+            name.append(")")
         rows.append({"c": [percent(self_bytes, totals.bytes), f"{self_bytes:,}",
                            *(percent(p, totals.bytes) for p in f.self_bytes), f"{sum(f.kept_bytes):,}",
                            *(percent(p, totals.kept) for p in f.kept_bytes), f"{f.self_calls:,}",
-                           _function(f.id, "l")]})
+                           name if len(name) > 1 else name[0]]})
     total = ["", f"{totals.bytes:,}", *(percent(p, totals.bytes) for p in totals.by_class), f"{totals.kept:,}",
              *(percent(p, totals.kept) for p in totals.kept_by_class), f"{totals.calls:,}", "<total>"]
     return rows, total

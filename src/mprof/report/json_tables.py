@@ -7,7 +7,17 @@ from typing import Any
 
 from . import summary as whole_program
 from .model import CLASSES, Model
-from .tables import LeakPath, WholePath, allocators, bin_types, leak_paths, peak_paths, temporary_paths, whole_path_text
+from .tables import (
+    LeakPath,
+    WholePath,
+    allocators,
+    bin_types,
+    leak_paths,
+    own_callers,
+    peak_paths,
+    temporary_paths,
+    whole_path_text,
+)
 from .text_tables import Options
 
 
@@ -43,6 +53,7 @@ def tables(model: Model, options: Options) -> dict[str, Any]:
                 "bytes": path.bytes, "kept_bytes": path.kept, "runtime": path.runtime}
 
     every_leak = leak_paths(model, options.call_sites, runtime=True)
+    callers = own_callers(model)
     one_process = len(model.runs) <= 1
     return {
         "runs": [asdict(run) for run in model.runs],
@@ -63,8 +74,12 @@ def tables(model: Model, options: Options) -> dict[str, Any]:
                   "frees": b.frees, "bytes": b.bytes, "kept_bytes": b.bytes - b.bytes_freed,
                   "temporaries": b.temporaries, "peak_blocks": b.peak_blocks, "peak_bytes": b.peak_bytes,
                   "types": bin_types(b)} for b in model.bins],
+        # via: for an allocator that is not the program's own code, the
+        # program's functions it allocated for (tables.own_callers).
         "direct": [{"function": model.label(f.id), "signature": f.full_name, "module": f.module,
                     "calls": f.self_calls,
+                    "via": [{"function": functions[via.function].name, "bytes": via.bytes}
+                            for via in callers.get(f.id, [])],
                     "bytes": sum(f.self_bytes), "bytes_by_class": _by_class(f.self_bytes),
                     "kept_bytes": sum(f.kept_bytes), "kept_by_class": _by_class(f.kept_bytes),
                     "kept_objects": f.kept_objects}

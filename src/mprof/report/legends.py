@@ -7,7 +7,8 @@ Memory leak table: partial call paths (the last callers before the
 allocation, outermost first) whose blocks were allocated and never freed.
   objects  blocks still allocated at exit (or at the snapshot or checkpoint)
   bytes    their bytes, and (%) their share of all bytes kept
-  path     callers, outermost first; "..." when the path continues above"""
+  path     callers, outermost first; "..." when the path continues above;
+           [4 std::] stands for four library frames, folded (--wide)"""
 
 BINS = """\
 Allocation bin table: blocks by size, 0 to 1024 bytes, and one bin above.
@@ -44,7 +45,8 @@ Peak table: what held the memory when the live bytes were at their highest,
 by whole call path (exact: every path's figures at that very moment).
   blocks   blocks of the path live at the peak
   bytes    their bytes, and (%) their share of the peak
-  path     the whole call path, outermost first"""
+  path     the whole call path, outermost first; [4 std::] stands for
+           four library frames, folded (--wide shows them)"""
 
 TEMPORARIES = """\
 Temporary allocations: blocks freed by the thread that allocated them

@@ -58,6 +58,8 @@ def shown_count(weights: Sequence[int], total: int, limit: Limit) -> int:
 
 
 NO_CHAIN = folding.NO_CHAIN
+# Characters a path may take before its library frames fold (folding.py).
+PATH_WIDTH = 100
 
 
 def _leak_names(model: Model, frames: tuple[LeakFrame, ...], call_sites: bool) -> list[str]:
@@ -216,6 +218,12 @@ def leak_total(model: Model, runtime: bool) -> int:
             - (0 if runtime else sum(kind.bytes for kind in runtime_kept(model))))
 
 
+def leaked_objects(model: Model, runtime: bool) -> int:
+    """The blocks of leak_total's bytes."""
+    return (model.summary["allocs"] - model.summary["frees"] - sum(row.objects for row in model.suppressed)
+            - (0 if runtime else sum(kind.objects for kind in runtime_kept(model))))
+
+
 def suppressed_note(model: Model) -> str:
     """The line that says what the leak suppressions took, each; empty
     when they took nothing."""
@@ -336,6 +344,49 @@ def allocators(model: Model) -> list[FunctionRow]:
     """The direct allocation table's functions, most bytes first."""
     return sorted((f for f in model.functions.values() if f.self_calls),
                   key=lambda f: (-sum(f.self_bytes), f.full_name))
+
+
+@dataclass(frozen=True)
+class Via:
+    """A function of the program's own code an allocator's bytes were
+    allocated for, and how many."""
+    function: int
+    bytes: int
+
+
+def own_callers(model: Model) -> dict[int, list[Via]]:
+    """For each allocating function that is not the program's own code
+    (std::__new_allocator<int>::allocate, strdup), the program's functions
+    it allocated for: the innermost own frame of each of its paths, most
+    bytes first."""
+    own = folding.OwnCode.of(model)
+    found: dict[int, dict[int, int]] = {}
+    for path in model.paths:
+        frames = model.frames(path.node)
+        if not frames or own.owns(model, frames[0].function):
+            continue
+        caller = next((row.function for row in frames[1:] if own.owns(model, row.function)), None)
+        if caller is not None:
+            by_caller = found.setdefault(frames[0].function, {})
+            by_caller[caller] = by_caller.get(caller, 0) + sum(path.bytes)
+    return {allocator: sorted((Via(caller, size) for caller, size in by_caller.items()),
+                              key=lambda via: (-via.bytes, model.functions[via.function].full_name))
+            for allocator, by_caller in found.items()}
+
+
+# Own callers a direct table row names.
+SHOWN_CALLERS = 2
+
+
+def via_text(model: Model, callers: list[Via], total: int) -> str:
+    """"via Cache::get 92%, create_session 7%": the first own callers of a
+    library allocator, with their shares of its bytes."""
+    if not callers:
+        return ""
+    shown = [f"{model.functions[via.function].name} {percent(via.bytes, total) or '<1'}%"
+             for via in callers[:SHOWN_CALLERS]]
+    more = len(callers) - SHOWN_CALLERS
+    return "via " + ", ".join(shown) + (f" and {more:,} more" if more > 0 else "")
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from typing import TypeVar
 
 from . import legends, processes, summary, tables
 from .model import Model
-from .tables import EVERY_ROW, GraphEntry, Limit, Related, parenthesised, percent, shown_count
+from .tables import EVERY_ROW, PATH_WIDTH, GraphEntry, Limit, Related, parenthesised, percent, shown_count
 
 Row = TypeVar("Row")
 
@@ -22,7 +22,7 @@ class Options:
     cutoff: float = 0.0  # percent; rows below it are left out
     call_sites: bool = False  # leak paths name file:line of each call
     wide: bool = False  # paths are never shortened
-    path_width: int = 100  # longer paths fold their library frames (folding.py)
+    path_width: int = PATH_WIDTH  # longer paths fold their library frames (folding.py)
     limit: Limit = EVERY_ROW  # how many rows of each table to show, after the cutoff
     runtime: bool = False  # the leak table lists what the C and C++ runtimes keep on purpose
 
@@ -187,9 +187,11 @@ def direct_table(model: Model, options: Options) -> str:
              _direct_row("<total>", all_allocated, totals.by_class, totals.kept_by_class, totals.calls,
                          all_allocated, all_kept)]
     shown = shown_rows(allocators, lambda f: sum(f.self_bytes), all_allocated, options)
+    callers = tables.own_callers(model)
     for f in shown:
-        lines.append(_direct_row(model.label(f.id), sum(f.self_bytes), f.self_bytes, f.kept_bytes, f.self_calls,
-                                 all_allocated, all_kept))
+        via = tables.via_text(model, callers.get(f.id, []), sum(f.self_bytes))
+        lines.append(_direct_row(model.label(f.id) + (f"  ({via})" if via else ""), sum(f.self_bytes), f.self_bytes,
+                                 f.kept_bytes, f.self_calls, all_allocated, all_kept))
     return "\n".join(lines + left_out(len(shown), len(allocators)))
 
 

@@ -4,7 +4,8 @@
 "use strict";
 
 (function () {
-  const PAGE = 100; // rows drawn at once: a big profile has tens of thousands
+  const FIRST = 20; // rows drawn at first: a screen of the largest
+  const PAGE = 100; // rows each "more" draws: a big profile has tens of thousands
 
   // ---- Tables ----
 
@@ -24,6 +25,7 @@
 
   function partText(part) {
     if (typeof part === "string") return part;
+    if (part.fold) return part.fold.map(partText).join("");
     return part.f === undefined ? part.t : functionText(part);
   }
 
@@ -31,11 +33,32 @@
     return Array.isArray(cell) ? cell.map(partText).join("") : partText(cell);
   }
 
+  // Frames of a long path folded into one element ([4 std::]): the
+  // folded names on hover, the frames themselves on a click.
+  function foldButton(part) {
+    const button = document.createElement("button");
+    button.type = "button";
+    button.className = "fold";
+    button.textContent = part.t;
+    button.title = part.fold.filter(p => typeof p !== "string").map(partText).join("\n");
+    button.addEventListener("click", () => {
+      const opened = document.createElement("span");
+      opened.className = "unfolded";
+      fillCell(opened, part.fold);
+      button.replaceWith(opened);
+    });
+    return button;
+  }
+
   function fillCell(td, cell) {
     const parts = Array.isArray(cell) ? cell : [cell];
     for (const part of parts) {
       if (typeof part === "string") {
         td.appendChild(document.createTextNode(part));
+        continue;
+      }
+      if (part.fold) {
+        td.appendChild(foldButton(part));
         continue;
       }
       const anchor = part.f === undefined ? part.h :
@@ -83,7 +106,7 @@
       this.rows.forEach((r, n) => { r.n = n; r.lower = (r.f || cellText(r.c[r.c.length - 1])).toLowerCase(); });
       this.view = this.rows;
       this.start = 0;
-      this.end = PAGE;
+      this.end = FIRST;
       const control = name => document.querySelector(`${name}[data-table="${id}"]`);
       this.input = control("input.filter");
       this.status = control(".status");
@@ -108,7 +131,7 @@
       const text = this.input.value.trim().toLowerCase();
       this.view = text ? this.rows.filter(r => r.lower.includes(text)) : this.rows;
       this.start = 0;
-      this.end = PAGE;
+      this.end = FIRST;
       this.draw();
     }
 

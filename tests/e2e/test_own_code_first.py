@@ -1,0 +1,117 @@
+"""The first screen of a report on real programs names the developer's own
+code: a C++ program at -O2 (tests/targets/cache_server.cc), whose paths
+are mostly the standard library's inlined templates, a two-thread Rust
+program (tests/targets/rust_workers.rs) and a stripped C program.  Each row
+of the peak, temporaries, leak and direct tables, as the default report
+prints it, names the function the program's structure says is
+responsible; the figures are the programs' known allocations."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from e2e_support import BUILD, TARGETS, mprof, table
+
+# A row's figures, then its path or name.
+ROW = re.compile(r"\s*([\d,]+)\s+([\d,]+)\s+(\(\d+\))?\s+(.*)")
+
+
+def rows(text: str, heading: str) -> list[tuple[str, str, str]]:
+    """A table's rows: (first figure, second figure, path), not its notes."""
+    return [(match[1], match[2], match[4]) for match in map(ROW.fullmatch, table(text, heading)) if match]
+
+
+@pytest.fixture(scope="module")
+def cxx_report(tmp_path_factory: pytest.TempPathFactory) -> str:
+    directory = tmp_path_factory.mktemp("cache_server")
+    program = directory / "cache_server"
+    subprocess.run(["g++", "-O2", "-g", "-o", program, TARGETS / "cache_server.cc"], check=True)
+    output = directory / "cache_server.mprof"
+    assert mprof("run", "--quiet", "-o", output, program).stdout == "cache 2000 entries, total 12138000\n"
+    return mprof("report", output).stdout
+
+
+def test_the_cxx_peak_rows_name_the_cache_and_the_sessions(cxx_report: str) -> None:
+    peak = {(blocks, size): path for blocks, size, path in rows(cxx_report, "Peak table")}
+    # The 2,000 vectors of 64 ints, the map's nodes (72 bytes) and their
+    # copies of the keys (33 bytes): Cache::get's.  The sessions and their
+    # vectors of 100 ints: create_session's.
+    for figures in (("2,000", "512,000"), ("2,000", "144,000"), ("2,000", "66,000")):
+        assert peak[figures].startswith("main > Cache::get > "), peak[figures]
+    assert peak[("100", "40,000")].startswith("main > create_session > ")
+    assert peak[("100", "4,800")] == "main > create_session"
+    # Folded, the standard library's frames say so.
+    assert re.search(r" > \[\d+ std::\] > ", peak[("2,000", "512,000")])
+
+
+def test_the_cxx_temporaries_and_leaks_name_format_line_and_create_session(cxx_report: str) -> None:
+    [row] = table(cxx_report, "Temporary allocations")
+    count, share, path = row.split(None, 2)
+    assert (count, share) == ("300,000", "(100)") and path.startswith("main > format_line > ")
+    assert [(objects, size, path.split(" > ")[:2]) for objects, size, path in rows(cxx_report, "Memory leak table")] \
+        == [("100", "40,000", ["main", "create_session"]), ("100", "4,800", ["main", "create_session"])]
+
+
+def direct_rows(text: str) -> dict[str, str]:
+    """The direct table's rows by their bytes (the column after % mem)."""
+    return {line[6:19].strip(): line for line in table(text, "Direct allocation table")[1:]}
+
+
+def test_the_cxx_direct_rows_say_which_own_functions_the_library_allocated_for(cxx_report: str) -> None:
+    direct = direct_rows(cxx_report)
+    # The line strings of format_line, the vectors of Cache::get (512,000)
+    # and create_session (40,000), the nodes of the map.
+    assert direct["12,300,000"].endswith("  (via format_line 100%)")
+    assert direct["552,000"].endswith("  (via Cache::get 92%, create_session 7%)")
+    assert direct["144,000"].endswith("  (via Cache::get 100%)")
+    assert direct["4,800"].endswith(" create_session")
+
+
+@pytest.fixture(scope="module")
+def rust_report(tmp_path_factory: pytest.TempPathFactory) -> str:
+    directory = tmp_path_factory.mktemp("rust_workers")
+    program = directory / "rust_workers"
+    subprocess.run(["/usr/bin/rustc", "-O", "-g", "-o", program, TARGETS / "rust_workers.rs"], check=True,
+                   capture_output=True, timeout=300)
+    output = directory / "rust_workers.mprof"
+    mprof("run", "--quiet", "-o", output, program)
+    return mprof("report", output).stdout
+
+
+def test_the_rust_rows_name_the_workers_and_the_registry(rust_report: str) -> None:
+    # Each worker's 5,000 records (32 bytes) and their labels: make_record's;
+    # the vector it pushes them onto, grown by realloc: worker's.  The three
+    # largest at the peak, whichever thread was where.
+    peak = rows(rust_report, "Peak table")
+    for _, _, path in peak[:3]:
+        owner = "rust_workers::worker" if path.endswith("alloc::alloc::realloc") else "rust_workers::make_record"
+        assert f" > {owner} > " in path, peak
+    [(objects, size, path)] = rows(rust_report, "Memory leak table")
+    assert (objects, size) == ("20", "20,000") and "rust_workers::leak_registry > " in path
+    direct = direct_rows(rust_report)
+    allocated = [line for line in direct.values() if line.split("  (via ")[0].endswith(" alloc::alloc::alloc")]
+    assert len(allocated) == 1 and "  (via rust_workers::make_record " in allocated[0]
+    for text in (rust_report.split("Allocation bin table")[0], *direct.values()):
+        assert not re.search(r"::h[0-9a-f]{16}\b|\b_R[A-Z]|\$", text)
+
+
+def test_a_stripped_program_is_named_once_with_the_fix(tmp_path: Path) -> None:
+    program = tmp_path / "widgets"
+    shutil.copy(BUILD / "widgets", program)
+    subprocess.run(["strip", "--strip-all", program], check=True)
+    output = tmp_path / "widgets.mprof"
+    mprof("run", "--quiet", "-o", output, program)
+    completed = mprof("report", "--tables", "leaks", output)
+    assert completed.stderr == ("mprof: warning: no symbols or debug information for widgets (its frames read "
+                                "widgets+0x...); build with -g and do not strip, or set DEBUGINFOD_URLS to a "
+                                "debuginfod server that has them\n")
+    # Its 4,913 red widgets of 204 bytes, from the program's own frames:
+    # main, make_red_widget and make_widget, unnamed.
+    [(objects, size, path)] = rows(completed.stdout, "Memory leak table")
+    assert (objects, size) == ("4,913", "1,002,252")
+    assert [frame.split("+0x")[0] for frame in path.split(" > ")[-3:]] == ["widgets"] * 3
