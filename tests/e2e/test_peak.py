@@ -79,7 +79,9 @@ def test_highs_that_threads_reach_together(targets: Targets, tmp_path: Path) -> 
         # grow() blocks.
         assert figures["churn"] == (4 * 2000 * 64, 4 * 2000, 0, 0)
         assert figures["large"] == (4, 4, 0, 0)
-        assert figures["swap"][0] == 4000 and figures["swap"][2:] == (0, 0)
+        # Each thread's last block of swap() is freed before it allocates
+        # again, but by the next thread: not a temporary.
+        assert figures["swap"] == (4000, 0, 0, 0)
         assert figures["build"][2:] == (1500, 3_000_000)
         assert figures["grow"][2:] == (900, 1_800_000)
         summary = model.summary

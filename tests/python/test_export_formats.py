@@ -73,6 +73,23 @@ def test_what_shrank_to_nothing_keeps_its_width() -> None:
         "base 300, new 0 bytes (-300, -100.0%)"]
 
 
+def test_the_diff_text_opens_with_the_totals_their_change_and_its_share() -> None:
+    # Base: 300 bytes kept, 100 freed; new: 450 kept, the same 100 freed.
+    names = {1: "main", 2: "keep", 3: "scratch"}
+    base = path_model(names, [((1, 2), 300, 0, ""), ((1, 3), 100, 100, "")])
+    new = path_model(names, [((1, 2), 450, 0, ""), ((1, 3), 100, 100, "")])
+    lines = text.render(compare(base, new, measures()), text.Options("alloc_space", 0, 20)).splitlines()
+    start = lines.index(f"{'':23}  {'base':>13}  {'new':>13}  {'change':>13}")
+    assert lines[start + 1:start + 8] == [
+        f"{'blocks allocated':23}  {2:>13}  {2:>13}  {'0':>13}",
+        f"{'bytes allocated':23}  {400:>13}  {550:>13}  {'+150':>13}  +37.5%",
+        f"{'blocks never freed':23}  {1:>13}  {1:>13}  {'0':>13}",
+        f"{'bytes never freed':23}  {300:>13}  {450:>13}  {'+150':>13}  +50.0%",
+        f"{'blocks live at the peak':23}  {0:>13}  {0:>13}  {'0':>13}",
+        f"{'bytes live at the peak':23}  {0:>13}  {0:>13}  {'0':>13}",
+        f"{'temporary blocks':23}  {0:>13}  {0:>13}  {'0':>13}"]
+
+
 def test_a_long_path_folds_its_outer_callers_unless_wide() -> None:
     names = {n: f"function_number_{n:02}" for n in range(1, 13)}
     base = path_model(names, [(tuple(range(1, 13)), 100, 0, "")])

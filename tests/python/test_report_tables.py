@@ -1125,3 +1125,22 @@ def test_the_html_tables_hold_the_printed_figures(scenario: str, request: pytest
         # The printed <total> line comes first.
         direct = printed_cells(DIRECT_TABLE, DIRECT_COLUMNS)
         assert page_rows(page, "direct") == [*direct[1:], direct[0]]
+
+
+def test_every_summary_figure_keeps_its_name_in_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # SUMM's names in their order, as mprof(5) lists them, each given a
+    # value of its own: the JSON summary must pair each name with its value.
+    page = (Path(__file__).resolve().parents[2] / "man" / "mprof.5").read_text()
+    spec = page[page.index(".SS SUMM"):page.index(".SS BINS")]
+    names = [match[2] for match in re.finditer(r"^(\d+) (\w+)\t", spec, re.MULTILINE)]
+    assert names[:6] == ["allocs", "frees", "bytes_allocated", "bytes_freed", "max_live_objects", "max_live_bytes"]
+    assert len(names) == SUMMARY_FIELDS
+    values = [1_000_000 - 1000 * n for n in range(SUMMARY_FIELDS)]
+    values[2:4] = [500_000, 200_000]  # bytes allocated and freed
+    path = tmp_path / "named.mprof"
+    path.write_bytes(DataFileBuilder(exe=b"/bin/prog", summary=list(values)).build())
+    summary = json.loads(report(capsys, "report", "--format", "json", path))["summary"]
+    assert {name: summary[name] for name in names} == dict(zip(names, values, strict=True))
+    # And what the report derives: 1,000 blocks and 300,000 bytes kept, half
+    # a byte on average.
+    assert (summary["kept_objects"], summary["kept_bytes"], summary["average_size"]) == (1000, 300_000, 0.5)

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from ..reducer.errors import MprofError
 from .model import LeakRow, Model, PathRow, SuppressedRow
+from .names import rust_path
 
 
 @dataclass(frozen=True)
@@ -94,7 +95,10 @@ def _match(model: Model, frames: list[tuple[int, str, int]], rules: list[Suppres
     for function_id, file, _ in frames:
         function = model.functions[function_id]
         for rule in rules:
-            if rule.matches(function.module) or rule.matches(function.full_name) or rule.matches(file):
+            # A Rust v0 name is stored with its crates' disambiguators
+            # (alloc[f1e2...]::vec): a rule names the path as Rust prints it.
+            if (rule.matches(function.module) or rule.matches(function.full_name)
+                    or rule.matches(rust_path(function.full_name)) or rule.matches(file)):
                 return rule
     return None
 
