@@ -15,7 +15,7 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from ..report.folding import Frame, path_frames
+from ..report.folding import Frame, OwnCode, path_frames
 from ..report.measures import Measure
 from ..report.model import Model, PathRow
 from ..report.tables import NO_CHAIN
@@ -111,19 +111,20 @@ def _add_profile(views: dict[str, View], totals: Row, model: Model, side: int,
                  measures: tuple[Measure, ...]) -> None:
     figures = totals.new if side else totals.base
     keys = function_keys(model)
+    own = OwnCode(model)
     for path in model.paths:
         values = [measure.of(path) for measure in measures]
         if not any(values):
             continue
         for index, value in enumerate(values):
             figures[index] += value
-        _add_path(views, model, keys, side, path, values)
+        _add_path(views, model, keys, own, side, path, values)
     for row in model.bins:
         views["bins"].add(row.size, _bin_label(row.size), side, [measure.of_bin(row) for measure in measures])
 
 
-def _add_path(views: dict[str, View], model: Model, function_key: dict[int, FunctionKey], side: int, path: PathRow,
-              values: list[int]) -> None:
+def _add_path(views: dict[str, View], model: Model, function_key: dict[int, FunctionKey], own: OwnCode, side: int,
+              path: PathRow, values: list[int]) -> None:
     def name_of(function_id: int) -> str:
         return model.functions[function_id].name
 
@@ -133,7 +134,7 @@ def _add_path(views: dict[str, View], model: Model, function_key: dict[int, Func
             views[view].add(NO_CHAIN, NO_CHAIN, side, values)
         return
     keys = tuple(function_key[row.function] for row in outermost_first)
-    frames = tuple(path_frames(model, [row.function for row in outermost_first]))
+    frames = tuple(path_frames(model, [row.function for row in outermost_first], own=own))
     views["paths"].add(keys, " > ".join(frame.text for frame in frames), side, values, frames)
     innermost = outermost_first[-1]
     views["functions"].add(keys[-1], name_of(innermost.function), side, values)

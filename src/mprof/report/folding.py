@@ -45,6 +45,17 @@ class Frame:
     origin: str  # what a fold holding it names: its namespace ("std::") or its module's file name
 
 
+def _fold_label(frames: Sequence[Frame]) -> str:
+    """[4 std::]: how many frames, and whose when no more than two origins
+    and none the program's own."""
+    origins = list(dict.fromkeys(frame.origin for frame in frames))
+    if any(frame.own for frame in frames) or len(origins) > 2:
+        what = "frame" if len(frames) == 1 else "frames"
+    else:
+        what = ", ".join(origins)
+    return f"[{len(frames)} {what}]"
+
+
 @dataclass(frozen=True)
 class Fold:
     """Consecutive frames shown as one element."""
@@ -52,12 +63,7 @@ class Fold:
 
     @property
     def label(self) -> str:
-        origins = list(dict.fromkeys(frame.origin for frame in self.frames))
-        if any(frame.own for frame in self.frames) or len(origins) > 2:
-            what = "frame" if len(self.frames) == 1 else "frames"
-        else:
-            what = ", ".join(origins)
-        return f"[{len(self.frames)} {what}]"
+        return _fold_label(self.frames)
 
 
 Element = Frame | Fold
@@ -84,36 +90,49 @@ def library_namespace(name: str) -> str:
     return next((namespace for namespace in LIBRARY_NAMESPACES if body.startswith(namespace)), "")
 
 
-@dataclass(frozen=True)
 class OwnCode:
-    """Which of a profile's functions are the program's own code."""
-    programs: frozenset[str]  # the executables' paths
+    """Which of a profile's functions are the program's own code, each
+    worked out once."""
 
-    @classmethod
-    def of(cls, model: Model) -> OwnCode:
-        return cls(frozenset(run.program for run in model.runs))
+    def __init__(self, model: Model) -> None:
+        self._model = model
+        self._programs = frozenset(run.program for run in model.runs)  # the executables' paths
+        self._known: dict[int, tuple[bool, str]] = {}  # function id: own, origin
 
-    def system_module(self, module: str) -> bool:
-        return module not in self.programs and (module.startswith(SYSTEM_DIRECTORIES) or not module.startswith("/"))
+    def _system_module(self, module: str) -> bool:
+        return module not in self._programs and (module.startswith(SYSTEM_DIRECTORIES) or not module.startswith("/"))
 
-    def owns(self, model: Model, function_id: int) -> bool:
-        function = model.functions[function_id]
-        return not self.system_module(function.module) and not library_namespace(function.full_name)
+    def _classified(self, function_id: int) -> tuple[bool, str]:
+        known = self._known.get(function_id)
+        if known is None:
+            function = self._model.functions[function_id]
+            namespace = library_namespace(function.full_name)
+            if self._system_module(function.module):
+                known = (False, namespace or os.path.basename(function.module))
+            else:
+                known = (not namespace, namespace)
+            self._known[function_id] = known
+        return known
 
-    def frame(self, model: Model, function_id: int, text: str) -> Frame:
-        function = model.functions[function_id]
-        namespace = library_namespace(function.full_name)
-        if self.system_module(function.module):
-            return Frame(text, False, namespace or os.path.basename(function.module))
-        return Frame(text, not namespace, namespace)
+    def owns(self, function_id: int) -> bool:
+        return self._classified(function_id)[0]
+
+    def frame(self, function_id: int, text: str) -> Frame:
+        return Frame(text, *self._classified(function_id))
 
 
-def path_frames(model: Model, function_ids: Sequence[int], texts: Sequence[str] | None = None) -> list[Frame]:
+def path_frames(model: Model, function_ids: Sequence[int], texts: Sequence[str] | None = None,
+                own: OwnCode | None = None) -> list[Frame]:
     """The frames of a path of functions, outermost first, shown as texts
-    (their names unless given)."""
-    own = OwnCode.of(model)
-    return [own.frame(model, function_id, texts[n] if texts is not None else model.functions[function_id].name)
+    (their names unless given); own, the classifier of a whole table."""
+    own = own or OwnCode(model)
+    return [own.frame(function_id, texts[n] if texts is not None else model.functions[function_id].name)
             for n, function_id in enumerate(function_ids)]
+
+
+def whole(texts: Sequence[str], partial: bool) -> str:
+    """A path of these frames' texts, outermost first, unfolded."""
+    return SEPARATOR.join(([PARTIAL] if partial else []) + list(texts)) if texts else NO_CHAIN
 
 
 def render(elements: Sequence[Element], partial: bool) -> str:
@@ -143,22 +162,48 @@ def _worth_folding(frames: Sequence[Frame], hidden: set[int]) -> set[int]:
     """hidden less each lone frame no longer than the fold that would
     replace it."""
     return {n for n in hidden
-            if n - 1 in hidden or n + 1 in hidden or len(frames[n].text) > len(Fold((frames[n],)).label)}
+            if n - 1 in hidden or n + 1 in hidden or len(frames[n].text) > len(_fold_label((frames[n],)))}
+
+
+def _length(frames: Sequence[Frame], hidden: set[int], partial: bool) -> int:
+    """len(render(_elements(frames, hidden), partial)), without making them."""
+    parts = [len(PARTIAL)] if partial else []
+    start = None
+    for index, frame in enumerate(frames):
+        if index in hidden:
+            start = index if start is None else start
+            continue
+        if start is not None:
+            parts.append(len(_fold_label(frames[start:index])))
+            start = None
+        parts.append(len(frame.text))
+    if start is not None:
+        parts.append(len(_fold_label(frames[start:])))
+    return sum(parts) + len(SEPARATOR) * (len(parts) - 1)
 
 
 def _hidden(frames: Sequence[Frame], partial: bool, width: int, shown: set[int]) -> set[int]:
     """The frames a path of more than width characters folds: its library
     frames between the outermost and the innermost, then, while it is still
-    too long, its own frames from the outer end, all but the innermost of
-    them.  Frames in shown stay."""
+    too long, its own frames from the outer end, as few as will do, all but
+    the innermost of them.  Frames in shown stay."""
     last = len(frames) - 1
-    hidden = {n for n in range(1, last) if not frames[n].own and n not in shown}
-    own_inner_first = [n for n in range(last - 1, 0, -1) if frames[n].own and n not in shown]
-    for n in reversed(own_inner_first[1:]):
-        if len(render(_elements(frames, _worth_folding(frames, hidden)), partial)) <= width:
-            break
-        hidden.add(n)
-    return _worth_folding(frames, hidden)
+    library = {n for n in range(1, last) if not frames[n].own and n not in shown}
+    own_outer_first = [n for n in range(1, last) if frames[n].own and n not in shown][:-1]
+
+    def folding(count: int) -> set[int]:
+        return _worth_folding(frames, library | set(own_outer_first[:count]))
+
+    # Folding more frames makes a path shorter: the fewest that fit, found
+    # by halving, or all of them.
+    low, high = 0, len(own_outer_first)
+    while low < high:
+        middle = (low + high) // 2
+        if _length(frames, folding(middle), partial) <= width:
+            high = middle
+        else:
+            low = middle + 1
+    return folding(low)
 
 
 def fold_paths(paths: Sequence[Sequence[Frame]], partial: Sequence[bool], width: int | None) -> list[ShownPath]:
@@ -166,16 +211,24 @@ def fold_paths(paths: Sequence[Sequence[Frame]], partial: Sequence[bool], width:
     in width characters (or width is None), else folded; where paths would
     then read the same, the innermost folded frame that tells them apart is
     shown, one at a time, until they differ."""
-    too_long = [width is not None and len(render(path, partial[n])) > width for n, path in enumerate(paths)]
     shown: list[set[int]] = [set() for _ in paths]
+
+    def hidden_of(n: int) -> set[int]:
+        if width is None or _length(paths[n], set(), partial[n]) <= width:
+            return set()
+        return _hidden(paths[n], partial[n], width, shown[n])
+
+    def folded_of(n: int) -> ShownPath:
+        return ShownPath(partial[n], tuple(_elements(paths[n], hidden[n])))
+
+    hidden = [hidden_of(n) for n in range(len(paths))]
+    folded = [folded_of(n) for n in range(len(paths))]
+    texts = [path.text for path in folded]
     while True:
-        hidden = [_hidden(path, partial[n], width, shown[n]) if too_long[n] and width is not None else set()
-                  for n, path in enumerate(paths)]
-        folded = [ShownPath(partial[n], tuple(_elements(path, hidden[n]))) for n, path in enumerate(paths)]
         readings: dict[str, list[int]] = defaultdict(list)
-        for n, path in enumerate(folded):
-            readings[path.text].append(n)
-        opened = False
+        for n, text in enumerate(texts):
+            readings[text].append(n)
+        opened = []
         for rows in readings.values():
             # Rows that read the same fold the same positions: their frames
             # line up.
@@ -184,6 +237,10 @@ def fold_paths(paths: Sequence[Sequence[Frame]], partial: Sequence[bool], width:
             for at in telling[:1] or folded_positions[:1]:
                 for n in rows:
                     shown[n].add(at)
-                opened = True
+                opened += rows
         if not opened:
             return folded
+        for n in opened:
+            hidden[n] = hidden_of(n)
+            folded[n] = folded_of(n)
+            texts[n] = folded[n].text

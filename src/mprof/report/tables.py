@@ -79,34 +79,32 @@ def _partial(model: Model, outermost_first: Sequence[int]) -> bool:
     return model.functions[outermost_first[0]].name != "main" if outermost_first else False
 
 
-def leak_path_frames(model: Model, frames: tuple[LeakFrame, ...], call_sites: bool) -> list[folding.Frame]:
-    """A leak path's frames (given innermost first), outermost first."""
-    return folding.path_frames(model, [f.function for f in reversed(frames)], _leak_names(model, frames, call_sites))
-
-
 def path_text(model: Model, frames: tuple[LeakFrame, ...], call_sites: bool) -> str:
     """A whole leak path, outermost caller first, "..." above when it does
     not reach main."""
-    return folding.render(leak_path_frames(model, frames, call_sites),
-                          _partial(model, [f.function for f in reversed(frames)]))
+    outermost_first = [f.function for f in reversed(frames)]
+    return folding.whole(_leak_names(model, frames, call_sites), _partial(model, outermost_first))
 
 
 def whole_path_text(model: Model, functions: tuple[int, ...]) -> str:
     """A whole call path (functions outermost first), "..." above when it
     does not reach main."""
-    return folding.render(folding.path_frames(model, functions), _partial(model, functions))
+    return folding.whole([model.functions[f].name for f in functions], _partial(model, functions))
 
 
 def shown_leak_paths(model: Model, rows: Sequence[LeakPath], call_sites: bool,
                      width: int | None) -> list[folding.ShownPath]:
     """The leak paths of a table as it shows them, folded to width (folding.py)."""
-    return folding.fold_paths([leak_path_frames(model, row.frames, call_sites) for row in rows],
+    own = folding.OwnCode(model)
+    return folding.fold_paths([folding.path_frames(model, [f.function for f in reversed(row.frames)],
+                                                   _leak_names(model, row.frames, call_sites), own) for row in rows],
                               [_partial(model, [f.function for f in reversed(row.frames)]) for row in rows], width)
 
 
 def shown_whole_paths(model: Model, rows: Sequence[WholePath], width: int | None) -> list[folding.ShownPath]:
     """The whole paths of a table as it shows them, folded to width."""
-    return folding.fold_paths([folding.path_frames(model, row.functions) for row in rows],
+    own = folding.OwnCode(model)
+    return folding.fold_paths([folding.path_frames(model, row.functions, own=own) for row in rows],
                               [_partial(model, row.functions) for row in rows], width)
 
 
@@ -359,13 +357,13 @@ def own_callers(model: Model) -> dict[int, list[Via]]:
     (std::__new_allocator<int>::allocate, strdup), the program's functions
     it allocated for: the innermost own frame of each of its paths, most
     bytes first."""
-    own = folding.OwnCode.of(model)
+    own = folding.OwnCode(model)
     found: dict[int, dict[int, int]] = {}
     for path in model.paths:
         frames = model.frames(path.node)
-        if not frames or own.owns(model, frames[0].function):
+        if not frames or own.owns(frames[0].function):
             continue
-        caller = next((row.function for row in frames[1:] if own.owns(model, row.function)), None)
+        caller = next((row.function for row in frames[1:] if own.owns(row.function)), None)
         if caller is not None:
             by_caller = found.setdefault(frames[0].function, {})
             by_caller[caller] = by_caller.get(caller, 0) + sum(path.bytes)
