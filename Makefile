@@ -28,7 +28,16 @@ MONITOR_SOURCES := $(wildcard monitor/*.c)
 MONITOR_OBJECTS := $(MONITOR_SOURCES:monitor/%.c=$(BUILD)/monitor/%.o)
 
 .PHONY: all demo replay-demo check test bench install clean setup setup-test venv mutate
-all: $(BUILD)/libmprof.so $(BUILD)/libmprof.a $(BUILD)/widgets $(BUILD)/mprof-resolve $(BUILD)/mprof-replay
+all: $(BUILD)/libmprof.so $(BUILD)/libmprof.a $(BUILD)/widgets $(BUILD)/mprof-resolve $(BUILD)/mprof-replay \
+	$(BUILD)/.bytecode
+
+# ./mprof's modules compiled once, by the interpreter it runs (the venv's,
+# else python3), so that no start of it compiles them: where
+# PYTHONDONTWRITEBYTECODE is set, none would ever be cached, and compiling
+# what mprof run imports takes longer than the rest of its start.
+$(BUILD)/.bytecode: $(wildcard src/mprof/*.py src/mprof/*/*.py) | $(BUILD)/.system-packages
+	python=$(VENV)/bin/python3; [ -x $$python ] || python=$(PYTHON); $$python -m compileall -q src/mprof
+	@mkdir -p $(BUILD) && touch $@
 
 $(BUILD)/.system-packages: Makefile scripts/setup-system.sh
 	./scripts/setup-system.sh $(SYSTEM_PACKAGES)
@@ -51,6 +60,7 @@ $(VENV)/.installed: requirements-dev.txt pyproject.toml scripts/pprof_proto.py |
 	$(VENV)/bin/pip install --quiet --disable-pip-version-check -r requirements-dev.txt
 	$(VENV)/bin/python scripts/pprof_proto.py src/mprof/export $(BUILD)/pprof
 	$(VENV)/bin/pip install --quiet --disable-pip-version-check --no-deps -e .
+	$(VENV)/bin/python -m compileall -q src/mprof
 	touch $@
 
 setup: $(BUILD)/.system-packages
@@ -118,7 +128,8 @@ mutate: all $(VENV)/.mutmut $(BUILD)/.test-packages
 	$(VENV)/bin/python tests/mutate/mutate_monitor.py --limit $(MONITOR_MUTANTS)
 	$(VENV)/bin/python tests/mutate/mutmut_summary.py
 
-# Measures mprof against no profiler, heaptrack and two floors (see bench/run.py).
+# Measures mprof against no profiler, heaptrack and two floors, and what mprof
+# run adds to a program's start (see bench/run.py, bench/startup.py).
 BENCH_PACKAGES := heaptrack valgrind gawk perl sqlite3 python3
 BENCH_PROGRAMS := $(BUILD)/bench/floor-noop.so $(BUILD)/bench/floor-backtrace.so \
 	$(BUILD)/bench/widgets_deep $(BUILD)/bench/widgets_threads

@@ -4,7 +4,8 @@ slows every tool alike; medians and per-round ratios to the baseline.
 
     python3 bench/run.py [--quick] [--rounds N] [--massif] [--only NAME,...] [--before LIBMPROF]
 
-Prints a markdown table and writes bench/results/latest.json.
+Prints a markdown table, and what `mprof run` adds to the start of a
+program (bench/startup.py), and writes bench/results/latest.json.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ BUILD = REPO_ROOT / "build"
 # workloads beside this file.
 sys.path[:0] = [str(REPO_ROOT / "src"), str(Path(__file__).resolve().parent)]
 
+from startup import measure as measure_startup  # noqa: E402
 from workloads import Workload, workloads  # noqa: E402
 
 from mprof.reducer import datafile  # noqa: E402
@@ -36,6 +38,8 @@ CORES = os.cpu_count() or 1
 # Below this many live blocks the monitor's fixed memory (its code, libunwind,
 # its caches) outweighs what it keeps per block, and the ratio means nothing.
 PER_OBJECT_MIN_LIVE = 100_000
+# Runs of mprof run -- /bin/true, and of /bin/true alone, interleaved.
+STARTUP_RUNS = 100
 
 
 @dataclass(frozen=True)
@@ -260,7 +264,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--quick", action="store_true", help="a one-minute subset")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--massif", action="store_true", help="also valgrind massif (slow)")
-    parser.add_argument("--only", default="", help="comma-separated workload names")
+    parser.add_argument("--only", default="", help="comma-separated workload names (startup: mprof run's start)")
     parser.add_argument("--before", type=Path, metavar="LIBMPROF",
                         help="another build of the monitor (an earlier commit's build/libmprof.so) to measure in "
                              "the same rounds, as 'mprof before'")
@@ -270,6 +274,12 @@ def main(argv: list[str]) -> int:
         chosen.append(Tool("mprof before", args.before.resolve()))
     rows: list[Row] = []
     started = time.monotonic()
+    startup = None
+    if not args.only or "startup" in args.only.split(","):
+        print("bench: mprof run's start-up", file=sys.stderr, flush=True)
+        # A few seconds: as many runs for --quick, whose medians would
+        # otherwise move with a busy machine.
+        startup = measure_startup(STARTUP_RUNS)
     with tempfile.TemporaryDirectory(prefix="mprof-bench-") as scratch:
         directory = Path(scratch)
         inputs = REPO_ROOT / "build" / "bench" / "inputs"
@@ -278,15 +288,20 @@ def main(argv: list[str]) -> int:
                 continue
             print(f"bench: {workload.name}", file=sys.stderr, flush=True)
             rows += measure(workload, chosen, args.rounds, directory)
-    print(table(rows))
+    if rows:
+        print(table(rows))
     for extra in (recording(rows), scaling(rows)):
         if extra:
             print("\n" + extra)
+    if startup is not None:
+        print(("\n" if rows else "") + startup.line())
     results = REPO_ROOT / "bench" / "results"
     results.mkdir(exist_ok=True)
     (results / "latest.json").write_text(json.dumps(
         {"rounds": args.rounds, "quick": args.quick, "seconds": time.monotonic() - started,
-         "rows": [asdict(r) for r in rows]}, indent=1) + "\n")
+         "rows": [asdict(r) for r in rows],
+         "startup": None if startup is None else asdict(startup) | {"within_limit": startup.within_limit}},
+        indent=1) + "\n")
     print(f"\nbench: {time.monotonic() - started:.0f} s; results in bench/results/latest.json", file=sys.stderr)
     return 0
 

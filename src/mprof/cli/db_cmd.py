@@ -6,7 +6,8 @@ import argparse
 from pathlib import Path
 
 from ..reducer.errors import MprofError
-from .inputs import add_selection_arguments, read_inputs, reduce_into, selected, selection
+from .arguments import add_selection_arguments
+from .inputs import read_inputs, reduce_into, selected, selection
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

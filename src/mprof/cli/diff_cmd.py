@@ -6,14 +6,15 @@ import argparse
 import json
 from pathlib import Path
 
-from ..diff import html, json_out, text
+from ..diff import json_out, text
 from ..diff.compare import compare
 from ..reducer.errors import MprofError
 from ..report.display import for_display
 from ..report.measures import MEASURE_NAMES, measures
 from ..report.model import Model
 from . import pager
-from .inputs import add_leak_arguments, add_naming_arguments, load_profile, suppressed, warn_of_partial_paths
+from .arguments import add_leak_arguments, add_naming_arguments
+from .inputs import load_profile, suppressed, warn_of_partial_paths
 from .output import write_atomically
 from .report_cmd import count_argument, percent_argument
 
@@ -76,6 +77,13 @@ def _load(paths: list[Path], args: argparse.Namespace) -> Model:
 
 def run(args: argparse.Namespace) -> int:
     base_paths, new_paths = _sides(args)
+    if args.html:
+        # Here, not above: the page alone needs Jinja2, which ./mprof may lack.
+        try:
+            from ..diff import html
+        except ImportError:
+            raise MprofError("the HTML report needs the Jinja2 Python package: install python3-jinja2, or run "
+                             "`make venv` for ./mprof") from None
     comparison = compare(_load(base_paths, args), _load(new_paths, args), measures(args.include_runtime))
     top = None if args.all else args.top
     if args.html:

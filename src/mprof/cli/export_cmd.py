@@ -11,15 +11,8 @@ from ..export import collapsed, pprof
 from ..reducer.errors import MprofError
 from ..report.display import for_display
 from ..report.measures import DEFAULT_MEASURE, MEASURE_NAMES, by_name, measures
-from .inputs import (
-    add_leak_arguments,
-    add_naming_arguments,
-    add_selection_arguments,
-    load_profile,
-    selection,
-    suppressed,
-    warn_of_partial_paths,
-)
+from .arguments import add_leak_arguments, add_naming_arguments, add_selection_arguments
+from .inputs import load_profile, selection, suppressed, warn_of_partial_paths
 from .output import write_atomically
 
 

@@ -7,14 +7,8 @@ from pathlib import Path
 
 from ..reducer.errors import MprofError
 from ..report.display import for_display
-from .inputs import (
-    add_leak_arguments,
-    add_naming_arguments,
-    add_selection_arguments,
-    load_profile,
-    selection,
-    suppressed,
-)
+from .arguments import add_leak_arguments, add_naming_arguments, add_selection_arguments
+from .inputs import load_profile, selection, suppressed
 from .output import write_atomically
 
 

@@ -22,6 +22,7 @@ from ..reducer.records import DataFile
 from ..report import suppressions
 from ..report.model import Model, load
 from ..report.tables import leak_total
+from .arguments import LEAK_EXIT_STATUS
 
 
 @dataclass(frozen=True)
@@ -41,42 +42,6 @@ class Selection:
         if data.program.argv:
             names.add(os.path.basename(data.program.argv[0]))
         return data.header.pid in self.pids or any(program in names for program in self.programs)
-
-
-def add_selection_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--pid", type=int, action="append", default=[], metavar="PID",
-                        help="only the process PID: the image it was forked as and the programs it executed, "
-                             "not its children; repeatable")
-    parser.add_argument("--program", action="append", default=[], metavar="NAME",
-                        help="only the processes running NAME (an executable's name or path); repeatable")
-
-
-
-# LeakSanitizer's exit status for leaks found, so that a CI job reads a
-# leak the same way under either tool.
-LEAK_EXIT_STATUS = 23
-
-
-def _bytes_limit(text: str) -> int:
-    try:
-        value = int(text.replace(",", "").replace("_", ""))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of bytes: {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError("at least 0")
-    return value
-
-
-def add_leak_arguments(parser: argparse.ArgumentParser, fail: bool) -> None:
-    """--suppressions, and with fail --fail-on-leak."""
-    parser.add_argument("--suppressions", type=Path, action="append", default=[], metavar="FILE",
-                        help="leave out of the leak report the never-freed blocks of paths a LeakSanitizer "
-                             "suppression (leak:PATTERN) in FILE matches; repeatable")
-    if fail:
-        parser.add_argument("--fail-on-leak", type=_bytes_limit, nargs="?", const=0, default=None,
-                            metavar="BYTES",
-                            help=f"exit with status {LEAK_EXIT_STATUS} when the never-freed bytes not suppressed "
-                                 "(the runtimes' own blocks aside) exceed BYTES (default 0)")
 
 
 def suppressed(model: Model, args: argparse.Namespace) -> Model:
@@ -101,16 +66,6 @@ def leak_verdict(model: Model, limit: int | None) -> tuple[int, str]:
         return 0, ""
     return LEAK_EXIT_STATUS, f"{leaked:,} bytes never freed, more than --fail-on-leak={limit:,}"
 
-
-def add_naming_arguments(parser: argparse.ArgumentParser, short_names: str) -> None:
-    """The options of what a report names, shared by its text and its page;
-    short_names says what the view does without --full-names."""
-    parser.add_argument("--include-runtime", action="store_true",
-                        help="list among the leaks the blocks the C and C++ runtimes keep on purpose until exit "
-                             "(stdio buffers, the C++ exception pool, the dynamic loader's)")
-    parser.add_argument("--full-names", action="store_true",
-                        help="name C++ functions with their parameters and template arguments (by default "
-                             f"{short_names})")
 
 def selection(args: argparse.Namespace) -> Selection:
     return Selection(tuple(args.pid), tuple(args.program))

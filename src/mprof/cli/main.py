@@ -1,53 +1,65 @@
 """Entry point of the mprof command line: parses arguments and dispatches.
 
 Each subcommand lives in its own module exposing add_parser(subparsers) and
-run(args) -> int.  To add one, import it and append it to _COMMANDS.
+run(args) -> int.  To add one, name its module in _COMMANDS.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
-from types import ModuleType
 
 from ..reducer.errors import MprofError
-from ..reducer.escape import printable
-from . import db_cmd, diff_cmd, dump_cmd, export_cmd, html_cmd, replay_cmd, report_cmd
-from . import run as run_cmd
 
-_COMMANDS: tuple[ModuleType, ...] = (run_cmd, report_cmd, html_cmd, diff_cmd, export_cmd, db_cmd, dump_cmd, replay_cmd)
+# Each command's module, under the name it registers.  Only the module of
+# the command named is imported: the reducer's and the reports' modules
+# take several times longer to import than mprof run takes to start a
+# program.  Help, and a command line that names none, load them all.
+_COMMANDS = {"run": "run", "report": "report_cmd", "html": "html_cmd", "diff": "diff_cmd", "export": "export_cmd",
+             "db": "db_cmd", "dump": "dump_cmd", "replay": "replay_cmd"}
 
 # A dest no subcommand module would choose, so that their own set_defaults()
 # calls cannot collide with the dispatch.
 _HANDLER = "_mprof_handler"
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every command, or of command alone."""
     parser = argparse.ArgumentParser(prog="mprof", description="A memory allocation profiler.")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for command in _COMMANDS:
+    for name, module_name in _COMMANDS.items():
+        if command is not None and name != command:
+            continue
+        module = importlib.import_module(f"{__package__}.{module_name}")
         # add_parser() need not return its parser nor name it to us: whatever
         # names it registered are the new keys of choices.
         before = set(subparsers.choices)
-        command.add_parser(subparsers)
-        for name in set(subparsers.choices) - before:
-            subparsers.choices[name].set_defaults(**{_HANDLER: command.run})
+        module.add_parser(subparsers)
+        for registered in set(subparsers.choices) - before:
+            subparsers.choices[registered].set_defaults(**{_HANDLER: module.run})
     return parser
 
 
 def main(argv: list[str]) -> int:
-    parser = build_parser()
+    # The main parser has no options but --help: a command line whose first
+    # word is a command's name is that command's.
+    parser = build_parser(argv[0] if argv and argv[0] in _COMMANDS else None)
     try:
         args = parser.parse_args(argv)
     except SystemExit as e:
         # argparse exits on --help and on usage errors; return the code so
-        # that main() stays callable from tests and other Python code.
+        # that main() stays callable from tests and other Python code (but
+        # for mprof run, which ends the process as its program ended).
         return e.code if isinstance(e.code, int) else 2
     try:
         code: int = getattr(args, _HANDLER)(args)
     except MprofError as e:
-        # One line, whatever bytes the paths in it hold.
+        # One line, whatever bytes the paths in it hold.  (Imported here:
+        # unicodedata is a cost mprof run's start-up need not pay.)
+        from ..reducer.escape import printable
+
         print(f"mprof: {printable(str(e))}", file=sys.stderr)
         return e.exit_code
     return code

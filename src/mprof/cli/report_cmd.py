@@ -12,15 +12,8 @@ from ..report import json_tables, text_tables
 from ..report.display import for_display
 from ..report.tables import EVERY_ROW, FIRST_SCREEN, Limit
 from . import pager
-from .inputs import (
-    add_leak_arguments,
-    add_naming_arguments,
-    add_selection_arguments,
-    leak_verdict,
-    load_profile,
-    selection,
-    suppressed,
-)
+from .arguments import add_leak_arguments, add_naming_arguments, add_selection_arguments
+from .inputs import leak_verdict, load_profile, selection, suppressed
 
 
 def _tables(text: str) -> tuple[str, ...]:

@@ -1,5 +1,7 @@
 """mprof run: start a program with the monitor preloaded, wait for it, say
-which data files the run wrote, and end as the program ended.
+which data files the run wrote, and end as the program ended: this process
+ends there, by the program's signal or with its status, so run() returns
+only the status of a failed leak check.
 
 The program is a child of this process, in its process group and with its
 terminal: the monitor itself prints nothing into the program's output, so
@@ -14,15 +16,18 @@ import resource
 import shutil
 import signal
 import sys
-import tempfile
 from pathlib import Path
 
 from .. import source_tree
 from ..reducer.errors import MprofError
-from ..report import text_tables
-from ..report.display import for_display
 from . import run_record
-from .inputs import add_leak_arguments, leak_verdict, load_profile, suppressed
+from .arguments import add_leak_arguments
+
+# Not typing's: importing it, like tempfile or dataclasses, would add a
+# tenth to the time mprof run takes to start a program.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import NoReturn
 
 
 def _positive(text: str) -> int:
@@ -134,11 +139,22 @@ def monitor_environment(args: argparse.Namespace, library: Path, run_directory: 
 
 
 # Sent to mprof run, meant for the program.  Not SIGINT, SIGQUIT, SIGWINCH,
-# SIGTSTP or SIGCONT: a terminal sends those to the whole process group, the
-# program included, so mprof run ignores the first two while it waits, as
-# system() does, and leaves the others to their default.
+# the stop signals or SIGCONT: a terminal sends those to the whole process
+# group, the program included, so mprof run ignores the first two while it
+# waits, as system() does, leaves SIGWINCH and SIGCONT to their default, and
+# stops when the program does (_JOB_STOPS).
 _FORWARDED = (signal.SIGTERM, signal.SIGHUP, signal.SIGUSR1, signal.SIGUSR2, signal.SIGALRM)
 _WAIT_IGNORES = (signal.SIGINT, signal.SIGQUIT)
+# The terminal's ^Z, and its stops of a background job that reads or writes
+# it.  Stopped at once, mprof run would hand the terminal back to the shell
+# while the program's own handler (less, an editor) still restores it; so
+# mprof run takes them while it waits and stops only once the program has
+# stopped, by the same signal, and not at all if the program does not stop.
+_JOB_STOPS = (signal.SIGTSTP, signal.SIGTTIN, signal.SIGTTOU)
+# Those mprof run can catch and block: not SIGKILL and SIGSTOP, nor the two
+# the C library keeps for itself (32 and 33), which a process can still be
+# killed by.
+_CATCHABLE = signal.valid_signals() - {signal.SIGKILL, signal.SIGSTOP}
 
 
 def _signal_number(name: str) -> int | None:
@@ -190,33 +206,70 @@ def _start(program: str, arguments: list[str], environment: dict[str, str], prog
 def _wait(pid: int, forwarded: set[int], mask: set[int]) -> int:
     """Forwards the signals in forwarded to the program until it ends, then
     sets the signal mask to mask.  They have been blocked since before the
-    fork and are taken with sigwaitinfo, with SIGCHLD, so that none sent
-    while the program starts, or just before mprof waits, is lost (a Python
-    handler can run too late: after waitpid has begun to block)."""
+    fork and are taken with sigwaitinfo, with SIGCHLD and the job stops, so
+    that none sent while the program starts, or just before mprof waits, is
+    lost (a Python handler can run too late: after waitpid has begun to
+    block).  Returns the program's wait status: how it ended, never a
+    stop."""
     # An ignored SIGCHLD, inherited, would have the kernel reap the program
     # unseen; the program itself was forked with it as it was.
     child_action = signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGCHLD})
+    taken = forwarded | {signal.SIGCHLD, *_JOB_STOPS}
+    stopped_by = 0  # the signal that stopped the program, while it is stopped
+    # The job is being stopped: mprof run had a stop signal of its own,
+    # which the program had too.  A program stopped alone (kill -STOP PID)
+    # is not followed, so that continuing it alone lets the run go on.
+    suspending = False
     try:
         while True:
-            ended, status = os.waitpid(pid, os.WNOHANG)
+            ended, status = os.waitpid(pid, os.WNOHANG | os.WUNTRACED | os.WCONTINUED)
             if ended:
-                return status
-            received = signal.sigwaitinfo(forwarded | {signal.SIGCHLD}).si_signo
-            if received != signal.SIGCHLD:
+                if os.WIFSTOPPED(status):
+                    stopped_by = os.WSTOPSIG(status)
+                elif os.WIFCONTINUED(status):
+                    stopped_by = 0
+                else:
+                    return status
+                continue  # another change may be waiting
+            if suspending and stopped_by:
+                suspending = False
+                _stop_as(stopped_by)
+                continue
+            received = signal.sigwaitinfo(taken).si_signo
+            if received in _JOB_STOPS:
+                suspending = True
+            elif received != signal.SIGCHLD:
                 try:
                     os.kill(pid, received)
                 except ProcessLookupError:
                     pass  # it has just ended: waitpid will say how
     finally:
         # A SIGINT or SIGQUIT from the terminal went to the program too:
-        # ignoring it discards it, pending, before mprof's mask returns.
-        previous = {number: signal.signal(number, signal.SIG_IGN) for number in _WAIT_IGNORES
+        # ignoring it discards it, pending, before mprof's mask returns; and
+        # a stop that came as the program ended would stop a finished job.
+        previous = {number: signal.signal(number, signal.SIG_IGN) for number in (*_WAIT_IGNORES, *_JOB_STOPS)
                     if number not in forwarded}
         signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         for number, handler in previous.items():
             signal.signal(number, handler)
         signal.signal(signal.SIGCHLD, child_action)
+
+
+def _stop_as(number: int) -> None:
+    """Stops mprof run by the signal that stopped the program, so that the
+    shell sees the job stopped as it would see the program; returns when a
+    SIGCONT (fg, bg: the shell sends it to the whole job) continues it."""
+    if number not in _CATCHABLE:
+        os.kill(os.getpid(), number)
+        return
+    previous = signal.signal(number, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {number})
+    try:
+        os.kill(os.getpid(), number)
+    finally:
+        signal.pthread_sigmask(signal.SIG_BLOCK, {number})
+        signal.signal(number, previous)
 
 
 # A build run under mprof can write thousands of files: the first are named.
@@ -251,6 +304,12 @@ def _leak_check(args: argparse.Namespace, paths: list[str]) -> int:
     exceed the limit."""
     if not paths:
         return 0
+    # The reducer and the reports, only for a run that asks: mprof run
+    # itself should start as fast as the program.
+    from ..report import text_tables
+    from ..report.display import for_display
+    from .inputs import leak_verdict, load_profile, suppressed
+
     model = for_display(suppressed(load_profile([Path(path) for path in paths]), args), False)
     status, why = leak_verdict(model, args.fail_on_leak)
     if status:
@@ -259,17 +318,39 @@ def _leak_check(args: argparse.Namespace, paths: list[str]) -> int:
     return status
 
 
-def _end_as(status: int) -> int:
-    """The program's exit status, or its death by the same signal."""
+def _end_as(status: int) -> NoReturn:
+    """Ends mprof run as the program ended: by the same signal, or with its
+    exit status.  At once: nothing is left to tear down but the standard
+    streams' buffers, and the interpreter's teardown would add a tenth to
+    the time mprof run takes."""
+    sys.stdout.flush()
+    sys.stderr.flush()
     if os.WIFSIGNALED(status):
         number = os.WTERMSIG(status)
         # Its core, if any, is the program's; mprof's own would be noise.
         resource.setrlimit(resource.RLIMIT_CORE, (0, resource.getrlimit(resource.RLIMIT_CORE)[1]))
-        signal.signal(number, signal.SIG_DFL)
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, [number])
+        if number in _CATCHABLE:
+            signal.signal(number, signal.SIG_DFL)
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, [number])
         os.kill(os.getpid(), number)
-        return 128 + number  # a signal that does not end a process: as a shell reports it
-    return os.waitstatus_to_exitcode(status)
+        os._exit(128 + number)  # had the signal not ended mprof run: as a shell reports it
+    os._exit(os.waitstatus_to_exitcode(status))
+
+
+def _run_directory() -> Path:
+    """A new directory of mprof run's own for the monitor's records, as
+    tempfile.mkdtemp makes one, without the import of tempfile.  Absolute,
+    as MPROF_OUTPUT is: the program may change directory."""
+    parent = os.path.abspath(os.environ.get("TMPDIR") or "/tmp")
+    while True:
+        path = Path(parent, f"mprof-run-{os.urandom(6).hex()}")
+        try:
+            path.mkdir(mode=0o700)
+            return path
+        except FileExistsError:
+            continue
+        except OSError as error:
+            raise MprofError(f"{parent}: cannot make mprof run's directory: {error.strerror}") from None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -280,12 +361,12 @@ def run(args: argparse.Namespace) -> int:
     arguments = args.arguments
     if arguments[:1] == ["--"]:
         arguments = arguments[1:]
-    run_directory = Path(tempfile.mkdtemp(prefix="mprof-run-"))
+    run_directory = _run_directory()
     try:
         forwarded: set[int] = set(_FORWARDED)
         if args.dump_signal and (number := _signal_number(args.dump_signal)) is not None:
             forwarded.add(number)
-        mask = signal.pthread_sigmask(signal.SIG_BLOCK, forwarded | set(_WAIT_IGNORES))
+        mask = signal.pthread_sigmask(signal.SIG_BLOCK, forwarded | {*_WAIT_IGNORES, *_JOB_STOPS})
         try:
             pid = _start(program, arguments, monitor_environment(args, library, run_directory), mask)
         except BaseException:
@@ -302,5 +383,4 @@ def run(args: argparse.Namespace) -> int:
         leaks = _leak_check(args, written.data_paths)
         if leaks:
             return leaks
-    sys.stderr.flush()
-    return _end_as(status)
+    _end_as(status)
