@@ -147,7 +147,7 @@ def test_every_signal_ends_mprof_run_as_it_ended_the_program(targets: Targets, t
         stdout, stderr = shell.communicate(timeout=60)
     finally:
         end(shell)
-    assert stdout == f"exit {128 + number}\n"
+    assert stdout == f"exit {128 + number}\n", (pid, stderr)
     if number in WRITES_ITS_FILE:
         assert stderr == ""
         data = datafile.read(tmp_path / "s.mprof")
