@@ -143,11 +143,13 @@ def test_every_signal_ends_mprof_run_as_it_ended_the_program(targets: Targets, t
     try:
         assert shell.stdout is not None and shell.stdout.readline() == "ready\n"
         pid = program_in(shell)
+        seen = [line for line in Path(f"/proc/{pid}/status").read_text().splitlines()
+                if line.startswith(("Name", "Sig", "Shd"))]
         os.kill(pid, number)
         stdout, stderr = shell.communicate(timeout=60)
     finally:
         end(shell)
-    assert stdout == f"exit {128 + number}\n", (pid, stderr)
+    assert stdout == f"exit {128 + number}\n", (pid, stderr, seen)
     if number in WRITES_ITS_FILE:
         assert stderr == ""
         data = datafile.read(tmp_path / "s.mprof")

@@ -102,10 +102,10 @@ def test_short_rust_names(demangled: str, short: str) -> None:
     assert short_name(demangled) == short
 
 
-def test_rust_names_keep_their_hash_or_crate_only_where_it_tells_two_apart() -> None:
+def test_rust_names_never_show_their_hash_or_crate_as_rustc_demangle_prints_them() -> None:
     assert readable_names({
         # Two instances of one generic function: in legacy mangling only
-        # their hashes differ.
+        # their hashes differ, and they read the same (--full-names tells).
         1: "alloc::raw_vec::RawVec<T,A>::allocate_in::h6d27b67716dd7b11",
         2: "alloc::raw_vec::RawVec<T,A>::allocate_in::hc37f7cf71740f100",
         # Two instances whose names say their types: the types tell them apart.
@@ -117,9 +117,8 @@ def test_rust_names_keep_their_hash_or_crate_only_where_it_tells_two_apart() -> 
         7: "alloc::vec::Vec<T,A>::push::hb5050a2f00f6c8fe",
         # Two versions of one crate.
         8: "mt[1111111111111111]::parse", 9: "mt[2222222222222222]::parse",
-    }) == {1: "alloc::raw_vec::RawVec<T,A>::allocate_in::h6d27b67716dd7b11",
-           2: "alloc::raw_vec::RawVec<T,A>::allocate_in::hc37f7cf71740f100",
+    }) == {1: "alloc::raw_vec::RawVec<T,A>::allocate_in", 2: "alloc::raw_vec::RawVec<T,A>::allocate_in",
            3: "core::ptr::drop_in_place<mt::Record>", 4: "core::ptr::drop_in_place<alloc::string::String>",
            5: "mt::worker", 6: "<alloc::vec::Vec<alloc::boxed::Box<mt::Record>>>::push",
            7: "alloc::vec::Vec<T,A>::push",
-           8: "mt[1111111111111111]::parse", 9: "mt[2222222222222222]::parse"}
+           8: "mt::parse", 9: "mt::parse"}

@@ -202,8 +202,11 @@ def _last_top_level_space(text: str) -> int:
 
 def readable_names(signatures: dict[int, str]) -> dict[int, str]:
     """Each function's shortest name that no other function's shares: short,
-    then with its template arguments, then its whole signature (a Rust
-    name's with its hash or crate disambiguators)."""
+    then with its template arguments, then its whole signature.  A Rust
+    name never shows its hash or crate disambiguators, as rustc-demangle
+    prints it (only --full-names does): two instances of one generic
+    function in legacy mangling, which differ in nothing else, read the
+    same."""
     names: dict[int, str] = {}
     pending = dict(signatures)
     for shorten in (short_name, lambda name: short_name(name, templates=True)):
@@ -214,5 +217,6 @@ def readable_names(signatures: dict[int, str]) -> dict[int, str]:
             if taken[candidate] == 1:
                 names[key] = candidate
                 del pending[key]
-    names.update(pending)
+    names.update({key: rust_path(signature) if is_rust(signature) else signature
+                  for key, signature in pending.items()})
     return names
