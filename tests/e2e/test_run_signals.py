@@ -53,6 +53,19 @@ def program_in(shell: subprocess.Popen[str]) -> int:
     return only_child(only_child(shell.pid))
 
 
+def killed_after(shell: subprocess.Popen[str], line: str, number: int) -> tuple[int, str, str]:
+    """Sends the program the signal once it has printed line; its pid, and
+    what the shell printed on stdout and stderr."""
+    try:
+        assert shell.stdout is not None and shell.stdout.readline() == line
+        pid = program_in(shell)
+        os.kill(pid, number)
+        stdout, stderr = shell.communicate(timeout=60)
+    finally:
+        end(shell)
+    return pid, stdout, stderr
+
+
 def state(pid: int) -> str:
     return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
 
@@ -87,12 +100,7 @@ def test_a_sigkilled_program_leaves_its_checkpoint_and_137(targets: Targets, tmp
     # peak has checkpoints holding all of it.
     program = targets.build("endings")
     shell = in_shell(["-o", "k.mprof", program, "peak", "8"], tmp_path, MPROF_CHECKPOINT_INTERVAL="0.1")
-    try:
-        assert shell.stdout is not None and shell.stdout.readline() == "peak\n"
-        os.kill(program_in(shell), signal.SIGKILL)
-        stdout, stderr = shell.communicate(timeout=60)
-    finally:
-        end(shell)
+    _, stdout, stderr = killed_after(shell, "peak\n", signal.SIGKILL)
     assert stdout == "exit 137\n"
     assert re.fullmatch(listed(tmp_path / "k.mprof", program, CHECKPOINT), stderr), stderr
     assert_peak_checkpoint(tmp_path / "k.mprof", program)
@@ -114,13 +122,7 @@ def test_a_crash_gives_the_shell_128_plus_its_signal(targets: Targets, tmp_path:
 
 def test_sigterm_sent_to_the_program_gives_143(targets: Targets, tmp_path: Path) -> None:
     program = targets.build("sleeper")
-    shell = in_shell(["-o", "t.mprof", program], tmp_path)
-    try:
-        assert shell.stdout is not None and shell.stdout.readline() == "ready\n"
-        os.kill(program_in(shell), signal.SIGTERM)
-        stdout, stderr = shell.communicate(timeout=60)
-    finally:
-        end(shell)
+    _, stdout, stderr = killed_after(in_shell(["-o", "t.mprof", program], tmp_path), "ready\n", signal.SIGTERM)
     assert stdout == "exit 143\n"
     assert re.fullmatch(listed(tmp_path / "t.mprof", program), stderr), stderr
     data = datafile.read(tmp_path / "t.mprof")
@@ -145,13 +147,7 @@ def test_every_signal_ends_mprof_run_as_it_ended_the_program(targets: Targets, t
     # would ignore them too, they go back to their default first.
     shell = in_shell(["--quiet", "-o", "s.mprof", program], tmp_path,
                      launcher=(str(targets.build("default_signals")),))
-    try:
-        assert shell.stdout is not None and shell.stdout.readline() == "ready\n"
-        pid = program_in(shell)
-        os.kill(pid, number)
-        stdout, stderr = shell.communicate(timeout=60)
-    finally:
-        end(shell)
+    pid, stdout, stderr = killed_after(shell, "ready\n", number)
     if number in WRITES_ITS_FILE:
         assert (stdout, stderr) == (f"exit {128 + number}\n", "")
         data = datafile.read(tmp_path / "s.mprof")

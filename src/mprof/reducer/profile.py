@@ -118,7 +118,7 @@ def _warn_without_debug(profile: Profile, without_debug: set[str], nameless: set
     on_chains = {module for _, module in profile.graph.functions}
     servers = debuginfod_urls()
     asked = f", on this machine or from debuginfod ({servers})," if servers else ""
-    unreadable = sorted(nameless & without_debug & on_chains)
+    unreadable = sorted(nameless & on_chains)  # the resolver says nosymbols only after nodebug
     if unreadable:
         names = [os.path.basename(path) or path for path in unreadable]
         which = (f"{names[0]} (its frames read {names[0]}+0x...)" if len(names) == 1 else

@@ -136,10 +136,8 @@ def whole(texts: Sequence[str], partial: bool) -> str:
 
 
 def render(elements: Sequence[Element], partial: bool) -> str:
-    if not elements:
-        return NO_CHAIN
-    parts = ([PARTIAL] if partial else []) + [e.label if isinstance(e, Fold) else e.text for e in elements]
-    return SEPARATOR.join(parts)
+    """A path as a table shows it, each fold by its label."""
+    return whole([e.label if isinstance(e, Fold) else e.text for e in elements], partial)
 
 
 def _elements(frames: Sequence[Frame], hidden: set[int]) -> list[Element]:

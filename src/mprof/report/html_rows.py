@@ -158,7 +158,7 @@ def direct_rows(model: Model) -> tuple[list[Row], list[str]]:
             name.append("  (via ")
             for n, via in enumerate(callers[f.id]):
                 name += [", "] if n else []
-                name += [_function(via.function), f" {percent(via.bytes, self_bytes) or '<1'}%"]
+                name += [_function(via.function), f" {tables.via_share(via, self_bytes)}"]
             name.append(")")
         rows.append({"c": [percent(self_bytes, totals.bytes), f"{self_bytes:,}",
                            *(percent(p, totals.bytes) for p in f.self_bytes), f"{sum(f.kept_bytes):,}",

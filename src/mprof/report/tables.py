@@ -96,9 +96,10 @@ def shown_leak_paths(model: Model, rows: Sequence[LeakPath], call_sites: bool,
                      width: int | None) -> list[folding.ShownPath]:
     """The leak paths of a table as it shows them, folded to width (folding.py)."""
     own = folding.OwnCode(model)
-    return folding.fold_paths([folding.path_frames(model, [f.function for f in reversed(row.frames)],
-                                                   _leak_names(model, row.frames, call_sites), own) for row in rows],
-                              [_partial(model, [f.function for f in reversed(row.frames)]) for row in rows], width)
+    functions = [[f.function for f in reversed(row.frames)] for row in rows]
+    return folding.fold_paths([folding.path_frames(model, functions[n], _leak_names(model, row.frames, call_sites), own)
+                               for n, row in enumerate(rows)],
+                              [_partial(model, outermost_first) for outermost_first in functions], width)
 
 
 def shown_whole_paths(model: Model, rows: Sequence[WholePath], width: int | None) -> list[folding.ShownPath]:
@@ -372,6 +373,11 @@ def own_callers(model: Model) -> dict[int, list[Via]]:
             for allocator, by_caller in found.items()}
 
 
+def via_share(via: Via, total: int) -> str:
+    """An own caller's share of its allocator's bytes: "92%", "<1%"."""
+    return f"{percent(via.bytes, total) or '<1'}%"
+
+
 # Own callers a direct table row names.
 SHOWN_CALLERS = 2
 
@@ -381,8 +387,7 @@ def via_text(model: Model, callers: list[Via], total: int) -> str:
     library allocator, with their shares of its bytes."""
     if not callers:
         return ""
-    shown = [f"{model.functions[via.function].name} {percent(via.bytes, total) or '<1'}%"
-             for via in callers[:SHOWN_CALLERS]]
+    shown = [f"{model.functions[via.function].name} {via_share(via, total)}" for via in callers[:SHOWN_CALLERS]]
     more = len(callers) - SHOWN_CALLERS
     return "via " + ", ".join(shown) + (f" and {more:,} more" if more > 0 else "")
 
