@@ -1,5 +1,6 @@
-/* The monitor's only output of its own: one line on stderr, and only for
- * a failure or when asked (MPROF_VERBOSE). */
+/* The monitor's only output of its own (log.h): a line for a failure, to
+ * mprof run's record or else stderr, and on stderr what was asked for
+ * (MPROF_VERBOSE). */
 #include "log.h"
 
 #include <stdarg.h>
@@ -7,15 +8,20 @@
 #include <string.h>
 #include <unistd.h>
 
-void log_line(const char *first, ...)
+/* Set while the process has one thread (log_set_sink), read by any. */
+static log_sink *problem_sink;
+
+void log_set_sink(log_sink *sink)
+{
+    problem_sink = sink;
+}
+
+static void say(bool problem, const char *first, va_list pieces)
 {
     char line[1024];
-    size_t used = 0;
     const char prefix[] = "mprof: ";
-    memcpy(line, prefix, sizeof prefix - 1);
-    used = sizeof prefix - 1;
-    va_list pieces;
-    va_start(pieces, first);
+    size_t start = sizeof prefix - 1, used = start;
+    memcpy(line, prefix, start);
     for (const char *piece = first; piece; piece = va_arg(pieces, const char *)) {
         size_t length = strlen(piece);
         if (length > sizeof line - 1 - used)
@@ -23,10 +29,30 @@ void log_line(const char *first, ...)
         memcpy(line + used, piece, length);
         used += length;
     }
-    va_end(pieces);
+    if (problem && problem_sink) {
+        line[used] = '\0';
+        problem_sink(line + start);
+        return;
+    }
     line[used++] = '\n';
     ssize_t ignored = write(STDERR_FILENO, line, used);
     (void)ignored;
+}
+
+void log_line(const char *first, ...)
+{
+    va_list pieces;
+    va_start(pieces, first);
+    say(true, first, pieces);
+    va_end(pieces);
+}
+
+void log_verbose(const char *first, ...)
+{
+    va_list pieces;
+    va_start(pieces, first);
+    say(false, first, pieces);
+    va_end(pieces);
 }
 
 /* Set by the first failure; any thread. */

@@ -7,8 +7,6 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "log.h"
-
 static bool parse_unsigned(const char *text, unsigned min, unsigned max, unsigned *value)
 {
     unsigned long long parsed = 0;
@@ -95,9 +93,20 @@ static bool parse_signal(const char *text, int *signal_number)
     return false;
 }
 
-static void warn_ignored(const char *name, const char *value)
+/* Notes NAME=VALUE in options->refused, the value cut short if long;
+ * settings past the room left are dropped whole. */
+static void refuse(struct options *options, const char *name, const char *value)
 {
-    log_line("ignoring ", name, "=", value, ": not a value it accepts", NULL);
+    size_t name_size = strlen(name), value_size = strnlen(value, MPROF_REFUSED_VALUE_MAX);
+    size_t needed = name_size + 1 + value_size + 1;
+    if (options->refused_size + needed > sizeof options->refused)
+        return;
+    char *at = options->refused + options->refused_size;
+    memcpy(at, name, name_size);
+    at[name_size] = '=';
+    memcpy(at + name_size + 1, value, value_size);
+    at[name_size + 1 + value_size] = '\0';
+    options->refused_size += (unsigned)needed;
 }
 
 /* Prefixes path with the working directory, unless it is absolute or the
@@ -133,7 +142,7 @@ void options_read(struct options *options)
         if (strlen(value) < sizeof options->output - 32)
             strcpy(options->output, value);
         else
-            warn_ignored("MPROF_OUTPUT", "(too long)");
+            refuse(options, "MPROF_OUTPUT", "(too long)");
     }
     make_absolute(options->output, sizeof options->output);
     if ((value = getenv("MPROF_TRACE")) && *value) {
@@ -141,49 +150,49 @@ void options_read(struct options *options)
             strcpy(options->trace, value);
             make_absolute(options->trace, sizeof options->trace);
         } else {
-            warn_ignored("MPROF_TRACE", "(too long)");
+            refuse(options, "MPROF_TRACE", "(too long)");
         }
     }
     if ((value = getenv("MPROF_RUN_DIR")) && *value && strlen(value) < sizeof options->run_dir - 64)
         strcpy(options->run_dir, value);
     if ((value = getenv("MPROF_DEPTH")) &&
         !parse_unsigned(value, 1, MPROF_MAX_STACK_DEPTH, &options->stack_depth))
-        warn_ignored("MPROF_DEPTH", value);
+        refuse(options, "MPROF_DEPTH", value);
     if ((value = getenv("MPROF_LEAK_DEPTH")) &&
         !parse_unsigned(value, 1, 64, &options->leak_depth))
-        warn_ignored("MPROF_LEAK_DEPTH", value);
+        refuse(options, "MPROF_LEAK_DEPTH", value);
     if (options->leak_depth > options->stack_depth)
         options->leak_depth = options->stack_depth;
     if ((value = getenv("MPROF_CALL_GRAPH")) && !parse_bool(value, &options->call_graph))
-        warn_ignored("MPROF_CALL_GRAPH", value);
+        refuse(options, "MPROF_CALL_GRAPH", value);
     if ((value = getenv("MPROF_FOLLOW")) && !parse_bool(value, &options->follow_children))
-        warn_ignored("MPROF_FOLLOW", value);
+        refuse(options, "MPROF_FOLLOW", value);
     if ((value = getenv("MPROF_VERBOSE")) && !parse_bool(value, &options->verbose))
-        warn_ignored("MPROF_VERBOSE", value);
+        refuse(options, "MPROF_VERBOSE", value);
     if ((value = getenv("MPROF_DUMP_SIGNAL")) && *value &&
         !parse_signal(value, &options->dump_signal))
-        warn_ignored("MPROF_DUMP_SIGNAL", value);
+        refuse(options, "MPROF_DUMP_SIGNAL", value);
     unsigned growth;
     if ((value = getenv("MPROF_CHECKPOINT_GROWTH")) && *value) {
         /* Below 1.01 a checkpoint would follow nearly every allocation. */
         if (parse_thousandths(value, 1000000, &growth) && (growth == 0 || growth >= 1010))
             options->checkpoint_growth_permille = growth;
         else
-            warn_ignored("MPROF_CHECKPOINT_GROWTH", value);
+            refuse(options, "MPROF_CHECKPOINT_GROWTH", value);
     }
     if ((value = getenv("MPROF_CHECKPOINT_INTERVAL")) && *value &&
         !parse_thousandths(value, 4000000, &options->checkpoint_interval_ms))
-        warn_ignored("MPROF_CHECKPOINT_INTERVAL", value);
+        refuse(options, "MPROF_CHECKPOINT_INTERVAL", value);
     if ((value = getenv("MPROF_UNWINDER")) && *value) {
         if (!strcmp(value, "rules") || !strcmp(value, "libunwind"))
             options->cached_rules = !strcmp(value, "rules");
         else
-            warn_ignored("MPROF_UNWINDER", value);
+            refuse(options, "MPROF_UNWINDER", value);
     }
     if ((value = getenv("MPROF_BLOCKS")) && *value) {
         if (!strcmp(value, "headers") || !strcmp(value, "map"))
             options->block_headers = !strcmp(value, "headers");
         else
-            warn_ignored("MPROF_BLOCKS", value);
+            refuse(options, "MPROF_BLOCKS", value);
     }
 }

@@ -6,6 +6,9 @@
 
 #define MPROF_MAX_STACK_DEPTH 1024u
 #define MPROF_PATH_MAX 4096
+/* Room for every setting refused, each value cut to MPROF_REFUSED_VALUE_MAX. */
+#define MPROF_REFUSED_VALUE_MAX 64u
+#define MPROF_REFUSED_MAX 1024u
 
 struct options {
     /* MPROF_OUTPUT, made absolute against the working directory at start,
@@ -29,10 +32,15 @@ struct options {
     unsigned checkpoint_growth_permille;
     /* MPROF_CHECKPOINT_INTERVAL, in milliseconds; 0 turns it off. */
     unsigned checkpoint_interval_ms;
+    /* The settings it did not accept, "NAME=VALUE" each ended by a NUL,
+     * for the data file's PROG section: the monitor never writes into the
+     * program's stderr, so the report says them. */
+    char refused[MPROF_REFUSED_MAX];
+    unsigned refused_size;
 };
 
-/* Fills options from the environment, warning once on stderr about each
- * value it cannot use (and keeping the default). */
+/* Fills options from the environment; a value it cannot use keeps the
+ * default and is noted in refused. */
 void options_read(struct options *options);
 
 #endif

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -117,6 +118,17 @@ static int rename_exclusive(const char *from, const char *to)
     return 0;
 }
 
+/* Whether a finished file may be renamed over path: nothing is there, or
+ * a regular file, or a symbolic link (replaced, never followed).  A device,
+ * FIFO, socket or directory named as the output is left as it is. */
+static bool replaceable(const char *path)
+{
+    struct stat there;
+    if (lstat(path, &there) != 0)
+        return true;
+    return S_ISREG(there.st_mode) || S_ISLNK(there.st_mode);
+}
+
 bool output_commit(struct output *output, int fd, bool ok)
 {
     if (close(fd) != 0)
@@ -126,6 +138,13 @@ bool output_commit(struct output *output, int fd, bool ok)
         return false;
     }
     if (output->named || output->replace) {
+        if (!output->named && !replaceable(output->path)) {
+            if (log_first_failure())
+                log_line("cannot write ", output->path,
+                         ": it is not a regular file, and only a regular file is replaced", NULL);
+            unlink(output->temporary);
+            return false;
+        }
         if (rename(output->temporary, output->path) == 0) {
             output->named = true;
             return true;

@@ -1,7 +1,8 @@
 /* Records for mprof run (see runlog.h).  The file DIR/PID-START (START: the
  * image's start time in nanoseconds) holds records of two NUL-terminated
  * fields each: "start" and the executable, "final", "checkpoint",
- * "snapshot" or "trace" and a file's path, and "exec" with an empty path.  Each
+ * "snapshot" or "trace" and a file's path, "exec" with an empty path, and
+ * "problem" with a line the monitor would otherwise print (log.h).  Each
  * record is one write(2) with O_APPEND, so threads cannot interleave. */
 #include "runlog.h"
 
@@ -34,9 +35,15 @@ static void add_record(const char *kind, const char *value)
     close(fd);
 }
 
+static void add_problem(const char *line)
+{
+    add_record("problem", line);
+}
+
 void runlog_start(void)
 {
     record_path[0] = '\0';
+    log_set_sink(NULL);
     if (!monitor.options.run_dir[0])
         return;
     char pid[24], start[24];
@@ -52,6 +59,7 @@ void runlog_start(void)
         record_path[used++] = *piece++;
     record_path[used] = '\0';
     add_record("start", monitor.executable);
+    log_set_sink(add_problem);
 }
 
 void runlog_wrote(const char *kind, const char *path)

@@ -305,7 +305,9 @@ static void emit_program(void)
 {
     uint32_t executable_size = (uint32_t)strlen(monitor.executable);
     uint32_t suppressions_size = monitor.lsan_suppressions.size;
-    section_header(MPROF_TAG_PROGRAM, 12 + executable_size + monitor.command_line_size + suppressions_size);
+    uint32_t refused_size = monitor.options.refused_size;
+    section_header(MPROF_TAG_PROGRAM,
+                   16 + executable_size + monitor.command_line_size + suppressions_size + refused_size);
     writer_u32(&writer, executable_size);
     writer_bytes(&writer, monitor.executable, executable_size);
     writer_u32(&writer, monitor.command_line_size);
@@ -313,6 +315,8 @@ static void emit_program(void)
     writer_u32(&writer, suppressions_size);
     if (suppressions_size)
         writer_bytes(&writer, monitor.lsan_suppressions.text, suppressions_size);
+    writer_u32(&writer, refused_size);
+    writer_bytes(&writer, monitor.options.refused, refused_size);
 }
 
 static void emit_modules(void)
@@ -569,7 +573,7 @@ bool snapshot_write(const struct snapshot_request *request)
                 [SNAPSHOT_FINAL] = "final", [SNAPSHOT_CHECKPOINT] = "checkpoint", [SNAPSHOT_ON_DEMAND] = "snapshot"};
             runlog_wrote(kinds[request->kind], target->path);
             if (monitor.options.verbose)
-                log_line("wrote ", kinds[request->kind] , " ", target->path, NULL);
+                log_verbose("wrote ", kinds[request->kind], " ", target->path, NULL);
         }
     } else if (all->out_of_memory && log_first_failure()) {
         log_line("cannot write the data file: out of memory", NULL);

@@ -39,7 +39,8 @@ exec(compile(open(entry).read(), entry, "exec"), {{"__name__": "__main__", "__fi
     imported = set(modules.read_text().split("\n"))
     assert sorted(name for name in imported if name.startswith("mprof")) == [
         "mprof", "mprof.cli", "mprof.cli.arguments", "mprof.cli.main", "mprof.cli.run", "mprof.cli.run_record",
-        "mprof.reducer", "mprof.reducer.errors", "mprof.source_tree"]
+        "mprof.cli.run_settings", "mprof.reducer", "mprof.reducer.errors", "mprof.reducer.escape",
+        "mprof.source_tree"]
     assert imported & {"dataclasses", "inspect", "typing", "tempfile", "sqlite3", "jinja2", "unicodedata"} == set()
     assert datafile.read(tmp_path / "t.mprof").header.final
 
@@ -57,9 +58,10 @@ def test_a_commands_own_help_and_usage_errors() -> None:
     assert completed.stdout.startswith("usage: mprof run [-h] [-o FILE] ")
     assert "--fail-on-leak [BYTES]" in completed.stdout and "--suppressions FILE" in completed.stdout
     # argparse's status for a usage error, as mprof(1) says.
-    wrong = subprocess.run([MPROF, "run", "--depth", "0", "/bin/true"], capture_output=True, text=True, timeout=60)
+    wrong = subprocess.run([MPROF, "run", "--no-such-option", "/bin/true"], capture_output=True, text=True,
+                           timeout=60)
     assert (wrong.returncode, wrong.stdout) == (2, "")
-    assert wrong.stderr.endswith("mprof run: error: argument --depth: must be at least 1: 0\n")
+    assert wrong.stderr.endswith("mprof: error: unrecognized arguments: --no-such-option\n")
     unknown = subprocess.run([MPROF, "frobnicate"], capture_output=True, text=True, timeout=60)
     assert unknown.returncode == 2 and "invalid choice: 'frobnicate'" in unknown.stderr
 

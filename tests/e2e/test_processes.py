@@ -194,23 +194,26 @@ def test_pid_pattern_and_default_name(targets: Targets, tmp_path: Path) -> None:
     assert datafile.read(tmp_path / f"mprof.out.{default.pid}").summary.allocs == 40
 
 
-def test_bad_settings_are_reported_and_ignored(targets: Targets, tmp_path: Path) -> None:
+def test_bad_settings_are_kept_out_of_the_program_and_said_by_the_report(targets: Targets, tmp_path: Path) -> None:
     output = tmp_path / "out.mprof"
     completed = subprocess.run([targets.build("leaf")], env=monitor_env(output, MPROF_DEPTH="deep"),
                                capture_output=True, text=True, check=True)
-    assert completed.stderr == "mprof: ignoring MPROF_DEPTH=deep: not a value it accepts\n"
-    assert datafile.read(output).header.stack_depth == 128
+    assert completed.stderr == ""
+    data = datafile.read(output)
+    assert data.header.stack_depth == 128 and data.program.refused_settings == ("MPROF_DEPTH=deep",)
+    report = subprocess.run([MPROF, "report", output], capture_output=True, text=True, check=True)
+    assert report.stderr == (f"mprof: warning: {output}: the monitor did not accept MPROF_DEPTH=deep and kept its "
+                             f"default\n")
     completed = subprocess.run([targets.build("leaf")], env=monitor_env(output, MPROF_BLOCKS="heap"),
                                capture_output=True, text=True, check=True)
-    assert completed.stderr == "mprof: ignoring MPROF_BLOCKS=heap: not a value it accepts\n"
+    assert completed.stderr == "" and datafile.read(output).program.refused_settings == ("MPROF_BLOCKS=heap",)
     # The largest values mprof(1) allows are taken; a thousandth more is not.
-    refused = ("mprof: ignoring MPROF_CHECKPOINT_GROWTH=1000000.001: not a value it accepts\n"
-               "mprof: ignoring MPROF_CHECKPOINT_INTERVAL=4000000.001: not a value it accepts\n")
-    for interval, growth, stderr in (("4000000", "1000000", ""), ("4000000.001", "1000000.001", refused)):
+    refused = ("MPROF_CHECKPOINT_GROWTH=1000000.001", "MPROF_CHECKPOINT_INTERVAL=4000000.001")
+    for interval, growth, expected in (("4000000", "1000000", ()), ("4000000.001", "1000000.001", refused)):
         completed = subprocess.run([targets.build("leaf")], capture_output=True, text=True, check=True,
                                    env=monitor_env(output, MPROF_CHECKPOINT_INTERVAL=interval,
                                                    MPROF_CHECKPOINT_GROWTH=growth))
-        assert completed.stderr == stderr
+        assert completed.stderr == "" and datafile.read(output).program.refused_settings == expected
 
 
 def test_unwritable_output_is_one_line_and_the_program_is_unaffected(targets: Targets, tmp_path: Path) -> None:

@@ -43,7 +43,7 @@ class ModuleSpec:
 @dataclass
 class DataFileBuilder:
     magic: bytes = b"MPROFDAT"
-    version: int = 4
+    version: int = 5
     header_size: int = 64
     flags: int = 0x3  # call graph, final
     stack_depth: int = 16
@@ -59,6 +59,7 @@ class DataFileBuilder:
     exe: bytes = b"/usr/bin/prog"
     cmdline: bytes = b"prog\0--flag\0"
     lsan_suppressions: bytes = b""
+    refused_settings: bytes = b""  # NAME=VALUE entries, each ended by a NUL
     modules: list[ModuleSpec] = field(default_factory=list)
     summary: list[int] = field(default_factory=lambda: [0] * SUMMARY_FIELDS)
     # (size, allocs, frees, bytes, bytes_freed)
@@ -144,6 +145,7 @@ class DataFileBuilder:
             out += struct.pack("<I", len(self.exe)) + self.exe
             out += struct.pack("<I", len(self.cmdline)) + self.cmdline
             out += struct.pack("<I", len(self.lsan_suppressions)) + self.lsan_suppressions
+            out += struct.pack("<I", len(self.refused_settings)) + self.refused_settings
         elif tag == "MODS":
             out += self._count(tag, len(self.modules))
             for m in self.modules:

@@ -30,6 +30,7 @@ def rich() -> DataFileBuilder:
         exe=b"/usr/bin/prog",
         cmdline=b"prog\0-v\0caf\xe9\0",
         lsan_suppressions=b"leak:libfoo.so\n# caf\xe9\n",
+        refused_settings=b"MPROF_DEPTH=5000\0MPROF_BLOCKS=m\xe9p\0",
         modules=[
             ModuleSpec(0x555555554000, 0x555555554000, 0x55555555A000, 0, MAIN_BUILD_ID, b""),
             ModuleSpec(

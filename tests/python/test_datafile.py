@@ -39,7 +39,7 @@ def test_rich_file_every_value(tmp_path: Path) -> None:
 
     assert df.path == str(path)
     h = df.header
-    assert (h.version, h.flags, h.stack_depth, h.leak_depth) == (4, 7, 32, 4)
+    assert (h.version, h.flags, h.stack_depth, h.leak_depth) == (5, 7, 32, 4)
     assert (h.pid, h.ppid) == (31337, 31336)
     assert (h.start_unix_ns, h.elapsed_ns) == (1_700_000_000_123_456_789, 2_500_000_000)
     assert h.call_graph and h.final and h.forked
@@ -48,6 +48,7 @@ def test_rich_file_every_value(tmp_path: Path) -> None:
     assert df.program.argv == ["prog", "-v", "caf\udce9"]
     assert df.program.argv[2].encode("utf-8", "surrogateescape") == b"caf\xe9"
     assert df.program.lsan_suppressions == "leak:libfoo.so\n# caf\udce9\n"
+    assert df.program.refused_settings == ("MPROF_DEPTH=5000", "MPROF_BLOCKS=m\udce9p")
 
     assert df.modules == (
         datafile.Module(0x555555554000, 0x555555554000, 0x55555555A000, False, MAIN_BUILD_ID, ""),
@@ -204,10 +205,10 @@ def test_error_types() -> None:
     assert str(e) == "x.mprof: corrupt: checksum mismatch"
     assert e.exit_code == 1
     assert (e.path, e.problem) == ("x.mprof", "corrupt: checksum mismatch")
-    assert str(DataFileError("a\nb", "oops")) == "a\\nb: oops"
-    # One line whatever the path holds, and a backslash doubled so that no
-    # path reads like another's escape.
-    assert str(MprofError("a\\n\rb\nc")) == "a\\\\n\\rb\\nc"
+    assert str(DataFileError("a\nb", "oops")) == "a\\x0ab: oops"
+    # One line whatever the path holds, escaped once as the reports escape
+    # names, a backslash doubled so that no path reads like another's escape.
+    assert str(MprofError("a\\n\rb\nc\udcff")) == "a\\\\n\\x0db\\x0ac\\xff"
     assert MprofError("raw\n", 3).args == ("raw\n",) and MprofError("raw\n", 3).exit_code == 3
 
 
@@ -236,14 +237,14 @@ def test_short_file_that_is_not_a_data_file(tmp_path: Path) -> None:
 
 
 def test_newer_version(tmp_path: Path) -> None:
-    path = write(tmp_path, DataFileBuilder(version=5).build())
-    assert refused(path) == "format version 5 is newer than this mprof understands (4)"
+    path = write(tmp_path, DataFileBuilder(version=6).build())
+    assert refused(path) == "format version 6 is newer than this mprof understands (5)"
 
 
 def test_newer_version_in_a_file_cut_after_it(tmp_path: Path) -> None:
     # The 8-byte magic and the u16 version, nothing more: the version is judged first.
-    path = write(tmp_path, DataFileBuilder(version=5).build()[:10])
-    assert refused(path) == "format version 5 is newer than this mprof understands (4)"
+    path = write(tmp_path, DataFileBuilder(version=6).build()[:10])
+    assert refused(path) == "format version 6 is newer than this mprof understands (5)"
 
 
 def test_a_header_and_nothing_after_it(tmp_path: Path) -> None:
@@ -254,16 +255,17 @@ def test_a_header_and_nothing_after_it(tmp_path: Path) -> None:
 def test_newer_version_with_a_different_header(tmp_path: Path) -> None:
     # A newer format may change everything after the version field.
     path = write(tmp_path, b"MPROFDAT" + struct.pack("<H", 7) + b"\xff" * 3)
-    assert refused(path) == "format version 7 is newer than this mprof understands (4)"
+    assert refused(path) == "format version 7 is newer than this mprof understands (5)"
 
 
-@pytest.mark.parametrize("version", [0, 1, 2, 3])
+@pytest.mark.parametrize("version", [0, 1, 2, 3, 4])
 def test_older_version(tmp_path: Path, version: int) -> None:
     # Older versions are refused like any version this mprof does not know:
     # version 1's entries were fixed-size, version 2 had chains and pairs
-    # where version 3 has the tree, and version 4 added PROG's suppressions.
+    # where version 3 has the tree, version 4 added PROG's suppressions
+    # and version 5 its refused settings.
     path = write(tmp_path, DataFileBuilder(version=version).build())
-    assert refused(path) == f"unknown format version {version} (this mprof understands 4)"
+    assert refused(path) == f"unknown format version {version} (this mprof understands 5)"
 
 
 @pytest.mark.parametrize("length", [5, 8, 30, 63])
@@ -359,12 +361,12 @@ def test_unknown_tag(tmp_path: Path) -> None:
 
 def test_wrong_section_count(tmp_path: Path) -> None:
     path = write(tmp_path, DataFileBuilder(section_count=10).build())
-    assert refused(path) == "corrupt: header says 10 sections, format version 4 has 9"
+    assert refused(path) == "corrupt: header says 10 sections, format version 5 has 9"
 
 
 def test_wrong_header_size(tmp_path: Path) -> None:
     path = write(tmp_path, DataFileBuilder(header_size=72).build())
-    assert refused(path) == "corrupt: header size is 72, format version 4 has 64"
+    assert refused(path) == "corrupt: header size is 72, format version 5 has 64"
 
 
 @pytest.mark.parametrize("reserved", [1, 1 << 63])
@@ -713,16 +715,23 @@ def expected_cuts(tag: str, fields: list[tuple[int, str]]) -> list[str]:
     return [f"corrupt: section {tag} payload ends inside {name}" for size, name in fields for _ in range(size)]
 
 
+def test_refused_settings_must_end_with_a_nul(tmp_path: Path) -> None:
+    b = rich()
+    b.refused_settings = b"MPROF_DEPTH=5000"
+    assert refused(write(tmp_path, b.build())) == "corrupt: PROG's refused settings do not end with a NUL"
+
+
 def test_every_cut_of_the_program_and_modules_names_its_field() -> None:
     b = rich()
     table = b._table()
     program = b._payload("PROG", table, b._indices(table))
     # mprof(5): u32 length and the executable's path, then the same for the
-    # command line and for the leak suppressions.
+    # command line, the leak suppressions and the refused settings.
     assert truncations(b, "PROG", program) == expected_cuts("PROG", [
         (4, "the executable path length"), (len(b.exe), "the executable path"),
         (4, "the command line length"), (len(b.cmdline), "the command line"),
-        (4, "the leak suppressions length"), (len(b.lsan_suppressions), "the leak suppressions")])
+        (4, "the leak suppressions length"), (len(b.lsan_suppressions), "the leak suppressions"),
+        (4, "the refused settings length"), (len(b.refused_settings), "the refused settings")])
     b = rich()
     modules = b._payload("MODS", table, b._indices(table))
     # u64 count; each module 28 fixed bytes, its build-id, its path.

@@ -29,7 +29,7 @@ def test_top_level_keys() -> None:
 def test_header_and_program() -> None:
     out = report()
     assert out["header"] == {
-        "version": 4,
+        "version": 5,
         "flags": 7,
         "call_graph": True,
         "final": True,
@@ -44,7 +44,8 @@ def test_header_and_program() -> None:
         "elapsed_ns": 2_500_000_000,
     }
     assert out["program"] == {"exe": "/usr/bin/prog", "argv": ["prog", "-v", "caf\udce9"],
-                              "lsan_suppressions": "leak:libfoo.so\n# caf\udce9\n"}
+                              "lsan_suppressions": "leak:libfoo.so\n# caf\udce9\n",
+                              "refused_settings": ["MPROF_DEPTH=5000", "MPROF_BLOCKS=m\udce9p"]}
 
 
 def test_modules() -> None:

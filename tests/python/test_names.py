@@ -26,6 +26,9 @@ from mprof.report.names import readable_names, short_name
     ("foo::operator()(int) const", "foo::operator()"),
     ("std::function<void (int)>::operator()(int) const", "std::function<>::operator()"),
     ("operator new(unsigned long)", "operator new"),
+    # No parameter list, so no return type to cut: a C symbol with a space.
+    ("leaky_function free", "leaky_function free"),
+    ("a b<int>", "a b<>"),
     ("operator delete[](void*, unsigned long)", "operator delete[]"),
     ("A::operator unsigned long() const", "A::operator unsigned long"),
     ('operator"" _kb(unsigned long long)', 'operator"" _kb'),

@@ -56,11 +56,7 @@ def main(argv: list[str]) -> int:
     try:
         code: int = getattr(args, _HANDLER)(args)
     except MprofError as e:
-        # One line, whatever bytes the paths in it hold.  (Imported here:
-        # unicodedata is a cost mprof run's start-up need not pay.)
-        from ..reducer.escape import printable
-
-        print(f"mprof: {printable(str(e))}", file=sys.stderr)
+        print(f"mprof: {e}", file=sys.stderr)
         return e.exit_code
     return code
 

@@ -11,16 +11,18 @@ the listing comes from here, after the program is gone.
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import resource
 import shutil
 import signal
+import stat
 import sys
 from pathlib import Path
 
 from .. import source_tree
 from ..reducer.errors import MprofError
-from . import run_record
+from . import run_record, run_settings
 from .arguments import add_leak_arguments
 
 # Not typing's: importing it, like tempfile or dataclasses, would add a
@@ -28,16 +30,6 @@ from .arguments import add_leak_arguments
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import NoReturn
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1: {value}")
-    return value
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -52,12 +44,12 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "(%%p in FILE stands for the pid; default: mprof.out.PID)",
     )
     parser.add_argument(
-        "--depth", type=_positive, metavar="N",
+        "--depth", metavar="N",
         help="most return addresses recorded per allocation (default 128, at most 1024)",
     )
     parser.add_argument(
-        "--leak-depth", type=_positive, metavar="N",
-        help="callers kept in each leak chain (default 5, as in the paper)",
+        "--leak-depth", metavar="N",
+        help="callers kept in each leak chain (default 5, as in the paper, at most 64)",
     )
     parser.add_argument(
         "--no-call-graph", action="store_true",
@@ -69,7 +61,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     )
     parser.add_argument(
         "--dump-signal", metavar="SIGNAL",
-        help="signal (USR1, USR2, a number, ...) that makes the program write its file at once",
+        help="signal (USR1, USR2, HUP, PROF, WINCH, URG or a number) that makes the program write its file at once",
     )
     parser.add_argument(
         "--trace", action="store_true",
@@ -107,7 +99,13 @@ def _given_lc_ctype() -> tuple[bool, str | None]:
     return True, None
 
 
-def monitor_environment(args: argparse.Namespace, library: Path, run_directory: Path) -> dict[str, str]:
+def _output(args: argparse.Namespace) -> str:
+    # Absolute: a program that changes directory still writes here.
+    return os.path.abspath(args.output or "mprof.out.%p")
+
+
+def monitor_environment(args: argparse.Namespace, library: Path, run_directory: Path,
+                        depths: tuple[int | None, int | None] = (None, None)) -> dict[str, str]:
     environment = dict(os.environ)
     # The program gets the environment mprof was given, not the LC_CTYPE
     # Python sets for itself in a C locale (PEP 538).
@@ -119,14 +117,13 @@ def monitor_environment(args: argparse.Namespace, library: Path, run_directory: 
             environment["LC_CTYPE"] = lc_ctype
     preload = environment.get("LD_PRELOAD", "")
     environment["LD_PRELOAD"] = f"{library}:{preload}" if preload else str(library)
-    # Absolute: a program that changes directory still writes here.
-    output = os.path.abspath(args.output or "mprof.out.%p")
+    output = _output(args)
     settings = {
         "MPROF_OUTPUT": output,
         "MPROF_TRACE": f"{output}.trace" if args.trace else None,
         "MPROF_RUN_DIR": str(run_directory),
-        "MPROF_DEPTH": args.depth,
-        "MPROF_LEAK_DEPTH": args.leak_depth,
+        "MPROF_DEPTH": depths[0],
+        "MPROF_LEAK_DEPTH": depths[1],
         "MPROF_CALL_GRAPH": "0" if args.no_call_graph else None,
         "MPROF_FOLLOW": "0" if args.no_follow else None,
         "MPROF_DUMP_SIGNAL": args.dump_signal,
@@ -157,17 +154,6 @@ _JOB_STOPS = (signal.SIGTSTP, signal.SIGTTIN, signal.SIGTTOU)
 _CATCHABLE = signal.valid_signals() - {signal.SIGKILL, signal.SIGSTOP}
 
 
-def _signal_number(name: str) -> int | None:
-    """The dump signal as the monitor reads it (USR1, SIGUSR1, 10, ...)."""
-    if name.isdigit():
-        return int(name)
-    name = name.upper()
-    try:
-        return int(signal.Signals[name if name.startswith("SIG") else f"SIG{name}"])
-    except KeyError:
-        return None  # the monitor warns about it
-
-
 def _start(program: str, arguments: list[str], environment: dict[str, str], program_mask: set[int]) -> int:
     """Forks and executes the program with the signal mask program_mask;
     the child learns its own pid first, since it is the first process of
@@ -191,7 +177,7 @@ def _start(program: str, arguments: list[str], environment: dict[str, str], prog
             # inheritable): the program never sees it.
             os.execvpe(program, [program, *arguments], environment)
         except OSError as error:
-            os.write(ready_write, (error.strerror or str(error)).encode())
+            os.write(ready_write, f"{error.errno or 0} {error.strerror or error}".encode())
         finally:
             os._exit(127)
     os.close(ready_write)
@@ -199,7 +185,10 @@ def _start(program: str, arguments: list[str], environment: dict[str, str], prog
         failure = ready.read()  # empty when the exec closed the pipe
     if failure:
         os.waitpid(pid, 0)
-        raise MprofError(f"{program}: cannot run: {failure.decode(errors='replace')}")
+        code, _, why = failure.decode(errors="replace").partition(" ")
+        # As a shell says it: 127 for a program not found, 126 for one found
+        # but not executable.
+        raise MprofError(f"{program}: cannot run: {why}", _NOT_FOUND if int(code) == errno.ENOENT else _NOT_RUN)
     return pid
 
 
@@ -271,6 +260,10 @@ def _stop_as(number: int) -> None:
         signal.pthread_sigmask(signal.SIG_BLOCK, {number})
         signal.signal(number, previous)
 
+
+# A shell's exit statuses for a command it cannot find or cannot execute.
+_NOT_FOUND = 127
+_NOT_RUN = 126
 
 # A build run under mprof can write thousands of files: the first are named.
 _LISTED = 20
@@ -353,22 +346,45 @@ def _run_directory() -> Path:
             raise MprofError(f"{parent}: cannot make mprof run's directory: {error.strerror}") from None
 
 
+def _check_output(output: str) -> None:
+    """Refuses an output the monitor would not write: a device, FIFO,
+    socket or directory where the first process's file goes is never
+    replaced (monitor/output.c), so the run would leave no file."""
+    if "%p" in output.replace("%%", ""):
+        return  # each process's own new name
+    try:
+        there = os.lstat(output).st_mode
+    except OSError:
+        return
+    if stat.S_ISREG(there) or stat.S_ISLNK(there):
+        return
+    kind = ("a directory" if stat.S_ISDIR(there) else "a character device" if stat.S_ISCHR(there)
+            else "a block device" if stat.S_ISBLK(there) else "a FIFO" if stat.S_ISFIFO(there)
+            else "a socket" if stat.S_ISSOCK(there) else "not a regular file")
+    raise MprofError(f"{output}: is {kind}; a data file replaces only a regular file; the program was not started",
+                     run_settings.USAGE_ERROR)
+
+
 def run(args: argparse.Namespace) -> int:
     library = library_path()
     program = args.program
+    output = _output(args)
+    depths = run_settings.check(args.depth, args.leak_depth, args.dump_signal, output, args.trace,
+                                dict(os.environ))
+    _check_output(output)
     if os.sep not in program and not shutil.which(program):
-        raise MprofError(f"{program}: command not found")
+        raise MprofError(f"{program}: command not found", _NOT_FOUND)
     arguments = args.arguments
     if arguments[:1] == ["--"]:
         arguments = arguments[1:]
     run_directory = _run_directory()
     try:
         forwarded: set[int] = set(_FORWARDED)
-        if args.dump_signal and (number := _signal_number(args.dump_signal)) is not None:
-            forwarded.add(number)
+        if args.dump_signal and (dump := run_settings.dump_signal(args.dump_signal)):
+            forwarded.add(dump)
         mask = signal.pthread_sigmask(signal.SIG_BLOCK, forwarded | {*_WAIT_IGNORES, *_JOB_STOPS})
         try:
-            pid = _start(program, arguments, monitor_environment(args, library, run_directory), mask)
+            pid = _start(program, arguments, monitor_environment(args, library, run_directory, depths), mask)
         except BaseException:
             signal.pthread_sigmask(signal.SIG_SETMASK, mask)
             raise

@@ -21,6 +21,7 @@ class Image:
         self.files: list[tuple[str, str]] = []  # (final|checkpoint|snapshot, path)
         self.traces: list[str] = []  # written by mprof run --trace
         self.execed = False  # went on as a new image, having written nothing
+        self.problems: list[str] = []  # what the monitor would have printed on the program's stderr
 
     @property
     def lost(self) -> bool:
@@ -44,6 +45,8 @@ def read(directory: Path) -> list[Image]:
                 image.execed = True
             elif kind == b"trace":
                 image.traces.append(text)
+            elif kind == b"problem":
+                image.problems.append(text)
             else:
                 image.files.append((kind.decode("ascii", "replace"), text))
         images.append(image)
@@ -72,7 +75,10 @@ class Written:
 
 def report_lines(images: list[Image]) -> Written:
     """The files written, a line each, and warnings about processes that
-    wrote no data file."""
+    wrote no data file or met a problem; program paths escaped as the
+    reports escape them."""
+    from ..reducer.escape import printable
+
     written = Written()
     files, warnings = written.data_files, written.warnings
     seen: set[str] = set()
@@ -88,13 +94,16 @@ def report_lines(images: list[Image]) -> Written:
             running = ", a checkpoint: it is still running, and rewrites it until it ends"
             note = {"final": "", "checkpoint": running if alive(image.pid) else ended,
                     "snapshot": ", a snapshot"}.get(last, f", {last}")
-            files.append(f"{path} (pid {image.pid}, {image.executable}{note})")
+            program = printable(image.executable)
+            files.append(f"{printable(path)} (pid {image.pid}, {program}{note})")
             written.data_paths.append(path)
-        written.traces += [f"{path} (pid {image.pid}, {image.executable})" for path in image.traces]
+        program = printable(image.executable)
+        written.traces += [f"{printable(path)} (pid {image.pid}, {program})" for path in image.traces]
+        warnings += [f"pid {image.pid} ({program}): {printable(problem)}" for problem in image.problems]
         if image.lost:
             if alive(image.pid):
-                warnings.append(f"pid {image.pid} ({image.executable}) is still running: its file will be "
+                warnings.append(f"pid {image.pid} ({program}) is still running: its file will be "
                                 f"written when it ends")
             else:
-                warnings.append(f"pid {image.pid} ({image.executable}) left no data file")
+                warnings.append(f"pid {image.pid} ({program}) left no data file")
     return written

@@ -4,11 +4,7 @@ from __future__ import annotations
 
 import os
 
-
-def _one_line(text: str) -> str:
-    # A path may hold newlines; a message must stay one line so that scripts
-    # reading stderr line by line see one error per line.
-    return text.replace("\\", "\\\\").replace("\n", "\\n").replace("\r", "\\r")
+from .escape import printable
 
 
 class MprofError(Exception):
@@ -24,7 +20,10 @@ class MprofError(Exception):
         self.exit_code = exit_code
 
     def __str__(self) -> str:
-        return _one_line(self.message)
+        # One line, escaped once, whatever bytes the paths in it hold: a
+        # newline in a path must not end the line for a script reading
+        # stderr line by line.
+        return printable(self.message)
 
 
 class DataFileError(MprofError):

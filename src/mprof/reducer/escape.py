@@ -5,12 +5,14 @@ window or end a line, and none reads like another."""
 
 from __future__ import annotations
 
-import unicodedata
-
 
 def printable(text: str) -> str:
     if text.isprintable() and "\\" not in text:
         return text
+    # Only here: mprof run, whose names are nearly always printable, starts
+    # faster without it.
+    import unicodedata
+
     shown = []
     for character in text:
         code = ord(character)

@@ -6,7 +6,7 @@ import struct
 from typing import Final
 
 MAGIC: Final = b"MPROFDAT"
-VERSION: Final = 4
+VERSION: Final = 5
 HEADER_SIZE: Final = 64
 SECTION_HEADER_SIZE: Final = 16
 

@@ -77,6 +77,9 @@ def reduce_files(files: Sequence[DataFile], *, progress: Progress | None = None)
     for run in latest_of_each_process(runs, warnings):
         path, data = run.path, run.data
         profile.runs.append(run)
+        if data.program.refused_settings:
+            warnings.warn(f"{path}: the monitor did not accept {', '.join(data.program.refused_settings)} "
+                          f"and kept its default{'s' if len(data.program.refused_settings) > 1 else ''}")
         _add_summary(profile.summary, data)
         for b in data.bins:
             row = profile.bins.setdefault(b.size, Bin(b.size))

@@ -48,6 +48,8 @@ class Program:
     argv: list[str]
     # What its __lsan_default_suppressions returned, or "".
     lsan_suppressions: str = ""
+    # The monitor's settings it did not accept (NAME=VALUE), keeping its defaults.
+    refused_settings: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -66,13 +66,17 @@ def parse_program(payload: memoryview) -> Program:
     exe = cur.take(cur.u32("the executable path length"), "the executable path")
     cmdline = bytes(cur.take(cur.u32("the command line length"), "the command line"))
     suppressions = cur.take(cur.u32("the leak suppressions length"), "the leak suppressions")
+    refused = bytes(cur.take(cur.u32("the refused settings length"), "the refused settings"))
     cur.finish()
+    if refused and not refused.endswith(b"\0"):
+        raise FormatProblem("corrupt: PROG's refused settings do not end with a NUL")
     # /proc/pid/cmdline ends every argument with a NUL; accept a missing final
     # NUL too, since "separated by" in mprof(5) allows it.
     if cmdline.endswith(b"\0"):
         cmdline = cmdline[:-1]
     argv = [_decode(arg) for arg in cmdline.split(b"\0")] if cmdline else []
-    return Program(exe=_decode(exe), argv=argv, lsan_suppressions=_decode(suppressions))
+    return Program(exe=_decode(exe), argv=argv, lsan_suppressions=_decode(suppressions),
+                   refused_settings=tuple(_decode(entry) for entry in refused[:-1].split(b"\0")) if refused else ())
 
 
 def parse_modules(payload: memoryview) -> tuple[Module, ...]:

@@ -53,7 +53,8 @@ def _header(header: Header) -> Json:
 
 
 def _program(program: Program) -> Json:
-    return {"exe": program.exe, "argv": list(program.argv), "lsan_suppressions": program.lsan_suppressions}
+    return {"exe": program.exe, "argv": list(program.argv), "lsan_suppressions": program.lsan_suppressions,
+            "refused_settings": list(program.refused_settings)}
 
 
 def _module(module: Module) -> Json:

@@ -165,7 +165,8 @@ def short_name(name: str, templates: bool = False) -> str:
                 body = body[:-len(qualifier)]
                 changed = True
     pieces = _scan(body)
-    if len(pieces) > 1 and pieces[-1][2] == "(" and body[pieces[-1][0]:pieces[-1][1]] != _ANONYMOUS:
+    function = len(pieces) > 1 and pieces[-1][2] == "(" and body[pieces[-1][0]:pieces[-1][1]] != _ANONYMOUS
+    if function:
         pieces.pop()  # the parameter list
     elif body is not name:
         body, pieces = name, _scan(name)  # qualifiers with no parameter list: not a function
@@ -176,6 +177,11 @@ def short_name(name: str, templates: bool = False) -> str:
             continue  # the parameters of the function a local class or lambda is in
         out.append("<>" if kind == "<" and not templates else body[start:end])
     text = "".join(out)
+    if not function:
+        # No parameter list, so no return type either: a C symbol may hold
+        # a space (an asm label such as "leaky_function free") and is
+        # shown whole.
+        return text + clone
     # The return type of a template function: up to the last space outside
     # brackets, unless that space belongs to the operator's name (operator
     # new, operator unsigned long).
