@@ -8,6 +8,7 @@ from pathlib import Path
 from ..reducer.errors import MprofError
 from .arguments import add_selection_arguments
 from .inputs import read_inputs, reduce_into, selected, selection
+from .output import check_output
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -22,8 +23,10 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
 
 def run(args: argparse.Namespace) -> int:
+    output = check_output(args.output)  # a wrong -o refused before the reduction
     with read_inputs(args.files) as inputs:
         if inputs.database:
             raise MprofError(f"{args.files[0]}: already a profile database")
-        reduce_into(selected(inputs.files, selection(args)), args.output)
+        with output.building() as database:
+            reduce_into(selected(inputs.files, selection(args)), database)
     return 0

@@ -15,7 +15,7 @@ from ..report.model import Model
 from . import pager
 from .arguments import add_leak_arguments, add_naming_arguments
 from .inputs import load_profile, suppressed, warn_of_partial_paths
-from .output import write_atomically
+from .output import check_output
 from .report_cmd import count_argument, percent_argument
 
 # Rows of each view in the text without --top or --all.
@@ -84,10 +84,11 @@ def run(args: argparse.Namespace) -> int:
         except ImportError:
             raise MprofError("the HTML report needs the Jinja2 Python package: install python3-jinja2, or run "
                              "`make venv` for ./mprof") from None
+    page = None if args.html is None else check_output(args.html)  # a wrong --html refused before the work
     comparison = compare(_load(base_paths, args), _load(new_paths, args), measures(args.include_runtime))
     top = None if args.all else args.top
-    if args.html:
-        write_atomically(args.html, html.render(comparison, text.Options(args.sort, args.cutoff, top)))
+    if page is not None:
+        page.write(html.render(comparison, text.Options(args.sort, args.cutoff, top)))
     if args.format == "json":
         document = json_out.document(comparison, text.Options(args.sort, args.cutoff, top))
         pager.show(json.dumps(document, indent=1) + "\n", not args.no_pager)

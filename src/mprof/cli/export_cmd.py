@@ -13,7 +13,7 @@ from ..report.display import for_display
 from ..report.measures import DEFAULT_MEASURE, MEASURE_NAMES, by_name, measures
 from .arguments import add_leak_arguments, add_naming_arguments, add_selection_arguments
 from .inputs import load_profile, selection, suppressed, warn_of_partial_paths
-from .output import write_atomically
+from .output import check_output
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -37,20 +37,21 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
 
 def run(args: argparse.Namespace) -> int:
+    output = None if args.output is None else check_output(args.output)  # a wrong -o refused before the work
+    if args.format == "pprof" and output is None and sys.stdout.isatty():
+        raise MprofError("a pprof profile is binary: name a file with -o, or redirect the output")
     model = for_display(suppressed(load_profile(args.files, selection(args)), args), args.full_names)
     if not model.runs:
         raise MprofError(f"{args.files[0]}: holds no profile to export")
     warn_of_partial_paths(model, args.files[0])
     if args.format == "pprof":
-        if args.output is None and sys.stdout.isatty():
-            raise MprofError("a pprof profile is binary: name a file with -o, or redirect the output")
         data = pprof.profile(model, measures(args.include_runtime), args.sample)
     else:
         data = collapsed.collapsed(model, by_name(args.sample, args.include_runtime)).encode(
             "utf-8", "surrogateescape")
-    if args.output is None:
+    if output is None:
         sys.stdout.buffer.write(data)
         sys.stdout.flush()
     else:
-        write_atomically(args.output, data)
+        output.write(data)
     return 0

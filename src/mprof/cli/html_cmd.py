@@ -9,7 +9,7 @@ from ..reducer.errors import MprofError
 from ..report.display import for_display
 from .arguments import add_leak_arguments, add_naming_arguments, add_selection_arguments
 from .inputs import load_profile, selection, suppressed
-from .output import write_atomically
+from .output import check_output
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -32,7 +32,8 @@ def run(args: argparse.Namespace) -> int:
     except ImportError:
         raise MprofError("the HTML report needs the Jinja2 Python package: install python3-jinja2, or run "
                          "`make venv` for ./mprof") from None
+    output = check_output(args.output)  # a wrong -o refused before the work
     model = for_display(suppressed(load_profile(args.files, selection(args)), args), args.full_names)
-    write_atomically(args.output, html.render(model, args.include_runtime))
+    output.write(html.render(model, args.include_runtime))
     return 0
 

@@ -16,6 +16,7 @@ from ..reducer.symbolize import Progress
 from ..replay import allocators, database, runner, text
 from ..replay.figures import ORDERS, Comparison
 from ..replay.json_out import as_json
+from .output import Output, check_output
 
 
 def _allocator_names(text: str) -> tuple[str, ...]:
@@ -88,15 +89,20 @@ def run(args: argparse.Namespace) -> int:
     source = _source(args)
     # Every library first: a missing one should not cost the minutes of the others' replays.
     chosen = [allocators.find(name) for name in args.allocators]
-    if args.db is not None and args.db.exists():
-        store.open_database(args.db).close()  # another file is refused before the replays, not after
-    if args.html is not None:
+    # A wrong --db or --html is refused before the replays, not after.
+    db = None if args.db is None else check_output(args.db)
+    if db is not None and db.replaces:
+        store.open_database(db.given).close()  # another application's file, or another version
+    page = None if args.html is None else check_output(args.html)
+    if page is not None:
         _jinja2()
     comparison = runner.compare(source, chosen, args.repeat, args.order, Progress(sys.stderr.isatty()))
-    if args.db is not None:
-        database.add(comparison, args.db)
-    if args.html is not None:
-        _write_page(comparison, args.db, args.html)
+    if db is not None:
+        # A database goes to a device or FIFO whole, as one of replays alone.
+        with db.building() as temporary:
+            database.add(comparison, temporary, db.given if db.replaces else None)
+    if page is not None:
+        _write_page(comparison, db, page)
     if args.format == "json":
         json.dump(as_json(comparison), sys.stdout, indent=1)
         sys.stdout.write("\n")
@@ -118,18 +124,18 @@ def _jinja2() -> None:
                          "`make venv` for ./mprof") from None
 
 
-def _write_page(comparison: Comparison, db: Path | None, page: Path) -> None:
+def _write_page(comparison: Comparison, db: Output | None, page: Output) -> None:
     """The page is made from a database, as every page is: the profile's
-    with the replay added, or one of this replay alone."""
+    with the replay added, or one of this replay alone (as the database
+    written through to a device or FIFO is)."""
     from ..report import html
     from ..report.display import for_display
     from .inputs import load_profile
-    from .output import write_atomically
 
-    if db is not None:
-        write_atomically(page, html.render(for_display(load_profile([db]))))
+    if db is not None and not db.through:
+        page.write(html.render(for_display(load_profile([db.target]))))
         return
     with tempfile.TemporaryDirectory(prefix="mprof-") as directory:
         alone = Path(directory) / "replay.db"
         database.add(comparison, alone)
-        write_atomically(page, html.render(for_display(load_profile([alone]))))
+        page.write(html.render(for_display(load_profile([alone]))))

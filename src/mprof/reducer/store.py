@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import os
 import sqlite3
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -96,28 +94,21 @@ def open_database(path: Path) -> sqlite3.Connection:
 
 
 def write_database(profile: Profile, path: Path) -> None:
-    """Writes to a temporary file beside path, then renames it over path, so
-    that a failure leaves whatever was there before."""
-    directory = path.parent  # "." for a bare name
-    descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
-    os.close(descriptor)
+    """Makes the database in path, a new or empty file: a temporary one that
+    the caller puts in place (mprof db through cli.output, which alone
+    decides how a command's file replaces what was there)."""
+    connection = connect_for_writing(path)
     try:
-        connection = connect_for_writing(temporary)
-        try:
-            connection.executescript(SCHEMA.read_text())
-            _insert(connection, profile)
-            connection.commit()
-        except OverflowError:
-            # Each file's sections are checked to add up within 64 bits;
-            # only several absurd files together get here.
-            names = ", ".join(str(run.path) for run in profile.runs)
-            raise MprofError(f"{names}: figures add up past 64 bits, more than any run allocates") from None
-        finally:
-            connection.close()
-        os.replace(temporary, path)
-    except BaseException:
-        os.unlink(temporary)
-        raise
+        connection.executescript(SCHEMA.read_text())
+        _insert(connection, profile)
+        connection.commit()
+    except OverflowError:
+        # Each file's sections are checked to add up within 64 bits;
+        # only several absurd files together get here.
+        names = ", ".join(str(run.path) for run in profile.runs)
+        raise MprofError(f"{names}: figures add up past 64 bits, more than any run allocates") from None
+    finally:
+        connection.close()
 
 
 def _insert(db: sqlite3.Connection, profile: Profile) -> None:

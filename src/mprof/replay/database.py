@@ -3,15 +3,12 @@ one made by mprof db, or a new one that holds replays alone."""
 
 from __future__ import annotations
 
-import os
 import sqlite3
-import tempfile
 import time
 from dataclasses import astuple, fields
 from pathlib import Path
 
 from ..reducer import store
-from ..reducer.errors import MprofError
 from .figures import Comparison, Figures
 
 # replay_allocators' columns: the figures keep their names in the database.
@@ -19,40 +16,28 @@ ALLOCATOR_COLUMNS = ("replay_id", "position", "allocator", "library", "median_ro
                      *(field.name for field in fields(Figures)))
 
 
-def add(comparison: Comparison, path: Path) -> None:
-    """Writes a copy beside path with the rows added, then renames it over
-    path: a reader never sees half a database, and a failure leaves the old
-    one as it was."""
-    exists = path.exists()
-    if exists:
-        store.open_database(path).close()  # refuses another application's file, or another version
-    directory = path.parent if str(path.parent) else Path(".")
+def add(comparison: Comparison, path: Path, existing: Path | None = None) -> None:
+    """Makes the database in path, a new or empty file: a copy of the
+    profile database existing, when there is one, with the rows of the
+    comparison added, else one that holds replays alone.  mprof replay makes
+    it in a temporary file that cli.output puts in place, so that a reader
+    never sees half a database and a failure leaves the old one as it was."""
+    if existing is not None:
+        store.open_database(existing).close()  # refuses another application's file, or another version
+    connection = store.connect_for_writing(path)
     try:
-        descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
-    except OSError as error:
-        raise MprofError(f"{path}: cannot write: {error.strerror}") from None
-    os.close(descriptor)
-    try:
-        connection = store.connect_for_writing(temporary)
-        try:
-            if exists:
-                source = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-                try:
-                    source.backup(connection)
-                finally:
-                    source.close()
-            else:
-                connection.executescript(store.SCHEMA.read_text())
-            insert(connection, comparison, time.time_ns())
-            connection.commit()
-        finally:
-            connection.close()
-        if exists:
-            os.chmod(temporary, os.stat(path).st_mode & 0o7777)
-        os.replace(temporary, path)
-    except BaseException:
-        os.unlink(temporary)
-        raise
+        if existing is not None:
+            source = sqlite3.connect(f"file:{existing}?mode=ro", uri=True)
+            try:
+                source.backup(connection)
+            finally:
+                source.close()
+        else:
+            connection.executescript(store.SCHEMA.read_text())
+        insert(connection, comparison, time.time_ns())
+        connection.commit()
+    finally:
+        connection.close()
 
 
 def insert(db: sqlite3.Connection, comparison: Comparison, start_unix_ns: int) -> int:
