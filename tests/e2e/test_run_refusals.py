@@ -139,7 +139,7 @@ def test_an_output_that_is_not_a_regular_file_is_refused_and_kept(tmp_path: Path
     completed = mprof_run("-o", output, "--", "/bin/sh", "-c", f"touch {marker}", cwd=tmp_path)
     named = {"fifo": "a FIFO", "socket": "a socket", "directory": "a directory"}[kind]
     assert completed.returncode == 2 and not marker.exists()
-    assert completed.stderr == (f"mprof: {output}: is {named}; a data file replaces only a regular file; the "
+    assert completed.stderr == (f"mprof: {output}: is {named}, and the monitor replaces only a regular file; the "
                                 f"program was not started\n")
     test = {"fifo": stat.S_ISFIFO, "socket": stat.S_ISSOCK, "directory": stat.S_ISDIR}[kind]
     assert test(os.lstat(output).st_mode)

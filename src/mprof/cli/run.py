@@ -361,7 +361,7 @@ def _check_output(output: str) -> None:
     kind = ("a directory" if stat.S_ISDIR(there) else "a character device" if stat.S_ISCHR(there)
             else "a block device" if stat.S_ISBLK(there) else "a FIFO" if stat.S_ISFIFO(there)
             else "a socket" if stat.S_ISSOCK(there) else "not a regular file")
-    raise MprofError(f"{output}: is {kind}; a data file replaces only a regular file; the program was not started",
+    raise MprofError(f"{output}: is {kind}, and the monitor replaces only a regular file; the program was not started",
                      run_settings.USAGE_ERROR)
 
 
@@ -372,6 +372,8 @@ def run(args: argparse.Namespace) -> int:
     depths = run_settings.check(args.depth, args.leak_depth, args.dump_signal, output, args.trace,
                                 dict(os.environ))
     _check_output(output)
+    if args.trace:
+        _check_output(f"{output}.trace")
     if os.sep not in program and not shutil.which(program):
         raise MprofError(f"{program}: command not found", _NOT_FOUND)
     arguments = args.arguments
