@@ -1,7 +1,9 @@
 """The profile named on a command line: data files are reduced first (into
 a temporary database), a database is used as it is.  Reports read only the
 database.  Each input is opened and read once, so a pipe (<(cat app.mprof))
-serves as well as a file."""
+serves as well as a file, and read a piece at a time as far as it is
+sound, so that no input (/dev/zero, a huge sparse file) takes more memory
+or time than its valid bytes would."""
 
 from __future__ import annotations
 
@@ -11,9 +13,10 @@ import stat
 import sys
 import tempfile
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from ..reducer import datafile, store
 from ..reducer.errors import MprofError
@@ -91,39 +94,94 @@ class Inputs:
     database: Path | None  # a profile database, given alone
 
 
-def _read_once(path: Path) -> tuple[bytes, bool]:
-    """The input's bytes, or for a regular SQLite file only its first ones
-    (SQLite opens it itself); and whether it is a regular file."""
+# A profile database given through a pipe is copied to a file for SQLite,
+# as far as its header's size and never past this.
+PIPED_DATABASE_LIMIT = 4 << 30
+_SQLITE_HEADER = 100
+
+
+def _open(path: Path) -> BinaryIO:
     try:
-        with open(path, "rb") as file:
-            regular = stat.S_ISREG(os.fstat(file.fileno()).st_mode)
-            start = file.read(len(store.SQLITE_MAGIC))
-            if regular and start == store.SQLITE_MAGIC:
-                return start, True
-            return start + file.read(), regular
+        return open(path, "rb")
     except OSError as error:
         raise MprofError(f"{path}: cannot open: {error.strerror or error}") from None
 
 
+def _read(file: BinaryIO, path: Path, size: int) -> bytes:
+    """Up to size bytes: fewer only where the file ends."""
+    try:
+        data = b""
+        while len(data) < size:
+            piece = file.read(size - len(data))
+            if not piece:
+                break
+            data += piece
+        return data
+    except OSError as error:
+        raise MprofError(f"{path}: cannot read: {error.strerror or error}") from None
+
+
+def _copy_database(file: BinaryIO, start: bytes, path: Path, copy: Path) -> None:
+    """A database that comes through a pipe, into copy, a piece at a time:
+    as many bytes as its header says it has (SQLite's in-header size), at
+    most PIPED_DATABASE_LIMIT."""
+    header = start + _read(file, path, _SQLITE_HEADER - len(start))
+    claimed = None
+    if len(header) == _SQLITE_HEADER:
+        page = int.from_bytes(header[16:18], "big")
+        page = 65536 if page == 1 else page
+        if page < 512 or page & (page - 1):
+            raise MprofError(f"{path}: not a readable profile database (page size {page})")
+        pages = int.from_bytes(header[28:32], "big")
+        # SQLite trusts the size only where the change counter agrees.
+        if pages and header[24:28] == header[92:96]:
+            claimed = page * pages
+    limit = PIPED_DATABASE_LIMIT
+    if claimed is not None and claimed > limit:
+        raise MprofError(f"{path}: a database of {claimed:,} bytes through a pipe, more than mprof copies "
+                         f"({limit:,}): give it as a file")
+    bound = claimed if claimed is not None else limit
+    copied = len(header)
+    try:
+        with open(copy, "wb") as out:
+            out.write(header[:bound])
+            while copied < bound:
+                piece = _read(file, path, min(datafile.CHUNK, bound - copied))
+                if not piece:
+                    break
+                out.write(piece)
+                copied += len(piece)
+    except OSError as error:
+        raise MprofError(f"{path}: cannot copy the database to {copy}: {error.strerror or error}") from None
+    if claimed is None and copied >= limit and _read(file, path, 1):
+        raise MprofError(f"{path}: a database of more than {limit:,} bytes through a pipe: give it as a file")
+
+
 @contextmanager
 def read_inputs(paths: list[Path]) -> Iterator[Inputs]:
-    """Data files parsed, or one database: a database that came through a
-    pipe is copied to a temporary file for SQLite, which must seek."""
-    contents = [(path, *_read_once(path)) for path in paths]
-    databases = [(path, data, regular) for path, data, regular in contents if data.startswith(store.SQLITE_MAGIC)]
-    if databases and len(paths) > 1:
-        raise MprofError(f"{databases[0][0]}: a profile database must be reported alone")
-    if not databases:
-        yield Inputs([datafile.parse(data, path) for path, data, _ in contents], None)
-        return
-    path, data, regular = databases[0]
-    if regular:
-        yield Inputs([], path)
-        return
-    with tempfile.TemporaryDirectory(prefix="mprof-") as directory:
-        copy = Path(directory) / "input.db"
-        copy.write_bytes(data)
-        yield Inputs([], copy)
+    """Data files parsed, or one database.  Each input is read once, as far
+    as its first bytes say it may be: a data file as datafile.gather()
+    judges it, a database that comes through a pipe copied to a temporary
+    file for SQLite, which must seek; a regular database file is left to
+    SQLite."""
+    files = []
+    database = None
+    with ExitStack() as stack:
+        for path in paths:
+            with _open(path) as file:
+                start = _read(file, path, len(store.SQLITE_MAGIC))
+                if start != store.SQLITE_MAGIC:
+                    files.append(datafile.parse(datafile.gather(file, path, start), path))
+                    continue
+                if len(paths) > 1:
+                    raise MprofError(f"{path}: a profile database must be reported alone")
+                if stat.S_ISREG(os.fstat(file.fileno()).st_mode):
+                    database = path
+                    continue
+                directory = stack.enter_context(tempfile.TemporaryDirectory(prefix="mprof-"))
+                database = Path(directory) / "input.db"
+                _copy_database(file, start, path, database)
+        yield Inputs(files, database)
 
 
 def load_profile(paths: list[Path], chosen: Selection = Selection()) -> Model:

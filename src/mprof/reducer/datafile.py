@@ -6,13 +6,23 @@ Checks run from the outside in: header, then section framing and checksum,
 then each payload.  So a truncated file is called truncated and a damaged
 byte inside a payload is called a checksum mismatch, rather than whatever
 nonsense the damaged payload would decode to.
+
+A file is read as it is judged (gather()): the header, then each section's
+header and its payload, in pieces of at most CHUNK bytes, so that what is
+held grows with the bytes that arrive, never with a size the file claims.
+Reading stops at the first problem and hands what it read to the parser,
+which names it as it would in the whole file; only what the bytes read
+cannot show (a section longer than the rest of a regular file, bytes after
+END) is named by the reader itself, in the parser's words.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 import zlib
 from dataclasses import dataclass
+from typing import BinaryIO
 
 from . import format as fmt
 from . import sections
@@ -42,24 +52,101 @@ __all__ = [
     "Program",
     "Summary",
     "TimePoint",
+    "gather",
     "parse",
     "read",
 ]
 
 PathArg = str | os.PathLike[str]
 
+# The most read at once: a stream's bytes are kept as they come.
+CHUNK = 1 << 20
+# Bytes after END that a stream is read on for, to count them.
+TRAILING_COUNTED = 16 << 20
+
 
 def read(path: PathArg) -> DataFile:
     try:
-        with open(path, "rb") as f:
-            data = f.read()
+        file = open(path, "rb")
     except OSError as e:
         # strerror alone: the path is already at the start of the message.
         raise DataFileError(path, f"cannot open: {e.strerror or e}") from None
+    with file:
+        data = gather(file, path)
     return parse(data, path)
 
 
-def parse(data: bytes, path: PathArg = "<data>") -> DataFile:
+def gather(file: BinaryIO, path: PathArg, start: bytes = b"") -> bytearray:
+    """A data file's bytes from file, open at its start (start: those already
+    read from it), read as far as they are sound: parse() of what is
+    returned gives the file or the reason it is refused.  Raises
+    DataFileError where the bytes read cannot show the reason."""
+    try:
+        return _gather(file, start)
+    except FormatProblem as problem:
+        raise DataFileError(path, str(problem)) from None
+    except OSError as e:
+        raise DataFileError(path, f"cannot read: {e.strerror or e}") from None
+
+
+def _gather(file: BinaryIO, start: bytes) -> bytearray:
+    status = os.fstat(file.fileno())
+    # A regular file's size bounds what its sections may claim; a stream is
+    # taken at its word as far as its bytes go.
+    size = status.st_size if stat.S_ISREG(status.st_mode) else None
+    data = bytearray(start)
+
+    def holds(length: int) -> bool:
+        """Reads until data holds length bytes; False if the file ends first."""
+        while len(data) < length:
+            piece = file.read(min(length - len(data), CHUNK))
+            if not piece:
+                return False
+            data.extend(piece)
+        return True
+
+    if not holds(fmt.HEADER_SIZE):
+        return data
+    _parse_header(memoryview(data))
+    pos = fmt.HEADER_SIZE
+    for tag in fmt.SECTION_ORDER:
+        if not holds(pos + fmt.SECTION_HEADER_SIZE):
+            return data
+        actual, reserved, length = fmt.SECTION_HEADER.unpack_from(data, pos)
+        if actual != tag or reserved or (tag == fmt.TAG_END and length != fmt.END_PAYLOAD.size):
+            return data
+        pos += fmt.SECTION_HEADER_SIZE
+        if size is not None and length > size - pos:
+            raise _truncated_section(tag, length, size - pos)
+        if not holds(pos + length):
+            return data
+        pos += length
+    if size is not None:
+        if size > pos:
+            raise _after_end(size - pos)
+        return data
+    trailing = 0
+    while trailing <= TRAILING_COUNTED:
+        piece = file.read(CHUNK)
+        if not piece:
+            break
+        trailing += len(piece)
+    if trailing > TRAILING_COUNTED:
+        raise FormatProblem(f"corrupt: more than {TRAILING_COUNTED} bytes after section END")
+    if trailing:
+        raise _after_end(trailing)
+    return data
+
+
+def _truncated_section(tag: bytes, size: int, remain: int) -> FormatProblem:
+    return FormatProblem(f"truncated: section {fmt.tag_name(tag)} needs {size} bytes, {remain} remain")
+
+
+def _after_end(count: int) -> FormatProblem:
+    return FormatProblem(f"corrupt: {count} bytes after section END")
+
+
+def parse(data: bytes | bytearray, path: PathArg = "<data>") -> DataFile:
     """Decodes a data file already in memory; path only names it in errors."""
     try:
         return _parse(memoryview(data), os.fspath(path))
@@ -192,12 +279,12 @@ def _split_sections(data: memoryview) -> dict[bytes, memoryview]:
             )
         remain -= fmt.SECTION_HEADER_SIZE
         if size > remain:
-            raise FormatProblem(f"truncated: section {name} needs {size} bytes, {remain} remain")
+            raise _truncated_section(tag, size, remain)
         payload_start = pos + fmt.SECTION_HEADER_SIZE
         found[tag] = _Section(pos, data[payload_start : payload_start + size])
         pos = payload_start + size
     if pos != len(data):
-        raise FormatProblem(f"corrupt: {len(data) - pos} bytes after section END")
+        raise _after_end(len(data) - pos)
     end = found[fmt.TAG_END]
     crc, reserved = fmt.END_PAYLOAD.unpack(end.payload)
     if reserved:

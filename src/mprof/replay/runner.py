@@ -7,11 +7,15 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
-from collections.abc import Mapping, Sequence
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from types import FrameType
 
 from .. import source_tree
 from ..reducer.errors import MprofError
@@ -92,6 +96,28 @@ def replay_once(prepared: Path, allocator: Allocator | None, order: str, where: 
     return replay
 
 
+def _ended_by(signal_number: int, frame: FrameType | None) -> None:
+    # Once: another SIGTERM must not cut the clean-up short.
+    signal.signal(signal_number, signal.SIG_IGN)
+    raise SystemExit(128 + signal_number)
+
+
+@contextmanager
+def _terminated_as_interrupted() -> Iterator[None]:
+    """SIGTERM, while it lasts, ends mprof as SIGINT does: the replay under
+    way is killed and the temporary folder removed on the way out, and the
+    exit status is the shell's for the signal (143).  (SystemExit is no
+    Exception: nothing between here and the interpreter catches it.)"""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = signal.signal(signal.SIGTERM, _ended_by)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, before)
+
+
 def compare(source: Source, chosen: Sequence[Allocator], repeat: int, order: str,
             progress: Progress | None = None) -> Comparison:
     """Every allocator replayed repeat times, and the do-nothing replay as
@@ -102,7 +128,7 @@ def compare(source: Source, chosen: Sequence[Allocator], repeat: int, order: str
     runs: dict[str, list[Replay]] = {allocator.name: [] for allocator in chosen}
     # The progress line is cleared however the replays end: an error is
     # printed on a line of its own.
-    with tempfile.TemporaryDirectory(prefix="mprof-replay-") as directory:
+    with _terminated_as_interrupted(), tempfile.TemporaryDirectory(prefix="mprof-replay-") as directory:
         try:
             prepared = Path(directory) / "trace.prepared"
             progress.start(f"preparing {source.describe()}")

@@ -13,7 +13,8 @@ kept; a row left with nothing kept disappears.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import itertools
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -60,29 +61,63 @@ def template_match(template: str, text: str) -> bool:
     return True
 
 
+# What a suppressions file may hold (mprof(1)): far more than any real one,
+# so that a file that is not one (/dev/zero, a binary, a huge sparse file)
+# is refused at once, in one line, never read whole.
+MAX_LINE = 64 << 10  # bytes of a line, its end not counted
+MAX_FILE = 1 << 20
+# The most of a refused line that its message shows.
+SHOWN = 200
+
+
 def parse(text: str, source: str) -> list[Suppression]:
     """The leak suppressions of a file's text; source names it in origins."""
+    return _parse(text.split("\n"), source)
+
+
+def _parse(lines: Iterable[str], source: str) -> list[Suppression]:
     found = []
-    for number, line in enumerate(text.splitlines(), 1):
+    for number, line in enumerate(lines, 1):
         line = line.strip()
         if not line or line.startswith("#"):
             continue
         kind, colon, pattern = line.partition(":")
         if not colon:
-            raise MprofError(f"{source}:{number}: not a suppression (TYPE:PATTERN): {line!r}")
+            shown = line if len(line) <= SHOWN else line[:SHOWN] + "..."
+            # Raw: the line is escaped once, as every message is, when printed.
+            raise MprofError(f"{source}:{number}: not a suppression (TYPE:PATTERN): '{shown}'")
         if kind.strip() == "leak" and pattern.strip():
             found.append(Suppression(pattern.strip(), f"{source}:{number}"))
     return found
 
 
+def _lines(path: Path) -> Iterator[str]:
+    """A file's lines, read one at a time within MAX_LINE and MAX_FILE;
+    bytes that are not UTF-8 kept as surrogates, as names are."""
+    try:
+        with open(path, "rb") as file:
+            total = 0
+            for number in itertools.count(1):
+                line = file.readline(MAX_LINE + 1)
+                if not line:
+                    return
+                total += len(line)
+                if total > MAX_FILE:
+                    raise MprofError(f"{path}: not a suppressions file: more than {MAX_FILE:,} bytes")
+                if len(line) > MAX_LINE and not line.endswith(b"\n"):
+                    raise MprofError(f"{path}:{number}: not a suppressions file: a line of more than "
+                                     f"{MAX_LINE:,} bytes")
+                if b"\0" in line:
+                    raise MprofError(f"{path}:{number}: not a suppressions file: a NUL byte")
+                yield line.decode("utf-8", "surrogateescape")
+    except OSError as error:
+        raise MprofError(f"{path}: cannot read the suppressions: {error.strerror or error}") from None
+
+
 def read(paths: Iterable[Path]) -> list[Suppression]:
-    found = []
+    found: list[Suppression] = []
     for path in paths:
-        try:
-            text = path.read_text(errors="replace")
-        except OSError as error:
-            raise MprofError(f"{path}: cannot read the suppressions: {error.strerror or error}") from None
-        found += parse(text, str(path))
+        found += _parse(_lines(path), str(path))
     return found
 
 
