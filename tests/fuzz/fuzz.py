@@ -1,30 +1,44 @@
 """A mutation fuzzer for the readers of data files: truncates, flips, splices
 and repeats sections of real data files, plants absurd counts, LEB128 values
-of 10 and more bytes, sizes past the end and paths of random bytes, and runs
-each input through `mprof report`, `report --format json`, `db` and `html`.
-Every input must give a report, or one line naming the file and a non-zero
-exit: never a traceback, a hang or memory past a bound.
+of 10 and more bytes, sizes past the end and paths of random bytes.  Every
+input must be read, or refused in one line naming the file (a non-zero exit
+from a command): never a traceback, a hang or memory past a bound.
 
-    python3 tests/fuzz/fuzz.py [--inputs N] [--seed S] [--commands report,json,db,html] SEED_FILE...
+    python3 tests/fuzz/fuzz.py [--inputs N] [--seed S] [--share K] [--commands report,json,db,html] SEED_FILE...
 
-Four in five mutated files get their CRC made right again, so that they reach
-past the integrity check into the section parsers and the reducer.  The runs
-happen in one worker process under an address-space limit, each under an
-alarm; the commands run in that process, not as programs, so that thousands
-of inputs take minutes.
+Every input goes through the data file reader (mprof.reducer.datafile) twice,
+from the file and through a pipe, which must agree: the same data file, or
+the same message.  Every Kth input (--share, default 4: a fixed share of a
+quarter) also goes through one of the commands, in turn: mprof report,
+report --format json, db and html, which reduce what the reader took (the
+resolver, the database, the pages).  A command costs tens of milliseconds on
+an input that is read, the reader a fraction of one, and 10,000 inputs must
+take about a minute.
+
+The number of inputs is --inputs, else the environment's MPROF_FUZZ_INPUTS,
+else 10,000.  Four in five mutated files get their CRC made right again, so
+that they reach past the integrity check into the section parsers and the
+reducer.  The runs happen in one worker process under an address-space
+limit, each under an alarm; the commands run in that process, not as
+programs.  The worker's and its children's (mprof-resolve's) peak resident
+sets (ru_maxrss) are watched after each input: past MAX_RSS fails the run,
+naming the input that took it there.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import io
+import os
 import random
 import resource
 import signal
 import struct
 import sys
 import tempfile
+import time
 import traceback
 import zlib
 from collections import Counter
@@ -36,8 +50,11 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 HEADER = 64
 SECTION = struct.Struct("<4sIQ")
 MEMORY_LIMIT = 2 << 30  # bytes of address space for the worker
+MAX_RSS = 200 << 20  # bytes resident, the worker's or a child's
 SECONDS_PER_RUN = 20
 PROGRESS_EVERY = 1000  # inputs between lines on stderr, for a long run
+DEFAULT_INPUTS = 10_000
+PIPE_BUFFER = 60_000  # an input this short is written into a pipe whole, before it is read
 
 
 def sections(data: bytes) -> list[tuple[int, bytes, int]]:
@@ -234,8 +251,8 @@ def mutated(seed: bytes, generator: random.Random) -> tuple[str, bytes]:
 
 @dataclass
 class Results:
-    runs: Counter[str] = field(default_factory=Counter)       # per command
-    reports: Counter[str] = field(default_factory=Counter)    # exit 0
+    runs: Counter[str] = field(default_factory=Counter)       # per command, and "reader"
+    reports: Counter[str] = field(default_factory=Counter)    # exit 0 (the reader: a data file)
     refusals: Counter[str] = field(default_factory=Counter)   # one line, non-zero
     failures: list[str] = field(default_factory=list)
 
@@ -272,13 +289,70 @@ def judge(command: str, path: Path, code: int, stdout: str, stderr: str) -> str 
     return None
 
 
-def fuzz(seeds: list[bytes], inputs: int, seed: int, commands: list[str]) -> Results:
+def judged_run(main: Callable[[list[str]], int], command: str, path: Path, scratch: Path) -> tuple[int, str | None]:
+    code, stdout, stderr = run_one(main, command, path, scratch)
+    return code, judge(command, path, code, stdout, stderr)
+
+
+def read_both_ways(path: Path, data: bytes) -> tuple[int, str | None]:
+    """The reader on the file, and through a pipe: 0 and None for a data
+    file, 1 and None for a refusal in one line naming the file, else what
+    is wrong."""
+    from mprof.reducer import datafile
+    from mprof.reducer.errors import DataFileError
+
+    outcomes: list[object] = []
+    for piped in (False, True) if len(data) <= PIPE_BUFFER else (False,):
+        try:
+            if piped:
+                reader, writer = os.pipe()
+                os.write(writer, data)
+                os.close(writer)
+                with open(reader, "rb") as stream:
+                    outcomes.append(datafile.parse(datafile.gather(stream, path), path))
+            else:
+                outcomes.append(datafile.read(path))
+        except DataFileError as error:
+            message = str(error)
+            if "\n" in message or not message.startswith(f"{path}: "):
+                return -1, f"refused without one line naming the file: {message[:300]!r}"
+            outcomes.append(message)
+    if len(outcomes) == 2 and outcomes[0] != outcomes[1]:
+        return -1, f"the file and the pipe disagree: {str(outcomes[0])[:200]!r} and {str(outcomes[1])[:200]!r}"
+    return (1 if isinstance(outcomes[0], str) else 0), None
+
+
+def peak_rss() -> int:
+    """The larger peak resident set, in bytes, of the worker and of its
+    children that ended."""
+    return 1024 * max(resource.getrusage(who).ru_maxrss for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
+
+
+def attempt(run: Callable[[], tuple[int, str | None]]) -> tuple[int, str | None]:
+    signal.alarm(SECONDS_PER_RUN)
+    try:
+        return run()
+    except Timeout:
+        return -1, f"no answer in {SECONDS_PER_RUN} s"
+    except MemoryError:
+        return -1, "memory past the address-space limit"
+    except Exception:
+        return -1, "traceback: " + traceback.format_exc(limit=4)[-700:]
+    finally:
+        signal.alarm(0)
+
+
+def fuzz(seeds: list[bytes], inputs: int, seed: int, commands: list[str], share: int = 4) -> Results:
     sys.path.insert(0, str(REPO_ROOT / "src"))
     from mprof.cli.main import main
 
+    # argparse looks for a translation of its words at each command's start,
+    # in a dozen files, unless the language is C: mprof has no translation.
+    os.environ["LANGUAGE"] = "C"
     generator = random.Random(seed)
     results = Results()
     signal.signal(signal.SIGALRM, _alarm)
+    over = False
     with tempfile.TemporaryDirectory(prefix="mprof-fuzz-") as directory:
         scratch = Path(directory)
         path = scratch / "input.mprof"
@@ -287,20 +361,16 @@ def fuzz(seeds: list[bytes], inputs: int, seed: int, commands: list[str]) -> Res
                 print(f"{number} inputs, {len(results.failures)} failed", file=sys.stderr, flush=True)
             mutation, data = mutated(generator.choice(seeds), generator)
             path.write_bytes(data)
-            for command in commands:
+            chosen = ["reader"]
+            if commands and number % share == 0:
+                chosen.append(commands[number // share % len(commands)])
+            for command in chosen:
                 results.runs[command] += 1
-                signal.alarm(SECONDS_PER_RUN)
-                try:
-                    code, stdout, stderr = run_one(main, command, path, scratch)
-                    problem = judge(command, path, code, stdout, stderr)
-                except Timeout:
-                    problem = f"no answer in {SECONDS_PER_RUN} s"
-                except MemoryError:
-                    problem = "memory past the bound"
-                except Exception:
-                    problem = "traceback: " + traceback.format_exc(limit=3)[-600:]
-                finally:
-                    signal.alarm(0)
+                code, problem = attempt(functools.partial(read_both_ways, path, data) if command == "reader"
+                                        else functools.partial(judged_run, main, command, path, scratch))
+                if not problem and not over and peak_rss() > MAX_RSS:
+                    over = True
+                    problem = f"peak resident set {peak_rss():,} bytes, past {MAX_RSS:,}"
                 if problem:
                     kept = scratch.parent / f"mprof-fuzz-failure-{seed}-{number}.mprof"
                     kept.write_bytes(data)
@@ -313,17 +383,26 @@ def fuzz(seeds: list[bytes], inputs: int, seed: int, commands: list[str]) -> Res
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("seeds", nargs="+", type=Path, help="real data files to mutate")
-    parser.add_argument("--inputs", type=int, default=1000, help="mutated inputs (default 1000)")
+    parser.add_argument("--inputs", type=int, default=int(os.environ.get("MPROF_FUZZ_INPUTS") or DEFAULT_INPUTS),
+                        help="mutated inputs (default: $MPROF_FUZZ_INPUTS, else %(default)s)")
     parser.add_argument("--seed", type=int, default=1988, help="random seed, for a run that can be repeated")
-    parser.add_argument("--commands", default="report,json,db,html", help="commands to run each input through")
+    parser.add_argument("--share", type=int, default=4, metavar="K",
+                        help="every Kth input also goes through one of the commands, in turn (default %(default)s)")
+    parser.add_argument("--commands", default="report,json,db,html",
+                        help="the commands the share of inputs goes through (default %(default)s)")
     args = parser.parse_args(argv)
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
-    results = fuzz([path.read_bytes() for path in args.seeds], args.inputs, args.seed, args.commands.split(","))
+    started = time.monotonic()
+    results = fuzz([path.read_bytes() for path in args.seeds], args.inputs, args.seed,
+                   [command for command in args.commands.split(",") if command], args.share)
+    seconds = time.monotonic() - started
     for command in results.runs:
-        print(f"{command}: {results.runs[command]} inputs, {results.reports[command]} reported, "
-              f"{results.refusals[command]} refused in one line")
+        print(f"{command}: {results.runs[command]} inputs, {results.reports[command]} "
+              f"{'read' if command == 'reader' else 'reported'}, {results.refusals[command]} refused in one line")
+    print(f"{args.inputs} inputs in {seconds:.1f} s; peak resident set {peak_rss() / (1 << 20):.1f} MB "
+          f"(the worker's or a child's)")
     for failure in results.failures:
         print(f"FAILED {failure}")
     print(f"{sum(results.runs.values()) - len(results.failures)} passed, {len(results.failures)} failed")

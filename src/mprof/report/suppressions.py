@@ -115,10 +115,14 @@ def _lines(path: Path) -> Iterator[str]:
 
 
 def read(paths: Iterable[Path]) -> list[Suppression]:
-    found: list[Suppression] = []
+    """The suppressions of the files, each pattern once: the first of a
+    pattern's rules is the one that matches, so the others never take
+    anything (and a file that repeats one costs no more to apply)."""
+    found: dict[str, Suppression] = {}
     for path in paths:
-        found += _parse(_lines(path), str(path))
-    return found
+        for rule in _parse(_lines(path), str(path)):
+            found.setdefault(rule.pattern, rule)
+    return list(found.values())
 
 
 def _frames(model: Model, node: int | None) -> list[tuple[int, str, int]]:
