@@ -9,7 +9,7 @@ import json
 import subprocess
 from pathlib import Path
 
-from e2e_support import MPROF, REPO_ROOT, monitor_env, mprof
+from e2e_support import REPO_ROOT, monitor_env, mprof
 
 NAME = "leaky_function free"
 
