@@ -25,6 +25,7 @@ from ..reducer.records import DataFile
 from ..report import suppressions
 from ..report.model import Model, load
 from ..report.tables import leak_total
+from ..report.validate import validated
 from .arguments import LEAK_EXIT_STATUS
 
 
@@ -190,7 +191,7 @@ def load_profile(paths: list[Path], chosen: Selection = Selection()) -> Model:
             if chosen:
                 raise MprofError(f"{paths[0]}: a profile database holds its processes merged: choose them when "
                                  f"making it (mprof db --pid/--program) or report their data files")
-            with store.open_database(inputs.database) as db:
+            with validated(inputs.database, paths[0]) as db:
                 return load(db)
         return _reduce_and_load(selected(inputs.files, chosen))
 

@@ -1,0 +1,57 @@
+"""The database fuzzer (tests/fuzz/fuzz_db.py) over databases of real runs:
+every SQL-edited copy gets a result or one line naming the file and a
+non-zero exit from report, html, diff and export; no traceback, no hang,
+the worker within 200 MB.  Its default run, 10,000 inputs (more with
+MPROF_FUZZ_INPUTS), takes about a minute and a half."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from e2e_support import BUILD, REPO_ROOT, Targets, monitor_env, mprof
+
+
+def run_program(command: list[str | Path], output: Path) -> Path:
+    subprocess.run([str(part) for part in command], env=monitor_env(output), check=True, capture_output=True,
+                   timeout=60)
+    return output
+
+
+def test_edited_databases_get_a_result_or_one_line(targets: Targets, tmp_path: Path) -> None:
+    # Two processes of widgets in one database; C++ with a cycle and the
+    # runtime's exception pool; widgets with a replay of two allocators.
+    many = tmp_path / "widgets.db"
+    mprof("db", run_program([BUILD / "widgets", "300"], tmp_path / "a.mprof"),
+          run_program([BUILD / "widgets", "100"], tmp_path / "b.mprof"), "-o", many)
+    cxx = tmp_path / "cxx.db"
+    mprof("db", run_program([targets.build("cxx")], tmp_path / "cxx.mprof"), "-o", cxx)
+    replayed = tmp_path / "replayed.db"
+    mprof("db", tmp_path / "b.mprof", "-o", replayed)
+    mprof("replay", "--synthetic", "--operations", "200", "--allocators", "glibc", "--repeat", "1", "--db", replayed)
+
+    inputs = int(os.environ.get("MPROF_FUZZ_INPUTS", 10_000))
+    completed = subprocess.run([sys.executable, REPO_ROOT / "tests" / "fuzz" / "fuzz_db.py", many, cxx, replayed],
+                               capture_output=True, text=True, timeout=max(600, inputs // 20))
+    lines = completed.stdout.splitlines()
+    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
+    assert re.fullmatch(r"\d+ passed, 0 failed", lines[-1]), lines[-1]
+    figures = re.fullmatch(r"(\d+) inputs in ([\d.]+) s: (\d+) gave results, (\d+) were refused; "
+                           r"peak resident ([\d.]+) MB", lines[-2])
+    assert figures, lines[-2]
+    assert int(figures[1]) == inputs >= 10_000
+    results, refusals = int(figures[3]), int(figures[4])
+    assert results + refusals == inputs
+    # Both kinds in number, or the run proved little: edits that pass the
+    # checks reach the reports, and the others the checks.
+    assert results > inputs // 5 and refusals > inputs // 5
+    assert float(figures[5]) <= 200
+    # Each command gave both, the page and the comparison too.
+    for command in ("report", "html", "diff", "export"):
+        [line] = [line for line in lines if line.startswith(f"{command}: ")]
+        counts = re.fullmatch(rf"{command}: (\d+) runs, (\d+) results, (\d+) refused in one line", line)
+        assert counts, line
+        assert int(counts[2]) > inputs // 100 and int(counts[3]) > inputs // 5, line
