@@ -239,3 +239,13 @@ def test_a_signal_to_replay_leaves_no_temporary_folder(tmp_path: Path, ending: s
     assert process.returncode == status, stderr
     assert "Traceback" not in stderr and stdout == ""
     assert not list(temporary.iterdir())
+
+
+def test_a_database_whose_name_holds_uri_characters_is_read_as_named(valid: Path, tmp_path: Path) -> None:
+    # SQLite is given a URI: ?, # and % in a name must stay part of it.
+    database = tmp_path / "a?b#c%41.db"
+    assert answer(["db", "-o", database, valid]).status == 0
+    for command in (["report"], ["export", "--format", "collapsed", "-o", tmp_path / "stacks"]):
+        result = answer([*command, database])
+        assert (result.status, result.stderr) == (0, "")
+    assert answer(["report", valid]).stdout == answer(["report", database]).stdout

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import urllib.parse
 from pathlib import Path
 from typing import Any
 
@@ -67,10 +69,16 @@ def connect_for_writing(path: Path | str) -> sqlite3.Connection:
     return sqlite3.connect(path, factory=_LosslessConnection)
 
 
+def read_only_uri(path: Path) -> str:
+    """SQLite's URI for reading path: quoted, so that a ? or # in a name
+    is part of the name, not the start of the URI's query or fragment."""
+    return f"file:{urllib.parse.quote(os.fsencode(path))}?mode=ro"
+
+
 def open_database(path: Path) -> sqlite3.Connection:
     """A profile database for reading; refuses one written by a newer mprof."""
     try:
-        connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        connection = sqlite3.connect(read_only_uri(path), uri=True)
         application = connection.execute("PRAGMA application_id").fetchone()[0]
         version = connection.execute("PRAGMA user_version").fetchone()[0]
     except sqlite3.Error as error:

@@ -27,7 +27,7 @@ def add(comparison: Comparison, path: Path, existing: Path | None = None) -> Non
     connection = store.connect_for_writing(path)
     try:
         if existing is not None:
-            source = sqlite3.connect(f"file:{existing}?mode=ro", uri=True)
+            source = sqlite3.connect(store.read_only_uri(existing), uri=True)
             try:
                 source.backup(connection)
             finally:
