@@ -306,6 +306,22 @@ def test_a_link_to_standard_output_writes_to_it(name: str, data: Path, reference
     assert link.is_symlink() and os.readlink(link) == "/proc/self/fd/1"
 
 
+@pytest.mark.parametrize("name", ["html", "db", "export-collapsed"])
+def test_standard_output_into_a_file_opened_to_append_is_appended_to(name: str, data: Path,
+                                                                    references: dict[str, bytes],
+                                                                    tmp_path: Path) -> None:
+    # As `mprof ... -o /dev/stdout >> log`: the log keeps what it held, and
+    # the same file, not a new one renamed over it, gets the output.
+    log = tmp_path / "log"
+    log.write_bytes(b"kept\n")
+    before = log.stat().st_ino
+    with open(log, "ab") as appended:
+        completed = subprocess.run([MPROF, *map(str, COMMANDS[name].words(data, Path("/dev/stdout")))],
+                                   stdout=appended, stderr=subprocess.PIPE, timeout=120)
+    assert (completed.returncode, completed.stderr) == (0, b"")
+    assert log.read_bytes() == b"kept\n" + references[name] and log.stat().st_ino == before
+
+
 # ---- mprof run -o: a data file goes to a file or nowhere ----
 
 def run_refused(out: Path, tmp_path: Path) -> None:

@@ -10,6 +10,10 @@ and what it points at is written.  Then, by what is there:
   there;
 - a character device or a FIFO (/dev/null, /dev/stdout to a pipe or a
   terminal): written through, opened without creating or truncating it;
+- a link to one of mprof's own descriptors (/dev/stdout, /dev/stderr,
+  /dev/fd/N, /proc/self/fd/N): written to that descriptor, whatever it is
+  open on, as a shell's redirection made it (a file opened with >> is
+  appended to, not replaced);
 - anything else (a directory, a socket, a block device): refused in one
   line, before any work is done where the command checks first
   (check_output).
@@ -19,6 +23,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import stat
 import tempfile
 from collections.abc import Callable, Iterator
@@ -31,6 +36,8 @@ from ..reducer.errors import MprofError
 # What is refused, in the words of the message.
 _REFUSED = ((stat.S_ISSOCK, "a socket"), (stat.S_ISBLK, "a block device"))
 _CHUNK = 1 << 20
+_DESCRIPTOR_PATH = re.compile(r"/(?:dev|proc/self)/fd/([0-9]+)")
+_LINKS_FOLLOWED = 40  # as the kernel's own bound on a chain of links
 
 
 @dataclass(frozen=True)
@@ -47,6 +54,8 @@ class Output:
     """A character device or a FIFO: written through, not replaced."""
     replaces: bool
     """A regular file is there (its permissions are kept)."""
+    descriptor: int | None = None
+    """The descriptor of mprof's own that the path names: written to."""
 
     def write(self, content: str | bytes) -> None:
         """Writes content: a str as UTF-8, undecodable bytes as they came."""
@@ -98,6 +107,12 @@ class Output:
             raise self._error(error) from None
 
     def _write_through(self, write: Callable[[int], None]) -> None:
+        if self.descriptor is not None:
+            try:
+                write(self.descriptor)
+            except OSError as error:
+                raise self._error(error) from None
+            return
         try:
             descriptor = os.open(self.target, os.O_WRONLY | os.O_CLOEXEC | os.O_NOCTTY)
         except OSError as error:
@@ -123,6 +138,9 @@ def check_output(path: Path) -> Output:
     nothing may be written there: a command calls it before its work, so
     that a wrong -o is refused at once."""
     found = _found(path)
+    descriptor = _descriptor(path)
+    if descriptor is not None and found is not None:
+        return Output(path, path, through=True, replaces=False, descriptor=descriptor)
     if found is None or stat.S_ISREG(found.st_mode):
         return Output(path, Path(os.path.realpath(path)), through=False, replaces=found is not None)
     if stat.S_ISCHR(found.st_mode) or stat.S_ISFIFO(found.st_mode):
@@ -155,6 +173,22 @@ def _found(path: Path) -> os.stat_result | None:
         if error.errno == errno.ENOTDIR:
             raise MprofError(f"{path}: cannot write: a part of the path is not a directory") from None
         raise MprofError(f"{path}: cannot write: {error.strerror}") from None
+
+
+def _descriptor(path: Path) -> int | None:
+    """The descriptor of this process that path names, through its chain of
+    symbolic links (/dev/stdout is one to /proc/self/fd/1), or None."""
+    current = os.path.abspath(path)
+    for _ in range(_LINKS_FOLLOWED):
+        named = _DESCRIPTOR_PATH.fullmatch(current)
+        if named:
+            return int(named[1])
+        try:
+            current = os.path.join(os.path.dirname(current), os.readlink(current))
+        except OSError:
+            return None
+        current = os.path.normpath(current)
+    return None
 
 
 def _refusal(path: Path, mode: int) -> str:
