@@ -141,7 +141,7 @@ def _insert(db: sqlite3.Connection, profile: Profile) -> None:
                                                             [(ids[f], line) for f, _, line in leak.frames]))
     db.executemany("INSERT INTO leaks VALUES (?, ?, ?, ?, ?, ?)",
                    [(n, leak.allocs, leak.frees, leak.bytes, leak.bytes_freed,
-                     runtime_blocks.kept_by([function for function, _, _ in leak.frames]))
+                     runtime_blocks.kept_by(runtime_blocks.chain_of([function for function, _, _ in leak.frames])))
                     for n, leak in enumerate(leaks, 1)])
     db.executemany("INSERT INTO leak_frames VALUES (?, ?, ?, ?, ?)",
                    [(n, position, ids[function], file, line) for n, leak in enumerate(leaks, 1)
@@ -159,25 +159,19 @@ def _insert_paths(db: sqlite3.Connection, tree: PathTree, ids: dict[tuple[str, s
             step = tree.nodes[step].parent
     number: dict[int, int] = {}
     rows = []
+    # Each node's chain from its parent's: a parent comes before its children.
+    chains: list[runtime_blocks.Chain | None] = [None] * len(tree.nodes)
     for index, node in enumerate(tree.nodes):
         if used[index]:
             number[index] = len(number) + 1
             rows.append((number[index], number[node.parent] if node.parent != EMPTY else None, ids[node.function],
                          node.file, node.line, int(node.inlined)))
+            chains[index] = runtime_blocks.called(node.function, chains[node.parent] if node.parent != EMPTY else None)
     db.executemany("INSERT INTO path_nodes VALUES (?, ?, ?, ?, ?, ?)", rows)
     db.executemany("INSERT INTO paths VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                    [(number[end] if end != EMPTY else None, f.allocs, f.frees, *f.bytes, *f.freed, f.temporaries,
-                     f.peak_blocks, f.peak_bytes, runtime_blocks.kept_by(_innermost_first(tree, end)))
+                     f.peak_blocks, f.peak_bytes, runtime_blocks.kept_by(chains[end] if end != EMPTY else None))
                     for end, f in sorted(tree.paths.items(), key=lambda item: number.get(item[0], 0))])
-
-
-def _innermost_first(tree: PathTree, node: int) -> list[tuple[str, str]]:
-    """A path's functions as (name, module), innermost first."""
-    functions = []
-    while node != EMPTY:
-        functions.append(tree.nodes[node].function)
-        node = tree.nodes[node].parent
-    return functions
 
 
 def _insert_run(db: sqlite3.Connection, number: int, run: Run) -> None:
