@@ -156,6 +156,9 @@ class Model:
     replays: list[StoredReplay] = field(default_factory=list)  # mprof replay --db's, oldest first
     # Never-freed blocks leak suppressions took out of the leak rows, most first.
     suppressed: list[SuppressedRow] = field(default_factory=list)
+    # path_functions' memory: a path's functions by its innermost node.
+    _path_functions: dict[int, tuple[int, ...]] = field(default_factory=dict, init=False, repr=False,
+                                                         compare=False)
 
     @property
     def suppressed_bytes(self) -> int:
@@ -173,6 +176,18 @@ class Model:
     def call_graph(self) -> bool:
         return any(run.call_graph for run in self.runs)
 
+    def path_functions(self, node: int | None) -> tuple[int, ...]:
+        """The functions of the whole path that ends at node, outermost
+        first; each node's once, from its parent's."""
+        unknown: list[int] = []
+        while node is not None and node not in self._path_functions:
+            unknown.append(node)
+            node = self.path_nodes[node].parent
+        known = self._path_functions[node] if node is not None else ()
+        for step in reversed(unknown):
+            known = self._path_functions[step] = (*known, self.path_nodes[step].function)
+        return known
+
     def frames(self, node: int | None) -> list[PathNodeRow]:
         """The frames of the whole path that ends at node, innermost first;
         none for None, an allocation whose caller was not found."""
@@ -187,6 +202,12 @@ class Model:
         """gprof's way: name, <cycle N> for a member of a cycle."""
         function = self.functions[function_id]
         return function.name if function.cycle is None else f"{function.name} <cycle {function.cycle}>"
+
+
+def _text(value: str | bytes) -> str:
+    """A text column's value: a BLOB holds the bytes of non-UTF-8 text
+    (schema.sql), read back as surrogates as the row factory reads it."""
+    return value.decode("utf-8", "surrogateescape") if isinstance(value, bytes) else value
 
 
 def load(db: sqlite3.Connection) -> Model:
@@ -226,10 +247,16 @@ def load(db: sqlite3.Connection) -> Model:
         frames.setdefault(leak_id, []).append(LeakFrame(function, file, line))
     leaks = [LeakRow(row[1], row[2], row[3], row[4], tuple(frames.get(row[0], ())), row[5]) for row in db.execute(
         "SELECT id, allocs, frees, bytes, bytes_freed, runtime FROM leaks ORDER BY id")]
-    path_nodes = {row[0]: PathNodeRow(row[1], row[2], row[3], row[4], bool(row[5])) for row in db.execute(
-        "SELECT id, parent_id, function_id, file, line, inlined FROM path_nodes ORDER BY id")}
-    paths = [PathRow(row[0], row[1], row[2], tuple(row[3:7]), tuple(row[7:11]), row[14], row[11], row[12], row[13])
-             for row in db.execute("SELECT * FROM paths ORDER BY node_id")]
+    # The two big tables are read without the connection's row factory,
+    # which looks at every value: only their text columns can hold a BLOB.
+    raw = db.cursor()
+    raw.row_factory = None
+    path_nodes = {node: PathNodeRow(parent, function, _text(file), line, bool(inlined))
+                  for node, parent, function, file, line, inlined in raw.execute(
+                      "SELECT id, parent_id, function_id, file, line, inlined FROM path_nodes ORDER BY id")}
+    paths = [PathRow(row[0], row[1], row[2], tuple(row[3:7]), tuple(row[7:11]), _text(row[14]), row[11], row[12],
+                     row[13])
+             for row in raw.execute("SELECT * FROM paths ORDER BY node_id")]
     model = Model(runs, summary, functions, edges, cycles, bins, leaks, path_nodes=path_nodes, paths=paths,
                   replays=load_replays(db))
     for edge in edges:

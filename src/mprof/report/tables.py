@@ -4,6 +4,7 @@ that the three never disagree on a figure or an order."""
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -163,7 +164,7 @@ class WholePath:
 
 def path_functions(model: Model, node: int | None) -> tuple[int, ...]:
     """A whole path's functions, outermost first."""
-    return tuple(row.function for row in reversed(model.frames(node)))
+    return model.path_functions(node)
 
 
 def _ranked(model: Model, figures: Callable[[PathRow], tuple[int, int]]) -> list[WholePath]:
@@ -174,9 +175,17 @@ def _ranked(model: Model, figures: Callable[[PathRow], tuple[int, int]]) -> list
             row = merged.setdefault(path_functions(model, path.node), [0, 0])
             row[0] += blocks
             row[1] += size
-    rows = [WholePath(functions, blocks, size) for functions, (blocks, size) in merged.items()]
-    return sorted(rows, key=lambda row: (-row.bytes, -row.blocks, [model.functions[f].full_name
-                                                                  for f in row.functions]))
+    rows = sorted((WholePath(functions, blocks, size) for functions, (blocks, size) in merged.items()),
+                  key=lambda row: (-row.bytes, -row.blocks))
+    # Rows of equal figures in the order of their functions' names: the
+    # names are looked up for those rows only, most rows have none equal.
+    ranked: list[WholePath] = []
+    for _, equal in itertools.groupby(rows, key=lambda row: (row.bytes, row.blocks)):
+        tied = list(equal)
+        if len(tied) > 1:
+            tied.sort(key=lambda row: [model.functions[f].full_name for f in row.functions])
+        ranked += tied
+    return ranked
 
 
 def peak_paths(model: Model) -> list[WholePath]:
