@@ -8,7 +8,7 @@ PYTHON ?= python3
 VENV := .venv
 
 # What building and testing need from Debian.
-SYSTEM_PACKAGES := gcc g++ make pkg-config libunwind-dev libdw-dev libiberty-dev libzstd-dev python3 python3-venv
+SYSTEM_PACKAGES := gcc g++ make pkg-config libunwind-dev libdw-dev libiberty-dev libzstd-dev zlib1g-dev python3 python3-venv
 # The allocators mprof replay compares with glibc's.
 REPLAY_PACKAGES := libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0
 # chromium and its driver: the HTML report's tests open its pages in a real browser;
@@ -22,7 +22,7 @@ CFLAGS ?= -O2 -g
 MONITOR_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -fPIC \
 	-fvisibility=hidden -ftls-model=initial-exec -fasynchronous-unwind-tables \
 	-fno-strict-aliasing $(shell pkg-config --cflags libunwind 2>/dev/null)
-MONITOR_LIBS := -lunwind -lzstd -ldl -lpthread
+MONITOR_LIBS := -lunwind -lzstd -lz -ldl -lpthread
 
 MONITOR_SOURCES := $(wildcard monitor/*.c)
 MONITOR_OBJECTS := $(MONITOR_SOURCES:monitor/%.c=$(BUILD)/monitor/%.o)

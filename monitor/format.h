@@ -5,7 +5,9 @@
  * and NODE names addresses by their index in ADDR.  A file is a 64-byte header
  * followed by sections; each section is a 16-byte section header and its payload.  The
  * last section is MPROF_TAG_END, whose payload holds the CRC-32 of every byte
- * before the END section header.
+ * before the END section header.  With MPROF_FLAG_COMPRESSED, everything
+ * after the header is one zlib stream (RFC 1950) of those sections, and the
+ * CRC is of the bytes before they were deflated.
  *
  *   header:  magic[8] | u16 version | u16 header_size | u32 flags |
  *            u32 stack_depth | u32 leak_depth | u32 pid | u32 ppid |
@@ -18,7 +20,7 @@
 
 #define MPROF_MAGIC "MPROFDAT"
 #define MPROF_MAGIC_SIZE 8
-#define MPROF_FORMAT_VERSION 5
+#define MPROF_FORMAT_VERSION 6
 #define MPROF_HEADER_SIZE 64
 #define MPROF_SECTION_HEADER_SIZE 16
 
@@ -27,6 +29,7 @@
 #define MPROF_FLAG_FINAL 0x2u      /* written as the process ended or exec'd */
 #define MPROF_FLAG_FORKED 0x4u     /* the process is a fork child of a profiled process */
 #define MPROF_FLAG_CHECKPOINT 0x8u /* rewritten while the process ran, in case it never ends cleanly */
+#define MPROF_FLAG_COMPRESSED 0x10u /* the sections are one zlib stream */
 
 /* Section tags: four ASCII characters read as a little-endian u32. */
 #define MPROF_TAG(a, b, c, d) \

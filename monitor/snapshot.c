@@ -28,6 +28,11 @@ static unsigned snapshots_written;
 static bool bounded_write; /* this write is a signal handler's: locks are taken with a bound */
 static struct writer writer;
 
+/* zlib's level for the sections (MPROF_FLAG_COMPRESSED): on GCC's cc1plus
+ * (2.9 MB of sections), level 1 took 23 ms to 820 KB, 3 took 27 ms to
+ * 757 KB; 6 took twice as long for 8% less. */
+#define DEFLATE_LEVEL 3
+
 /* Scratch memory for one write, released at its end. */
 struct scratch_region {
     struct scratch_region *next;
@@ -485,7 +490,7 @@ static void emit_timeline(const struct gathered *all)
 
 static void emit_file(const struct gathered *all, const struct snapshot_request *request)
 {
-    uint32_t flags = (monitor.options.call_graph ? MPROF_FLAG_CALL_GRAPH : 0) |
+    uint32_t flags = MPROF_FLAG_COMPRESSED | (monitor.options.call_graph ? MPROF_FLAG_CALL_GRAPH : 0) |
                      (request->kind == SNAPSHOT_FINAL ? MPROF_FLAG_FINAL : 0) |
                      (request->kind == SNAPSHOT_CHECKPOINT ? MPROF_FLAG_CHECKPOINT : 0) |
                      (monitor.forked ? MPROF_FLAG_FORKED : 0);
@@ -561,8 +566,12 @@ bool snapshot_write(const struct snapshot_request *request)
     int fd = all->out_of_memory ? -1
                                 : output_open(target, monitor.options.output, monitor.pid,
                                               monitor.is_root);
+    if (fd >= 0 && !writer_start(&writer, fd, MPROF_HEADER_SIZE, DEFLATE_LEVEL)) {
+        output_commit(target, fd, false); /* the temporary file goes */
+        fd = -1;
+        all->out_of_memory = true;
+    }
     if (fd >= 0) {
-        writer_start(&writer, fd);
         emit_file(all, request);
         bool ok = writer_finish(&writer);
         if (!ok && log_first_failure())

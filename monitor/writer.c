@@ -4,23 +4,35 @@
 #include <errno.h>
 #include <unistd.h>
 
-static uint32_t crc_table[256];
+#include "arena.h"
 
-static void make_crc_table(void)
+/* zlib's memory: mapped regions, each with its size in front of it, so that
+ * deflate never calls the allocator the monitor interposes. */
+#define REGION_PREFIX 16 /* keeps what zlib gets 16-byte aligned */
+
+static voidpf zlib_alloc(voidpf opaque, uInt items, uInt size)
 {
-    for (uint32_t n = 0; n < 256; n++) {
-        uint32_t c = n;
-        for (int k = 0; k < 8; k++)
-            c = c & 1 ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-        crc_table[n] = c;
-    }
+    (void)opaque;
+    size_t bytes = (size_t)items * size + REGION_PREFIX;
+    size_t *region = region_map(bytes);
+    if (!region)
+        return Z_NULL;
+    region[0] = bytes;
+    return (char *)region + REGION_PREFIX;
 }
 
-static void flush(struct writer *writer)
+static void zlib_free(voidpf opaque, voidpf address)
+{
+    (void)opaque;
+    size_t *region = (size_t *)((char *)address - REGION_PREFIX);
+    region_unmap(region, region[0]);
+}
+
+static void write_out(struct writer *writer, const unsigned char *bytes, size_t size)
 {
     size_t done = 0;
-    while (done < writer->used && !writer->failed) {
-        ssize_t wrote = write(writer->fd, writer->buffer + done, writer->used - done);
+    while (done < size && !writer->failed) {
+        ssize_t wrote = write(writer->fd, bytes + done, size - done);
         if (wrote > 0)
             done += (size_t)wrote;
         else if (wrote < 0 && errno != EINTR) {
@@ -28,32 +40,73 @@ static void flush(struct writer *writer)
             writer->errno_value = errno;
         }
     }
+}
+
+/* Deflates next_in, all of it (Z_NO_FLUSH) or to the stream's end
+ * (Z_FINISH), writing the output as each buffer of it fills. */
+static void deflate_out(struct writer *writer, int flush)
+{
+    z_stream *stream = &writer->stream;
+    for (;;) {
+        stream->next_out = writer->deflated;
+        stream->avail_out = sizeof writer->deflated;
+        int status = deflate(stream, flush);
+        if (status == Z_STREAM_ERROR) { /* only a state the writer never makes */
+            writer->failed = true;
+            writer->errno_value = EINVAL;
+            return;
+        }
+        write_out(writer, writer->deflated, sizeof writer->deflated - stream->avail_out);
+        if (writer->failed || (flush == Z_FINISH ? status == Z_STREAM_END : stream->avail_out != 0))
+            return;
+    }
+}
+
+/* Writes the buffer out, its CRC taken first: once per buffer, not per
+ * field, is what keeps the CRC's cost small. */
+static void flush(struct writer *writer, int mode)
+{
+    writer->crc = (uint32_t)crc32(writer->crc, writer->buffer, (uInt)writer->used);
+    size_t plain = writer->plain < writer->used ? (size_t)writer->plain : writer->used;
+    write_out(writer, writer->buffer, plain);
+    writer->plain -= plain;
+    if (writer->deflating && !writer->failed) {
+        writer->stream.next_in = writer->buffer + plain;
+        writer->stream.avail_in = (uInt)(writer->used - plain);
+        deflate_out(writer, mode);
+    } else {
+        write_out(writer, writer->buffer + plain, writer->used - plain);
+    }
     writer->used = 0;
 }
 
-void writer_start(struct writer *writer, int fd)
+bool writer_start(struct writer *writer, int fd, uint64_t plain, int level)
 {
-    if (!crc_table[1])
-        make_crc_table(); /* idempotent, so a race between writers is harmless */
     writer->fd = fd;
     writer->failed = false;
     writer->errno_value = 0;
-    writer->crc = 0xFFFFFFFFu;
+    writer->crc = 0;
     writer->offset = 0;
+    writer->plain = plain;
     writer->used = 0;
+    writer->deflating = false;
+    if (!level)
+        return true;
+    writer->stream = (z_stream){.zalloc = zlib_alloc, .zfree = zlib_free};
+    /* zlib's default window and memory: about 270 KB for the write. */
+    if (deflateInit2(&writer->stream, level, Z_DEFLATED, 15, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+        return false;
+    writer->deflating = true;
+    return true;
 }
 
 void writer_bytes(struct writer *writer, const void *bytes, size_t size)
 {
     const unsigned char *in = bytes;
-    uint32_t crc = writer->crc;
-    for (size_t i = 0; i < size; i++)
-        crc = crc_table[(crc ^ in[i]) & 0xFF] ^ (crc >> 8);
-    writer->crc = crc;
     writer->offset += size;
     while (size) {
         if (writer->used == sizeof writer->buffer)
-            flush(writer);
+            flush(writer, Z_NO_FLUSH);
         size_t room = sizeof writer->buffer - writer->used;
         size_t part = size < room ? size : room;
         for (size_t i = 0; i < part; i++)
@@ -101,11 +154,15 @@ void writer_uv(struct writer *writer, uint64_t value)
 
 uint32_t writer_crc(const struct writer *writer)
 {
-    return writer->crc ^ 0xFFFFFFFFu;
+    return (uint32_t)crc32(writer->crc, writer->buffer, (uInt)writer->used);
 }
 
 bool writer_finish(struct writer *writer)
 {
-    flush(writer);
+    flush(writer, Z_FINISH);
+    if (writer->deflating) {
+        deflateEnd(&writer->stream);
+        writer->deflating = false;
+    }
     return !writer->failed;
 }

@@ -13,6 +13,7 @@ import signal
 import subprocess
 import threading
 import time
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -124,12 +125,29 @@ def test_a_hostile_input_gets_one_line_at_once(command: str, hostile: str, valid
     assert not [path.name for path in tmp_path.iterdir()]
 
 
-@pytest.mark.parametrize("cut, problem", [
-    (64, "corrupt: expected section PROG, found 0x00000000"),  # a sound header, then zeros
-    (None, "corrupt: more than 16777216 bytes after section END"),  # a whole file, then zeros
+def uncompressed(data: bytes) -> bytes:
+    """A compressed data file as the monitor would write it without
+    compression (mprof(5)): header flag 16 clear, the sections inflated,
+    END's CRC made for the header it now has."""
+    assert data[12] & 0x10, "the monitor always compresses"
+    plain = bytearray(data[:64] + zlib.decompress(data[64:]))
+    plain[12] &= ~0x10
+    end = len(plain) - 24
+    assert plain[end:end + 4] == b"END "
+    plain[end + 16:end + 20] = zlib.crc32(plain[:end]).to_bytes(4, "little")
+    return bytes(plain)
+
+
+@pytest.mark.parametrize("compressed, cut, problem", [
+    # A sound header, then zeros.
+    (False, 64, "corrupt: expected section PROG, found 0x00000000"),
+    (True, 64, "corrupt: the compressed sections are damaged (unknown compression method), in section PROG"),
+    # A whole file, then zeros.
+    (False, None, "corrupt: more than 16777216 bytes after section END"),
+    (True, None, "corrupt: more than 16777216 bytes after the compressed sections"),
 ])
-def test_a_stream_is_judged_as_it_comes(valid: Path, cut: int | None, problem: str) -> None:
-    data = valid.read_bytes()
+def test_a_stream_is_judged_as_it_comes(valid: Path, compressed: bool, cut: int | None, problem: str) -> None:
+    data = valid.read_bytes() if compressed else uncompressed(valid.read_bytes())
     head = data[:cut] if cut else data
     reader, writer = os.pipe()
     feeder = subprocess.Popen(["sh", "-c", "cat; exec cat /dev/zero"], stdin=subprocess.PIPE, stdout=writer,
@@ -148,17 +166,23 @@ def test_a_stream_is_judged_as_it_comes(valid: Path, cut: int | None, problem: s
     assert result.status == 1 and result.seconds < MAX_SECONDS and result.max_rss_mb < MAX_RSS_MB
 
 
-def test_a_section_longer_than_a_regular_file_is_refused_before_it_is_read(valid: Path, tmp_path: Path) -> None:
-    """A sound header, then a first section (PROG) that claims a terabyte,
-    in a 10 GB sparse file: the file's size says no at once."""
-    data = valid.read_bytes()
+@pytest.mark.parametrize("compressed", [False, True])
+def test_a_section_longer_than_a_regular_file_is_refused_before_it_is_read(valid: Path, tmp_path: Path,
+                                                                           compressed: bool) -> None:
+    """A sound header, then a first section (PROG) that claims a terabyte
+    (compressed: a petabyte, past the 1032 bytes deflate may make of each
+    byte), in a 10 GB sparse file: the file's size says no at once."""
+    data = valid.read_bytes() if compressed else uncompressed(valid.read_bytes())
+    claim = 1 << (50 if compressed else 40)
+    section = b"PROG" + bytes(4) + claim.to_bytes(8, "little")
     claimed = tmp_path / "claims.mprof"
     with open(claimed, "wb") as file:
-        file.write(data[:64] + data[64:68] + bytes(4) + (1 << 40).to_bytes(8, "little"))
+        file.write(data[:64] + (zlib.compress(section) if compressed else section))
         file.truncate(SPARSE_SIZE)
     result = answer(["report", "--no-pager", claimed])
-    assert result.stderr == (f"mprof: {claimed}: truncated: section PROG needs {1 << 40} bytes, "
-                             f"{SPARSE_SIZE - 64 - 16} remain\n")
+    assert result.stderr == f"mprof: {claimed}: truncated: section PROG needs {claim} bytes, " + (
+        f"more than {SPARSE_SIZE - 64} bytes of compressed sections hold\n" if compressed
+        else f"{SPARSE_SIZE - 64 - 16} remain\n")
     assert result.seconds < MAX_SECONDS and result.max_rss_mb < MAX_RSS_MB
 
 

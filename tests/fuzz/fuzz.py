@@ -16,7 +16,12 @@ an input that is read, the reader a fraction of one, and 10,000 inputs must
 take about a minute.
 
 The number of inputs is --inputs, else the environment's MPROF_FUZZ_INPUTS,
-else 10,000.  Four in five mutated files get their CRC made right again, so
+else 10,000.  The monitor compresses its sections (mprof(5), header flag
+16), and a mutation of compressed bytes mostly tests zlib: four in five
+inputs are mutations of a seed's uncompressed form (its sections inflated,
+the flag clear), one in five is compressed: half of those the inflated
+sections mutated and deflated again, half the compressed bytes cut or
+flipped.  Four in five mutated files get their CRC made right again, so
 that they reach past the integrity check into the section parsers and the
 reducer.  The runs happen in one worker process under an address-space
 limit, each under an alarm; the commands run in that process, not as
@@ -48,6 +53,7 @@ from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 HEADER = 64
+FLAG_COMPRESSED = 0x10  # in the low byte of the header's flags, at offset 12
 SECTION = struct.Struct("<4sIQ")
 MEMORY_LIMIT = 2 << 30  # bytes of address space for the worker
 MAX_RSS = 200 << 20  # bytes resident, the worker's or a child's
@@ -55,6 +61,34 @@ SECONDS_PER_RUN = 20
 PROGRESS_EVERY = 1000  # inputs between lines on stderr, for a long run
 DEFAULT_INPUTS = 10_000
 PIPE_BUFFER = 60_000  # an input this short is written into a pipe whole, before it is read
+COMPRESSED_SHARE = 5  # one input in this many is a compressed file
+
+
+@dataclass(frozen=True)
+class Seed:
+    """A real data file in three forms, each with its CRC right."""
+    plain: bytes  # the sections as they are, flag 16 clear
+    inflated: bytes  # flag 16 set, the sections as they are before deflating
+    compressed: bytes  # as the monitor writes it
+
+
+def flagged(data: bytes, compressed: bool) -> bytes:
+    """data with flag 16 set or clear (data's CRC left as it is)."""
+    flags = data[12] | FLAG_COMPRESSED if compressed else data[12] & ~FLAG_COMPRESSED
+    return data[:12] + bytes([flags]) + data[13:]
+
+
+def deflated(data: bytes, level: int) -> bytes:
+    """The bytes after the header as one zlib stream (the flag as it is)."""
+    return data[:HEADER] + zlib.compress(data[HEADER:], level) if len(data) >= HEADER else data
+
+
+def seed_of(data: bytes) -> Seed:
+    if not data[12] & FLAG_COMPRESSED:
+        inflated = with_crc(flagged(data, True))
+        return Seed(data, inflated, deflated(inflated, 6))
+    inflated = data[:HEADER] + zlib.decompress(data[HEADER:])
+    return Seed(with_crc(flagged(inflated, False)), inflated, data)
 
 
 def sections(data: bytes) -> list[tuple[int, bytes, int]]:
@@ -241,12 +275,24 @@ MUTATIONS: tuple[Callable[[bytes, random.Random], bytes], ...] = (
     absurd_module)
 
 
-def mutated(seed: bytes, generator: random.Random) -> tuple[str, bytes]:
+def mutated_sections(data: bytes, generator: random.Random) -> tuple[str, bytes]:
     mutation = generator.choice(MUTATIONS)
-    data = mutation(seed, generator)
+    data = mutation(data, generator)
     if generator.random() < 0.8:
         data = with_crc(data)
     return mutation.__name__, data
+
+
+def mutated(seed: Seed, generator: random.Random) -> tuple[str, bytes]:
+    if generator.randrange(COMPRESSED_SHARE):
+        return mutated_sections(seed.plain, generator)
+    if generator.random() < 0.5:
+        # The sections of a compressed file mutated, then deflated: through
+        # the inflating reader to the section parsers.
+        name, data = mutated_sections(seed.inflated, generator)
+        return f"{name}, deflated", deflated(data, generator.randint(1, 9))
+    mutation = generator.choice((truncate, flip))
+    return f"{mutation.__name__} of the compressed bytes", mutation(seed.compressed, generator)
 
 
 @dataclass
@@ -342,7 +388,7 @@ def attempt(run: Callable[[], tuple[int, str | None]]) -> tuple[int, str | None]
         signal.alarm(0)
 
 
-def fuzz(seeds: list[bytes], inputs: int, seed: int, commands: list[str], share: int = 4) -> Results:
+def fuzz(seeds: list[Seed], inputs: int, seed: int, commands: list[str], share: int = 4) -> Results:
     sys.path.insert(0, str(REPO_ROOT / "src"))
     from mprof.cli.main import main
 
@@ -395,7 +441,7 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
     started = time.monotonic()
-    results = fuzz([path.read_bytes() for path in args.seeds], args.inputs, args.seed,
+    results = fuzz([seed_of(path.read_bytes()) for path in args.seeds], args.inputs, args.seed,
                    [command for command in args.commands.split(",") if command], args.share)
     seconds = time.monotonic() - started
     for command in results.runs:

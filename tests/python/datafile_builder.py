@@ -43,9 +43,12 @@ class ModuleSpec:
 @dataclass
 class DataFileBuilder:
     magic: bytes = b"MPROFDAT"
-    version: int = 5
+    version: int = 6
     header_size: int = 64
     flags: int = 0x3  # call graph, final
+    # Flag 16 set and the sections deflated at this zlib level (None: as
+    # they are).  build_layout() gives the file before deflating.
+    compress_level: int | None = None
     stack_depth: int = 16
     leak_depth: int = 4
     pid: int = 4242
@@ -192,7 +195,7 @@ class DataFileBuilder:
             self.magic,
             self.version,
             self.header_size,
-            self.flags,
+            self.flags | (0x10 if self.compress_level is not None else 0),
             self.stack_depth,
             self.leak_depth,
             self.pid,
@@ -205,7 +208,8 @@ class DataFileBuilder:
         )
 
     def build_layout(self) -> tuple[bytes, dict[str, int]]:
-        """The file, and the offset of each section's header in it."""
+        """The file, and the offset of each section's header in it; a
+        compressed file as it is before its sections are deflated."""
         out = bytearray(self._header(len(self.order)))
         table = self._table()
         indices = self._indices(table)
@@ -225,4 +229,8 @@ class DataFileBuilder:
         return bytes(out), offsets
 
     def build(self) -> bytes:
-        return self.build_layout()[0]
+        data = self.build_layout()[0]
+        if self.compress_level is None:
+            return data
+        # The header as it is; the sections and what trails them, one stream.
+        return data[:64] + zlib.compress(data[64:], self.compress_level)

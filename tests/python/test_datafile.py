@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
+import os
 import struct
+import threading
+import zlib
 from pathlib import Path
 
 import pytest
@@ -39,7 +43,7 @@ def test_rich_file_every_value(tmp_path: Path) -> None:
 
     assert df.path == str(path)
     h = df.header
-    assert (h.version, h.flags, h.stack_depth, h.leak_depth) == (5, 7, 32, 4)
+    assert (h.version, h.flags, h.stack_depth, h.leak_depth) == (6, 7, 32, 4)
     assert (h.pid, h.ppid) == (31337, 31336)
     assert (h.start_unix_ns, h.elapsed_ns) == (1_700_000_000_123_456_789, 2_500_000_000)
     assert h.call_graph and h.final and h.forked
@@ -237,14 +241,14 @@ def test_short_file_that_is_not_a_data_file(tmp_path: Path) -> None:
 
 
 def test_newer_version(tmp_path: Path) -> None:
-    path = write(tmp_path, DataFileBuilder(version=6).build())
-    assert refused(path) == "format version 6 is newer than this mprof understands (5)"
+    path = write(tmp_path, DataFileBuilder(version=7).build())
+    assert refused(path) == "format version 7 is newer than this mprof understands (6)"
 
 
 def test_newer_version_in_a_file_cut_after_it(tmp_path: Path) -> None:
     # The 8-byte magic and the u16 version, nothing more: the version is judged first.
-    path = write(tmp_path, DataFileBuilder(version=6).build()[:10])
-    assert refused(path) == "format version 6 is newer than this mprof understands (5)"
+    path = write(tmp_path, DataFileBuilder(version=7).build()[:10])
+    assert refused(path) == "format version 7 is newer than this mprof understands (6)"
 
 
 def test_a_header_and_nothing_after_it(tmp_path: Path) -> None:
@@ -255,17 +259,17 @@ def test_a_header_and_nothing_after_it(tmp_path: Path) -> None:
 def test_newer_version_with_a_different_header(tmp_path: Path) -> None:
     # A newer format may change everything after the version field.
     path = write(tmp_path, b"MPROFDAT" + struct.pack("<H", 7) + b"\xff" * 3)
-    assert refused(path) == "format version 7 is newer than this mprof understands (5)"
+    assert refused(path) == "format version 7 is newer than this mprof understands (6)"
 
 
-@pytest.mark.parametrize("version", [0, 1, 2, 3, 4])
+@pytest.mark.parametrize("version", [0, 1, 2, 3, 4, 5])
 def test_older_version(tmp_path: Path, version: int) -> None:
     # Older versions are refused like any version this mprof does not know:
     # version 1's entries were fixed-size, version 2 had chains and pairs
-    # where version 3 has the tree, version 4 added PROG's suppressions
-    # and version 5 its refused settings.
+    # where version 3 has the tree, version 4 added PROG's suppressions,
+    # version 5 its refused settings and version 6 compressed sections.
     path = write(tmp_path, DataFileBuilder(version=version).build())
-    assert refused(path) == f"unknown format version {version} (this mprof understands 5)"
+    assert refused(path) == f"unknown format version {version} (this mprof understands 6)"
 
 
 @pytest.mark.parametrize("length", [5, 8, 30, 63])
@@ -361,12 +365,12 @@ def test_unknown_tag(tmp_path: Path) -> None:
 
 def test_wrong_section_count(tmp_path: Path) -> None:
     path = write(tmp_path, DataFileBuilder(section_count=10).build())
-    assert refused(path) == "corrupt: header says 10 sections, format version 5 has 9"
+    assert refused(path) == "corrupt: header says 10 sections, format version 6 has 9"
 
 
 def test_wrong_header_size(tmp_path: Path) -> None:
     path = write(tmp_path, DataFileBuilder(header_size=72).build())
-    assert refused(path) == "corrupt: header size is 72, format version 5 has 64"
+    assert refused(path) == "corrupt: header size is 72, format version 6 has 64"
 
 
 @pytest.mark.parametrize("reserved", [1, 1 << 63])
@@ -394,8 +398,8 @@ def test_ending_signal_must_fit_the_flags(tmp_path: Path, flags: int, end_signal
 
 
 def test_unknown_header_flags(tmp_path: Path) -> None:
-    path = write(tmp_path, DataFileBuilder(flags=0x3 | 0x10).build())
-    assert refused(path) == "corrupt: unknown header flags 0x10"
+    path = write(tmp_path, DataFileBuilder(flags=0x3 | 0x20).build())
+    assert refused(path) == "corrupt: unknown header flags 0x20"
 
 
 def test_section_reserved_not_zero(tmp_path: Path) -> None:
@@ -784,3 +788,176 @@ def test_a_cut_of_fixed_entries_gives_the_size_they_need(bins: list, length: int
     table = b._table()
     payload = b._payload("BINS", table, b._indices(table))
     assert truncations(b, "BINS", payload)[length] == f"corrupt: section BINS {message}"
+
+
+# --- compressed sections (header flag 16) -------------------------------------
+
+
+def through_a_pipe(data: bytes, path: str = "x.mprof") -> datafile.DataFile | str:
+    """What the reader makes of data as a stream: the data file, or the
+    message without the path."""
+    reader, writer = os.pipe()
+    feeder = threading.Thread(target=lambda: (os.write(writer, data) if data else None, os.close(writer)))
+    feeder.start()
+    try:
+        with open(reader, "rb") as stream:
+            return datafile.parse(datafile.gather(stream, path), path)
+    except DataFileError as error:
+        return str(error).removeprefix(f"{path}: ")
+    finally:
+        feeder.join()
+
+
+def both_ways(tmp_path: Path, data: bytes) -> str:
+    """The one-line message for data as a file, which a stream of it must
+    give too."""
+    message = refused(write(tmp_path, data))
+    assert through_a_pipe(data) == message
+    return message
+
+
+def without_compression(df: datafile.DataFile) -> datafile.DataFile:
+    return dataclasses.replace(df, header=dataclasses.replace(df.header, flags=df.header.flags & ~0x10))
+
+
+@pytest.mark.parametrize("level", [1, 3, 9])
+def test_a_compressed_file_reads_as_the_uncompressed_one(tmp_path: Path, level: int) -> None:
+    plain = datafile.read(write(tmp_path, rich().build()))
+    data = dataclasses.replace(rich(), compress_level=level).build()
+    assert len(data) < len(rich().build())
+    df = datafile.read(write(tmp_path, data, "c.mprof"))
+    assert df.header.flags == plain.header.flags | 0x10
+    assert without_compression(df) == dataclasses.replace(plain, path=df.path)
+    assert without_compression(datafile.parse(data, plain.path)) == plain
+    piped = through_a_pipe(data, plain.path)
+    assert isinstance(piped, datafile.DataFile) and without_compression(piped) == plain
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 64])
+def test_a_compressed_file_is_inflated_a_step_at_a_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                        chunk: int) -> None:
+    # Steps of a few bytes: read and inflated at most chunk bytes at a time,
+    # a step may leave input unread or output in zlib, and the next one must
+    # take it up.
+    plain = datafile.read(write(tmp_path, rich().build()))
+    data = dataclasses.replace(rich(), compress_level=9).build()
+    monkeypatch.setattr(datafile, "CHUNK", chunk)
+    assert without_compression(datafile.parse(data, plain.path)) == plain
+    piped = through_a_pipe(data, plain.path)
+    assert isinstance(piped, datafile.DataFile) and without_compression(piped) == plain
+    assert both_ways(tmp_path, data[:-1]).startswith(f"truncated: the compressed sections stop after {len(data) - 65}")
+
+
+def test_the_checksum_covers_the_header_with_its_flag_and_the_inflated_sections(tmp_path: Path) -> None:
+    data, offsets = dataclasses.replace(rich(), compress_level=6).build_layout()
+    assert data[12] & 0x10
+    (crc,) = struct.unpack_from("<I", data, offsets["END"] + 16)
+    assert crc == zlib.crc32(data[: offsets["END"]])
+    # The CRC of the file as it would be without the flag does not match.
+    unflagged = dataclasses.replace(rich(), compress_level=6, crc=zlib.crc32(data[:12] + bytes([data[12] & ~0x10])
+                                                                             + data[13 : offsets["END"]]))
+    assert both_ways(tmp_path, unflagged.build()) == "corrupt: checksum mismatch"
+    damaged = bytearray(data)
+    damaged[offsets["NODE"] + 16 + 9] ^= 0x40
+    assert both_ways(tmp_path, damaged[:64] + zlib.compress(damaged[64:])) == "corrupt: checksum mismatch"
+
+
+def test_every_cut_of_a_compressed_file_is_refused_in_one_line(tmp_path: Path) -> None:
+    data = dataclasses.replace(rich(), compress_level=6).build()
+    wheres = []
+    for length in range(len(data)):
+        message = both_ways(tmp_path, data[:length])
+        if length < 64:
+            assert message in ("not an mprof data file (empty file)",
+                               f"truncated: header needs 64 bytes, {length} remain"), length
+            continue
+        prefix = f"truncated: the compressed sections stop after {length - 64} bytes, "
+        assert message.startswith(prefix), (length, message)
+        wheres.append(message.removeprefix(prefix))
+    # Each cut is in the section the bytes before it reached, in file order.
+    order = [f"in section {tag.rstrip()}" for tag in ("PROG", "MODS", "SUMM", "BINS", "ADDR", "NODE", "PATH",
+                                                      "TIME", "END")] + ["after section END"]
+    assert [order.index(where) for where in wheres] == sorted(order.index(where) for where in wheres)
+    assert wheres[0] == "in section PROG" and wheres[-1] == "after section END"
+
+
+def test_every_damaged_byte_of_a_compressed_file_is_refused_in_one_line(tmp_path: Path) -> None:
+    data = dataclasses.replace(rich(), compress_level=6).build()
+    whole = datafile.parse(data)
+    same = 0
+    for at in range(64, len(data)):
+        damaged = bytearray(data)
+        damaged[at] ^= 0x10
+        try:
+            # A bit deflate's code tables hold for a symbol the stream never
+            # uses changes no byte of what it inflates to.
+            assert datafile.parse(bytes(damaged)) == whole, at
+            same += 1
+            continue
+        except DataFileError:
+            pass
+        message = both_ways(tmp_path, bytes(damaged))
+        assert message.startswith(("corrupt: ", "truncated: ")), (at, message)
+    assert same < 5
+
+
+def test_a_stream_that_is_not_zlib_is_damaged(tmp_path: Path) -> None:
+    # The sections as they are, under a header that says they are compressed.
+    flagged = dataclasses.replace(rich(), compress_level=6).build_layout()[0]
+    assert both_ways(tmp_path, flagged) == (
+        "corrupt: the compressed sections are damaged (incorrect header check), in section PROG")
+
+
+def test_a_whole_stream_of_too_few_sections_is_named_by_the_parser(tmp_path: Path) -> None:
+    data, offsets = dataclasses.replace(rich(), compress_level=6).build_layout()
+    assert both_ways(tmp_path, data[:64] + zlib.compress(data[64 : offsets["END"]])) == (
+        "truncated: file ends before section END")
+    path_end = offsets["PATH"] + 16 + 17
+    assert both_ways(tmp_path, data[:64] + zlib.compress(data[64:path_end])) == (
+        "truncated: section PATH needs 84 bytes, 17 remain")
+
+
+def test_bytes_after_end_inside_and_after_the_stream(tmp_path: Path) -> None:
+    inside = dataclasses.replace(rich(), compress_level=6, trailing=b"\0\0\0").build()
+    assert both_ways(tmp_path, inside) == "corrupt: 3 bytes after section END"
+    after = dataclasses.replace(rich(), compress_level=6).build() + b"xyz"
+    assert both_ways(tmp_path, after) == "corrupt: 3 bytes after the compressed sections"
+
+
+def test_a_section_a_compressed_file_cannot_hold_is_refused_before_it_is_inflated(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A decompression bomb: 10 MB of zeros in about 10 KB, under a PROG
+    that claims a terabyte.  A regular file's size says no before the
+    payload is inflated (past the first step, which inflates the section
+    header); a stream inflates what it holds, then learns its size and says
+    the same."""
+    header = DataFileBuilder(compress_level=1).build()[:64]
+    stream = zlib.compress(struct.pack("<4sIQ", b"PROG", 0, 1 << 40) + bytes(10 << 20), 9)
+    data = header + stream
+    message = (f"truncated: section PROG needs {1 << 40} bytes, more than {len(stream)} bytes of compressed "
+               f"sections hold")
+    inflated: list[int] = []
+    step = datafile._Inflating._step
+
+    def counted(self: datafile._Inflating) -> bytes | None:
+        piece = step(self)
+        inflated.append(len(piece or b""))
+        return piece
+
+    monkeypatch.setattr(datafile._Inflating, "_step", counted)
+    assert refused(write(tmp_path, data)) == message
+    assert sum(inflated) == datafile.CHUNK
+    inflated.clear()
+    assert through_a_pipe(data) == message
+    assert sum(inflated) == 16 + (10 << 20)
+    # Within what the bytes may hold, the claim is taken at its word as far
+    # as the stream goes.
+    stream = zlib.compress(struct.pack("<4sIQ", b"PROG", 0, 1032 * len(stream) - 16) + bytes(10 << 20), 9)
+    assert both_ways(tmp_path, header + stream).startswith("truncated: section PROG needs ")
+
+
+def test_a_stream_that_inflates_on_after_end_is_refused_within_a_bound(tmp_path: Path) -> None:
+    data = dataclasses.replace(rich(), compress_level=6).build_layout()[0]
+    bomb = data[:64] + zlib.compress(data[64:] + bytes(40 << 20), 9)
+    assert len(bomb) < 64 << 10
+    assert both_ways(tmp_path, bomb) == f"corrupt: more than {datafile.TRAILING_COUNTED} bytes after section END"

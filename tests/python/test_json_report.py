@@ -29,13 +29,14 @@ def test_top_level_keys() -> None:
 def test_header_and_program() -> None:
     out = report()
     assert out["header"] == {
-        "version": 5,
+        "version": 6,
         "flags": 7,
         "call_graph": True,
         "final": True,
         "checkpoint": False,
         "end_signal": 0,
         "forked": True,
+        "compressed": False,
         "stack_depth": 32,
         "leak_depth": 4,
         "pid": 31337,
@@ -46,6 +47,17 @@ def test_header_and_program() -> None:
     assert out["program"] == {"exe": "/usr/bin/prog", "argv": ["prog", "-v", "caf\udce9"],
                               "lsan_suppressions": "leak:libfoo.so\n# caf\udce9\n",
                               "refused_settings": ["MPROF_DEPTH=5000", "MPROF_BLOCKS=m\udce9p"]}
+
+
+def test_a_compressed_file_says_so_and_holds_the_same() -> None:
+    builder = rich()
+    builder.compress_level = 6
+    out = datafile_to_json(datafile.parse(builder.build(), "x.mprof"))
+    header = out.pop("header")
+    assert (header["flags"], header["compressed"]) == (7 | 16, True)
+    plain = report()
+    assert plain.pop("header") == {**header, "flags": 7, "compressed": False}
+    assert out == plain
 
 
 def test_modules() -> None:

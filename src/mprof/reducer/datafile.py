@@ -14,10 +14,16 @@ Reading stops at the first problem and hands what it read to the parser,
 which names it as it would in the whole file; only what the bytes read
 cannot show (a section longer than the rest of a regular file, bytes after
 END) is named by the reader itself, in the parser's words.
+
+A compressed file (header flag 16) is read the same way, its sections
+inflated as they are asked for (_Inflating): the parser gets its header and
+its sections as an uncompressed file would hold them, and the reader names
+what only the stream shows (cut short, damaged, bytes after it).
 """
 
 from __future__ import annotations
 
+import io
 import os
 import stat
 import zlib
@@ -59,10 +65,21 @@ __all__ = [
 
 PathArg = str | os.PathLike[str]
 
-# The most read at once: a stream's bytes are kept as they come.
+# The most read at once: a stream's bytes are kept as they come.  Also the
+# most a compressed file's sections are inflated by at each step.
 CHUNK = 1 << 20
-# Bytes after END that a stream is read on for, to count them.
+# Bytes after END (or after the compressed sections) that a stream is read
+# on for, to count them.
 TRAILING_COUNTED = 16 << 20
+# zlib's deflate makes at most 1032 bytes of each byte it stores (a 258-byte
+# match coded in 2 bits), so a regular file's size bounds what its compressed
+# sections can inflate to, and what a section of them may claim.
+INFLATE_RATIO = 1032
+
+
+class _Inflated(bytearray):
+    """A compressed file as gather() returns it: its header, then its
+    sections inflated, which parse() reads as they are."""
 
 
 def read(path: PathArg) -> DataFile:
@@ -78,64 +95,190 @@ def read(path: PathArg) -> DataFile:
 
 def gather(file: BinaryIO, path: PathArg, start: bytes = b"") -> bytearray:
     """A data file's bytes from file, open at its start (start: those already
-    read from it), read as far as they are sound: parse() of what is
-    returned gives the file or the reason it is refused.  Raises
-    DataFileError where the bytes read cannot show the reason."""
+    read from it), read as far as they are sound, its sections inflated if
+    they are compressed: parse() of what is returned gives the file or the
+    reason it is refused.  Raises DataFileError where the bytes read cannot
+    show the reason."""
     try:
-        return _gather(file, start)
+        status = os.fstat(file.fileno())
+        # A regular file's size bounds what its sections may claim; a stream
+        # is taken at its word as far as its bytes go.
+        return _gather(file, status.st_size if stat.S_ISREG(status.st_mode) else None, start)
     except FormatProblem as problem:
         raise DataFileError(path, str(problem)) from None
     except OSError as e:
         raise DataFileError(path, f"cannot read: {e.strerror or e}") from None
 
 
-def _gather(file: BinaryIO, start: bytes) -> bytearray:
-    status = os.fstat(file.fileno())
-    # A regular file's size bounds what its sections may claim; a stream is
-    # taken at its word as far as its bytes go.
-    size = status.st_size if stat.S_ISREG(status.st_mode) else None
-    data = bytearray(start)
-
-    def holds(length: int) -> bool:
-        """Reads until data holds length bytes; False if the file ends first."""
-        while len(data) < length:
-            piece = file.read(min(length - len(data), CHUNK))
-            if not piece:
-                return False
-            data.extend(piece)
-        return True
-
-    if not holds(fmt.HEADER_SIZE):
-        return data
-    _parse_header(memoryview(data))
+def _gather(file: BinaryIO, size: int | None, start: bytes) -> bytearray:
+    sections: _Plain | _Inflating = _Plain(file, size, bytearray(start))
+    if not sections.holds(fmt.HEADER_SIZE):
+        return sections.data
+    if _parse_header(memoryview(sections.data)).flags & fmt.FLAG_COMPRESSED:
+        sections = _Inflating(file, size, sections.data)
+    data = sections.data
     pos = fmt.HEADER_SIZE
     for tag in fmt.SECTION_ORDER:
-        if not holds(pos + fmt.SECTION_HEADER_SIZE):
+        if not sections.holds(pos + fmt.SECTION_HEADER_SIZE):
+            sections.ran_out(tag, pos, None)
             return data
         actual, reserved, length = fmt.SECTION_HEADER.unpack_from(data, pos)
         if actual != tag or reserved or (tag == fmt.TAG_END and length != fmt.END_PAYLOAD.size):
             return data
         pos += fmt.SECTION_HEADER_SIZE
-        if size is not None and length > size - pos:
-            raise _truncated_section(tag, length, size - pos)
-        if not holds(pos + length):
+        sections.refuse_claim(tag, pos, length)
+        if not sections.holds(pos + length):
+            sections.ran_out(tag, pos, length)
             return data
         pos += length
-    if size is not None:
-        if size > pos:
-            raise _after_end(size - pos)
-        return data
-    trailing = 0
-    while trailing <= TRAILING_COUNTED:
+    sections.finish(pos)
+    return data
+
+
+class _Plain:
+    """The sections of a file as they are, read as far as they are asked for."""
+
+    def __init__(self, file: BinaryIO, size: int | None, data: bytearray) -> None:
+        self.file = file
+        self.size = size
+        self.data = data
+
+    def holds(self, length: int) -> bool:
+        """Reads until data holds length bytes; False if the file ends first."""
+        while len(self.data) < length:
+            piece = self.file.read(min(length - len(self.data), CHUNK))
+            if not piece:
+                return False
+            self.data.extend(piece)
+        return True
+
+    def refuse_claim(self, tag: bytes, pos: int, length: int) -> None:
+        """Raises if a regular file is too short for the payload of length at pos."""
+        if self.size is not None and length > self.size - pos:
+            raise _truncated_section(tag, length, self.size - pos)
+
+    def ran_out(self, tag: bytes, pos: int, length: int | None) -> None:
+        """The bytes ended before section tag's header (length None) or its
+        payload did: the parser names it from what was read."""
+
+    def finish(self, pos: int) -> None:
+        """Raises if bytes follow END, which ends at pos."""
+        if self.size is not None:
+            if self.size > pos:
+                raise _after_end(self.size - pos)
+            return
+        trailing = _count_rest(self.file)
+        if trailing > TRAILING_COUNTED:
+            raise FormatProblem(f"corrupt: more than {TRAILING_COUNTED} bytes after section END")
+        if trailing:
+            raise _after_end(trailing)
+
+
+class _Inflating:
+    """The sections of a compressed file (mprof(5)), inflated as far as they
+    are asked for, CHUNK bytes at most at a step: what is held grows with
+    what the stream holds, never with a size it claims.  Where the inflated
+    bytes end before the sections do, the reason is the stream's (cut short
+    or damaged), else the parser names what is missing; a section longer
+    than a regular file can inflate to is refused before it is inflated, and
+    a stream's own size is learnt where it runs out, so that it is refused
+    in the same words."""
+
+    def __init__(self, file: BinaryIO, size: int | None, data: bytearray) -> None:
+        self.file = file
+        self.size = size
+        self.data = _Inflated(data[: fmt.HEADER_SIZE])
+        self.inflater = zlib.decompressobj()
+        self.input = bytes(data[fmt.HEADER_SIZE :])  # read, not yet inflated
+        self.read = len(data)  # bytes read from the file, its header's included
+        self.full = False  # the last step filled its CHUNK: more may come with no more input
+        self.cut = False  # the file ended before the stream did
+        self.damage = ""  # zlib's reason the stream cannot be inflated further
+
+    def _step(self) -> bytes | None:
+        """The next inflated bytes (maybe none yet); None when no more can
+        come: the stream ended, is damaged or was cut short."""
+        if self.inflater.eof or self.cut or self.damage:
+            return None
+        if not self.input and not self.full:
+            self.input = self.file.read(CHUNK)
+            self.read += len(self.input)
+            if not self.input:
+                self.cut = True
+                return None
+        try:
+            piece = self.inflater.decompress(self.input, CHUNK)
+        except zlib.error as e:
+            self.damage = str(e).rpartition(": ")[2] or str(e)
+            return None
+        self.input = self.inflater.unconsumed_tail
+        self.full = len(piece) == CHUNK
+        return piece
+
+    def holds(self, length: int) -> bool:
+        """Inflates until data holds length bytes; False if the stream ends first."""
+        while len(self.data) < length:
+            piece = self._step()
+            if piece is None:
+                return False
+            self.data.extend(piece)
+        return True
+
+    def refuse_claim(self, tag: bytes, pos: int, length: int) -> None:
+        if self.size is not None:
+            self._refuse_claim_within(self.size, tag, pos, length)
+
+    @staticmethod
+    def _refuse_claim_within(size: int, tag: bytes, pos: int, length: int) -> None:
+        compressed = size - fmt.HEADER_SIZE
+        if length > INFLATE_RATIO * compressed - (pos - fmt.HEADER_SIZE):
+            raise FormatProblem(f"truncated: section {fmt.tag_name(tag)} needs {length} bytes, more than"
+                                f" {compressed} bytes of compressed sections hold")
+
+    def ran_out(self, tag: bytes, pos: int, length: int | None) -> None:
+        if length is not None and self.size is None:
+            # A stream: its size, if it has not many more bytes, refuses
+            # what the file's size would have.
+            rest = _count_rest(self.file)
+            if rest <= TRAILING_COUNTED:
+                self._refuse_claim_within(self.read + rest, tag, pos, length)
+        self._refuse_stream(f"in section {fmt.tag_name(tag)}")
+
+    def _refuse_stream(self, where: str) -> None:
+        compressed = self.read - fmt.HEADER_SIZE
+        if self.cut:
+            raise FormatProblem(f"truncated: the compressed sections stop after {compressed} bytes, {where}")
+        if self.damage:
+            raise FormatProblem(f"corrupt: the compressed sections are damaged ({self.damage}), {where}")
+
+    def finish(self, pos: int) -> None:
+        """Raises unless the stream ends with END, at pos, and the file with the stream."""
+        inflated = len(self.data) - pos
+        del self.data[pos:]
+        while inflated <= TRAILING_COUNTED and (piece := self._step()) is not None:
+            inflated += len(piece)
+        if inflated > TRAILING_COUNTED:
+            raise FormatProblem(f"corrupt: more than {TRAILING_COUNTED} bytes after section END")
+        self._refuse_stream("after section END")
+        if inflated:
+            raise _after_end(inflated)
+        rest = self.size - self.read if self.size is not None else _count_rest(self.file)
+        after = len(self.inflater.unused_data) + rest
+        if after > TRAILING_COUNTED and self.size is None:
+            raise FormatProblem(f"corrupt: more than {TRAILING_COUNTED} bytes after the compressed sections")
+        if after:
+            raise FormatProblem(f"corrupt: {after} bytes after the compressed sections")
+
+
+def _count_rest(file: BinaryIO) -> int:
+    """The bytes left in file, read and counted up to just past TRAILING_COUNTED."""
+    count = 0
+    while count <= TRAILING_COUNTED:
         piece = file.read(CHUNK)
         if not piece:
             break
-        trailing += len(piece)
-    if trailing > TRAILING_COUNTED:
-        raise FormatProblem(f"corrupt: more than {TRAILING_COUNTED} bytes after section END")
-    if trailing:
-        raise _after_end(trailing)
-    return data
+        count += len(piece)
+    return count
 
 
 def _truncated_section(tag: bytes, size: int, remain: int) -> FormatProblem:
@@ -147,8 +290,12 @@ def _after_end(count: int) -> FormatProblem:
 
 
 def parse(data: bytes | bytearray, path: PathArg = "<data>") -> DataFile:
-    """Decodes a data file already in memory; path only names it in errors."""
+    """Decodes a data file already in memory, or as gather() returned it;
+    path only names it in errors."""
     try:
+        if (not isinstance(data, _Inflated) and len(data) >= fmt.HEADER_SIZE
+                and fmt.HEADER.unpack_from(data)[3] & fmt.FLAG_COMPRESSED):
+            data = _gather(io.BytesIO(data), len(data), b"")
         return _parse(memoryview(data), os.fspath(path))
     except FormatProblem as problem:
         raise DataFileError(path, str(problem)) from None

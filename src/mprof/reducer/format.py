@@ -6,7 +6,7 @@ import struct
 from typing import Final
 
 MAGIC: Final = b"MPROFDAT"
-VERSION: Final = 5
+VERSION: Final = 6
 HEADER_SIZE: Final = 64
 SECTION_HEADER_SIZE: Final = 16
 
@@ -14,7 +14,8 @@ FLAG_CALL_GRAPH: Final = 0x1
 FLAG_FINAL: Final = 0x2
 FLAG_FORKED: Final = 0x4
 FLAG_CHECKPOINT: Final = 0x8
-KNOWN_FLAGS: Final = FLAG_CALL_GRAPH | FLAG_FINAL | FLAG_FORKED | FLAG_CHECKPOINT
+FLAG_COMPRESSED: Final = 0x10  # everything after the header is one zlib stream
+KNOWN_FLAGS: Final = FLAG_CALL_GRAPH | FLAG_FINAL | FLAG_FORKED | FLAG_CHECKPOINT | FLAG_COMPRESSED
 
 MODULE_UNLOADED: Final = 0x1
 KNOWN_MODULE_FLAGS: Final = MODULE_UNLOADED

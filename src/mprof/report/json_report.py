@@ -43,6 +43,7 @@ def _header(header: Header) -> Json:
         "checkpoint": header.checkpoint,
         "end_signal": header.end_signal,
         "forked": header.forked,
+        "compressed": bool(header.flags & fmt.FLAG_COMPRESSED),
         "stack_depth": header.stack_depth,
         "leak_depth": header.leak_depth,
         "pid": header.pid,
