@@ -128,11 +128,13 @@ mutate: all $(VENV)/.mutmut $(BUILD)/.test-packages
 	$(VENV)/bin/python tests/mutate/mutate_monitor.py --limit $(MONITOR_MUTANTS)
 	$(VENV)/bin/python tests/mutate/mutmut_summary.py
 
-# Measures mprof against no profiler, heaptrack and two floors, and what mprof
-# run adds to a program's start (see bench/run.py, bench/startup.py).
+# Measures mprof against no profiler, heaptrack and two floors, what mprof
+# run adds to a program's start, and what the reducer and the reports cost on
+# cc1plus's profile and on one of a million call paths (see bench/run.py,
+# bench/startup.py, bench/reduction.py).
 BENCH_PACKAGES := heaptrack valgrind gawk perl sqlite3 python3
 BENCH_PROGRAMS := $(BUILD)/bench/floor-noop.so $(BUILD)/bench/floor-backtrace.so \
-	$(BUILD)/bench/widgets_deep $(BUILD)/bench/widgets_threads
+	$(BUILD)/bench/widgets_deep $(BUILD)/bench/widgets_threads $(BUILD)/bench/wide_tree
 
 $(BUILD)/.bench-packages: Makefile scripts/setup-system.sh
 	./scripts/setup-system.sh $(BENCH_PACKAGES)

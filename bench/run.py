@@ -3,9 +3,15 @@ round by round (A B C ... A B C ...), so that a noisy, shared machine
 slows every tool alike; medians and per-round ratios to the baseline.
 
     python3 bench/run.py [--quick] [--rounds N] [--massif] [--only NAME,...] [--before LIBMPROF]
+    python3 bench/run.py --reduction FILE|cc1plus|million_paths ... [--targets CASE] [--rounds N]
 
 Prints a markdown table, and what `mprof run` adds to the start of a
-program (bench/startup.py), and writes bench/results/latest.json.
+program (bench/startup.py), and writes bench/results/latest.json.  Then
+what the reducer and the reports cost (bench/reduction.py) on cc1plus's
+data file and on one of a million distinct call paths, beside issue 31's
+targets, and the run figures the issue sets targets for.  --reduction
+measures only that, on the files named (cc1plus, million_paths: made now,
+once, with the tree's monitor), and writes no results file.
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -27,8 +34,10 @@ BUILD = REPO_ROOT / "build"
 # workloads beside this file.
 sys.path[:0] = [str(REPO_ROOT / "src"), str(Path(__file__).resolve().parent)]
 
+import measured  # noqa: E402
+import reduction  # noqa: E402
 from startup import measure as measure_startup  # noqa: E402
-from workloads import Workload, workloads  # noqa: E402
+from workloads import Workload, compile_workload, workloads  # noqa: E402
 
 from mprof.reducer import datafile  # noqa: E402
 
@@ -40,6 +49,15 @@ CORES = os.cpu_count() or 1
 PER_OBJECT_MIN_LIVE = 100_000
 # Runs of mprof run -- /bin/true, and of /bin/true alone, interleaved.
 STARTUP_RUNS = 100
+# Where the reduction cases' data files stay after make bench, for
+# `--reduction` to measure again without making them anew.
+DATA = BENCH_BUILD / "data"
+# The synthetic profile's distinct call paths (bench/programs/wide_tree.c).
+MILLION = 1_000_000
+# The address space of a tool a workload runs once (Workload.once): enough
+# for any tool that works, and the end of one that grows without bound
+# before it takes the machine's memory from everything else on it.
+ONCE_ADDRESS_SPACE = 4 << 30
 
 
 @dataclass(frozen=True)
@@ -96,7 +114,14 @@ def bench_workloads(directory: Path, quick: bool) -> list[Workload]:
     debian = workloads(directory, scale)
     if quick:
         debian = [w for w in debian if w.name in ("gawk", "sqlite3")]
+    else:  # a compile takes minutes under the slower tools
+        debian.append(compile_workload(directory))
     return own + debian
+
+
+def selected(name: str, only: str) -> bool:
+    """Whether --only names this workload or case (an underscore for a space)."""
+    return not only or name in {part.replace("_", " ") for part in only.split(",")}
 
 
 @dataclass
@@ -108,6 +133,7 @@ class Measurement:
     max_live_objects: int = 0
     trace_bytes: int = 0
     trace_events: int = 0
+    exit_status: int = 0  # not 0 only where the run may fail
 
 
 def trace_events(path: Path) -> int:
@@ -118,23 +144,21 @@ def trace_events(path: Path) -> int:
 
 
 def run_once(tool: Tool, workload: Workload, output: Path) -> Measurement:
+    """One run.  A tool the workload runs once runs in a bounded address
+    space, and may fail."""
     command, env = tool.command(workload, output)
-    stdin = workload.stdin.open("rb") if workload.stdin else subprocess.DEVNULL
-    started = time.monotonic()
-    process = subprocess.Popen(command, env=env, stdin=stdin, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL)
-    _, status, usage = os.wait4(process.pid, 0)
-    seconds = time.monotonic() - started
-    if workload.stdin:
-        stdin.close()
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise RuntimeError(f"{workload.name} under {tool.name} failed: {command}")
-    measurement = Measurement(seconds, usage.ru_utime + usage.ru_stime, usage.ru_maxrss)
-    written = sorted(path for path in output.parent.glob(output.name + "*") if ".trace" not in path.name)
-    if written:
-        measurement.file_bytes = written[0].stat().st_size
+    once = tool.name in workload.once
+    run = measured.run(command, env, workload.stdin, ONCE_ADDRESS_SPACE if once else None)
+    if run.exit_status != 0 and not once:
+        raise RuntimeError(f"{workload.name} under {tool.name} failed ({run.exit_status}: {run.errors}): {command}")
+    measurement = Measurement(run.seconds, run.cpu_seconds, run.peak_rss_kb, exit_status=run.exit_status)
+    if run.exit_status != 0:
+        return measurement
+    files = written(output)
+    if files:
+        measurement.file_bytes = files[0].stat().st_size
         if tool.name in ("mprof", "mprof-"):  # an earlier build may write an earlier format
-            measurement.max_live_objects = datafile.read(written[0]).summary.max_live_objects
+            measurement.max_live_objects = datafile.read(files[0]).summary.max_live_objects
     # Every process's trace: a shell script's children write theirs too.
     for trace in output.parent.glob(output.name + ".trace*"):
         measurement.trace_bytes += trace.stat().st_size
@@ -162,24 +186,41 @@ class Row:
     trace_bytes: int = 0
     trace_bytes_per_event: float | None = None
     over_mprof: float | None = None  # median over rounds of this round's time / mprof's: what --trace adds
+    runs: int = 0  # fewer than the rounds for a tool the workload runs once (Workload.once)
+    failed: str | None = None  # how a tool the workload runs once failed
 
 
-def measure(workload: Workload, chosen: list[Tool], rounds: int, directory: Path) -> list[Row]:
+def written(output: Path) -> list[Path]:
+    """The data files a run writing to output left, not its traces."""
+    return sorted(path for path in output.parent.glob(output.name + "*") if ".trace" not in path.name)
+
+
+def measure(workload: Workload, chosen: list[Tool], rounds: int, directory: Path) -> tuple[list[Row], list[Path]]:
+    """The workload's rows, and mprof's data file of each round (the largest
+    each run wrote: a program's children write theirs too)."""
     results: dict[str, list[Measurement]] = {t.name: [] for t in chosen}
     outputs: dict[str, Path] = {}
+    mprof_files: list[Path] = []
     for round_number in range(rounds):
         for tool in chosen:
+            if round_number and tool.name in workload.once:
+                continue
             output = directory / f"{workload.name.replace(' ', '_')}.{tool.name.replace(' ', '_')}.{round_number}"
             for stale in output.parent.glob(output.name + "*"):
                 stale.unlink()
             results[tool.name].append(run_once(tool, workload, output))
-            outputs[tool.name] = output
+            if not results[tool.name][-1].exit_status:  # a failed run's file is no profile to reduce
+                outputs[tool.name] = output
+            if tool.name == "mprof" and written(output):
+                mprof_files.append(max(written(output), key=lambda path: path.stat().st_size))
     baseline = results["none"]
     rows = []
     for tool in chosen:
         runs = results[tool.name]
-        ratios = [run.seconds / base.seconds for run, base in zip(runs, baseline, strict=True)]
-        cpu_ratios = [run.cpu_seconds / base.cpu_seconds for run, base in zip(runs, baseline, strict=True)]
+        # A tool run once is compared with the same round's baseline.
+        ratios = [run.seconds / base.seconds for run, base in zip(runs, baseline[:len(runs)], strict=True)]
+        cpu_ratios = [run.cpu_seconds / base.cpu_seconds
+                      for run, base in zip(runs, baseline[:len(runs)], strict=True)]
         per_object = None
         live = max(run.max_live_objects for run in runs)
         if live >= PER_OBJECT_MIN_LIVE:
@@ -188,17 +229,21 @@ def measure(workload: Workload, chosen: list[Tool], rounds: int, directory: Path
             per_object = extra_kb * 1024 / live
         rows.append(Row(workload.name, tool.name, statistics.median(r.seconds for r in runs),
                         statistics.median(ratios), statistics.median(cpu_ratios), runs[-1].file_bytes,
-                        int(statistics.median(r.peak_rss_kb for r in runs)), per_object))
+                        int(statistics.median(r.peak_rss_kb for r in runs)), per_object, runs=len(runs)))
+        failures = [run for run in runs if run.exit_status]
+        if failures:
+            rows[-1].failed = (f"exit status {failures[0].exit_status} after {failures[0].seconds:.0f} s, "
+                               f"{failures[0].peak_rss_kb / 1024:,.0f} MB resident "
+                               f"(address space bounded to {ONCE_ADDRESS_SPACE >> 30} GB)")
         if runs[-1].trace_events:
             rows[-1].trace_bytes = runs[-1].trace_bytes
             rows[-1].trace_bytes_per_event = runs[-1].trace_bytes / runs[-1].trace_events
             if "mprof" in results:
                 rows[-1].over_mprof = statistics.median(
-                    run.seconds / plain.seconds for run, plain in zip(runs, results["mprof"], strict=True))
+                    run.seconds / plain.seconds for run, plain in zip(runs, results["mprof"][:len(runs)], strict=True))
     # Reduction: mprof's reducer against heaptrack_print on the last round's files, interleaved.
-    mprof_file = next(iter(sorted(outputs["mprof"].parent.glob(outputs["mprof"].name + "*"))), None)
-    heaptrack_file = next(iter(sorted(outputs["heaptrack"].parent.glob(outputs["heaptrack"].name + "*")))
-                          if "heaptrack" in outputs else [], None)
+    mprof_file = next(iter(written(outputs["mprof"])), None)
+    heaptrack_file = next(iter(written(outputs["heaptrack"]) if "heaptrack" in outputs else []), None)
     if mprof_file and heaptrack_file:
         mprof_times, heaptrack_times = [], []
         for _ in range(rounds):
@@ -210,21 +255,25 @@ def measure(workload: Workload, chosen: list[Tool], rounds: int, directory: Path
                 row.reduce_seconds = statistics.median(mprof_times)
             if row.tool == "heaptrack":
                 row.reduce_seconds = statistics.median(heaptrack_times)
-    return rows
+    return rows, mprof_files
 
 
 def table(rows: list[Row]) -> str:
+    rounds = max(r.runs for r in rows)
     lines = ["| workload | tool | median s | slowdown | CPU slowdown | data file | peak RSS | B/live object "
              "| reduce s |",
              "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
         per_object = f"{r.bytes_per_live_object:.1f}" if r.bytes_per_live_object is not None else ""
         reduce = f"{r.reduce_seconds:.2f}" if r.reduce_seconds is not None else ""
-        size = f"{r.file_bytes / 1024:,.1f} KB" if r.file_bytes else ""
-        lines.append(f"| {r.workload} | {r.tool} | {r.median_seconds:.2f} | {r.slowdown:.2f}x | "
-                     f"{r.cpu_slowdown:.2f}x | {size} | "
+        size = f"{r.file_bytes / 1024:,.1f} KB" if r.file_bytes and not r.failed else ""
+        tool = r.tool + (f" ({r.runs} run{'s' if r.runs > 1 else ''})" if 0 < r.runs < rounds else "")
+        slowdown, cpu_slowdown = ("failed", "") if r.failed else (f"{r.slowdown:.2f}x", f"{r.cpu_slowdown:.2f}x")
+        lines.append(f"| {r.workload} | {tool} | {r.median_seconds:.2f} | {slowdown} | "
+                     f"{cpu_slowdown} | {size} | "
                      f"{r.peak_rss_kb / 1024:,.1f} MB | {per_object} | {reduce} |")
-    return "\n".join(lines)
+    failures = [f"{r.workload} under {r.tool} failed: {r.failed}" for r in rows if r.failed]
+    return "\n".join(lines + ([""] + failures if failures else []))
 
 
 def recording(rows: list[Row]) -> str:
@@ -259,6 +308,100 @@ def scaling(rows: list[Row]) -> str:
                       "|---|---|---:|---:|", *lines])
 
 
+@dataclass
+class Check:
+    workload: str
+    measure: str
+    value: str
+    target: str
+    met: bool | None  # None: nothing to hold it to
+
+
+# Issue 31's targets for the run itself: mprof's slowdown on cc1plus,
+# python3 and sqlite3, and at most half of heaptrack's overhead on each;
+# python3's data file no larger than today's.
+SLOWDOWN_TARGETS = {"cc1plus": 1.3, "python3": 1.3, "sqlite3": 1.4}
+PYTHON_FILE_TARGET = 256 * 1024
+
+
+def run_targets(rows: list[Row]) -> list[Check]:
+    by_key = {(r.workload, r.tool): r for r in rows}
+    checks = []
+    for workload, limit in SLOWDOWN_TARGETS.items():
+        mprof = by_key.get((workload, "mprof"))
+        if mprof is None:
+            continue
+        checks.append(Check(workload, "mprof slowdown", f"{mprof.slowdown:.2f}x", f"≤{limit:g}x",
+                            mprof.slowdown <= limit))
+        heaptrack = by_key.get((workload, "heaptrack"))
+        if heaptrack is not None and heaptrack.failed:
+            checks.append(Check(workload, "mprof slowdown, half of heaptrack's overhead", f"{mprof.slowdown:.2f}x",
+                                "heaptrack failed", None))
+        elif heaptrack is not None:
+            half = 1 + (heaptrack.slowdown - 1) / 2
+            checks.append(Check(workload, "mprof slowdown, half of heaptrack's overhead", f"{mprof.slowdown:.2f}x",
+                                f"≤{half:.2f}x (heaptrack {heaptrack.slowdown:.2f}x)", mprof.slowdown <= half))
+    python = by_key.get(("python3", "mprof"))
+    if python is not None:
+        checks.append(Check("python3", "mprof data file", f"{python.file_bytes / 1024:,.1f} KB",
+                            f"≤{PYTHON_FILE_TARGET // 1024} KB", python.file_bytes <= PYTHON_FILE_TARGET))
+    return checks
+
+
+def checks_table(checks: list[Check]) -> str:
+    if not checks:
+        return ""
+    met = {True: "yes", False: "**no**", None: ""}
+    return "\n".join(["| issue 31 | run target | value | target | met |", "|---|---|---:|---:|---|",
+                      *(f"| {c.workload} | {c.measure} | {c.value} | {c.target} | {met[c.met]} |" for c in checks)])
+
+
+def million_paths() -> Workload:
+    program = BENCH_BUILD / "wide_tree"
+    if not program.exists():
+        raise SystemExit(f"bench: no {program.relative_to(REPO_ROOT)}: make {program.relative_to(REPO_ROOT)}")
+    return Workload("million paths", [str(program), str(MILLION)])
+
+
+def make_data_file(case: str, workload: Workload) -> tuple[Path, list[reduction.Result]]:
+    """One run of workload alone and one under mprof, whose data file (the
+    largest the run wrote) stays in DATA; the two runs' rows."""
+    DATA.mkdir(parents=True, exist_ok=True)
+    output = DATA / f"{case.replace(' ', '_')}.mprof"
+    for stale in DATA.glob(output.name + "*"):
+        stale.unlink()
+    rows = []
+    for step, tool in (("run, no profiler", Tool("none")), ("run under mprof", Tool("mprof", BUILD / "libmprof.so"))):
+        run = measured.run(*tool.command(workload, output))
+        if run.exit_status:
+            raise RuntimeError(f"{workload.name} {step}: exit status {run.exit_status}: {run.errors}")
+        rows.append(reduction.Result(case, step, 1, run.seconds, run.peak_rss_kb))
+    data = max(written(output), key=lambda path: path.stat().st_size)
+    return data, rows
+
+
+def reduce_only(names: list[str], targets: str | None, rounds: int) -> int:
+    """--reduction: each file, or each case's file made now, measured alone."""
+    results: list[reduction.Result] = []
+    with tempfile.TemporaryDirectory(prefix="mprof-bench-") as scratch:
+        directory = Path(scratch)
+        for number, name in enumerate(names):
+            case = name.replace("_", " ")
+            if case in ("cc1plus", "million paths") and not Path(name).exists():
+                print(f"bench: {case}: one run under mprof", file=sys.stderr, flush=True)
+                workload = compile_workload(BENCH_BUILD / "inputs") if case == "cc1plus" else million_paths()
+                data, runs = make_data_file(case, workload)
+                results += runs
+                chosen = reduction.TARGETS[case]
+            else:
+                data, case = Path(name), name
+                chosen = reduction.TARGETS[targets] if targets else reduction.NO_TARGETS
+            print(f"bench: reduction of {data}", file=sys.stderr, flush=True)
+            results += reduction.measure(case, data, directory / str(number), rounds, chosen)
+    print(reduction.table(results))
+    return 0
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="a one-minute subset")
@@ -268,11 +411,19 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--before", type=Path, metavar="LIBMPROF",
                         help="another build of the monitor (an earlier commit's build/libmprof.so) to measure in "
                              "the same rounds, as 'mprof before'")
+    parser.add_argument("--reduction", nargs="+", metavar="FILE",
+                        help="only measure the reducer and the reports on these data files or databases (cc1plus, "
+                             "million_paths: such a file made now); no results file is written")
+    parser.add_argument("--targets", choices=sorted(reduction.TARGETS),
+                        help="the case whose targets --reduction holds the files named to")
     args = parser.parse_args(argv)
+    if args.reduction:
+        return reduce_only(args.reduction, args.targets, args.rounds)
     chosen = tools(args.massif, args.quick)
     if args.before:
         chosen.append(Tool("mprof before", args.before.resolve()))
     rows: list[Row] = []
+    reductions: list[reduction.Result] = []
     started = time.monotonic()
     startup = None
     if not args.only or "startup" in args.only.split(","):
@@ -284,15 +435,31 @@ def main(argv: list[str]) -> int:
         directory = Path(scratch)
         inputs = REPO_ROOT / "build" / "bench" / "inputs"
         for workload in bench_workloads(inputs, args.quick):
-            if args.only and workload.name not in args.only.split(","):
+            if not selected(workload.name, args.only):
                 continue
             print(f"bench: {workload.name}", file=sys.stderr, flush=True)
-            rows += measure(workload, chosen, args.rounds, directory)
+            workload_rows, mprof_files = measure(workload, chosen, args.rounds, directory)
+            rows += workload_rows
+            if workload.name == "cc1plus" and mprof_files:
+                print("bench: reduction of cc1plus's data file", file=sys.stderr, flush=True)
+                DATA.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(mprof_files[-1], DATA / "cc1plus.mprof")
+                reductions += reduction.measure("cc1plus", mprof_files[-1], directory / "cc1plus-reduction",
+                                                args.rounds, reduction.TARGETS["cc1plus"], other=mprof_files[0])
+        if args.quick:
+            print("bench: --quick leaves out cc1plus and the million-path profile (minutes each)", file=sys.stderr)
+        elif selected("million paths", args.only):
+            print("bench: million paths: one run under mprof, then its reduction", file=sys.stderr, flush=True)
+            data, runs = make_data_file("million paths", million_paths())
+            reductions += runs + reduction.measure("million paths", data, directory / "million-reduction",
+                                                   args.rounds, reduction.TARGETS["million paths"])
     if rows:
         print(table(rows))
-    for extra in (recording(rows), scaling(rows)):
+    for extra in (recording(rows), scaling(rows), checks_table(run_targets(rows))):
         if extra:
             print("\n" + extra)
+    if reductions:
+        print("\n" + reduction.table(reductions))
     if startup is not None:
         print(("\n" if rows else "") + startup.line())
     results = REPO_ROOT / "bench" / "results"
@@ -300,6 +467,8 @@ def main(argv: list[str]) -> int:
     (results / "latest.json").write_text(json.dumps(
         {"rounds": args.rounds, "quick": args.quick, "seconds": time.monotonic() - started,
          "rows": [asdict(r) for r in rows],
+         "run_targets": [asdict(c) for c in run_targets(rows)],
+         "reduction": [asdict(r) for r in reductions],
          "startup": None if startup is None else asdict(startup) | {"within_limit": startup.within_limit}},
         indent=1) + "\n")
     print(f"\nbench: {time.monotonic() - started:.0f} s; results in bench/results/latest.json", file=sys.stderr)
