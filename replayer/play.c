@@ -325,7 +325,11 @@ int run_main(const char *path, int null_allocator, int recorded_order, unsigned 
     replay->samples = map_zeroed(replay->sample_capacity * sizeof *replay->samples, path);
     replay->digest = DIGEST_START;
     if (null_allocator) {
-        size_t region = max_size + header->max_alignment + 4096;
+        /* One region serves every block: it holds the largest, aligned.
+         * A size near 2^64 would wrap the sum to a small region. */
+        size_t region;
+        if (__builtin_add_overflow(max_size, header->max_alignment + 4096, &region))
+            fail(2, path, "cannot map a block of %" PRIu64 " bytes", max_size);
         char *raw = map_zeroed(region, path);
         null_region = (char *)(((uintptr_t)raw + header->max_alignment - 1) & ~(uintptr_t)(header->max_alignment - 1));
         replay->allocator = (struct allocator){null_malloc, null_calloc, null_realloc, null_posix_memalign, null_free};

@@ -59,3 +59,16 @@ def test_order_takes_its_value_after_an_equals_sign(tmp_path: Path) -> None:
     write_trace(trace, {0: [Event(ALLOC, MALLOC, 0x10, at=1, size=5)]})
     figures("prepare", trace, tmp_path / "one.replay")
     assert figures("run", tmp_path / "one.replay", "--order=recorded")["order"] == "recorded"
+
+
+def test_a_block_of_the_largest_size_is_refused_by_the_null_allocator(tmp_path: Path) -> None:
+    # A failed malloc(SIZE_MAX) is recorded as asked; the do-nothing
+    # allocator's one region for every block cannot hold it, and the sum
+    # of its size and an alignment must not wrap to a small region.
+    trace = tmp_path / "huge.trace"
+    write_trace(trace, {0: [Event(ALLOC, MALLOC, 0x10, at=1, size=(1 << 64) - 1)]})
+    prepared = tmp_path / "huge.replay"
+    assert figures("prepare", trace, prepared)["max_size"] == (1 << 64) - 1
+    completed = replay("run", prepared, "--null")
+    assert (completed.returncode, completed.stdout) == (2, "")
+    assert completed.stderr == f"mprof-replay: {prepared}: cannot map a block of {(1 << 64) - 1} bytes\n"
