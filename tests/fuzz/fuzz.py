@@ -33,23 +33,21 @@ naming the input that took it there.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import functools
-import io
 import os
 import random
 import resource
-import signal
 import struct
 import sys
 import tempfile
 import time
-import traceback
 import zlib
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from harness import PROGRESS_EVERY, attempt, default_inputs, flip, in_process, peak_rss, start_alarms, truncate, uv
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 HEADER = 64
@@ -58,8 +56,6 @@ SECTION = struct.Struct("<4sIQ")
 MEMORY_LIMIT = 2 << 30  # bytes of address space for the worker
 MAX_RSS = 200 << 20  # bytes resident, the worker's or a child's
 SECONDS_PER_RUN = 20
-PROGRESS_EVERY = 1000  # inputs between lines on stderr, for a long run
-DEFAULT_INPUTS = 10_000
 PIPE_BUFFER = 60_000  # an input this short is written into a pipe whole, before it is read
 COMPRESSED_SHARE = 5  # one input in this many is a compressed file
 
@@ -118,17 +114,6 @@ def _payload_span(data: bytes, generator: random.Random) -> tuple[int, int] | No
     return generator.choice(spans) if spans else None
 
 
-def truncate(data: bytes, generator: random.Random) -> bytes:
-    return data[:generator.randrange(len(data))]
-
-
-def flip(data: bytes, generator: random.Random) -> bytes:
-    out = bytearray(data)
-    for _ in range(generator.randint(1, 8)):
-        out[generator.randrange(len(out))] ^= 1 << generator.randrange(8)
-    return bytes(out)
-
-
 def splice(data: bytes, generator: random.Random) -> bytes:
     """One section's payload in place of another's, sizes fixed up."""
     found = [s for s in sections(data) if s[1] != b"END "]
@@ -172,15 +157,6 @@ def random_path(data: bytes, generator: random.Random) -> bytes:
     return data[:start + 4] + noise + data[start + 4 + len(noise):]
 
 
-def _uv(value: int) -> bytes:
-    out = bytearray()
-    while True:
-        out.append(value & 0x7F | (0x80 if value > 0x7F else 0))
-        value >>= 7
-        if not value:
-            return bytes(out)
-
-
 def _uv_spans(payload: bytes) -> list[tuple[int, int]]:
     """(start, end) of each LEB128 value after a payload's u64 count."""
     spans, at = [], 8
@@ -218,7 +194,7 @@ def absurd_value(data: bytes, generator: random.Random) -> bytes:
     (count,) = struct.unpack_from("<Q", payload)
     value = generator.choice([0, 1, count, count + 1, 1 << 32, 1 << 47, 1 << 63, (1 << 64) - 1,
                               generator.getrandbits(64)])
-    return _with_payload(data, offset, payload[:start] + _uv(value) + payload[end:])
+    return _with_payload(data, offset, payload[:start] + uv(value) + payload[end:])
 
 
 def long_varint(data: bytes, generator: random.Random) -> bytes:
@@ -303,22 +279,11 @@ class Results:
     failures: list[str] = field(default_factory=list)
 
 
-class Timeout(Exception):
-    pass
-
-
-def _alarm(signal_number: int, frame: object) -> None:
-    raise Timeout()
-
-
 def run_one(main: Callable[[list[str]], int], command: str, path: Path, scratch: Path) -> tuple[int, str, str]:
     arguments = {"report": ["report", str(path)], "json": ["report", "--format", "json", str(path)],
                  "db": ["db", str(path), "-o", str(scratch / "fuzz.db")],
                  "html": ["html", str(path), "-o", str(scratch / "fuzz.html")]}[command]
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(arguments)
-    return code, out.getvalue(), err.getvalue()
+    return in_process(main, arguments)
 
 
 def judge(command: str, path: Path, code: int, stdout: str, stderr: str) -> str | None:
@@ -368,26 +333,6 @@ def read_both_ways(path: Path, data: bytes) -> tuple[int, str | None]:
     return (1 if isinstance(outcomes[0], str) else 0), None
 
 
-def peak_rss() -> int:
-    """The larger peak resident set, in bytes, of the worker and of its
-    children that ended."""
-    return 1024 * max(resource.getrusage(who).ru_maxrss for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
-
-
-def attempt(run: Callable[[], tuple[int, str | None]]) -> tuple[int, str | None]:
-    signal.alarm(SECONDS_PER_RUN)
-    try:
-        return run()
-    except Timeout:
-        return -1, f"no answer in {SECONDS_PER_RUN} s"
-    except MemoryError:
-        return -1, "memory past the address-space limit"
-    except Exception:
-        return -1, "traceback: " + traceback.format_exc(limit=4)[-700:]
-    finally:
-        signal.alarm(0)
-
-
 def fuzz(seeds: list[Seed], inputs: int, seed: int, commands: list[str], share: int = 4) -> Results:
     sys.path.insert(0, str(REPO_ROOT / "src"))
     from mprof.cli.main import main
@@ -397,7 +342,7 @@ def fuzz(seeds: list[Seed], inputs: int, seed: int, commands: list[str], share: 
     os.environ["LANGUAGE"] = "C"
     generator = random.Random(seed)
     results = Results()
-    signal.signal(signal.SIGALRM, _alarm)
+    start_alarms()
     over = False
     with tempfile.TemporaryDirectory(prefix="mprof-fuzz-") as directory:
         scratch = Path(directory)
@@ -413,7 +358,8 @@ def fuzz(seeds: list[Seed], inputs: int, seed: int, commands: list[str], share: 
             for command in chosen:
                 results.runs[command] += 1
                 code, problem = attempt(functools.partial(read_both_ways, path, data) if command == "reader"
-                                        else functools.partial(judged_run, main, command, path, scratch))
+                                        else functools.partial(judged_run, main, command, path, scratch),
+                                        SECONDS_PER_RUN)
                 if not problem and not over and peak_rss() > MAX_RSS:
                     over = True
                     problem = f"peak resident set {peak_rss():,} bytes, past {MAX_RSS:,}"
@@ -431,7 +377,7 @@ def fuzz(seeds: list[Seed], inputs: int, seed: int, commands: list[str], share: 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("seeds", nargs="+", type=Path, help="real data files to mutate")
-    parser.add_argument("--inputs", type=int, default=int(os.environ.get("MPROF_FUZZ_INPUTS") or DEFAULT_INPUTS),
+    parser.add_argument("--inputs", type=int, default=default_inputs(),
                         help="mutated inputs (default: $MPROF_FUZZ_INPUTS, else %(default)s)")
     parser.add_argument("--seed", type=int, default=1988, help="random seed, for a run that can be repeated")
     parser.add_argument("--share", type=int, default=4, metavar="K",

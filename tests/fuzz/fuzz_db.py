@@ -37,28 +37,24 @@ reported, and more than MEMORY_BOUND fails the run.
 from __future__ import annotations
 
 import argparse
-import contextlib
-import io
 import os
 import random
 import resource
-import signal
 import sqlite3
 import sys
 import tempfile
 import time
-import traceback
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from harness import PROGRESS_EVERY, attempt, default_inputs, in_process, peak_rss, start_alarms
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
-DEFAULT_INPUTS = 10_000
 ADDRESS_SPACE = 2 << 30  # bytes of address space for the worker
 MEMORY_BOUND = 200 << 20  # bytes resident at most, at the worker's peak
 SECONDS_PER_RUN = 20
-PROGRESS_EVERY = 1000  # inputs between lines on stderr, for a long run
 COMMANDS = ("report", "html", "diff", "export")
 
 # What a random column of a random row is set to, as SQL.
@@ -209,14 +205,6 @@ class Results:
     inputs_refused: int = 0
 
 
-class Timeout(Exception):
-    pass
-
-
-def _alarm(signal_number: int, frame: object) -> None:
-    raise Timeout()
-
-
 def arguments(command: str, path: Path, untouched: Path, scratch: Path, even: bool) -> list[str]:
     """A command's words: text and pprof for an even input, JSON and
     collapsed stacks for an odd one."""
@@ -225,13 +213,6 @@ def arguments(command: str, path: Path, untouched: Path, scratch: Path, even: bo
             "diff": ["diff", "--no-pager", str(path), str(untouched)],
             "export": ["export", "--format", "pprof" if even else "collapsed", "-o", str(scratch / "fuzz.out"),
                        str(path)]}[command]
-
-
-def run_one(main: Callable[[list[str]], int], argv: list[str]) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(argv)
-    return code, out.getvalue(), err.getvalue()
 
 
 def judge(command: str, path: Path, code: int, stdout: str, stderr: str) -> str | None:
@@ -248,20 +229,13 @@ def judge(command: str, path: Path, code: int, stdout: str, stderr: str) -> str 
     return None
 
 
-def attempt(main: Callable[[list[str]], int], command: str, argv: list[str], path: Path) -> tuple[int, str | None]:
+def attempt_command(main: Callable[[list[str]], int], command: str, argv: list[str],
+                    path: Path) -> tuple[int, str | None]:
     """The exit status of one run and what is wrong with it, if anything."""
-    signal.alarm(SECONDS_PER_RUN)
-    try:
-        code, stdout, stderr = run_one(main, argv)
+    def run() -> tuple[int, str | None]:
+        code, stdout, stderr = in_process(main, argv)
         return code, judge(command, path, code, stdout, stderr)
-    except Timeout:
-        return -1, f"no answer in {SECONDS_PER_RUN} s"
-    except MemoryError:
-        return -1, "memory past the address-space limit"
-    except Exception:
-        return -1, "traceback: " + traceback.format_exc(limit=4)[-700:]
-    finally:
-        signal.alarm(0)
+    return attempt(run, SECONDS_PER_RUN)
 
 
 def fuzz(seeds: list[Seed], inputs: int, seed: int, full_every: int) -> Results:
@@ -273,14 +247,15 @@ def fuzz(seeds: list[Seed], inputs: int, seed: int, full_every: int) -> Results:
     os.environ["LANGUAGE"] = "C"
     generator = random.Random(seed)
     results = Results()
-    signal.signal(signal.SIGALRM, _alarm)
+    start_alarms()
     with tempfile.TemporaryDirectory(prefix="mprof-fuzz-db-") as directory:
         scratch = Path(directory)
         path = scratch / "input.db"
         for each in seeds:  # the loosened seeds themselves give results
             path.write_bytes(each.loosened)
             for command in COMMANDS:
-                code, problem = attempt(main, command, arguments(command, path, each.untouched, scratch, True), path)
+                words = arguments(command, path, each.untouched, scratch, True)
+                code, problem = attempt_command(main, command, words, path)
                 if problem or code:
                     results.failures.append(f"{command} on the loosened {each.name}: exit {code}, {problem}")
         for number in range(inputs):
@@ -291,8 +266,8 @@ def fuzz(seeds: list[Seed], inputs: int, seed: int, full_every: int) -> Results:
             commands = ["report"]  # then the others, if report refuses it or it is the Kth it passes
             for command in commands:
                 results.runs[command] += 1
-                code, problem = attempt(main, command, arguments(command, path, chosen.untouched, scratch,
-                                                                 number % 2 == 0), path)
+                words = arguments(command, path, chosen.untouched, scratch, number % 2 == 0)
+                code, problem = attempt_command(main, command, words, path)
                 if problem:
                     kept = scratch.parent / f"mprof-fuzz-db-failure-{seed}-{number}.db"
                     kept.write_bytes(path.read_bytes())
@@ -314,7 +289,7 @@ def fuzz(seeds: list[Seed], inputs: int, seed: int, full_every: int) -> Results:
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("databases", nargs="+", type=Path, help="real profile databases to edit")
-    parser.add_argument("--inputs", type=int, default=int(os.environ.get("MPROF_FUZZ_INPUTS", DEFAULT_INPUTS)),
+    parser.add_argument("--inputs", type=int, default=default_inputs(),
                         help="edited inputs (default: $MPROF_FUZZ_INPUTS, else %(default)s)")
     parser.add_argument("--seed", type=int, default=1988, help="random seed, for a run that can be repeated")
     parser.add_argument("--full-every", type=int, default=10, metavar="K",
@@ -325,7 +300,7 @@ def main(argv: list[str]) -> int:
     start = time.monotonic()
     results = fuzz(seeds, args.inputs, args.seed, args.full_every)
     seconds = time.monotonic() - start
-    resident = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    resident = peak_rss(resource.RUSAGE_SELF)
     for command in COMMANDS:
         print(f"{command}: {results.runs[command]} runs, {results.results[command]} results, "
               f"{results.refusals[command]} refused in one line")

@@ -29,21 +29,20 @@ environment's MPROF_FUZZ_INPUTS, else 10,000.
 from __future__ import annotations
 
 import argparse
-import contextlib
-import io
+import functools
 import json
 import os
 import random
 import resource
-import signal
 import sys
 import tempfile
 import time
-import traceback
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from harness import PROGRESS_EVERY, attempt, default_inputs, flip, in_process, peak_rss, start_alarms
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO_ROOT / "src"))
@@ -57,9 +56,9 @@ from mprof.report.model import Model  # noqa: E402
 
 MEMORY_LIMIT = 2 << 30
 MAX_RSS = 200 << 20
+# What became of an input (attempt's status).
+READ, REFUSED, TOOK = 0, 1, 2  # TOOK: read, and its suppressions took blocks
 SECONDS_PER_RUN = 10
-PROGRESS_EVERY = 1000
-DEFAULT_INPUTS = 10_000
 ODD = [b"\0", b"\r", b"\r\n", b"\xff", b"\xc3", b"\xed\xa0\x80", b"\xe2\x80\xa8", b"\x1b[31m", b"\\", b"\t", b":",
        b"*", b"^", b"$", b"#", b"\x85", b"\x0e"]
 
@@ -90,13 +89,6 @@ def seed_text(known: list[str], generator: random.Random) -> bytes:
         if generator.random() < 0.2:
             lines.append(generator.choice(["", "   ", "# " + name]))
     return ("\n".join(lines) + "\n").encode("utf-8", "surrogateescape")
-
-
-def flip(data: bytes, generator: random.Random) -> bytes:
-    out = bytearray(data or b"x")
-    for _ in range(generator.randint(1, 8)):
-        out[generator.randrange(len(out))] ^= 1 << generator.randrange(8)
-    return bytes(out)
 
 
 def insert(data: bytes, generator: random.Random) -> bytes:
@@ -196,14 +188,6 @@ class Results:
     failures: list[str] = field(default_factory=list)
 
 
-class Timeout(Exception):
-    pass
-
-
-def _alarm(signal_number: int, frame: object) -> None:
-    raise Timeout()
-
-
 def check(path: Path, model: Model, database: Path, command: str | None) -> tuple[bool, bool, str | None]:
     """Whether the reader read the file, whether its suppressions took
     anything from the profile, and what is wrong, if anything; command:
@@ -225,10 +209,7 @@ def check(path: Path, model: Model, database: Path, command: str | None) -> tupl
     if command is None:
         return message is None, took, None
     arguments = ["report", "--no-pager", "--format", command, "--suppressions", str(path), str(database)]
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = mprof_main(arguments)
-    stdout, stderr = out.getvalue(), err.getvalue()
+    code, stdout, stderr = in_process(mprof_main, arguments)
     if message is not None:
         if code == 0 or stderr != f"mprof: {message}\n":
             return False, False, f"the reader said {message[:200]!r}, the report exit {code}, {stderr[:200]!r}"
@@ -240,6 +221,12 @@ def check(path: Path, model: Model, database: Path, command: str | None) -> tupl
     return True, took, None
 
 
+def outcome(path: Path, model: Model, database: Path, command: str | None) -> tuple[int, str | None]:
+    """check's verdict as READ, REFUSED or TOOK, and the problem."""
+    read, took, problem = check(path, model, database, command)
+    return (TOOK if took else READ) if read else REFUSED, problem
+
+
 def fuzz(database: Path, inputs: int, seed: int, command_every: int = 4) -> Results:
     # argparse looks for a translation of its words at each command's start,
     # in a dozen files, unless the language is C: mprof has no translation.
@@ -248,7 +235,7 @@ def fuzz(database: Path, inputs: int, seed: int, command_every: int = 4) -> Resu
     model = load_profile([database])
     known = names(model)
     results = Results()
-    signal.signal(signal.SIGALRM, _alarm)
+    start_alarms()
     over = False
     with tempfile.TemporaryDirectory(prefix="mprof-fuzz-supp-") as directory:
         path = Path(directory) / "input.supp"
@@ -262,22 +249,12 @@ def fuzz(database: Path, inputs: int, seed: int, command_every: int = 4) -> Resu
                 applied.append(mutation.__name__)
                 data = mutation(data, generator)
             path.write_bytes(data)
-            signal.alarm(SECONDS_PER_RUN)
-            try:
-                command = None
-                if number % command_every == 0:
-                    command = "json" if number // command_every % 2 else "text"
-                    results.commands[command] += 1
-                read, took, problem = check(path, model, database, command)
-            except Timeout:
-                read, took, problem = False, False, f"no answer in {SECONDS_PER_RUN} s"
-            except MemoryError:
-                read, took, problem = False, False, "memory past the address-space limit"
-            except Exception:
-                read, took, problem = False, False, "traceback: " + traceback.format_exc(limit=4)[-700:]
-            finally:
-                signal.alarm(0)
-            resident = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+            command = None
+            if number % command_every == 0:
+                command = "json" if number // command_every % 2 else "text"
+                results.commands[command] += 1
+            code, problem = attempt(functools.partial(outcome, path, model, database, command), SECONDS_PER_RUN)
+            resident = peak_rss(resource.RUSAGE_SELF)
             if not problem and not over and resident > MAX_RSS:
                 over = True
                 problem = f"peak resident set {resident:,} bytes, past {MAX_RSS:,}"
@@ -285,18 +262,18 @@ def fuzz(database: Path, inputs: int, seed: int, command_every: int = 4) -> Resu
                 kept = Path(directory).parent / f"mprof-fuzz-supp-failure-{seed}-{number}.supp"
                 kept.write_bytes(data)
                 results.failures.append(f"input {number} ({'+'.join(applied)}, kept as {kept}): {problem}")
-            elif read:
-                results.read += 1
-                results.suppressing += took
-            else:
+            elif code == REFUSED:
                 results.refused += 1
+            else:
+                results.read += 1
+                results.suppressing += code == TOOK
     return results
 
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("database", type=Path, help="a real profile database, whose names the seeds are made of")
-    parser.add_argument("--inputs", type=int, default=int(os.environ.get("MPROF_FUZZ_INPUTS") or DEFAULT_INPUTS),
+    parser.add_argument("--inputs", type=int, default=default_inputs(),
                         help="mutated inputs (default: $MPROF_FUZZ_INPUTS, else %(default)s)")
     parser.add_argument("--seed", type=int, default=1988, help="random seed, for a run that can be repeated")
     parser.add_argument("--command-every", type=int, default=4, metavar="K",
@@ -310,7 +287,7 @@ def main(argv: list[str]) -> int:
     print(f"report: {results.read} reports, {results.suppressing} in which a suppression took blocks; "
           f"mprof report run on {results.commands['text']} inputs for text, {results.commands['json']} for JSON")
     print(f"{args.inputs} inputs in {seconds:.1f} s; peak resident set "
-          f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.1f} MB")
+          f"{peak_rss(resource.RUSAGE_SELF) / (1 << 20):.1f} MB")
     for failure in results.failures:
         print(f"FAILED {failure}")
     print(f"{args.inputs - len(results.failures)} passed, {len(results.failures)} failed")

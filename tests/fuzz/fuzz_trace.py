@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import zstandard
+from harness import PROGRESS_EVERY, default_inputs, flip, peak_rss, truncate, uv
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 REPLAYER = Path(os.environ.get("MPROF_REPLAY") or REPO_ROOT / "build" / "mprof-replay")
@@ -50,8 +51,6 @@ BLOCK = struct.Struct("<IIIIQQ")  # kind, thread, raw size, stored size, ticks, 
 MEMORY_LIMIT = 1 << 30  # bytes of address space, the worker's and so each child's
 MAX_RSS = 200 << 20
 SECONDS_PER_RUN = 10
-PROGRESS_EVERY = 1000
-DEFAULT_INPUTS = 10_000
 EXTREMES = (0, 1, 2, 0x7F, 0x80, 1 << 31, (1 << 32) - 1)
 EXTREMES64 = (0, 1, 1 << 32, 1 << 47, 1 << 63, (1 << 64) - 1)
 
@@ -88,26 +87,6 @@ def joined(data: bytes, found: list[Block]) -> bytes:
 
 def _u64(value: int) -> bytes:
     return struct.pack("<Q", value & ((1 << 64) - 1))
-
-
-def _uv(value: int) -> bytes:
-    out = bytearray()
-    while True:
-        out.append(value & 0x7F | (0x80 if value > 0x7F else 0))
-        value >>= 7
-        if not value:
-            return bytes(out)
-
-
-def truncate(data: bytes, generator: random.Random) -> bytes:
-    return data[:generator.randrange(len(data))]
-
-
-def flip(data: bytes, generator: random.Random) -> bytes:
-    out = bytearray(data)
-    for _ in range(generator.randint(1, 8)):
-        out[generator.randrange(len(out))] ^= 1 << generator.randrange(8)
-    return bytes(out)
 
 
 def header_field(data: bytes, generator: random.Random) -> bytes:
@@ -257,7 +236,7 @@ def events(data: bytes, generator: random.Random) -> bytes:
         raw[generator.randrange(len(raw))] ^= 1 << generator.randrange(8)
     elif kind == 1:  # one value made extreme
         value = generator.choice(EXTREMES64 + (generator.getrandbits(64), 6, 13, 3, 4))
-        raw[start:end] = _uv(value)
+        raw[start:end] = uv(value)
     elif kind == 2:  # one value spelled in 10 to 40 bytes, maybe past 64 bits
         value = 0
         for shift, byte in enumerate(raw[start:end]):
@@ -335,10 +314,6 @@ def _reason(stderr: str) -> str:
     return re.sub(r"0x[0-9a-f]+|[0-9]+|\(.*\)", "N", stderr.split(": ", 2)[-1].strip())
 
 
-def children_rss() -> int:
-    return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
-
-
 def fuzz(seeds: list[bytes], inputs: int, seed: int, play_every: int) -> Results:
     generator = random.Random(seed)
     results = Results()
@@ -369,9 +344,9 @@ def fuzz(seeds: list[bytes], inputs: int, seed: int, play_every: int) -> Results
             elif not problem:
                 results.refused += 1
                 results.reasons[_reason(stderr)] += 1
-            if not problem and not over and children_rss() > MAX_RSS:
+            if not problem and not over and peak_rss(resource.RUSAGE_CHILDREN) > MAX_RSS:
                 over = True
-                problem = f"a child's peak resident set, {children_rss():,} bytes, past {MAX_RSS:,}"
+                problem = f"a child's peak resident set, {peak_rss(resource.RUSAGE_CHILDREN):,} bytes, past {MAX_RSS:,}"
             if problem:
                 kept = scratch.parent / f"mprof-fuzz-trace-failure-{seed}-{number}.trace"
                 kept.write_bytes(data)
@@ -382,7 +357,7 @@ def fuzz(seeds: list[bytes], inputs: int, seed: int, play_every: int) -> Results
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("seeds", nargs="+", type=Path, help="real traces to mutate")
-    parser.add_argument("--inputs", type=int, default=int(os.environ.get("MPROF_FUZZ_INPUTS") or DEFAULT_INPUTS),
+    parser.add_argument("--inputs", type=int, default=default_inputs(),
                         help="mutated inputs (default: $MPROF_FUZZ_INPUTS, else %(default)s)")
     parser.add_argument("--seed", type=int, default=1988, help="random seed, for a run that can be repeated")
     parser.add_argument("--play-every", type=int, default=4, metavar="K",
@@ -398,7 +373,8 @@ def main(argv: list[str]) -> int:
     print(f"run --null: {sum(results.played.values())} played, {results.played['figures']} gave figures, "
           f"{results.played['refused']} refused in one line")
     # A child's figure counts from its fork: it is at least the worker's.
-    print(f"{args.inputs} inputs in {seconds:.1f} s; peak resident set {children_rss() / (1 << 20):.1f} MB "
+    resident = peak_rss(resource.RUSAGE_CHILDREN)
+    print(f"{args.inputs} inputs in {seconds:.1f} s; peak resident set {resident / (1 << 20):.1f} MB "
           f"(a child's or the worker's)")
     for failure in results.failures:
         print(f"FAILED {failure}")

@@ -135,24 +135,54 @@ def test_allocs_that_are_null(edit: Edit, capsys: pytest.CaptureFixture[str]) ->
     assert_refused(edit, capsys, "table paths: allocs is NULL in 2 rows")
 
 
-def test_allocs_that_are_text(edit: Edit, capsys: pytest.CaptureFixture[str]) -> None:
-    edit("UPDATE paths SET allocs = 'many' WHERE rowid = 1")
-    assert_refused(edit, capsys, "table paths: allocs is not an integer in 1 row: text 'many'")
+# Edits each refused in one line, as the reports say it: (SQL, the line).
+REFUSED_EDITS = [
+    pytest.param("UPDATE paths SET allocs = 'many' WHERE rowid = 1",
+                 "table paths: allocs is not an integer in 1 row: text 'many'",
+                 id="allocs_that_are_text"),
+    pytest.param("UPDATE paths SET allocs = 1.5e300 WHERE rowid = 1",
+                 "table paths: allocs is not an integer in 1 row: real 1.5e+300",
+                 id="allocs_that_are_a_huge_float"),
+    pytest.param("UPDATE paths SET bytes_l = 9223372036854775807 WHERE rowid = 2",
+                 "table paths: bytes_l is out of range (0 to 2^53) in 1 row: 9223372036854775807",
+                 id="a_byte_count_of_int64_max"),
+    pytest.param("UPDATE paths SET allocs = -1 WHERE rowid = 1",
+                 "table paths: allocs is out of range (0 to 2^53) in 1 row: -1",
+                 id="negative_allocs"),
+    pytest.param("DELETE FROM summary WHERE name = 'free_null'",
+                 "table summary: has no row for free_null",
+                 id="a_summary_without_one_figure"),
+    pytest.param("UPDATE edges SET callee_id = 99 WHERE rowid = 1",
+                 "table edges: callee_id names no row of functions in 1 row: 99",
+                 id="a_dangling_function_in_edges"),
+    pytest.param("UPDATE leak_frames SET function_id = 77 WHERE position = 0",  # both leak paths' make_widget
+                 "table leak_frames: function_id names no row of functions in 2 rows: 77",
+                 id="a_dangling_function_in_leak_frames"),
+    pytest.param("DROP TABLE bins",
+                 "table bins is missing",
+                 id="a_dropped_table"),
+    pytest.param("ALTER TABLE sites DROP COLUMN temporaries",
+                 "table sites: column temporaries is missing",
+                 id="a_dropped_column"),
+    pytest.param("DROP INDEX functions_identity",
+                 "table functions: has no unique key (name, module) as schema.sql's has",
+                 id="a_dropped_unique_key"),
+    pytest.param("INSERT INTO cycles VALUES (4, 10, 10, 1, 1)",
+                 "table cycles: id is no function's cycle_id in 1 row: 4",
+                 id="a_cycle_without_members"),
+    pytest.param("UPDATE paths SET runtime = CAST(x'ff' AS TEXT) WHERE rowid = 1",
+                 "table paths: runtime is not printable UTF-8 text in 1 row: '\\xff'",
+                 id="a_runtime_word_that_is_not_text"),
+    pytest.param("UPDATE runs SET lsan_suppressions = 'leak:ok\nnonsense'",
+                 "table runs: lsan_suppressions:2: not a suppression (TYPE:PATTERN): 'nonsense' (row 1)",
+                 id="suppressions_that_are_not_suppressions"),
+]
 
 
-def test_allocs_that_are_a_huge_float(edit: Edit, capsys: pytest.CaptureFixture[str]) -> None:
-    edit("UPDATE paths SET allocs = 1.5e300 WHERE rowid = 1")
-    assert_refused(edit, capsys, "table paths: allocs is not an integer in 1 row: real 1.5e+300")
-
-
-def test_a_byte_count_of_int64_max(edit: Edit, capsys: pytest.CaptureFixture[str]) -> None:
-    edit("UPDATE paths SET bytes_l = 9223372036854775807 WHERE rowid = 2")
-    assert_refused(edit, capsys, "table paths: bytes_l is out of range (0 to 2^53) in 1 row: 9223372036854775807")
-
-
-def test_negative_allocs(edit: Edit, capsys: pytest.CaptureFixture[str]) -> None:
-    edit("UPDATE paths SET allocs = -1 WHERE rowid = 1")
-    assert_refused(edit, capsys, "table paths: allocs is out of range (0 to 2^53) in 1 row: -1")
+@pytest.mark.parametrize(("sql", "line"), REFUSED_EDITS)
+def test_an_edit_is_refused_in_one_line(edit: Edit, capsys: pytest.CaptureFixture[str], sql: str, line: str) -> None:
+    edit(sql)
+    assert_refused(edit, capsys, line)
 
 
 def test_figures_at_the_bounds_are_read(edit: Edit, capsys: pytest.CaptureFixture[str]) -> None:
@@ -202,11 +232,6 @@ def test_an_empty_summary(edit: Edit, capsys: pytest.CaptureFixture[str]) -> Non
                                  "read")
 
 
-def test_a_summary_without_one_figure(edit: Edit, capsys: pytest.CaptureFixture[str]) -> None:
-    edit("DELETE FROM summary WHERE name = 'free_null'")
-    assert_refused(edit, capsys, "table summary: has no row for free_null")
-
-
 def test_a_profile_without_its_runs_nor_summary(edit: Edit, capsys: pytest.CaptureFixture[str]) -> None:
     # Only a database of replays alone (mprof replay --db) may have none.
     edit(*(f"DELETE FROM {table}" for table in ("runs", "modules", "timeline", "run_figures", "summary")))
@@ -247,47 +272,6 @@ def test_a_name_that_is_invalid_utf8_text(edit: Edit, capsys: pytest.CaptureFixt
     assert "make\\xff" in report and "make_widget" not in report
     code, out, _ = run(capsys, ["export", "--format", "collapsed", str(edit.path)])
     assert code == 0 and "main;make_red_widget;make\\xff " in out
-
-
-def test_a_dangling_function_in_edges(edit: Edit, capsys: pytest.CaptureFixture[str]) -> None:
-    edit("UPDATE edges SET callee_id = 99 WHERE rowid = 1")
-    assert_refused(edit, capsys, "table edges: callee_id names no row of functions in 1 row: 99")
-
-
-def test_a_dangling_function_in_leak_frames(edit: Edit, capsys: pytest.CaptureFixture[str]) -> None:
-    edit("UPDATE leak_frames SET function_id = 77 WHERE position = 0")  # both leak paths' make_widget
-    assert_refused(edit, capsys, "table leak_frames: function_id names no row of functions in 2 rows: 77")
-
-
-def test_a_dropped_table(edit: Edit, capsys: pytest.CaptureFixture[str]) -> None:
-    edit("DROP TABLE bins")
-    assert_refused(edit, capsys, "table bins is missing")
-
-
-def test_a_dropped_column(edit: Edit, capsys: pytest.CaptureFixture[str]) -> None:
-    edit("ALTER TABLE sites DROP COLUMN temporaries")
-    assert_refused(edit, capsys, "table sites: column temporaries is missing")
-
-
-def test_a_dropped_unique_key(edit: Edit, capsys: pytest.CaptureFixture[str]) -> None:
-    edit("DROP INDEX functions_identity")
-    assert_refused(edit, capsys, "table functions: has no unique key (name, module) as schema.sql's has")
-
-
-def test_a_cycle_without_members(edit: Edit, capsys: pytest.CaptureFixture[str]) -> None:
-    edit("INSERT INTO cycles VALUES (4, 10, 10, 1, 1)")
-    assert_refused(edit, capsys, "table cycles: id is no function's cycle_id in 1 row: 4")
-
-
-def test_a_runtime_word_that_is_not_text(edit: Edit, capsys: pytest.CaptureFixture[str]) -> None:
-    edit("UPDATE paths SET runtime = CAST(x'ff' AS TEXT) WHERE rowid = 1")
-    assert_refused(edit, capsys, "table paths: runtime is not printable UTF-8 text in 1 row: '\\xff'")
-
-
-def test_suppressions_that_are_not_suppressions(edit: Edit, capsys: pytest.CaptureFixture[str]) -> None:
-    edit("UPDATE runs SET lsan_suppressions = 'leak:ok\nnonsense'")
-    assert_refused(edit, capsys, "table runs: lsan_suppressions:2: not a suppression (TYPE:PATTERN): 'nonsense' "
-                                 "(row 1)")
 
 
 def test_the_message_names_the_file_as_given(edit: Edit, capsys: pytest.CaptureFixture[str]) -> None:
