@@ -28,7 +28,8 @@ MONITOR_SOURCES := $(wildcard monitor/*.c)
 MONITOR_OBJECTS := $(MONITOR_SOURCES:monitor/%.c=$(BUILD)/monitor/%.o)
 
 .PHONY: all demo replay-demo check test bench install clean setup setup-test venv mutate
-all: $(BUILD)/libmprof.so $(BUILD)/libmprof.a $(BUILD)/widgets $(BUILD)/mprof-resolve $(BUILD)/mprof-replay \
+all: $(BUILD)/libmprof.so $(BUILD)/libmprof.a $(BUILD)/widgets $(BUILD)/mprof-resolve $(BUILD)/libmprof-reduce.so \
+	$(BUILD)/mprof-replay \
 	$(BUILD)/.bytecode
 
 # ./mprof's modules compiled once, by the interpreter it runs (the venv's,
@@ -81,6 +82,12 @@ $(BUILD)/mprof-resolve: $(wildcard resolve/*.c resolve/*.h) | $(BUILD)/.system-p
 	@mkdir -p $(BUILD)
 	$(CC) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $(CFLAGS) $(shell pkg-config --cflags libdw 2>/dev/null) \
 		-o $@ $(filter %.c,$^) $(shell pkg-config --libs libdw 2>/dev/null || echo -ldw -lelf) -liberty
+
+# The reducer's loops over call path trees, which it loads with ctypes.
+$(BUILD)/libmprof-reduce.so: $(wildcard reduce/*.c reduce/*.h) | $(BUILD)/.system-packages
+	@mkdir -p $(BUILD)
+	$(CC) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $(CFLAGS) -fPIC -fvisibility=hidden -shared \
+		-o $@ $(filter %.c,$^)
 
 # Plays a trace back against an allocator (see mprof(1), mprof replay).
 $(BUILD)/mprof-replay: $(wildcard replayer/*.c replayer/*.h) | $(BUILD)/.system-packages
@@ -164,6 +171,7 @@ install: all $(VENV)/.installed
 	install -m 644 $(BUILD)/libmprof.a $(DESTDIR)$(PREFIX)/lib/libmprof.a
 	install -d $(DESTDIR)$(PREFIX)/lib/mprof
 	install -m 755 $(BUILD)/mprof-resolve $(DESTDIR)$(PREFIX)/lib/mprof/mprof-resolve
+	install -m 755 $(BUILD)/libmprof-reduce.so $(DESTDIR)$(PREFIX)/lib/mprof/libmprof-reduce.so
 	install -m 755 $(BUILD)/mprof-replay $(DESTDIR)$(PREFIX)/lib/mprof/mprof-replay
 	for pc in mprof mprof-static; do \
 		sed -e 's|@PREFIX@|$(PREFIX)|g' $$pc.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/$$pc.pc; \
@@ -175,6 +183,7 @@ install: all $(VENV)/.installed
 	rm -rf $(DESTDIR)$(PREFIX)/lib/mprof/python/bin
 	sed -e 's|@PYROOT@|$(PREFIX)/lib/mprof/python|g' -e 's|@LIBDIR@|$(PREFIX)/lib|g' \
 		-e 's|@RESOLVE@|$(PREFIX)/lib/mprof/mprof-resolve|g' \
+		-e 's|@REDUCE@|$(PREFIX)/lib/mprof/libmprof-reduce.so|g' \
 		-e 's|@REPLAY@|$(PREFIX)/lib/mprof/mprof-replay|g' \
 		scripts/mprof.installed.in > $(DESTDIR)$(PREFIX)/bin/mprof
 	chmod 755 $(DESTDIR)$(PREFIX)/bin/mprof

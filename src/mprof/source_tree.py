@@ -1,6 +1,6 @@
 """Where a source tree keeps what make builds, for mprof run from the tree
 (./mprof): the installed launcher names the monitor and the resolver in
-MPROF_LIBRARY and MPROF_RESOLVE instead."""
+MPROF_LIBRARY, MPROF_RESOLVE and MPROF_REDUCE instead."""
 
 from __future__ import annotations
 

@@ -173,7 +173,7 @@ def _uv_sections(data: bytes) -> list[tuple[int, bytes]]:
     """(header offset, payload) of each section made of LEB128 values that
     holds at least one."""
     return [(offset, data[offset + SECTION.size:offset + SECTION.size + size]) for offset, tag, size in sections(data)
-            if tag in (b"ADDR", b"SITE", b"LEAK", b"PAIR") and size > 8 and offset + SECTION.size + size <= len(data)]
+            if tag in (b"ADDR", b"NODE", b"PATH", b"TIME") and size > 8 and offset + SECTION.size + size <= len(data)]
 
 
 def _with_payload(data: bytes, offset: int, payload: bytes) -> bytes:
@@ -198,7 +198,7 @@ def absurd_value(data: bytes, generator: random.Random) -> bytes:
 
 
 def long_varint(data: bytes, generator: random.Random) -> bytes:
-    """One LEB128 value of ADDR, SITE, LEAK or PAIR spelled in 10 to 40
+    """One LEB128 value of ADDR, NODE, PATH or TIME spelled in 10 to 40
     bytes: its own value padded with zero groups, or a value past 64 bits;
     the section's size stays right."""
     found = _uv_sections(data)
@@ -330,7 +330,36 @@ def read_both_ways(path: Path, data: bytes) -> tuple[int, str | None]:
             outcomes.append(message)
     if len(outcomes) == 2 and outcomes[0] != outcomes[1]:
         return -1, f"the file and the pipe disagree: {str(outcomes[0])[:200]!r} and {str(outcomes[1])[:200]!r}"
+    if isinstance(outcomes[0], datafile.DataFile):
+        problem = python_disagrees(path, data, outcomes[0])
+        if problem:
+            return -1, problem
     return (1 if isinstance(outcomes[0], str) else 0), None
+
+
+def python_disagrees(path: Path, data: bytes, read: object) -> str | None:
+    """What the reader took from NODE and PATH (libmprof-reduce's decoding)
+    against sections.py's reading of the same payloads, the one that
+    explains a refusal: a file one accepts, the other must accept alike."""
+    import io
+
+    from mprof.reducer import datafile, sections
+    from mprof.reducer import format as fmt
+    from mprof.reducer.errors import FormatProblem
+
+    assert isinstance(read, datafile.DataFile)
+    inflated = memoryview(datafile._gather(io.BytesIO(data), len(data), b""))
+    header = datafile._parse_header(inflated)
+    payloads = datafile._split_sections(inflated)
+    depth = header.stack_depth if header.call_graph else header.leak_depth
+    try:
+        nodes = sections.parse_nodes(payloads[fmt.TAG_NODES], read.addresses)
+        paths = sections.parse_paths(payloads[fmt.TAG_PATHS], nodes, depth)
+    except FormatProblem as problem:
+        return f"libmprof-reduce accepted NODE and PATH, sections.py refuses them: {problem}"
+    if (nodes, paths) != (read.nodes, read.paths):
+        return "libmprof-reduce and sections.py read NODE and PATH differently"
+    return None
 
 
 def fuzz(seeds: list[Seed], inputs: int, seed: int, commands: list[str], share: int = 4) -> Results:

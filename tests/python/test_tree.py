@@ -61,4 +61,4 @@ def test_no_pairs_in_mprof_minus_mode() -> None:
 def test_the_empty_path_has_no_site_and_an_empty_chain() -> None:
     data = datafile.parse(DataFileBuilder(paths=[((), 2, 1, (16, 0, 0, 0), (8, 0, 0, 0))]).build())
     assert tree.totals(data) == tree.Totals(sites=(), leaks=(tree.LeakChain((), 2, 1, 16, 8),), pairs=())
-    assert tree.addresses(data.nodes, -1) == ()
+    assert tree.addresses(data, -1) == ()

@@ -30,8 +30,8 @@ import zlib
 from dataclasses import dataclass
 from typing import BinaryIO
 
+from . import core, sections
 from . import format as fmt
-from . import sections
 from .errors import DataFileError, FormatProblem
 from .records import (
     Bin,
@@ -305,7 +305,13 @@ def _parse(data: memoryview, path: str) -> DataFile:
     header = _parse_header(data)
     payloads = _split_sections(data)
     addresses = sections.parse_addresses(payloads[fmt.TAG_ADDRS])
-    nodes = sections.parse_nodes(payloads[fmt.TAG_NODES], addresses)
+    depth = header.stack_depth if header.call_graph else header.leak_depth
+    calls = core.decode(payloads[fmt.TAG_NODES], payloads[fmt.TAG_PATHS], len(addresses), depth)
+    if calls is None:
+        # The library refuses without a word; the Python reader says why.
+        sections.parse_paths(payloads[fmt.TAG_PATHS], sections.parse_nodes(payloads[fmt.TAG_NODES], addresses),
+                             depth)
+        raise AssertionError("libmprof-reduce refused sections NODE and PATH that sections.py accepts")
     return DataFile(
         path=path,
         header=header,
@@ -313,9 +319,8 @@ def _parse(data: memoryview, path: str) -> DataFile:
         modules=sections.parse_modules(payloads[fmt.TAG_MODULES]),
         summary=sections.parse_summary(payloads[fmt.TAG_SUMMARY]),
         bins=sections.parse_bins(payloads[fmt.TAG_BINS]),
-        nodes=nodes,
-        paths=sections.parse_paths(payloads[fmt.TAG_PATHS], nodes,
-                                   header.stack_depth if header.call_graph else header.leak_depth),
+        addresses=addresses,
+        calls=calls,
         timeline=sections.parse_timeline(payloads[fmt.TAG_TIMELINE]),
     )
 

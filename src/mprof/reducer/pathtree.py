@@ -2,54 +2,41 @@
 node a function called from its parent node's frame at one file and line,
 with frames above main dropped (start-up code) and inlined functions as
 frames of their own.  Each path keeps its figures, exact from the program's
-entry down: the flame graphs are drawn from it."""
+entry down: the flame graphs are drawn from it.  libmprof-reduce holds the
+tree (core.Tree); here functions and files get the numbers it knows them by."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from .callgraph import CLASSES, CallGraph, FunctionKey
+from . import core
+from .callgraph import CallGraph, FunctionKey
 from .records import DataFile
 from .symbolize import Frame
-
-# The empty path: an allocation whose caller could not be found.
-EMPTY = -1
-
-
-@dataclass(frozen=True)
-class FrameNode:
-    parent: int  # EMPTY: an outermost frame
-    function: FunctionKey
-    file: str  # where this frame made its call (the innermost: the allocation)
-    line: int
-    inlined: bool  # inlined into its parent's code: one machine frame with it
-
-
-@dataclass
-class PathFigures:
-    allocs: int = 0
-    frees: int = 0
-    bytes: list[int] = field(default_factory=lambda: [0] * CLASSES)
-    freed: list[int] = field(default_factory=lambda: [0] * CLASSES)
-    temporaries: int = 0
-    peak_blocks: int = 0
-    peak_bytes: int = 0
 
 
 @dataclass
 class PathTree:
-    nodes: list[FrameNode] = field(default_factory=list)  # parents first
-    index: dict[FrameNode, int] = field(default_factory=dict)
-    paths: dict[int, PathFigures] = field(default_factory=dict)  # by innermost node, or EMPTY
+    tree: core.Tree = field(default_factory=core.Tree)
+    functions: list[FunctionKey] = field(default_factory=list)  # by number
+    files: list[str] = field(default_factory=list)  # by number
+    _function_numbers: dict[FunctionKey, int] = field(default_factory=dict)
+    _file_numbers: dict[str, int] = field(default_factory=dict)
 
-    def node(self, parent: int, function: FunctionKey, frame: Frame) -> int:
-        key = FrameNode(parent, function, frame.file, frame.line, frame.inlined)
-        found = self.index.get(key)
-        if found is None:
-            found = self.index[key] = len(self.nodes)
-            self.nodes.append(key)
-        return found
+    def function(self, key: FunctionKey) -> int:
+        number = self._function_numbers.get(key)
+        if number is None:
+            number = self._function_numbers[key] = len(self.functions)
+            self.functions.append(key)
+        return number
+
+    def file(self, name: str) -> int:
+        number = self._file_numbers.get(name)
+        if number is None:
+            number = self._file_numbers[name] = len(self.files)
+            self.files.append(name)
+        return number
 
 
 def _outermost_first(frames: Sequence[Frame]) -> tuple[list[Frame], bool]:
@@ -62,41 +49,22 @@ def _outermost_first(frames: Sequence[Frame]) -> tuple[list[Frame], bool]:
     return ordered, False
 
 
-def _start_up(data: DataFile, frames: Mapping[int, Sequence[Frame]]) -> set[int]:
-    """The nodes that call main, directly or not: start-up code, whose
-    frames no path keeps (the call graph leaves them out too)."""
-    found: set[int] = set()
-    for node in data.nodes:
-        if any(frame.function == "main" and not frame.inlined for frame in frames[node.addr]):
-            parent = node.parent
-            while parent >= 0 and parent not in found:
-                found.add(parent)
-                parent = data.nodes[parent].parent
-    return found
-
-
 def add_run(tree: PathTree, graph: CallGraph, data: DataFile, frames: Mapping[int, Sequence[Frame]]) -> None:
-    """Adds one data file's paths; frames has every address resolved, and
-    graph names the functions."""
-    start_up = _start_up(data, frames)
-    # The frame node each of the file's nodes ends at, parents first.
-    ends: list[int] = []
-    for index, node in enumerate(data.nodes):
-        if index in start_up:
-            ends.append(EMPTY)
-            continue
-        outermost, from_main = _outermost_first(frames[node.addr])
-        parent = EMPTY if from_main or node.parent < 0 else ends[node.parent]
+    """Adds one data file's paths; frames has every address its nodes name
+    resolved.  The functions of its frames, start-up code aside, go into
+    graph, where the first frame seen of each names its file and line."""
+    used = set(data.calls.addresses)
+    numbered: list[list[tuple[int, int, int, bool]]] = []
+    from_main: list[bool] = []
+    first_frames: dict[int, Frame] = {}
+    for index, address in enumerate(data.addresses):
+        outermost, starts_at_main = _outermost_first(frames[address]) if index in used else ([], False)
+        of_address = []
         for frame in outermost:
-            parent = tree.node(parent, graph.function(frame), frame)
-        ends.append(parent)
-    for path in data.paths:
-        figures = tree.paths.setdefault(ends[path.node] if path.node >= 0 else EMPTY, PathFigures())
-        figures.allocs += path.allocs
-        figures.frees += path.frees
-        figures.temporaries += path.temporaries
-        figures.peak_blocks += path.peak_blocks
-        figures.peak_bytes += path.peak_bytes
-        for c in range(CLASSES):
-            figures.bytes[c] += path.bytes[c]
-            figures.freed[c] += path.freed[c]
+            function = tree.function((frame.function, frame.module))
+            first_frames.setdefault(function, frame)
+            of_address.append((function, tree.file(frame.file), frame.line, frame.inlined))
+        numbered.append(of_address)
+        from_main.append(starts_at_main)
+    for function in tree.tree.add(data.calls, numbered, from_main, len(tree.functions)):
+        graph.function(first_frames[function])

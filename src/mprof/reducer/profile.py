@@ -93,7 +93,7 @@ def reduce_files(files: Sequence[DataFile], *, progress: Progress | None = None)
         totals = tree.totals(data)
         with Resolver(data.modules, warnings) as resolver:
             progress.start(f"resolving addresses of {data.program.exe or path} (pid {data.header.pid})")
-            frames = resolver.resolve(sorted({node.addr for node in data.nodes}), progress)
+            frames = resolver.resolve(sorted({data.addresses[index] for index in set(data.calls.addresses)}), progress)
             progress.start(f"building the call graph of {path}")
             callgraph.add_run(profile.graph, totals, data.header.call_graph, frames)
             pathtree.add_run(profile.paths, profile.graph, data, frames)

@@ -6,10 +6,12 @@ Field meanings are those of mprof(5); nothing here is derived or resolved.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from . import format as fmt
+from .core import FIGURES, Calls
 
 
 @dataclass(frozen=True)
@@ -169,6 +171,21 @@ class DataFile:
     modules: tuple[Module, ...]
     summary: Summary
     bins: tuple[Bin, ...]
-    nodes: tuple[Node, ...]  # parents before their children
-    paths: tuple[CallPath, ...]
+    addresses: tuple[int, ...]  # the ADDR table
+    calls: Calls  # the call path tree: its nodes name addresses by their index
     timeline: tuple[TimePoint, ...] = ()  # oldest first
+
+    # The tree as records, for the few readers of a whole file (mprof dump):
+    # the reduction reads the arrays of calls.
+    @functools.cached_property
+    def nodes(self) -> tuple[Node, ...]:
+        """Parents before their children."""
+        return tuple(Node(parent, self.addresses[address])
+                     for parent, address in zip(self.calls.parents, self.calls.addresses, strict=True))
+
+    @functools.cached_property
+    def paths(self) -> tuple[CallPath, ...]:
+        f = self.calls.figures
+        return tuple(CallPath(node, f[at], f[at + 1], (f[at + 2], f[at + 3], f[at + 4], f[at + 5]),
+                              (f[at + 6], f[at + 7], f[at + 8], f[at + 9]), f[at + 10], f[at + 11], f[at + 12])
+                     for node, at in zip(self.calls.path_nodes, range(0, len(f), FIGURES), strict=True))

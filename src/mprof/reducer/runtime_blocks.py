@@ -59,8 +59,13 @@ def _named(function: str, *names: str) -> bool:
 
 
 @functools.cache
-def _groups_of(function: str) -> int:
+def groups_of(function: str) -> int:
+    """The groups a function is named in, as Chain.groups holds them."""
     return sum(bit for bit, names in _GROUPS if _named(function, *names))
+
+
+def in_stdcxx(module: str) -> bool:
+    return _module_is(STDCXX, module)
 
 
 @dataclass(frozen=True)
@@ -77,8 +82,8 @@ class Chain:
 def called(frame: Frame, caller: Chain | None) -> Chain:
     """The chain of frame called from the innermost frame of caller (None:
     frame is outermost)."""
-    outside = frame if not _module_is(STDCXX, frame[1]) else caller.outside_stdcxx if caller else None
-    return Chain(frame, (caller.groups if caller else 0) | _groups_of(frame[0]), outside)
+    outside = frame if not in_stdcxx(frame[1]) else caller.outside_stdcxx if caller else None
+    return Chain(frame, (caller.groups if caller else 0) | groups_of(frame[0]), outside)
 
 
 def chain_of(frames: Frames) -> Chain | None:

@@ -238,7 +238,10 @@ def parse_paths(payload: memoryview, nodes: tuple[Node, ...], depth: int) -> tup
     cur.finish()
     _check_totals("PATH", {"allocations": sum(p.allocs for p in paths), "frees": sum(p.frees for p in paths),
                            "bytes": sum(sum(p.bytes) for p in paths),
-                           "bytes freed": sum(sum(p.freed) for p in paths)})
+                           "bytes freed": sum(sum(p.freed) for p in paths),
+                           "temporaries": sum(p.temporaries for p in paths),
+                           "peak blocks": sum(p.peak_blocks for p in paths),
+                           "peak bytes": sum(p.peak_bytes for p in paths)})
     return tuple(paths)
 
 

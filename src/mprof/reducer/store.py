@@ -5,14 +5,15 @@ from __future__ import annotations
 import os
 import sqlite3
 import urllib.parse
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from . import runtime_blocks
+from . import core, runtime_blocks
 from .callgraph import CallGraph
 from .errors import MprofError
 from .liveness import still_running
-from .pathtree import EMPTY, PathTree
+from .pathtree import PathTree
 from .profile import Profile, Run
 
 SCHEMA = Path(__file__).with_name("schema.sql")
@@ -150,28 +151,38 @@ def _insert(db: sqlite3.Connection, profile: Profile) -> None:
 
 def _insert_paths(db: sqlite3.Connection, tree: PathTree, ids: dict[tuple[str, str], int]) -> None:
     """The nodes on some path (start-up frames above main are on none when
-    every path reaches main), numbered from 1 in their order."""
-    used = [False] * len(tree.nodes)
-    for end in tree.paths:
-        step = end
-        while step != EMPTY and not used[step]:
-            used[step] = True
-            step = tree.nodes[step].parent
-    number: dict[int, int] = {}
-    rows = []
-    # Each node's chain from its parent's: a parent comes before its children.
-    chains: list[runtime_blocks.Chain | None] = [None] * len(tree.nodes)
-    for index, node in enumerate(tree.nodes):
-        if used[index]:
-            number[index] = len(number) + 1
-            rows.append((number[index], number[node.parent] if node.parent != EMPTY else None, ids[node.function],
-                         node.file, node.line, int(node.inlined)))
-            chains[index] = runtime_blocks.called(node.function, chains[node.parent] if node.parent != EMPTY else None)
-    db.executemany("INSERT INTO path_nodes VALUES (?, ?, ?, ?, ?, ?)", rows)
-    db.executemany("INSERT INTO paths VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                   [(number[end] if end != EMPTY else None, f.allocs, f.frees, *f.bytes, *f.freed, f.temporaries,
-                     f.peak_blocks, f.peak_bytes, runtime_blocks.kept_by(chains[end] if end != EMPTY else None))
-                    for end, f in sorted(tree.paths.items(), key=lambda item: number.get(item[0], 0))])
+    every path reaches main), numbered from 1 in their order, and the paths
+    with what keeps their blocks on purpose (runtime_blocks)."""
+    functions = tree.functions
+    numbered = tree.tree.numbered([runtime_blocks.groups_of(name) for name, _ in functions],
+                                  [not runtime_blocks.in_stdcxx(module) for _, module in functions])
+    function_ids = [ids.get(key, 0) for key in functions]  # start-up functions are on no node written
+    files = [_stored(name) for name in tree.files]
+    count = len(numbered.node_parents)
+    # The values are stored already: past _LosslessConnection's per-value look.
+    sqlite3.Connection.executemany(
+        db, "INSERT INTO path_nodes VALUES (?, ?, ?, ?, ?, ?)",
+        zip(range(1, count + 1), [parent or None for parent in numbered.node_parents],
+            [function_ids[f] for f in numbered.node_functions], [files[f] for f in numbered.node_files],
+            numbered.node_lines, numbered.node_inlined, strict=True))
+    kept: dict[tuple[int, int, int], str] = {}
+
+    def kept_by(innermost: int, groups: int, outside: int) -> str:
+        found = kept.get((innermost, groups, outside))
+        if found is None:
+            chain = runtime_blocks.Chain(functions[innermost], groups, functions[outside] if outside >= 0 else None)
+            found = kept[(innermost, groups, outside)] = runtime_blocks.kept_by(chain)
+        return found
+
+    f: Sequence[object] = numbered.path_figures
+    if f and max(numbered.path_figures) >= 1 << 63:
+        f = [_stored(value) for value in f]
+    sqlite3.Connection.executemany(
+        db, "INSERT INTO paths VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        ((node or None, *f[at:at + core.FIGURES], kept_by(innermost, groups, outside) if innermost >= 0 else "")
+         for node, at, innermost, groups, outside in zip(numbered.path_nodes, range(0, len(f), core.FIGURES),
+                                                          numbered.path_innermost, numbered.path_groups,
+                                                          numbered.path_outside, strict=True)))
 
 
 def _insert_run(db: sqlite3.Connection, number: int, run: Run) -> None:

@@ -102,7 +102,7 @@ def _node(node: Node) -> Json:
     return {"parent": node.parent if node.parent >= 0 else None, "addr": _hex(node.addr)}
 
 
-def _path(path: CallPath, nodes: tuple[Node, ...]) -> Json:
+def _path(path: CallPath, df: DataFile) -> Json:
     kept: ClassBytes = (
         path.bytes[0] - path.freed[0],
         path.bytes[1] - path.freed[1],
@@ -111,7 +111,7 @@ def _path(path: CallPath, nodes: tuple[Node, ...]) -> Json:
     )
     return {
         "node": path.node if path.node >= 0 else None,
-        "addrs": [_hex(a) for a in tree.addresses(nodes, path.node)],
+        "addrs": [_hex(a) for a in tree.addresses(df, path.node)],
         "allocs": path.allocs,
         "frees": path.frees,
         "kept_objects": path.allocs - path.frees,
@@ -136,5 +136,5 @@ def datafile_to_json(df: DataFile) -> Json:
         "summary": _summary(df.summary, df.header.elapsed_ns),
         "bins": [_bin(b) for b in df.bins],
         "nodes": [_node(n) for n in df.nodes],
-        "paths": [_path(p, df.nodes) for p in df.paths],
+        "paths": [_path(p, df) for p in df.paths],
     }

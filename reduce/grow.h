@@ -1,0 +1,23 @@
+/* Arrays that grow as entries come, for counts a payload does not promise. */
+#ifndef MPROF_REDUCE_GROW_H
+#define MPROF_REDUCE_GROW_H
+
+#include <stdbool.h>
+#include <stdlib.h>
+
+/* Makes room for one more element of size bytes in *array, which holds
+ * *used of *capacity; false when memory ran out (the array is kept). */
+static inline bool grow(void **array, size_t *capacity, size_t used, size_t size)
+{
+    if (used < *capacity)
+        return true;
+    size_t wanted = *capacity ? *capacity * 2 : 256;
+    void *bigger = realloc(*array, wanted * size);
+    if (!bigger)
+        return false;
+    *array = bigger;
+    *capacity = wanted;
+    return true;
+}
+
+#endif

@@ -1,0 +1,102 @@
+/* libmprof-reduce: the reducer's loops over a data file's call path tree
+ * (mprof(5) NODE and PATH), in C.  A big program's file holds hundreds of
+ * thousands of nodes; walking them one Python object at a time made the
+ * reduction cost seconds, so the Python reducer (src/mprof/reducer/core.py)
+ * hands this library the payloads and the symbolized addresses, and reads
+ * back arrays.  Nothing here knows a name: functions and files are numbers
+ * the caller chose. */
+#ifndef MPROF_REDUCE_H
+#define MPROF_REDUCE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define MR_EXPORT __attribute__((visibility("default")))
+
+/* A path's figures, in PATH's order: allocations, frees, bytes by size
+ * class (4), bytes freed by class (4), temporaries, peak blocks, peak bytes. */
+#define MR_FIGURES 13
+/* What a node passes up to its callers: allocations and bytes by class. */
+#define MR_BELOW 5
+
+/* What failed; MR_CORRUPT leaves the explanation to the Python reader,
+ * which names the entry and the field. */
+enum mr_status { MR_OK = 0, MR_CORRUPT = 1, MR_NO_MEMORY = 2 };
+
+/* One data file's call paths, decoded. */
+struct mr_calls {
+    size_t node_count;
+    int64_t *parent;          /* -1: the node's parent is the empty path */
+    uint32_t *address;        /* an index into the file's ADDR table */
+    size_t path_count;
+    int64_t *path_node;       /* -1: the empty path */
+    uint64_t *figures;        /* MR_FIGURES per path */
+};
+
+MR_EXPORT int mr_calls_decode(const uint8_t *nodes, size_t nodes_size, const uint8_t *paths, size_t paths_size,
+                              uint64_t address_count, uint64_t max_depth, struct mr_calls **out);
+MR_EXPORT void mr_calls_free(struct mr_calls *calls);
+
+/* What the tree adds up to (the paper's direct sites, partial leak chains
+ * and caller/callee pairs), each list in the order its keys first came. */
+struct mr_totals {
+    size_t site_count;
+    uint32_t *site_address;
+    uint64_t *site_figures;   /* MR_FIGURES each */
+    size_t leak_count;
+    int64_t *leak_node;       /* the innermost node of a path with this chain; -1: the empty chain */
+    uint64_t *leak_figures;   /* allocations, frees, bytes, bytes freed */
+    size_t pair_count;
+    uint32_t *pair_caller;
+    uint32_t *pair_callee;
+    uint64_t *pair_figures;   /* MR_BELOW each */
+};
+
+MR_EXPORT int mr_totals_make(const struct mr_calls *calls, unsigned leak_depth, int call_graph,
+                             struct mr_totals **out);
+MR_EXPORT void mr_totals_free(struct mr_totals *totals);
+
+/* A symbolized frame as the caller numbered it. */
+struct mr_frame {
+    uint32_t function;
+    uint32_t file;
+    uint32_t line;
+    uint32_t inlined;
+};
+
+/* The frames of every file's paths merged into one tree: a node is a
+ * function called from its parent node's frame at one file and line. */
+struct mr_tree;
+
+MR_EXPORT struct mr_tree *mr_tree_new(void);
+MR_EXPORT void mr_tree_free(struct mr_tree *tree);
+/* Adds one file's paths.  For each address index a, its frames are
+ * frames[first[a]] .. frames[first[a + 1] - 1], outermost first; from_main[a]
+ * says they start at main (not inlined), so that whatever called the
+ * address is start-up code.  kept[f] is set for each function f of a frame
+ * the tree took (not of start-up code): the caller's numbers may name
+ * functions no path will hold. */
+MR_EXPORT int mr_tree_add(struct mr_tree *tree, const struct mr_calls *calls, const uint32_t *first,
+                          const struct mr_frame *frames, const uint8_t *from_main, uint8_t *kept);
+
+/* The tree as the database holds it: the nodes some path ends under,
+ * numbered from 1 in the order they were made (parents first), and each
+ * path with what the runtime-block rules need of its frames. */
+struct mr_numbered {
+    size_t node_count;
+    uint64_t *node_parent;    /* a number, 0: outermost */
+    struct mr_frame *node_frame;
+    size_t path_count;
+    uint64_t *path_node;      /* a number, 0: the empty path; in increasing order */
+    uint64_t *path_figures;   /* MR_FIGURES each */
+    int64_t *path_innermost;  /* its innermost frame's function, -1 for the empty path */
+    uint32_t *path_groups;    /* the bits of groups[] of every function on it */
+    int64_t *path_outside;    /* its innermost function f with outside[f] set, or -1 */
+};
+
+/* groups and outside are indexed by function number, function_count long. */
+MR_EXPORT int mr_tree_number(const struct mr_tree *tree, const uint32_t *groups, const uint8_t *outside,
+                             size_t function_count, struct mr_numbered **out);
+MR_EXPORT void mr_numbered_free(struct mr_numbered *numbered);
+
+#endif

@@ -1,0 +1,259 @@
+/* The call paths of all the data files, symbolized: a tree of frames, each
+ * node a function called from its parent node's frame at one file and
+ * line, with frames above main dropped (start-up code) and inlined
+ * functions as frames of their own.  Each path keeps its figures, exact
+ * from the program's entry down. */
+#include "reduce.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "grow.h"
+#include "index.h"
+
+/* No node: the parent of an outermost frame, the end of the empty path. */
+#define NONE (-1)
+
+struct tree_node {
+    int64_t parent;
+    struct mr_frame frame;
+};
+
+struct mr_tree {
+    struct tree_node *nodes; /* parents first */
+    size_t node_count, node_capacity;
+    struct entry_index node_index;
+    int64_t *path_end; /* by the node a path ends at, or NONE */
+    uint64_t *path_figures;
+    size_t path_count, path_capacity;
+    struct entry_index path_index;
+};
+
+struct mr_tree *mr_tree_new(void)
+{
+    struct mr_tree *tree = calloc(1, sizeof *tree);
+    if (!tree)
+        return NULL;
+    if (!entry_index_init(&tree->node_index) || !entry_index_init(&tree->path_index)) {
+        mr_tree_free(tree);
+        return NULL;
+    }
+    return tree;
+}
+
+void mr_tree_free(struct mr_tree *tree)
+{
+    if (!tree)
+        return;
+    free(tree->nodes);
+    entry_index_free(&tree->node_index);
+    free(tree->path_end);
+    free(tree->path_figures);
+    entry_index_free(&tree->path_index);
+    free(tree);
+}
+
+static uint64_t node_hash(int64_t parent, const struct mr_frame *frame)
+{
+    uint64_t hash = mix((uint64_t)parent ^ (uint64_t)frame->function << 40);
+    hash = mix(hash ^ ((uint64_t)frame->file << 32 | frame->line));
+    return hash ^ frame->inlined;
+}
+
+static bool same_node(const struct tree_node *node, int64_t parent, const struct mr_frame *frame)
+{
+    return node->parent == parent && node->frame.function == frame->function && node->frame.file == frame->file &&
+           node->frame.line == frame->line && node->frame.inlined == frame->inlined;
+}
+
+/* The node of frame called from parent, made when new; NONE when memory ran out. */
+static int64_t node_of(struct mr_tree *tree, int64_t parent, const struct mr_frame *frame)
+{
+    uint64_t hash = node_hash(parent, frame);
+    size_t slot;
+    bool found;
+    ENTRY_INDEX_FIND(&tree->node_index, hash, node, same_node(&tree->nodes[node], parent, frame), slot, found);
+    if (found)
+        return (int64_t)ENTRY_INDEX_AT(&tree->node_index, slot);
+    if (!grow((void **)&tree->nodes, &tree->node_capacity, tree->node_count, sizeof *tree->nodes))
+        return NONE;
+    size_t made = tree->node_count++;
+    tree->nodes[made] = (struct tree_node){parent, *frame};
+    if (!entry_index_add(&tree->node_index, slot, hash, made))
+        return NONE;
+    return (int64_t)made;
+}
+
+static bool add_path(struct mr_tree *tree, int64_t end, const uint64_t *figures)
+{
+    uint64_t hash = mix((uint64_t)end);
+    size_t slot;
+    bool found;
+    ENTRY_INDEX_FIND(&tree->path_index, hash, path, tree->path_end[path] == end, slot, found);
+    size_t path = found ? ENTRY_INDEX_AT(&tree->path_index, slot) : tree->path_count;
+    if (!found) {
+        if (!grow((void **)&tree->path_end, &tree->path_capacity, path, sizeof *tree->path_end))
+            return false;
+        uint64_t *bigger = realloc(tree->path_figures, tree->path_capacity * MR_FIGURES * sizeof *bigger);
+        if (!bigger)
+            return false;
+        tree->path_figures = bigger;
+        tree->path_end[path] = end;
+        memset(tree->path_figures + path * MR_FIGURES, 0, MR_FIGURES * sizeof *bigger);
+        tree->path_count++;
+        if (!entry_index_add(&tree->path_index, slot, hash, path))
+            return false;
+    }
+    for (unsigned f = 0; f < MR_FIGURES; f++)
+        tree->path_figures[path * MR_FIGURES + f] += figures[f];
+    return true;
+}
+
+/* The nodes that call main, directly or not: start-up code, whose frames
+ * no path keeps. */
+static void mark_start_up(const struct mr_calls *calls, const uint8_t *from_main, uint8_t *start_up)
+{
+    for (size_t n = 0; n < calls->node_count; n++) {
+        if (!from_main[calls->address[n]])
+            continue;
+        for (int64_t up = calls->parent[n]; up >= 0 && !start_up[up]; up = calls->parent[up])
+            start_up[up] = 1;
+    }
+}
+
+int mr_tree_add(struct mr_tree *tree, const struct mr_calls *calls, const uint32_t *first,
+                const struct mr_frame *frames, const uint8_t *from_main, uint8_t *kept)
+{
+    size_t count = calls->node_count ? calls->node_count : 1;
+    uint8_t *start_up = calloc(count, 1);
+    int64_t *ends = malloc(count * sizeof *ends); /* the frame node each file node ends at */
+    int status = MR_NO_MEMORY;
+    if (!start_up || !ends)
+        goto done;
+    mark_start_up(calls, from_main, start_up);
+    for (size_t n = 0; n < calls->node_count; n++) {
+        ends[n] = NONE;
+        if (start_up[n])
+            continue;
+        uint32_t address = calls->address[n];
+        int64_t parent = from_main[address] || calls->parent[n] < 0 ? NONE : ends[calls->parent[n]];
+        for (uint32_t f = first[address]; f < first[address + 1]; f++) {
+            kept[frames[f].function] = 1;
+            parent = node_of(tree, parent, &frames[f]);
+            if (parent == NONE)
+                goto done;
+        }
+        ends[n] = parent;
+    }
+    for (size_t p = 0; p < calls->path_count; p++) {
+        int64_t node = calls->path_node[p];
+        if (!add_path(tree, node >= 0 ? ends[node] : NONE, calls->figures + p * MR_FIGURES))
+            goto done;
+    }
+    status = MR_OK;
+done:
+    free(start_up);
+    free(ends);
+    return status;
+}
+
+void mr_numbered_free(struct mr_numbered *numbered)
+{
+    if (!numbered)
+        return;
+    free(numbered->node_parent);
+    free(numbered->node_frame);
+    free(numbered->path_node);
+    free(numbered->path_figures);
+    free(numbered->path_innermost);
+    free(numbered->path_groups);
+    free(numbered->path_outside);
+    free(numbered);
+}
+
+static const uint64_t *sort_numbers; /* guarded by the GIL: Python calls in one thread at a time */
+
+static int by_number(const void *a, const void *b)
+{
+    uint64_t x = sort_numbers[*(const size_t *)a], y = sort_numbers[*(const size_t *)b];
+    return (x > y) - (x < y);
+}
+
+int mr_tree_number(const struct mr_tree *tree, const uint32_t *groups, const uint8_t *outside,
+                   size_t function_count, struct mr_numbered **out)
+{
+    *out = NULL;
+    size_t nodes = tree->node_count ? tree->node_count : 1, paths = tree->path_count ? tree->path_count : 1;
+    struct mr_numbered *numbered = calloc(1, sizeof *numbered);
+    uint64_t *number = calloc(nodes, sizeof *number); /* 0: on no path */
+    uint32_t *chain_groups = malloc(nodes * sizeof *chain_groups);
+    int64_t *chain_outside = malloc(nodes * sizeof *chain_outside);
+    uint64_t *end_number = malloc(paths * sizeof *end_number);
+    size_t *order = malloc(paths * sizeof *order);
+    int status = MR_NO_MEMORY;
+    if (!numbered || !number || !chain_groups || !chain_outside || !end_number || !order)
+        goto done;
+    for (size_t p = 0; p < tree->path_count; p++)
+        for (int64_t step = tree->path_end[p]; step != NONE && !number[step]; step = tree->nodes[step].parent)
+            number[step] = 1;
+    numbered->node_parent = malloc(nodes * sizeof *numbered->node_parent);
+    numbered->node_frame = malloc(nodes * sizeof *numbered->node_frame);
+    if (!numbered->node_parent || !numbered->node_frame)
+        goto done;
+    for (size_t n = 0; n < tree->node_count; n++) {
+        const struct tree_node *node = &tree->nodes[n];
+        uint32_t function = node->frame.function;
+        if (function >= function_count) {
+            status = MR_CORRUPT;
+            goto done;
+        }
+        /* A path's chain is its caller's extended by one frame. */
+        chain_groups[n] = groups[function] | (node->parent != NONE ? chain_groups[node->parent] : 0);
+        chain_outside[n] = outside[function] ? (int64_t)function
+                                             : node->parent != NONE ? chain_outside[node->parent] : NONE;
+        if (!number[n])
+            continue;
+        size_t row = numbered->node_count++;
+        number[n] = row + 1;
+        numbered->node_parent[row] = node->parent != NONE ? number[node->parent] : 0;
+        numbered->node_frame[row] = node->frame;
+    }
+    numbered->path_node = malloc(paths * sizeof *numbered->path_node);
+    numbered->path_figures = malloc(paths * MR_FIGURES * sizeof *numbered->path_figures);
+    numbered->path_innermost = malloc(paths * sizeof *numbered->path_innermost);
+    numbered->path_groups = malloc(paths * sizeof *numbered->path_groups);
+    numbered->path_outside = malloc(paths * sizeof *numbered->path_outside);
+    if (!numbered->path_node || !numbered->path_figures || !numbered->path_innermost || !numbered->path_groups ||
+        !numbered->path_outside)
+        goto done;
+    for (size_t p = 0; p < tree->path_count; p++) {
+        end_number[p] = tree->path_end[p] != NONE ? number[tree->path_end[p]] : 0;
+        order[p] = p;
+    }
+    sort_numbers = end_number;
+    qsort(order, tree->path_count, sizeof *order, by_number);
+    for (size_t row = 0; row < tree->path_count; row++) {
+        size_t p = order[row];
+        int64_t end = tree->path_end[p];
+        numbered->path_node[row] = end_number[p];
+        memcpy(numbered->path_figures + row * MR_FIGURES, tree->path_figures + p * MR_FIGURES,
+               MR_FIGURES * sizeof *numbered->path_figures);
+        numbered->path_innermost[row] = end != NONE ? (int64_t)tree->nodes[end].frame.function : NONE;
+        numbered->path_groups[row] = end != NONE ? chain_groups[end] : 0;
+        numbered->path_outside[row] = end != NONE ? chain_outside[end] : NONE;
+    }
+    numbered->path_count = tree->path_count;
+    status = MR_OK;
+done:
+    free(number);
+    free(chain_groups);
+    free(chain_outside);
+    free(end_number);
+    free(order);
+    if (status != MR_OK)
+        mr_numbered_free(numbered);
+    else
+        *out = numbered;
+    return status;
+}

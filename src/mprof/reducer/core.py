@@ -1,0 +1,240 @@
+"""libmprof-reduce (reduce/ in the tree) through ctypes: the loops over a
+data file's call path tree, which holds hundreds of thousands of nodes in a
+big program's file, run in C, and Python reads back arrays.  reduce.h
+says what each call does; the classes here own what it returns."""
+
+from __future__ import annotations
+
+import array
+import ctypes
+import functools
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from .. import source_tree
+from .errors import MprofError
+
+FIGURES = 13
+BELOW = 5
+LEAK_FIGURES = 4
+_OK, _CORRUPT, _NO_MEMORY = 0, 1, 2
+
+_u64p = ctypes.POINTER(ctypes.c_uint64)
+_i64p = ctypes.POINTER(ctypes.c_int64)
+_u32p = ctypes.POINTER(ctypes.c_uint32)
+
+
+class _Calls(ctypes.Structure):
+    _fields_ = [("node_count", ctypes.c_size_t), ("parent", _i64p), ("address", _u32p),
+                ("path_count", ctypes.c_size_t), ("path_node", _i64p), ("figures", _u64p)]
+
+
+class _Totals(ctypes.Structure):
+    _fields_ = [("site_count", ctypes.c_size_t), ("site_address", _u32p), ("site_figures", _u64p),
+                ("leak_count", ctypes.c_size_t), ("leak_node", _i64p), ("leak_figures", _u64p),
+                ("pair_count", ctypes.c_size_t), ("pair_caller", _u32p), ("pair_callee", _u32p),
+                ("pair_figures", _u64p)]
+
+
+class Frame(ctypes.Structure):
+    """A symbolized frame as numbers: function, file, line, inlined."""
+    _fields_ = [("function", ctypes.c_uint32), ("file", ctypes.c_uint32), ("line", ctypes.c_uint32),
+                ("inlined", ctypes.c_uint32)]
+
+
+class _Numbered(ctypes.Structure):
+    _fields_ = [("node_count", ctypes.c_size_t), ("node_parent", _u64p), ("node_frame", ctypes.POINTER(Frame)),
+                ("path_count", ctypes.c_size_t), ("path_node", _u64p), ("path_figures", _u64p),
+                ("path_innermost", _i64p), ("path_groups", _u32p), ("path_outside", _i64p)]
+
+
+def library_path() -> Path:
+    """MPROF_REDUCE (set by the installed launcher), or the one the source
+    tree built."""
+    configured = os.environ.get("MPROF_REDUCE")
+    return Path(configured) if configured else source_tree.BUILD / "libmprof-reduce.so"
+
+
+@functools.cache
+def _library() -> Any:
+    path = library_path()
+    try:
+        library = ctypes.CDLL(os.fspath(path))
+    except OSError as error:
+        raise MprofError(f"{path}: cannot load the reducer's library (run make first): {error}") from None
+    signatures: dict[str, tuple[Any, list[Any]]] = {
+        "mr_calls_decode": (ctypes.c_int, [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p, ctypes.c_size_t,
+                                           ctypes.c_uint64, ctypes.c_uint64, ctypes.POINTER(ctypes.POINTER(_Calls))]),
+        "mr_calls_free": (None, [ctypes.POINTER(_Calls)]),
+        "mr_totals_make": (ctypes.c_int, [ctypes.POINTER(_Calls), ctypes.c_uint, ctypes.c_int,
+                                          ctypes.POINTER(ctypes.POINTER(_Totals))]),
+        "mr_totals_free": (None, [ctypes.POINTER(_Totals)]),
+        "mr_tree_new": (ctypes.c_void_p, []),
+        "mr_tree_free": (None, [ctypes.c_void_p]),
+        "mr_tree_add": (ctypes.c_int, [ctypes.c_void_p, ctypes.POINTER(_Calls), ctypes.c_void_p, ctypes.c_void_p,
+                                       ctypes.c_char_p, ctypes.c_void_p]),
+        "mr_tree_number": (ctypes.c_int, [ctypes.c_void_p, _u32p, ctypes.c_char_p, ctypes.c_size_t,
+                                          ctypes.POINTER(ctypes.POINTER(_Numbered))]),
+        "mr_numbered_free": (None, [ctypes.POINTER(_Numbered)]),
+    }
+    for name, (result, arguments) in signatures.items():
+        function = getattr(library, name)
+        function.restype = result
+        function.argtypes = arguments
+    return library
+
+
+def _check(status: int) -> None:
+    if status == _NO_MEMORY:
+        raise MemoryError("libmprof-reduce ran out of memory")
+    if status != _OK:
+        raise AssertionError(f"libmprof-reduce refused its input ({status})")
+
+
+_Code = Literal["q", "Q", "I"]
+
+
+def _ints(pointer: Any, count: int, code: _Code) -> list[int]:
+    """count values from a C array, as Python ints, in one copy."""
+    values = array.array(code)
+    if count:
+        values.frombytes(ctypes.string_at(pointer, count * values.itemsize))
+    return values.tolist()
+
+
+class Calls:
+    """One data file's call paths, decoded: nodes (parent, address index
+    into the file's ADDR table) and paths (node, FIGURES figures), as
+    lists; and the C arrays they came from, for the other calls here."""
+
+    def __init__(self, pointer: Any) -> None:
+        self._pointer = pointer
+        calls = pointer.contents
+        self.node_count: int = calls.node_count
+        self.path_count: int = calls.path_count
+        self._free = _library().mr_calls_free
+
+    def __del__(self) -> None:
+        if getattr(self, "_pointer", None):
+            self._free(self._pointer)
+
+    @functools.cached_property
+    def parents(self) -> list[int]:
+        return _ints(self._pointer.contents.parent, self.node_count, "q")
+
+    @functools.cached_property
+    def addresses(self) -> list[int]:
+        return _ints(self._pointer.contents.address, self.node_count, "I")
+
+    @functools.cached_property
+    def path_nodes(self) -> list[int]:
+        return _ints(self._pointer.contents.path_node, self.path_count, "q")
+
+    @functools.cached_property
+    def figures(self) -> list[int]:
+        """FIGURES values a path, paths one after the other."""
+        return _ints(self._pointer.contents.figures, self.path_count * FIGURES, "Q")
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Calls):
+            return NotImplemented
+        return (self.parents, self.addresses, self.path_nodes, self.figures) == (
+            other.parents, other.addresses, other.path_nodes, other.figures)
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def decode(nodes: bytes | memoryview, paths: bytes | memoryview, address_count: int, max_depth: int) -> Calls | None:
+    """The NODE and PATH payloads decoded; None when either is corrupt
+    (sections.py then says how)."""
+    out = ctypes.POINTER(_Calls)()
+    status = _library().mr_calls_decode(bytes(nodes), len(nodes), bytes(paths), len(paths), address_count,
+                                        max_depth, ctypes.byref(out))
+    if status == _CORRUPT:
+        return None
+    _check(status)
+    return Calls(out)
+
+
+class Totals:
+    """What a file's tree adds up to (reduce.h, mr_totals), as lists:
+    site addresses (indices) and FIGURES figures each; leak chains as
+    their innermost node and 4 figures each; pairs as caller and callee
+    indices and BELOW figures each."""
+
+    def __init__(self, calls: Calls, leak_depth: int, call_graph: bool) -> None:
+        library = _library()
+        out = ctypes.POINTER(_Totals)()
+        _check(library.mr_totals_make(calls._pointer, leak_depth, int(call_graph), ctypes.byref(out)))
+        try:
+            t = out.contents
+            self.site_addresses = _ints(t.site_address, t.site_count, "I")
+            self.site_figures = _ints(t.site_figures, t.site_count * FIGURES, "Q")
+            self.leak_nodes = _ints(t.leak_node, t.leak_count, "q")
+            self.leak_figures = _ints(t.leak_figures, t.leak_count * LEAK_FIGURES, "Q")
+            self.pair_callers = _ints(t.pair_caller, t.pair_count, "I")
+            self.pair_callees = _ints(t.pair_callee, t.pair_count, "I")
+            self.pair_figures = _ints(t.pair_figures, t.pair_count * BELOW, "Q")
+        finally:
+            library.mr_totals_free(out)
+
+
+class Numbered:
+    """The tree as the database holds it (reduce.h, mr_numbered), as lists."""
+
+    def __init__(self, pointer: Any) -> None:
+        n = pointer.contents
+        self.node_parents = _ints(n.node_parent, n.node_count, "Q")
+        frames = _ints(ctypes.cast(n.node_frame, _u32p), n.node_count * 4, "I")
+        self.node_functions = frames[0::4]
+        self.node_files = frames[1::4]
+        self.node_lines = frames[2::4]
+        self.node_inlined = frames[3::4]
+        self.path_nodes = _ints(n.path_node, n.path_count, "Q")
+        self.path_figures = _ints(n.path_figures, n.path_count * FIGURES, "Q")
+        self.path_innermost = _ints(n.path_innermost, n.path_count, "q")
+        self.path_groups = _ints(n.path_groups, n.path_count, "I")
+        self.path_outside = _ints(n.path_outside, n.path_count, "q")
+
+
+class Tree:
+    """The frames of every file's paths merged into one tree (reduce.h, mr_tree)."""
+
+    def __init__(self) -> None:
+        self._library = _library()
+        self._tree = self._library.mr_tree_new()
+        if not self._tree:
+            raise MemoryError("libmprof-reduce ran out of memory")
+
+    def __del__(self) -> None:
+        if getattr(self, "_tree", None):
+            self._library.mr_tree_free(self._tree)
+
+    def add(self, calls: Calls, frames: Sequence[Sequence[tuple[int, int, int, bool]]],
+            from_main: Sequence[bool], function_count: int) -> list[int]:
+        """frames: for each address index, its frames outermost first as
+        (function, file, line, inlined), functions numbered below
+        function_count; from_main: they start at main.  The functions the
+        tree took, those of frames outside start-up code."""
+        # struct mr_frame is four uint32_t: the frames go as one array of them.
+        flat = array.array("I", [int(value) for of_address in frames for frame in of_address for value in frame])
+        first = array.array("I", [0])
+        for of_address in frames:
+            first.append(first[-1] + len(of_address))
+        flat.append(0)  # never empty: its address is passed
+        kept = (ctypes.c_uint8 * max(function_count, 1))()
+        _check(self._library.mr_tree_add(self._tree, calls._pointer, first.buffer_info()[0], flat.buffer_info()[0],
+                                         bytes(map(bool, from_main)), kept))
+        return [function for function in range(function_count) if kept[function]]
+
+    def numbered(self, groups: Sequence[int], outside: Sequence[bool]) -> Numbered:
+        """groups and outside by function number (reduce.h, mr_tree_number)."""
+        out = ctypes.POINTER(_Numbered)()
+        _check(self._library.mr_tree_number(self._tree, (ctypes.c_uint32 * max(len(groups), 1))(*groups),
+                                            bytes(map(bool, outside)), len(groups), ctypes.byref(out)))
+        try:
+            return Numbered(out)
+        finally:
+            self._library.mr_numbered_free(out)
