@@ -8,7 +8,7 @@ PYTHON ?= python3
 VENV := .venv
 
 # What building and testing need from Debian.
-SYSTEM_PACKAGES := gcc g++ make pkg-config libunwind-dev libdw-dev libiberty-dev libzstd-dev zlib1g-dev python3 python3-venv
+SYSTEM_PACKAGES := gcc g++ make pkg-config libunwind-dev libdw-dev libiberty-dev libzstd-dev zlib1g-dev libsqlite3-dev python3 python3-venv
 # The allocators mprof replay compares with glibc's.
 REPLAY_PACKAGES := libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0
 # chromium and its driver: the HTML report's tests open its pages in a real browser;
@@ -87,7 +87,7 @@ $(BUILD)/mprof-resolve: $(wildcard resolve/*.c resolve/*.h) | $(BUILD)/.system-p
 $(BUILD)/libmprof-reduce.so: $(wildcard reduce/*.c reduce/*.h) | $(BUILD)/.system-packages
 	@mkdir -p $(BUILD)
 	$(CC) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $(CFLAGS) -fPIC -fvisibility=hidden -shared \
-		-o $@ $(filter %.c,$^)
+		-o $@ $(filter %.c,$^) -lsqlite3
 
 # Plays a trace back against an allocator (see mprof(1), mprof replay).
 $(BUILD)/mprof-replay: $(wildcard replayer/*.c replayer/*.h) | $(BUILD)/.system-packages

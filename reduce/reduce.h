@@ -21,7 +21,7 @@
 
 /* What failed; MR_CORRUPT leaves the explanation to the Python reader,
  * which names the entry and the field. */
-enum mr_status { MR_OK = 0, MR_CORRUPT = 1, MR_NO_MEMORY = 2 };
+enum mr_status { MR_OK = 0, MR_CORRUPT = 1, MR_NO_MEMORY = 2, MR_DATABASE = 3 };
 
 /* One data file's call paths, decoded. */
 struct mr_calls {
@@ -98,5 +98,21 @@ struct mr_numbered {
 MR_EXPORT int mr_tree_number(const struct mr_tree *tree, const uint32_t *groups, const uint8_t *outside,
                              size_t function_count, struct mr_numbered **out);
 MR_EXPORT void mr_numbered_free(struct mr_numbered *numbered);
+
+/* A text of the program's world: utf8 0 when its bytes are not UTF-8. */
+struct mr_text {
+    const char *bytes;
+    size_t size;
+    int utf8;
+};
+
+/* Inserts the numbered tree into the tables path_nodes and paths of the
+ * database file, whose schema is made and which no one else is writing.
+ * function_ids and files are by the frames' numbers; runtime[p] is the
+ * index in runtimes of what keeps path p's blocks on purpose.  MR_DATABASE:
+ * SQLite's message is in error. */
+MR_EXPORT int mr_numbered_write(const struct mr_numbered *numbered, const char *database,
+                                const int64_t *function_ids, const struct mr_text *files, const uint32_t *runtime,
+                                const struct mr_text *runtimes, char *error, size_t error_size);
 
 #endif

@@ -230,13 +230,15 @@ def finish(graph: CallGraph) -> None:
             graph.functions[callee].recursive_calls += edge.calls
         else:
             graph.functions[callee].called += edge.calls
+    cycle_of = {member: cycle for cycle in graph.cycles for member in cycle.members}
     for cycle in graph.cycles:
-        members = set(cycle.members)
-        cycle.self_bytes = sum(sum(graph.functions[m].self_bytes) for m in members)
+        cycle.self_bytes = sum(sum(graph.functions[m].self_bytes) for m in cycle.members)
         cycle.total_bytes = graph.functions[cycle.members[0]].total_bytes
-        for (caller, callee), edge in graph.edges.items():
-            if callee in members:
-                if caller in members:
-                    cycle.internal_calls += edge.calls
-                else:
-                    cycle.called += edge.calls
+    for (caller, callee), edge in graph.edges.items():
+        into = cycle_of.get(callee)
+        if into is None:
+            continue
+        if cycle_of.get(caller) is into:
+            into.internal_calls += edge.calls
+        else:
+            into.called += edge.calls

@@ -19,7 +19,7 @@ from .errors import MprofError
 FIGURES = 13
 BELOW = 5
 LEAK_FIGURES = 4
-_OK, _CORRUPT, _NO_MEMORY = 0, 1, 2
+_OK, _CORRUPT, _NO_MEMORY, _DATABASE = 0, 1, 2, 3
 
 _u64p = ctypes.POINTER(ctypes.c_uint64)
 _i64p = ctypes.POINTER(ctypes.c_int64)
@@ -78,6 +78,9 @@ def _library() -> Any:
         "mr_tree_number": (ctypes.c_int, [ctypes.c_void_p, _u32p, ctypes.c_char_p, ctypes.c_size_t,
                                           ctypes.POINTER(ctypes.POINTER(_Numbered))]),
         "mr_numbered_free": (None, [ctypes.POINTER(_Numbered)]),
+        "mr_numbered_write": (ctypes.c_int, [ctypes.POINTER(_Numbered), ctypes.c_char_p, ctypes.c_void_p,
+                                             ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_char_p,
+                                             ctypes.c_size_t]),
     }
     for name, (result, arguments) in signatures.items():
         function = getattr(library, name)
@@ -181,22 +184,48 @@ class Totals:
             library.mr_totals_free(out)
 
 
+class _Text(ctypes.Structure):
+    _fields_ = [("bytes", ctypes.c_char_p), ("size", ctypes.c_size_t), ("utf8", ctypes.c_int)]
+
+
+def _texts(values: Sequence[str | bytes]) -> Any:
+    """Texts as the library takes them: str is UTF-8, bytes are not."""
+    texts = (_Text * max(len(values), 1))()
+    for index, value in enumerate(values):
+        raw = value.encode() if isinstance(value, str) else value
+        texts[index] = _Text(raw, len(raw), isinstance(value, str))
+    return texts
+
+
 class Numbered:
-    """The tree as the database holds it (reduce.h, mr_numbered), as lists."""
+    """The tree as the database holds it (reduce.h, mr_numbered): what the
+    runtime-block rules need of each path, as lists, and the rest written
+    straight into the database."""
 
     def __init__(self, pointer: Any) -> None:
+        self._pointer = pointer
+        self._library = _library()
         n = pointer.contents
-        self.node_parents = _ints(n.node_parent, n.node_count, "Q")
-        frames = _ints(ctypes.cast(n.node_frame, _u32p), n.node_count * 4, "I")
-        self.node_functions = frames[0::4]
-        self.node_files = frames[1::4]
-        self.node_lines = frames[2::4]
-        self.node_inlined = frames[3::4]
-        self.path_nodes = _ints(n.path_node, n.path_count, "Q")
-        self.path_figures = _ints(n.path_figures, n.path_count * FIGURES, "Q")
+        self.node_count: int = n.node_count
         self.path_innermost = _ints(n.path_innermost, n.path_count, "q")
         self.path_groups = _ints(n.path_groups, n.path_count, "I")
         self.path_outside = _ints(n.path_outside, n.path_count, "q")
+
+    def __del__(self) -> None:
+        if getattr(self, "_pointer", None):
+            self._library.mr_numbered_free(self._pointer)
+
+    def write(self, database: Path, function_ids: Sequence[int], files: Sequence[str | bytes],
+              runtime: Sequence[int], runtimes: Sequence[str]) -> None:
+        """Into the database's path_nodes and paths (reduce.h, mr_numbered_write)."""
+        error = ctypes.create_string_buffer(512)
+        status = self._library.mr_numbered_write(
+            self._pointer, os.fsencode(database), (ctypes.c_int64 * max(len(function_ids), 1))(*function_ids),
+            _texts(files), (ctypes.c_uint32 * max(len(runtime), 1))(*runtime), _texts(runtimes), error,
+            len(error))
+        if status == _DATABASE:
+            raise MprofError(f"{database}: cannot write the call paths: {error.value.decode(errors='replace')}")
+        _check(status)
 
 
 class Tree:
@@ -234,7 +263,4 @@ class Tree:
         out = ctypes.POINTER(_Numbered)()
         _check(self._library.mr_tree_number(self._tree, (ctypes.c_uint32 * max(len(groups), 1))(*groups),
                                             bytes(map(bool, outside)), len(groups), ctypes.byref(out)))
-        try:
-            return Numbered(out)
-        finally:
-            self._library.mr_numbered_free(out)
+        return Numbered(out)

@@ -5,11 +5,10 @@ from __future__ import annotations
 import os
 import sqlite3
 import urllib.parse
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from . import core, runtime_blocks
+from . import runtime_blocks
 from .callgraph import CallGraph
 from .errors import MprofError
 from .liveness import still_running
@@ -44,11 +43,16 @@ def _stored(value: object) -> object:
     if isinstance(value, int) and value >= 1 << 63:
         return value - (1 << 64)
     if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            return value.encode("utf-8", "surrogateescape")
+        return _lossless_text(value)
     return value
+
+
+def _lossless_text(text: str) -> str | bytes:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogateescape")
+    return text
 
 
 def _read_row(cursor: sqlite3.Cursor, row: tuple[object, ...]) -> tuple[object, ...]:
@@ -108,8 +112,10 @@ def write_database(profile: Profile, path: Path) -> None:
     decides how a command's file replaces what was there)."""
     connection = connect_for_writing(path)
     try:
+        # A database being made, put in place only once whole: nothing to roll back or to sync.
+        connection.executescript("PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF")
         connection.executescript(SCHEMA.read_text())
-        _insert(connection, profile)
+        _insert(connection, path, profile)
         connection.commit()
     except OverflowError:
         # Each file's sections are checked to add up within 64 bits;
@@ -120,7 +126,7 @@ def write_database(profile: Profile, path: Path) -> None:
         connection.close()
 
 
-def _insert(db: sqlite3.Connection, profile: Profile) -> None:
+def _insert(db: sqlite3.Connection, path: Path, profile: Profile) -> None:
     for number, run in enumerate(profile.runs, start=1):
         _insert_run(db, number, run)
     db.executemany("INSERT INTO summary VALUES (?, ?)", sorted(profile.summary.items()))
@@ -137,7 +143,7 @@ def _insert(db: sqlite3.Connection, profile: Profile) -> None:
     db.executemany("INSERT INTO bins VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                    [(b.size, b.allocs, b.frees, b.bytes, b.bytes_freed, b.temporaries, b.peak_blocks, b.peak_bytes,
                      ", ".join(b.types)) for b in sorted(profile.bins.values(), key=lambda b: b.size)])
-    _insert_paths(db, profile.paths, ids)
+    _insert_paths(db, path, profile.paths, ids)
     leaks = sorted(graph.leaks.values(), key=lambda leak: (-(leak.bytes - leak.bytes_freed), -leak.bytes,
                                                             [(ids[f], line) for f, _, line in leak.frames]))
     db.executemany("INSERT INTO leaks VALUES (?, ?, ?, ?, ?, ?)",
@@ -149,40 +155,30 @@ def _insert(db: sqlite3.Connection, profile: Profile) -> None:
                     for position, (function, file, line) in enumerate(leak.frames)])
 
 
-def _insert_paths(db: sqlite3.Connection, tree: PathTree, ids: dict[tuple[str, str], int]) -> None:
+def _insert_paths(db: sqlite3.Connection, path: Path, tree: PathTree, ids: dict[tuple[str, str], int]) -> None:
     """The nodes on some path (start-up frames above main are on none when
     every path reaches main), numbered from 1 in their order, and the paths
-    with what keeps their blocks on purpose (runtime_blocks)."""
+    with what keeps their blocks on purpose (runtime_blocks): written by
+    libmprof-reduce, after what db wrote is committed."""
     functions = tree.functions
     numbered = tree.tree.numbered([runtime_blocks.groups_of(name) for name, _ in functions],
                                   [not runtime_blocks.in_stdcxx(module) for _, module in functions])
-    function_ids = [ids.get(key, 0) for key in functions]  # start-up functions are on no node written
-    files = [_stored(name) for name in tree.files]
-    count = len(numbered.node_parents)
-    # The values are stored already: past _LosslessConnection's per-value look.
-    sqlite3.Connection.executemany(
-        db, "INSERT INTO path_nodes VALUES (?, ?, ?, ?, ?, ?)",
-        zip(range(1, count + 1), [parent or None for parent in numbered.node_parents],
-            [function_ids[f] for f in numbered.node_functions], [files[f] for f in numbered.node_files],
-            numbered.node_lines, numbered.node_inlined, strict=True))
-    kept: dict[tuple[int, int, int], str] = {}
-
-    def kept_by(innermost: int, groups: int, outside: int) -> str:
-        found = kept.get((innermost, groups, outside))
+    runtimes: dict[str, int] = {}
+    of_chain: dict[tuple[int, int, int], int] = {}
+    runtime = []
+    for chain in zip(numbered.path_innermost, numbered.path_groups, numbered.path_outside, strict=True):
+        found = of_chain.get(chain)
         if found is None:
-            chain = runtime_blocks.Chain(functions[innermost], groups, functions[outside] if outside >= 0 else None)
-            found = kept[(innermost, groups, outside)] = runtime_blocks.kept_by(chain)
-        return found
-
-    f: Sequence[object] = numbered.path_figures
-    if f and max(numbered.path_figures) >= 1 << 63:
-        f = [_stored(value) for value in f]
-    sqlite3.Connection.executemany(
-        db, "INSERT INTO paths VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        ((node or None, *f[at:at + core.FIGURES], kept_by(innermost, groups, outside) if innermost >= 0 else "")
-         for node, at, innermost, groups, outside in zip(numbered.path_nodes, range(0, len(f), core.FIGURES),
-                                                          numbered.path_innermost, numbered.path_groups,
-                                                          numbered.path_outside, strict=True)))
+            innermost, groups, outside = chain
+            kept_by = runtime_blocks.kept_by(runtime_blocks.Chain(
+                functions[innermost], groups, functions[outside] if outside >= 0 else None)) if innermost >= 0 else ""
+            found = of_chain[chain] = runtimes.setdefault(kept_by, len(runtimes))
+        runtime.append(found)
+    db.commit()
+    # Functions of start-up code only are on no node written.
+    numbered.write(path, [ids.get(key, 0) for key in functions],
+                   [_lossless_text(name) for name in tree.files],
+                   runtime, list(runtimes))
 
 
 def _insert_run(db: sqlite3.Connection, number: int, run: Run) -> None:
