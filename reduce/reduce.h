@@ -73,11 +73,14 @@ MR_EXPORT void mr_tree_free(struct mr_tree *tree);
 /* Adds one file's paths.  For each address index a, its frames are
  * frames[first[a]] .. frames[first[a + 1] - 1], outermost first; from_main[a]
  * says they start at main (not inlined), so that whatever called the
- * address is start-up code.  kept[f] is set for each function f of a frame
- * the tree took (not of start-up code): the caller's numbers may name
- * functions no path will hold. */
+ * address is start-up code.  Functions are numbered below function_count;
+ * taken receives, for each function of a frame the tree took (not of
+ * start-up code) in the order the nodes first took it, the index in frames
+ * of that first frame (the caller names a function after the first frame
+ * seen of it), and *taken_count how many. */
 MR_EXPORT int mr_tree_add(struct mr_tree *tree, const struct mr_calls *calls, const uint32_t *first,
-                          const struct mr_frame *frames, const uint8_t *from_main, uint8_t *kept);
+                          const struct mr_frame *frames, const uint8_t *from_main, size_t function_count,
+                          uint32_t *taken, size_t *taken_count);
 
 /* The tree as the database holds it: the nodes some path ends under,
  * numbered from 1 in the order they were made (parents first), and each

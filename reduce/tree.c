@@ -123,13 +123,16 @@ static void mark_start_up(const struct mr_calls *calls, const uint8_t *from_main
 }
 
 int mr_tree_add(struct mr_tree *tree, const struct mr_calls *calls, const uint32_t *first,
-                const struct mr_frame *frames, const uint8_t *from_main, uint8_t *kept)
+                const struct mr_frame *frames, const uint8_t *from_main, size_t function_count, uint32_t *taken,
+                size_t *taken_count)
 {
     size_t count = calls->node_count ? calls->node_count : 1;
     uint8_t *start_up = calloc(count, 1);
     int64_t *ends = malloc(count * sizeof *ends); /* the frame node each file node ends at */
+    uint8_t *seen = calloc(function_count ? function_count : 1, 1);
     int status = MR_NO_MEMORY;
-    if (!start_up || !ends)
+    *taken_count = 0;
+    if (!start_up || !ends || !seen)
         goto done;
     mark_start_up(calls, from_main, start_up);
     for (size_t n = 0; n < calls->node_count; n++) {
@@ -139,7 +142,15 @@ int mr_tree_add(struct mr_tree *tree, const struct mr_calls *calls, const uint32
         uint32_t address = calls->address[n];
         int64_t parent = from_main[address] || calls->parent[n] < 0 ? NONE : ends[calls->parent[n]];
         for (uint32_t f = first[address]; f < first[address + 1]; f++) {
-            kept[frames[f].function] = 1;
+            uint32_t function = frames[f].function;
+            if (function >= function_count) {
+                status = MR_CORRUPT;
+                goto done;
+            }
+            if (!seen[function]) {
+                seen[function] = 1;
+                taken[(*taken_count)++] = f;
+            }
             parent = node_of(tree, parent, &frames[f]);
             if (parent == NONE)
                 goto done;
@@ -155,6 +166,7 @@ int mr_tree_add(struct mr_tree *tree, const struct mr_calls *calls, const uint32
 done:
     free(start_up);
     free(ends);
+    free(seen);
     return status;
 }
 

@@ -6,6 +6,7 @@ says what each call does; the classes here own what it returns."""
 from __future__ import annotations
 
 import array
+import bisect
 import ctypes
 import functools
 import os
@@ -74,7 +75,8 @@ def _library() -> Any:
         "mr_tree_new": (ctypes.c_void_p, []),
         "mr_tree_free": (None, [ctypes.c_void_p]),
         "mr_tree_add": (ctypes.c_int, [ctypes.c_void_p, ctypes.POINTER(_Calls), ctypes.c_void_p, ctypes.c_void_p,
-                                       ctypes.c_char_p, ctypes.c_void_p]),
+                                       ctypes.c_char_p, ctypes.c_size_t, ctypes.c_void_p,
+                                       ctypes.POINTER(ctypes.c_size_t)]),
         "mr_tree_number": (ctypes.c_int, [ctypes.c_void_p, _u32p, ctypes.c_char_p, ctypes.c_size_t,
                                           ctypes.POINTER(ctypes.POINTER(_Numbered))]),
         "mr_numbered_free": (None, [ctypes.POINTER(_Numbered)]),
@@ -242,21 +244,29 @@ class Tree:
             self._library.mr_tree_free(self._tree)
 
     def add(self, calls: Calls, frames: Sequence[Sequence[tuple[int, int, int, bool]]],
-            from_main: Sequence[bool], function_count: int) -> list[int]:
+            from_main: Sequence[bool], function_count: int) -> list[tuple[int, int]]:
         """frames: for each address index, its frames outermost first as
         (function, file, line, inlined), functions numbered below
         function_count; from_main: they start at main.  The functions the
-        tree took, those of frames outside start-up code."""
+        tree took (those of frames outside start-up code), in the order it
+        first took them, each with where its first frame is in frames:
+        (address index, position)."""
         # struct mr_frame is four uint32_t: the frames go as one array of them.
         flat = array.array("I", [int(value) for of_address in frames for frame in of_address for value in frame])
         first = array.array("I", [0])
         for of_address in frames:
             first.append(first[-1] + len(of_address))
         flat.append(0)  # never empty: its address is passed
-        kept = (ctypes.c_uint8 * max(function_count, 1))()
+        taken = array.array("I", bytes(4 * max(function_count, 1)))
+        count = ctypes.c_size_t()
         _check(self._library.mr_tree_add(self._tree, calls._pointer, first.buffer_info()[0], flat.buffer_info()[0],
-                                         bytes(map(bool, from_main)), kept))
-        return [function for function in range(function_count) if kept[function]]
+                                         bytes(map(bool, from_main)), function_count, taken.buffer_info()[0],
+                                         ctypes.byref(count)))
+        found = []
+        for at in taken[:count.value]:
+            address = bisect.bisect_right(first, at) - 1
+            found.append((address, at - first[address]))
+        return found
 
     def numbered(self, groups: Sequence[int], outside: Sequence[bool]) -> Numbered:
         """groups and outside by function number (reduce.h, mr_tree_number)."""

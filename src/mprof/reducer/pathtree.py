@@ -56,15 +56,12 @@ def add_run(tree: PathTree, graph: CallGraph, data: DataFile, frames: Mapping[in
     used = set(data.calls.addresses)
     numbered: list[list[tuple[int, int, int, bool]]] = []
     from_main: list[bool] = []
-    first_frames: dict[int, Frame] = {}
+    outermost_frames: list[list[Frame]] = []
     for index, address in enumerate(data.addresses):
         outermost, starts_at_main = _outermost_first(frames[address]) if index in used else ([], False)
-        of_address = []
-        for frame in outermost:
-            function = tree.function((frame.function, frame.module))
-            first_frames.setdefault(function, frame)
-            of_address.append((function, tree.file(frame.file), frame.line, frame.inlined))
-        numbered.append(of_address)
+        outermost_frames.append(outermost)
+        numbered.append([(tree.function((frame.function, frame.module)), tree.file(frame.file), frame.line,
+                          frame.inlined) for frame in outermost])
         from_main.append(starts_at_main)
-    for function in tree.tree.add(data.calls, numbered, from_main, len(tree.functions)):
-        graph.function(first_frames[function])
+    for address, position in tree.tree.add(data.calls, numbered, from_main, len(tree.functions)):
+        graph.function(outermost_frames[address][position])

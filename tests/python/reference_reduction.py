@@ -1,0 +1,141 @@
+"""The reduction of the call path tree as mprof did it in Python before
+libmprof-reduce (reduce/): an independent reading of what the library must
+give, kept for test_reduction_core.py to compare with.  Slow, plain and
+obviously right: one dict entry per key, one step per node."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from mprof.reducer import runtime_blocks
+from mprof.reducer.callgraph import CallGraph, FunctionKey
+from mprof.reducer.records import DataFile
+from mprof.reducer.symbolize import Frame
+from mprof.reducer.tree import LeakChain, Pair, Site, Totals
+
+EMPTY = -1
+
+
+def _add(into: list[int], values: Sequence[int]) -> None:
+    for n, value in enumerate(values):
+        into[n] += value
+
+
+def _addresses(data: DataFile, node: int, limit: int) -> tuple[int, ...]:
+    found: list[int] = []
+    while node >= 0 and len(found) < limit:
+        found.append(data.nodes[node].addr)
+        node = data.nodes[node].parent
+    return tuple(found)
+
+
+def totals(data: DataFile) -> Totals:
+    nodes = data.nodes
+    sites: dict[int, list[int]] = {}
+    leaks: dict[tuple[int, ...], list[int]] = {}
+    below = [[0] * 5 for _ in nodes]
+    for path in data.paths:
+        if path.node >= 0:
+            _add(sites.setdefault(nodes[path.node].addr, [0] * 13),
+                 (path.allocs, path.frees, *path.bytes, *path.freed, path.temporaries, path.peak_blocks,
+                  path.peak_bytes))
+            _add(below[path.node], (path.allocs, *path.bytes))
+        _add(leaks.setdefault(_addresses(data, path.node, data.header.leak_depth), [0] * 4),
+             (path.allocs, path.frees, sum(path.bytes), sum(path.freed)))
+    pairs: dict[tuple[int, int], list[int]] = {}
+    for index in range(len(nodes) - 1, -1, -1):
+        parent = nodes[index].parent
+        if parent < 0:
+            continue
+        _add(below[parent], below[index])
+        if data.header.call_graph:
+            _add(pairs.setdefault((nodes[parent].addr, nodes[index].addr), [0] * 5), below[index])
+    return Totals(
+        sites=tuple(Site(addr, f[0], f[1], (f[2], f[3], f[4], f[5]), (f[6], f[7], f[8], f[9]), f[10], f[11], f[12])
+                    for addr, f in sites.items()),
+        leaks=tuple(LeakChain(addrs, *f) for addrs, f in leaks.items()),
+        pairs=tuple(Pair(caller, callee, f[0], (f[1], f[2], f[3], f[4])) for (caller, callee), f in pairs.items()),
+    )
+
+
+@dataclass(frozen=True)
+class FrameNode:
+    parent: int
+    function: FunctionKey
+    file: str
+    line: int
+    inlined: bool
+
+
+@dataclass
+class PathTree:
+    nodes: list[FrameNode] = field(default_factory=list)
+    index: dict[FrameNode, int] = field(default_factory=dict)
+    paths: dict[int, list[int]] = field(default_factory=dict)  # 13 figures by innermost node, or EMPTY
+
+    def node(self, parent: int, function: FunctionKey, frame: Frame) -> int:
+        key = FrameNode(parent, function, frame.file, frame.line, frame.inlined)
+        if key not in self.index:
+            self.index[key] = len(self.nodes)
+            self.nodes.append(key)
+        return self.index[key]
+
+
+def _from_main(frames: Sequence[Frame]) -> bool:
+    return any(frame.function == "main" and not frame.inlined for frame in frames)
+
+
+def _outermost_first(frames: Sequence[Frame]) -> list[Frame]:
+    ordered = list(reversed(frames))
+    for position, frame in enumerate(ordered):
+        if frame.function == "main" and not frame.inlined:
+            return ordered[position:]
+    return ordered
+
+
+def add_run(tree: PathTree, graph: CallGraph, data: DataFile, frames: Mapping[int, Sequence[Frame]]) -> None:
+    start_up: set[int] = set()
+    for node in data.nodes:
+        if _from_main(frames[node.addr]):
+            parent = node.parent
+            while parent >= 0 and parent not in start_up:
+                start_up.add(parent)
+                parent = data.nodes[parent].parent
+    ends: list[int] = []
+    for index, node in enumerate(data.nodes):
+        if index in start_up:
+            ends.append(EMPTY)
+            continue
+        parent = EMPTY if _from_main(frames[node.addr]) or node.parent < 0 else ends[node.parent]
+        for frame in _outermost_first(frames[node.addr]):
+            parent = tree.node(parent, graph.function(frame), frame)
+        ends.append(parent)
+    for path in data.paths:
+        _add(tree.paths.setdefault(ends[path.node] if path.node >= 0 else EMPTY, [0] * 13),
+             (path.allocs, path.frees, *path.bytes, *path.freed, path.temporaries, path.peak_blocks,
+              path.peak_bytes))
+
+
+def rows(tree: PathTree, ids: Mapping[FunctionKey, int]) -> tuple[list[tuple[object, ...]], list[tuple[object, ...]]]:
+    """The rows of path_nodes and paths, as schema.sql has them."""
+    used = [False] * len(tree.nodes)
+    for end in tree.paths:
+        step = end
+        while step != EMPTY and not used[step]:
+            used[step] = True
+            step = tree.nodes[step].parent
+    number: dict[int, int] = {}
+    node_rows: list[tuple[object, ...]] = []
+    chains: list[runtime_blocks.Chain | None] = [None] * len(tree.nodes)
+    for index, node in enumerate(tree.nodes):
+        if used[index]:
+            number[index] = len(number) + 1
+            node_rows.append((number[index], number[node.parent] if node.parent != EMPTY else None,
+                              ids[node.function], node.file, node.line, int(node.inlined)))
+            chains[index] = runtime_blocks.called(node.function, chains[node.parent] if node.parent != EMPTY
+                                                  else None)
+    path_rows: list[tuple[object, ...]] = [
+        (number[end] if end != EMPTY else None, *figures, runtime_blocks.kept_by(chains[end] if end != EMPTY else None))
+        for end, figures in sorted(tree.paths.items(), key=lambda item: number.get(item[0], 0))]
+    return node_rows, path_rows
