@@ -170,3 +170,9 @@ int mr_calls_decode(const uint8_t *nodes, size_t nodes_size, const uint8_t *path
     *out = calls;
     return MR_OK;
 }
+
+void mr_calls_used(const struct mr_calls *calls, uint8_t *used)
+{
+    for (size_t n = 0; n < calls->node_count; n++)
+        used[calls->address[n]] = 1;
+}

@@ -36,6 +36,9 @@ struct mr_calls {
 MR_EXPORT int mr_calls_decode(const uint8_t *nodes, size_t nodes_size, const uint8_t *paths, size_t paths_size,
                               uint64_t address_count, uint64_t max_depth, struct mr_calls **out);
 MR_EXPORT void mr_calls_free(struct mr_calls *calls);
+/* Sets used[a] for each address index a a node names. */
+MR_EXPORT void mr_calls_used(const struct mr_calls *calls, uint8_t *used);
+
 
 /* What the tree adds up to (the paper's direct sites, partial leak chains
  * and caller/callee pairs), each list in the order its keys first came. */
@@ -45,6 +48,8 @@ struct mr_totals {
     uint64_t *site_figures;   /* MR_FIGURES each */
     size_t leak_count;
     int64_t *leak_node;       /* the innermost node of a path with this chain; -1: the empty chain */
+    uint32_t *leak_chain;     /* each chain's address indices, innermost first, one chain after another */
+    uint64_t *leak_chain_end; /* where each chain's indices end in leak_chain */
     uint64_t *leak_figures;   /* allocations, frees, bytes, bytes freed */
     size_t pair_count;
     uint32_t *pair_caller;

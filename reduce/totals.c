@@ -21,6 +21,8 @@ void mr_totals_free(struct mr_totals *totals)
     free(totals->site_address);
     free(totals->site_figures);
     free(totals->leak_node);
+    free(totals->leak_chain);
+    free(totals->leak_chain_end);
     free(totals->leak_figures);
     free(totals->pair_caller);
     free(totals->pair_callee);
@@ -171,6 +173,30 @@ static int add_pairs(const struct mr_calls *calls, int call_graph, struct mr_tot
     return status;
 }
 
+/* The leak depth may be past any path's depth: a chain is as long as its path. */
+static int write_chains(const struct mr_calls *calls, unsigned depth, struct mr_totals *totals)
+{
+    size_t length = 0;
+    for (size_t leak = 0; leak < totals->leak_count; leak++) {
+        unsigned step = 0;
+        for (int64_t node = totals->leak_node[leak]; node >= 0 && step < depth; node = calls->parent[node])
+            step++;
+        length += step;
+    }
+    totals->leak_chain = malloc((length ? length : 1) * sizeof *totals->leak_chain);
+    totals->leak_chain_end = malloc((totals->leak_count ? totals->leak_count : 1) * sizeof *totals->leak_chain_end);
+    if (!totals->leak_chain || !totals->leak_chain_end)
+        return MR_NO_MEMORY;
+    size_t at = 0;
+    for (size_t leak = 0; leak < totals->leak_count; leak++) {
+        unsigned step = 0;
+        for (int64_t node = totals->leak_node[leak]; node >= 0 && step < depth; node = calls->parent[node], step++)
+            totals->leak_chain[at++] = calls->address[node];
+        totals->leak_chain_end[leak] = at;
+    }
+    return MR_OK;
+}
+
 int mr_totals_make(const struct mr_calls *calls, unsigned leak_depth, int call_graph, struct mr_totals **out)
 {
     *out = NULL;
@@ -192,6 +218,8 @@ int mr_totals_make(const struct mr_calls *calls, unsigned leak_depth, int call_g
         status = add_sites(calls, totals);
         if (status == MR_OK)
             status = add_leaks(calls, leak_depth, totals);
+        if (status == MR_OK)
+            status = write_chains(calls, leak_depth, totals);
         if (status == MR_OK)
             status = add_pairs(calls, call_graph, totals);
     }

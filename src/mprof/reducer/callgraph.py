@@ -134,9 +134,17 @@ def _above_main(data: Totals, frames: Mapping[int, Sequence[Frame]]) -> set[int]
 def add_run(graph: CallGraph, data: Totals, call_graph: bool, frames: Mapping[int, Sequence[Frame]]) -> None:
     """Adds one data file's sites, leaks and pairs (tree.totals); frames has
     every address resolved."""
+    logical_of: dict[int, list[Frame]] = {}
+
+    def logical(address: int) -> list[Frame]:
+        found = logical_of.get(address)
+        if found is None:
+            found = logical_of[address] = _logical(frames[address])
+        return found
+
     for site in data.sites:
-        logical = _logical(frames[site.addr])
-        innermost = logical[-1]
+        of_site = logical(site.addr)
+        innermost = of_site[-1]
         key = graph.function(innermost)
         function = graph.functions[key]
         function.self_calls += site.calls
@@ -154,7 +162,7 @@ def add_run(graph: CallGraph, data: Totals, call_graph: bool, frames: Mapping[in
         for c in range(CLASSES):
             row.bytes[c] += site.bytes[c]
             row.freed[c] += site.freed[c]
-        for outer in logical[:-1]:
+        for outer in of_site[:-1]:
             graph.function(outer)
 
     for chain in data.leaks:
@@ -175,20 +183,21 @@ def add_run(graph: CallGraph, data: Totals, call_graph: bool, frames: Mapping[in
     incoming: set[int] = {p.callee for p in kept}
     outgoing: dict[int, tuple[int, list[int]]] = {}
     for pair in kept:
-        callee_frames = _logical(frames[pair.callee])
-        caller_frames = _logical(frames[pair.caller])
-        graph.edge(graph.function(caller_frames[-1]), graph.function(callee_frames[0])).add(pair.calls, pair.bytes)
-        _add_inline_edges(graph, callee_frames, pair.calls, pair.bytes)
+        callee_frames = logical(pair.callee)
+        graph.edge(graph.function(logical(pair.caller)[-1]), graph.function(callee_frames[0])).add(pair.calls,
+                                                                                                   pair.bytes)
+        if len(callee_frames) > 1:
+            _add_inline_edges(graph, callee_frames, pair.calls, pair.bytes)
         calls, by_class = outgoing.get(pair.caller, (0, _zero()))
         outgoing[pair.caller] = (calls + pair.calls, [a + b for a, b in zip(by_class, pair.bytes, strict=True)])
     # A chain's outermost address is no pair's callee: its inlined frames are
     # passed by every allocation that leaves it.
     for address, (calls, by_class) in outgoing.items():
         if address not in incoming:
-            _add_inline_edges(graph, _logical(frames[address]), calls, by_class)
+            _add_inline_edges(graph, logical(address), calls, by_class)
     for site in data.sites:
         if site.addr not in incoming:
-            _add_inline_edges(graph, _logical(frames[site.addr]), site.calls, site.bytes)
+            _add_inline_edges(graph, logical(site.addr), site.calls, site.bytes)
 
 
 def _add_inline_edges(graph: CallGraph, logical: Sequence[Frame], calls: int, by_class: Sequence[int]) -> None:

@@ -34,7 +34,8 @@ class _Calls(ctypes.Structure):
 
 class _Totals(ctypes.Structure):
     _fields_ = [("site_count", ctypes.c_size_t), ("site_address", _u32p), ("site_figures", _u64p),
-                ("leak_count", ctypes.c_size_t), ("leak_node", _i64p), ("leak_figures", _u64p),
+                ("leak_count", ctypes.c_size_t), ("leak_node", _i64p), ("leak_chain", _u32p),
+                ("leak_chain_end", _u64p), ("leak_figures", _u64p),
                 ("pair_count", ctypes.c_size_t), ("pair_caller", _u32p), ("pair_callee", _u32p),
                 ("pair_figures", _u64p)]
 
@@ -69,6 +70,7 @@ def _library() -> Any:
         "mr_calls_decode": (ctypes.c_int, [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p, ctypes.c_size_t,
                                            ctypes.c_uint64, ctypes.c_uint64, ctypes.POINTER(ctypes.POINTER(_Calls))]),
         "mr_calls_free": (None, [ctypes.POINTER(_Calls)]),
+        "mr_calls_used": (None, [ctypes.POINTER(_Calls), ctypes.c_void_p]),
         "mr_totals_make": (ctypes.c_int, [ctypes.POINTER(_Calls), ctypes.c_uint, ctypes.c_int,
                                           ctypes.POINTER(ctypes.POINTER(_Totals))]),
         "mr_totals_free": (None, [ctypes.POINTER(_Totals)]),
@@ -125,6 +127,12 @@ class Calls:
         if getattr(self, "_pointer", None):
             self._free(self._pointer)
 
+    def used_addresses(self, address_count: int) -> list[int]:
+        """The address indices below address_count that nodes name, in order."""
+        used = (ctypes.c_uint8 * max(address_count, 1))()
+        _library().mr_calls_used(self._pointer, used)
+        return [index for index in range(address_count) if used[index]]
+
     @functools.cached_property
     def parents(self) -> list[int]:
         return _ints(self._pointer.contents.parent, self.node_count, "q")
@@ -166,7 +174,7 @@ def decode(nodes: bytes | memoryview, paths: bytes | memoryview, address_count: 
 class Totals:
     """What a file's tree adds up to (reduce.h, mr_totals), as lists:
     site addresses (indices) and FIGURES figures each; leak chains as
-    their innermost node and 4 figures each; pairs as caller and callee
+    their address indices, innermost first, and 4 figures each; pairs as caller and callee
     indices and BELOW figures each."""
 
     def __init__(self, calls: Calls, leak_depth: int, call_graph: bool) -> None:
@@ -177,7 +185,9 @@ class Totals:
             t = out.contents
             self.site_addresses = _ints(t.site_address, t.site_count, "I")
             self.site_figures = _ints(t.site_figures, t.site_count * FIGURES, "Q")
-            self.leak_nodes = _ints(t.leak_node, t.leak_count, "q")
+            ends = _ints(t.leak_chain_end, t.leak_count, "Q")
+            indices = _ints(t.leak_chain, ends[-1] if ends else 0, "I")
+            self.leak_chains = [indices[start:end] for start, end in zip([0, *ends], ends, strict=False)]
             self.leak_figures = _ints(t.leak_figures, t.leak_count * LEAK_FIGURES, "Q")
             self.pair_callers = _ints(t.pair_caller, t.pair_count, "I")
             self.pair_callees = _ints(t.pair_callee, t.pair_count, "I")

@@ -53,7 +53,7 @@ def add_run(tree: PathTree, graph: CallGraph, data: DataFile, frames: Mapping[in
     """Adds one data file's paths; frames has every address its nodes name
     resolved.  The functions of its frames, start-up code aside, go into
     graph, where the first frame seen of each names its file and line."""
-    used = set(data.calls.addresses)
+    used = set(data.calls.used_addresses(len(data.addresses)))
     numbered: list[list[tuple[int, int, int, bool]]] = []
     from_main: list[bool] = []
     outermost_frames: list[list[Frame]] = []

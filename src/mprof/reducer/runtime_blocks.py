@@ -58,10 +58,19 @@ def _named(function: str, *names: str) -> bool:
     return any(function == name or function.startswith(name + "(") for name in names)
 
 
-@functools.cache
+_GROUP_OF_NAME = {name: bit for bit, names in _GROUPS for name in names}
+
+
 def groups_of(function: str) -> int:
-    """The groups a function is named in, as Chain.groups holds them."""
-    return sum(bit for bit, names in _GROUPS if _named(function, *names))
+    """The groups a function is named in, as Chain.groups holds them: its
+    whole name, or what comes before one of its parentheses (_named), is a
+    name of the group."""
+    groups = _GROUP_OF_NAME.get(function, 0)
+    at = function.find("(")
+    while at >= 0:
+        groups |= _GROUP_OF_NAME.get(function[:at], 0)
+        at = function.find("(", at + 1)
+    return groups
 
 
 def in_stdcxx(module: str) -> bool:

@@ -68,8 +68,8 @@ def totals(data: DataFile) -> Totals:
         sites=tuple(Site(table[index], s[at], s[at + 1], (s[at + 2], s[at + 3], s[at + 4], s[at + 5]),
                          (s[at + 6], s[at + 7], s[at + 8], s[at + 9]), s[at + 10], s[at + 11], s[at + 12])
                     for index, at in zip(sums.site_addresses, range(0, len(s), FIGURES), strict=True)),
-        leaks=tuple(LeakChain(addresses(data, node, data.header.leak_depth), *leak[at:at + LEAK_FIGURES])
-                    for node, at in zip(sums.leak_nodes, range(0, len(leak), LEAK_FIGURES), strict=True)),
+        leaks=tuple(LeakChain(tuple(table[index] for index in chain), *leak[at:at + LEAK_FIGURES])
+                    for chain, at in zip(sums.leak_chains, range(0, len(leak), LEAK_FIGURES), strict=True)),
         pairs=tuple(Pair(table[caller], table[callee], p[at], (p[at + 1], p[at + 2], p[at + 3], p[at + 4]))
                     for caller, callee, at in zip(sums.pair_callers, sums.pair_callees, range(0, len(p), BELOW),
                                                   strict=True)),
