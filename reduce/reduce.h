@@ -88,18 +88,25 @@ MR_EXPORT int mr_tree_add(struct mr_tree *tree, const struct mr_calls *calls, co
                           uint32_t *taken, size_t *taken_count);
 
 /* The tree as the database holds it: the nodes some path ends under,
- * numbered from 1 in the order they were made (parents first), and each
- * path with what the runtime-block rules need of its frames. */
+ * numbered from 1 in the order they were made (parents first), and the
+ * paths in the order of their nodes' numbers.  What the runtime-block
+ * rules need of a path's frames is its chain: its innermost function, the
+ * groups of every function on it and its innermost function outside
+ * libstdc++; paths share few chains, so each is told once.  It reads the
+ * tree's figures, and lives no longer than the tree. */
 struct mr_numbered {
+    const struct mr_tree *tree;
     size_t node_count;
     uint64_t *node_parent;    /* a number, 0: outermost */
     struct mr_frame *node_frame;
     size_t path_count;
     uint64_t *path_node;      /* a number, 0: the empty path; in increasing order */
-    uint64_t *path_figures;   /* MR_FIGURES each */
-    int64_t *path_innermost;  /* its innermost frame's function, -1 for the empty path */
-    uint32_t *path_groups;    /* the bits of groups[] of every function on it */
-    int64_t *path_outside;    /* its innermost function f with outside[f] set, or -1 */
+    size_t *path_order;       /* the path's place in the tree */
+    uint32_t *path_chain;     /* an index into the chains */
+    size_t chain_count;
+    int64_t *chain_innermost; /* a function, -1 for the empty path's */
+    uint32_t *chain_groups;   /* the bits of groups[] of every function on it */
+    int64_t *chain_outside;   /* its innermost function f with outside[f] set, or -1 */
 };
 
 /* groups and outside are indexed by function number, function_count long. */
@@ -116,11 +123,13 @@ struct mr_text {
 
 /* Inserts the numbered tree into the tables path_nodes and paths of the
  * database file, whose schema is made and which no one else is writing.
- * function_ids and files are by the frames' numbers; runtime[p] is the
- * index in runtimes of what keeps path p's blocks on purpose.  MR_DATABASE:
- * SQLite's message is in error. */
+ * function_ids and files are by the frames' numbers; runtime[c] is the
+ * index in runtimes of what keeps the blocks of chain c's paths on
+ * purpose.  MR_DATABASE: SQLite's message is in error. */
 MR_EXPORT int mr_numbered_write(const struct mr_numbered *numbered, const char *database,
                                 const int64_t *function_ids, const struct mr_text *files, const uint32_t *runtime,
                                 const struct mr_text *runtimes, char *error, size_t error_size);
+/* A path's figures, MR_FIGURES of them, in the tree (for the writer). */
+const uint64_t *mr_tree_path_figures(const struct mr_tree *tree, size_t path);
 
 #endif

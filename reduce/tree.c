@@ -170,6 +170,11 @@ done:
     return status;
 }
 
+const uint64_t *mr_tree_path_figures(const struct mr_tree *tree, size_t path)
+{
+    return tree->path_figures + path * MR_FIGURES;
+}
+
 void mr_numbered_free(struct mr_numbered *numbered)
 {
     if (!numbered)
@@ -177,10 +182,11 @@ void mr_numbered_free(struct mr_numbered *numbered)
     free(numbered->node_parent);
     free(numbered->node_frame);
     free(numbered->path_node);
-    free(numbered->path_figures);
-    free(numbered->path_innermost);
-    free(numbered->path_groups);
-    free(numbered->path_outside);
+    free(numbered->path_order);
+    free(numbered->path_chain);
+    free(numbered->chain_innermost);
+    free(numbered->chain_groups);
+    free(numbered->chain_outside);
     free(numbered);
 }
 
@@ -192,6 +198,58 @@ static int by_number(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* Each node's chain from its parent's, and which of them end the paths. */
+struct chains {
+    uint32_t *groups;
+    int64_t *outside;
+};
+
+static uint64_t chain_hash(int64_t innermost, uint32_t groups, int64_t outside)
+{
+    return mix(mix((uint64_t)innermost ^ (uint64_t)groups << 40) ^ (uint64_t)outside);
+}
+
+static int number_chains(const struct mr_tree *tree, const struct chains *of_node, struct mr_numbered *numbered)
+{
+    size_t paths = tree->path_count ? tree->path_count : 1;
+    numbered->path_chain = malloc(paths * sizeof *numbered->path_chain);
+    numbered->chain_innermost = malloc(paths * sizeof *numbered->chain_innermost);
+    numbered->chain_groups = malloc(paths * sizeof *numbered->chain_groups);
+    numbered->chain_outside = malloc(paths * sizeof *numbered->chain_outside);
+    struct entry_index index;
+    if (!numbered->path_chain || !numbered->chain_innermost || !numbered->chain_groups || !numbered->chain_outside ||
+        !entry_index_init(&index))
+        return MR_NO_MEMORY;
+    int status = MR_OK;
+    for (size_t row = 0; row < numbered->path_count; row++) {
+        int64_t end = tree->path_end[numbered->path_order[row]];
+        int64_t innermost = end != NONE ? (int64_t)tree->nodes[end].frame.function : NONE;
+        uint32_t groups = end != NONE ? of_node->groups[end] : 0;
+        int64_t outside = end != NONE ? of_node->outside[end] : NONE;
+        uint64_t hash = chain_hash(innermost, groups, outside);
+        size_t slot;
+        bool found;
+        ENTRY_INDEX_FIND(&index, hash, chain,
+                         numbered->chain_innermost[chain] == innermost && numbered->chain_groups[chain] == groups &&
+                             numbered->chain_outside[chain] == outside,
+                         slot, found);
+        size_t chain = found ? ENTRY_INDEX_AT(&index, slot) : numbered->chain_count;
+        if (!found) {
+            numbered->chain_innermost[chain] = innermost;
+            numbered->chain_groups[chain] = groups;
+            numbered->chain_outside[chain] = outside;
+            numbered->chain_count++;
+            if (!entry_index_add(&index, slot, hash, chain)) {
+                status = MR_NO_MEMORY;
+                break;
+            }
+        }
+        numbered->path_chain[row] = (uint32_t)chain;
+    }
+    entry_index_free(&index);
+    return status;
+}
+
 int mr_tree_number(const struct mr_tree *tree, const uint32_t *groups, const uint8_t *outside,
                    size_t function_count, struct mr_numbered **out)
 {
@@ -199,13 +257,12 @@ int mr_tree_number(const struct mr_tree *tree, const uint32_t *groups, const uin
     size_t nodes = tree->node_count ? tree->node_count : 1, paths = tree->path_count ? tree->path_count : 1;
     struct mr_numbered *numbered = calloc(1, sizeof *numbered);
     uint64_t *number = calloc(nodes, sizeof *number); /* 0: on no path */
-    uint32_t *chain_groups = malloc(nodes * sizeof *chain_groups);
-    int64_t *chain_outside = malloc(nodes * sizeof *chain_outside);
+    struct chains of_node = {malloc(nodes * sizeof *of_node.groups), malloc(nodes * sizeof *of_node.outside)};
     uint64_t *end_number = malloc(paths * sizeof *end_number);
-    size_t *order = malloc(paths * sizeof *order);
     int status = MR_NO_MEMORY;
-    if (!numbered || !number || !chain_groups || !chain_outside || !end_number || !order)
+    if (!numbered || !number || !of_node.groups || !of_node.outside || !end_number)
         goto done;
+    numbered->tree = tree;
     for (size_t p = 0; p < tree->path_count; p++)
         for (int64_t step = tree->path_end[p]; step != NONE && !number[step]; step = tree->nodes[step].parent)
             number[step] = 1;
@@ -221,9 +278,9 @@ int mr_tree_number(const struct mr_tree *tree, const uint32_t *groups, const uin
             goto done;
         }
         /* A path's chain is its caller's extended by one frame. */
-        chain_groups[n] = groups[function] | (node->parent != NONE ? chain_groups[node->parent] : 0);
-        chain_outside[n] = outside[function] ? (int64_t)function
-                                             : node->parent != NONE ? chain_outside[node->parent] : NONE;
+        of_node.groups[n] = groups[function] | (node->parent != NONE ? of_node.groups[node->parent] : 0);
+        of_node.outside[n] = outside[function] ? (int64_t)function
+                                               : node->parent != NONE ? of_node.outside[node->parent] : NONE;
         if (!number[n])
             continue;
         size_t row = numbered->node_count++;
@@ -232,37 +289,24 @@ int mr_tree_number(const struct mr_tree *tree, const uint32_t *groups, const uin
         numbered->node_frame[row] = node->frame;
     }
     numbered->path_node = malloc(paths * sizeof *numbered->path_node);
-    numbered->path_figures = malloc(paths * MR_FIGURES * sizeof *numbered->path_figures);
-    numbered->path_innermost = malloc(paths * sizeof *numbered->path_innermost);
-    numbered->path_groups = malloc(paths * sizeof *numbered->path_groups);
-    numbered->path_outside = malloc(paths * sizeof *numbered->path_outside);
-    if (!numbered->path_node || !numbered->path_figures || !numbered->path_innermost || !numbered->path_groups ||
-        !numbered->path_outside)
+    numbered->path_order = malloc(paths * sizeof *numbered->path_order);
+    if (!numbered->path_node || !numbered->path_order)
         goto done;
     for (size_t p = 0; p < tree->path_count; p++) {
         end_number[p] = tree->path_end[p] != NONE ? number[tree->path_end[p]] : 0;
-        order[p] = p;
+        numbered->path_order[p] = p;
     }
     sort_numbers = end_number;
-    qsort(order, tree->path_count, sizeof *order, by_number);
-    for (size_t row = 0; row < tree->path_count; row++) {
-        size_t p = order[row];
-        int64_t end = tree->path_end[p];
-        numbered->path_node[row] = end_number[p];
-        memcpy(numbered->path_figures + row * MR_FIGURES, tree->path_figures + p * MR_FIGURES,
-               MR_FIGURES * sizeof *numbered->path_figures);
-        numbered->path_innermost[row] = end != NONE ? (int64_t)tree->nodes[end].frame.function : NONE;
-        numbered->path_groups[row] = end != NONE ? chain_groups[end] : 0;
-        numbered->path_outside[row] = end != NONE ? chain_outside[end] : NONE;
-    }
+    qsort(numbered->path_order, tree->path_count, sizeof *numbered->path_order, by_number);
+    for (size_t row = 0; row < tree->path_count; row++)
+        numbered->path_node[row] = end_number[numbered->path_order[row]];
     numbered->path_count = tree->path_count;
-    status = MR_OK;
+    status = number_chains(tree, &of_node, numbered);
 done:
     free(number);
-    free(chain_groups);
-    free(chain_outside);
+    free(of_node.groups);
+    free(of_node.outside);
     free(end_number);
-    free(order);
     if (status != MR_OK)
         mr_numbered_free(numbered);
     else

@@ -70,9 +70,10 @@ static int write_paths(sqlite3 *db, const struct mr_numbered *numbered, const ui
             sqlite3_bind_int64(statement, 1, (sqlite3_int64)numbered->path_node[row]);
         else
             sqlite3_bind_null(statement, 1);
+        const uint64_t *figures = mr_tree_path_figures(numbered->tree, numbered->path_order[row]);
         for (int f = 0; f < MR_FIGURES; f++)
-            bind_u64(statement, 2 + f, numbered->path_figures[row * MR_FIGURES + (size_t)f]);
-        status = bind_text(statement, 2 + MR_FIGURES, &runtimes[runtime[row]]);
+            bind_u64(statement, 2 + f, figures[f]);
+        status = bind_text(statement, 2 + MR_FIGURES, &runtimes[runtime[numbered->path_chain[row]]]);
         if (status == SQLITE_OK)
             status = step(statement);
     }
@@ -85,7 +86,8 @@ int mr_numbered_write(const struct mr_numbered *numbered, const char *database, 
                       char *error, size_t error_size)
 {
     sqlite3 *db = NULL;
-    if (sqlite3_open_v2(database, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
+    /* One thread writes through this connection: no locks around each call. */
+    if (sqlite3_open_v2(database, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
         int status = fail(db, error, error_size);
         sqlite3_close(db);
         return status;

@@ -47,9 +47,11 @@ class Frame(ctypes.Structure):
 
 
 class _Numbered(ctypes.Structure):
-    _fields_ = [("node_count", ctypes.c_size_t), ("node_parent", _u64p), ("node_frame", ctypes.POINTER(Frame)),
-                ("path_count", ctypes.c_size_t), ("path_node", _u64p), ("path_figures", _u64p),
-                ("path_innermost", _i64p), ("path_groups", _u32p), ("path_outside", _i64p)]
+    _fields_ = [("tree", ctypes.c_void_p), ("node_count", ctypes.c_size_t), ("node_parent", _u64p),
+                ("node_frame", ctypes.POINTER(Frame)), ("path_count", ctypes.c_size_t), ("path_node", _u64p),
+                ("path_order", ctypes.POINTER(ctypes.c_size_t)), ("path_chain", _u32p),
+                ("chain_count", ctypes.c_size_t), ("chain_innermost", _i64p), ("chain_groups", _u32p),
+                ("chain_outside", _i64p)]
 
 
 def library_path() -> Path:
@@ -210,18 +212,18 @@ def _texts(values: Sequence[str | bytes]) -> Any:
 
 
 class Numbered:
-    """The tree as the database holds it (reduce.h, mr_numbered): what the
-    runtime-block rules need of each path, as lists, and the rest written
-    straight into the database."""
+    """The tree as the database holds it (reduce.h, mr_numbered): the
+    chains of its paths, for the runtime-block rules, as lists, and the
+    rest written straight into the database.  It holds its tree."""
 
-    def __init__(self, pointer: Any) -> None:
+    def __init__(self, pointer: Any, tree: Tree) -> None:
         self._pointer = pointer
+        self._tree = tree
         self._library = _library()
         n = pointer.contents
-        self.node_count: int = n.node_count
-        self.path_innermost = _ints(n.path_innermost, n.path_count, "q")
-        self.path_groups = _ints(n.path_groups, n.path_count, "I")
-        self.path_outside = _ints(n.path_outside, n.path_count, "q")
+        self.chain_innermost = _ints(n.chain_innermost, n.chain_count, "q")
+        self.chain_groups = _ints(n.chain_groups, n.chain_count, "I")
+        self.chain_outside = _ints(n.chain_outside, n.chain_count, "q")
 
     def __del__(self) -> None:
         if getattr(self, "_pointer", None):
@@ -229,7 +231,8 @@ class Numbered:
 
     def write(self, database: Path, function_ids: Sequence[int], files: Sequence[str | bytes],
               runtime: Sequence[int], runtimes: Sequence[str]) -> None:
-        """Into the database's path_nodes and paths (reduce.h, mr_numbered_write)."""
+        """Into the database's path_nodes and paths (reduce.h,
+        mr_numbered_write); runtime by chain."""
         error = ctypes.create_string_buffer(512)
         status = self._library.mr_numbered_write(
             self._pointer, os.fsencode(database), (ctypes.c_int64 * max(len(function_ids), 1))(*function_ids),
@@ -283,4 +286,4 @@ class Tree:
         out = ctypes.POINTER(_Numbered)()
         _check(self._library.mr_tree_number(self._tree, (ctypes.c_uint32 * max(len(groups), 1))(*groups),
                                             bytes(map(bool, outside)), len(groups), ctypes.byref(out)))
-        return Numbered(out)
+        return Numbered(out, self)

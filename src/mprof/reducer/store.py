@@ -181,16 +181,12 @@ def _insert_paths(db: sqlite3.Connection, path: Path, tree: PathTree, ids: dict[
     numbered = tree.tree.numbered([runtime_blocks.groups_of(name) for name, _ in functions],
                                   [not runtime_blocks.in_stdcxx(module) for _, module in functions])
     runtimes: dict[str, int] = {}
-    of_chain: dict[tuple[int, int, int], int] = {}
     runtime = []
-    for chain in zip(numbered.path_innermost, numbered.path_groups, numbered.path_outside, strict=True):
-        found = of_chain.get(chain)
-        if found is None:
-            innermost, groups, outside = chain
-            kept_by = runtime_blocks.kept_by(runtime_blocks.Chain(
-                functions[innermost], groups, functions[outside] if outside >= 0 else None)) if innermost >= 0 else ""
-            found = of_chain[chain] = runtimes.setdefault(kept_by, len(runtimes))
-        runtime.append(found)
+    for innermost, groups, outside in zip(numbered.chain_innermost, numbered.chain_groups, numbered.chain_outside,
+                                          strict=True):
+        kept_by = runtime_blocks.kept_by(runtime_blocks.Chain(
+            functions[innermost], groups, functions[outside] if outside >= 0 else None)) if innermost >= 0 else ""
+        runtime.append(runtimes.setdefault(kept_by, len(runtimes)))
     db.commit()
     # Functions of start-up code only are on no node written.
     numbered.write(path, [ids.get(key, 0) for key in functions],
