@@ -1,0 +1,71 @@
+"""The reduction of real programs' data files against the reduction as it
+was done in Python before libmprof-reduce (tests/python/reference_reduction.py),
+on the same resolved frames: the call graph's sites, leak chains and pairs,
+and every row of path_nodes and paths, must be the same.  The programs: GCC's
+cc1plus at -O2 (C++ with deep inlined stacks, the issue-31 case in small),
+python3 (thousands of paths through libpython), the same in mprof- mode, and
+recursion through libc's qsort (cycles, start-up code above main)."""
+
+from __future__ import annotations
+
+import sqlite3
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from e2e_support import REPO_ROOT, Run, Targets
+from mprof.reducer import callgraph, store, tree
+from mprof.reducer.profile import reduce_files
+from mprof.reducer.records import DataFile
+from mprof.reducer.symbolize import Resolver, WarningSink
+
+sys.path.insert(0, str(REPO_ROOT / "tests" / "python"))
+import reference_reduction as reference  # noqa: E402
+
+SOURCE = "#include <map>\n#include <string>\nstd::map<std::string, int> m;\nint f() { return (int)m.size(); }\n"
+SCRIPT = "import json\nprint(len(json.dumps({str(n): [n] * n for n in range(300)})))\n"
+
+
+def agree(data: DataFile, tmp_path: Path) -> int:
+    """Compares the two reductions of data; the number of paths compared."""
+    assert tree.totals(data) == reference.totals(data)
+    database = tmp_path / "new.db"
+    store.write_database(reduce_files([data]), database)
+    written = sqlite3.connect(database)
+    ids = {(name, module): number for number, name, module in written.execute("SELECT id, name, module FROM functions")}
+    graph, paths = callgraph.CallGraph(), reference.PathTree()
+    with Resolver(data.modules, WarningSink()) as resolver:
+        frames = resolver.resolve(sorted({node.addr for node in data.nodes}))
+    callgraph.add_run(graph, reference.totals(data), data.header.call_graph, frames)
+    reference.add_run(paths, graph, data, frames)
+    assert sorted(graph.functions) == sorted(ids)
+    node_rows, path_rows = reference.rows(paths, ids)
+    assert written.execute("SELECT * FROM path_nodes ORDER BY id").fetchall() == node_rows
+    assert written.execute("SELECT * FROM paths ORDER BY node_id").fetchall() == path_rows
+    return len(path_rows)
+
+
+def largest(run: Run) -> DataFile:
+    return run.data(max(run.files(), key=lambda path: path.stat().st_size))
+
+
+def test_cc1plus(profile: Callable[..., Run], tmp_path: Path) -> None:
+    (tmp_path / "t.cc").write_text(SOURCE)
+    run = profile(["g++", "-O2", "-c", "t.cc", "-o", "t.o"])
+    data = largest(run)
+    assert data.program.exe.endswith("/cc1plus")
+    assert agree(data, tmp_path) > 1000
+
+
+@pytest.mark.parametrize("call_graph", ["1", "0"])
+def test_python3(profile: Callable[..., Run], tmp_path: Path, call_graph: str) -> None:
+    run = profile(["/usr/bin/python3", "-c", SCRIPT], MPROF_CALL_GRAPH=call_graph)
+    assert run.completed.stdout.strip().isdigit()
+    assert agree(largest(run), tmp_path) > 300
+
+
+def test_recursion_through_qsort(targets: Targets, profile: Callable[..., Run], tmp_path: Path) -> None:
+    run = profile([targets.build("recursion"), "qsort", "50"])
+    assert agree(run.data(), tmp_path) >= 2
