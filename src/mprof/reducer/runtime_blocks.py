@@ -61,6 +61,7 @@ def _named(function: str, *names: str) -> bool:
 _GROUP_OF_NAME = {name: bit for bit, names in _GROUPS for name in names}
 
 
+@functools.cache
 def groups_of(function: str) -> int:
     """The groups a function is named in, as Chain.groups holds them: its
     whole name, or what comes before one of its parentheses (_named), is a
