@@ -105,9 +105,4 @@ def numbers(line: str) -> list[int]:
 def path_name(model: Model, path: PathRow) -> str:
     """'main > a > w': the functions of a whole path, outermost first, read
     from the database's node table."""
-    names = []
-    node = path.node
-    while node is not None:
-        names.append(model.functions[model.path_nodes[node].function].name)
-        node = model.path_nodes[node].parent
-    return " > ".join(reversed(names))
+    return " > ".join(model.functions[function].name for function in model.path_functions(path.node))

@@ -8,7 +8,18 @@ import dataclasses
 import random
 
 from mprof.reducer.records import Summary
-from mprof.report.model import BinRow, EdgeRow, FunctionRow, LeakFrame, LeakRow, Model, PathNodeRow, PathRow, RunInfo
+from mprof.report.model import (
+    BinRow,
+    EdgeRow,
+    FunctionRow,
+    LeakFrame,
+    LeakRow,
+    Model,
+    PathNodeRow,
+    PathRow,
+    PathTree,
+    RunInfo,
+)
 
 LEAK_DEPTH = 5
 
@@ -91,7 +102,7 @@ def synthetic_model(functions: int, seed: int = 1) -> Model:
     paths = [PathRow(node_of[f], calls[f], calls[f] // 2, rows[f].self_bytes,
                      tuple(b - k for b, k in zip(rows[f].self_bytes, rows[f].kept_bytes, strict=True)))
              for f in callers if own[f]]
-    model = Model([run], summary, rows, edges, {}, bins, leaks, path_nodes=path_nodes, paths=paths)
+    model = Model([run], summary, rows, edges, {}, bins, leaks, tree=PathTree.of(path_nodes, paths))
     for edge in edges:
         model.callers.setdefault(edge.callee, []).append(edge)
         model.callees.setdefault(edge.caller, []).append(edge)

@@ -23,8 +23,7 @@ def test_collapsed_lines_are_sorted_merged_and_keep_separators_out_of_names() ->
         ((1, (4, 10)), 100, 0, ""),
         ((1, (4, 11)), 50, 0, ""),  # another line of the same call: one stack
         ((1, 2, 3), 7, 7, ""),
-    ])
-    model.paths.append(PathRow(None, 2, 0, (0, 3, 0, 0), (0, 0, 0, 0)))
+    ], unwound=(PathRow(None, 2, 0, (0, 3, 0, 0), (0, 0, 0, 0)),))
     assert collapsed(model, by_name("alloc_space")) == (
         "(no call chain) 3\n"
         "main;leaf 150\n"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import zlib
 
 from mprof.report import flame, size_chart
-from mprof.report.model import BinRow, EdgeRow, FunctionRow, Model, PathNodeRow, PathRow, RunInfo
+from mprof.report.model import BinRow, EdgeRow, FunctionRow, Model, PathNodeRow, PathRow, PathTree, RunInfo
 
 
 def function(id: int, name: str, own: int = 0, total: int = 0, cycle: int | None = None) -> FunctionRow:
@@ -30,13 +30,15 @@ def model(functions: list[FunctionRow], edges: list[tuple[int, int, int]], bins:
 Path = tuple[tuple[int | tuple[int, int], ...], int, int, str]
 
 
-def path_model(names: dict[int, str], paths: list[Path], call_graph: bool = True) -> Model:
-    """Functions by id and the paths, as the database holds them."""
+def path_model(names: dict[int, str], paths: list[Path], call_graph: bool = True,
+               unwound: tuple[PathRow, ...] = ()) -> Model:
+    """Functions by id and the paths, as the database holds them; unwound,
+    paths of no caller."""
     functions = [FunctionRow(id, name, "prog", "prog.c", id, None, 0, (0,) * 4, (0,) * 4, 0, 0, 0, 0)
                  for id, name in names.items()]
-    result = Model([RunInfo(1, 0, "prog", "prog", 1, call_graph, True, False, 0, False, 5)], {},
-                   {f.id: f for f in functions}, [], {}, [], [])
     index: dict[tuple[int | None, int, int], int] = {}
+    nodes: dict[int, PathNodeRow] = {}
+    rows = []
     for frames, allocated, freed, runtime in paths:
         parent: int | None = None
         for frame in frames:
@@ -44,10 +46,11 @@ def path_model(names: dict[int, str], paths: list[Path], call_graph: bool = True
             key = (parent, function, line)
             if key not in index:
                 index[key] = len(index) + 1
-                result.path_nodes[index[key]] = PathNodeRow(parent, function, "prog.c", line)
+                nodes[index[key]] = PathNodeRow(parent, function, "prog.c", line)
             parent = index[key]
-        result.paths.append(PathRow(parent, 1, 1 if freed else 0, (0, allocated, 0, 0), (0, freed, 0, 0), runtime))
-    return result
+        rows.append(PathRow(parent, 1, 1 if freed else 0, (0, allocated, 0, 0), (0, freed, 0, 0), runtime))
+    return Model([RunInfo(1, 0, "prog", "prog", 1, call_graph, True, False, 0, False, 5)], {},
+                 {f.id: f for f in functions}, [], {}, [], [], tree=PathTree.of(nodes, rows + list(unwound)))
 
 
 def paths(graph: flame.Flame) -> dict[str, int]:

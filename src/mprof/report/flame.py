@@ -60,10 +60,11 @@ Children = Callable[[object, int], list[Candidate]]
 
 def _path_flame(model: Model, weight: Callable[[PathRow], int], min_share: float, max_frames: int) -> Flame:
     """The paths' tree, each path counting weight(path) bytes."""
-    below: dict[int | None, list[int]] = {}  # children of each node, None: of the root
-    for node_id, node in model.path_nodes.items():
-        below.setdefault(node.parent, []).append(node_id)
-    subtotal: dict[int, int] = dict.fromkeys(model.path_nodes, 0)
+    tree = model.tree
+    below = tree.children()  # children of each node, None: of the root
+    parents = tree.parents()
+    node_functions = tree.functions_of_nodes()
+    subtotal: dict[int, int] = dict.fromkeys(parents, 0)
     unwound = 0
     for path in model.paths:
         if path.node is None:
@@ -72,10 +73,12 @@ def _path_flame(model: Model, weight: Callable[[PathRow], int], min_share: float
             subtotal[path.node] += weight(path)
     # Parents come before their children: from the last node back, each has
     # its descendants' bytes before it passes them up.
-    for node_id in sorted(model.path_nodes, reverse=True):
-        parent = model.path_nodes[node_id].parent
-        if parent is not None:
-            subtotal[parent] += subtotal[node_id]
+    for node_id in reversed(parents):
+        value = subtotal[node_id]
+        if value:
+            parent = parents[node_id]
+            if parent is not None:
+                subtotal[parent] += value
 
     def children(key: object, value: int) -> list[Candidate]:
         # A frame is the nodes of one function under the frame above.
@@ -83,7 +86,7 @@ def _path_flame(model: Model, weight: Callable[[PathRow], int], min_share: float
             child for n in cast(tuple[int, ...], key) for child in below.get(n, [])]
         by_function: dict[int, list[int]] = {}
         for node_id in nodes:
-            by_function.setdefault(model.path_nodes[node_id].function, []).append(node_id)
+            by_function.setdefault(node_functions[node_id], []).append(node_id)
         found: list[Candidate] = []
         for function_id, group in by_function.items():
             function = model.functions[function_id]

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, replace
 
 from .replays import StoredReplay
 from .replays import load as load_replays
@@ -140,6 +141,216 @@ class SuppressedRow:
     bytes: int
 
 
+class PathTree:
+    """The whole call paths (schema.sql's path_nodes and paths), kept in an
+    in-memory SQLite database of their own: a report asks for what it shows
+    (the figures of the paths, the functions of the few it names) rather
+    than every frame of every path becoming a Python object.  What must see
+    every path reads compact columns, each read once: the paths' figures
+    (rows), and each node's parent, function, and file, line and inlined
+    flag."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db  # holds path_nodes and paths, and an index of each node's children
+        self.db.row_factory = None
+        self.db.text_factory = _lossless_text
+        self._rows: list[PathRow] | None = None
+        self._parent: dict[int, int | None] | None = None
+        self._function: dict[int, int] | None = None
+        self._details: dict[int, tuple[bytes | str, int, int]] | None = None
+        self._texts: dict[bytes | str, str] = {}
+        self._functions: dict[int, tuple[int, ...]] = {}
+        self._merged: frozenset[int] | None = None
+        self._children: dict[int | None, list[int]] | None = None
+
+    @classmethod
+    def copy(cls, source: sqlite3.Connection) -> PathTree:
+        """The path tables of a profile database, copied whole into memory
+        (SQLite's backup, page by page), with the index of children the
+        queries below walk down by."""
+        db = sqlite3.connect(":memory:")
+        source.backup(db)
+        db.execute("CREATE INDEX IF NOT EXISTS mprof_children ON path_nodes(parent_id, function_id)")
+        return cls(db)
+
+    @classmethod
+    def of(cls, nodes: Mapping[int, PathNodeRow], paths: Iterable[PathRow]) -> PathTree:
+        """A tree of rows built by hand (tests, synthetic profiles)."""
+        db = sqlite3.connect(":memory:")
+        db.executescript(
+            "CREATE TABLE path_nodes (id INTEGER PRIMARY KEY, parent_id INTEGER, function_id INTEGER NOT NULL, "
+            "file TEXT NOT NULL, line INTEGER NOT NULL, inlined INTEGER NOT NULL);"
+            "CREATE TABLE paths (node_id INTEGER UNIQUE, allocs INTEGER, frees INTEGER, bytes_s INTEGER, "
+            "bytes_m INTEGER, bytes_l INTEGER, bytes_x INTEGER, freed_s INTEGER, freed_m INTEGER, freed_l INTEGER, "
+            "freed_x INTEGER, temporaries INTEGER, peak_blocks INTEGER, peak_bytes INTEGER, runtime TEXT);"
+            "CREATE INDEX mprof_children ON path_nodes(parent_id, function_id);")
+        db.executemany("INSERT INTO path_nodes VALUES (?, ?, ?, ?, ?, ?)",
+                       [(node, row.parent, row.function, row.file, row.line, int(row.inlined))
+                        for node, row in nodes.items()])
+        db.executemany("INSERT INTO paths VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                       [(path.node, path.allocs, path.frees, *path.bytes, *path.freed, path.temporaries,
+                         path.peak_blocks, path.peak_bytes, path.runtime) for path in paths])
+        return cls(db)
+
+    @classmethod
+    def empty(cls) -> PathTree:
+        return cls.of({}, [])
+
+    def rows(self) -> list[PathRow]:
+        """Every path, in the order of their innermost nodes (none first)."""
+        if self._rows is None:
+            self._rows = [PathRow(row[0], row[1], row[2], row[3:7], row[7:11], row[14] or "", row[11], row[12], row[13])
+                          for row in self.db.execute(
+                              "SELECT node_id, allocs, frees, bytes_s, bytes_m, bytes_l, bytes_x, freed_s, freed_m, "
+                              "freed_l, freed_x, temporaries, peak_blocks, peak_bytes, NULLIF(runtime, '') FROM paths "
+                              "ORDER BY node_id")]
+        return self._rows
+
+    def figures(self, columns: str, where: str) -> list[tuple[int | None, int, int]]:
+        """(node, and two figures as SQL over a path's columns) of the paths
+        where holds, in the order of rows()."""
+        return self.db.execute(f"SELECT node_id, {columns} FROM paths WHERE {where} ORDER BY node_id").fetchall()
+
+    def parents(self) -> dict[int, int | None]:
+        """Each node's parent (None: an outermost frame), parents first."""
+        if self._parent is None:
+            self._parent = dict(self.db.execute("SELECT id, parent_id FROM path_nodes ORDER BY id"))
+        return self._parent
+
+    def children(self) -> dict[int | None, list[int]]:
+        """Each node's children (None: the outermost frames), in the order
+        of their ids."""
+        if self._children is None:
+            below: dict[int | None, list[int]] = {}
+            for node, parent in self.parents().items():
+                below.setdefault(parent, []).append(node)
+            self._children = below
+        return self._children
+
+    def functions_of_nodes(self) -> dict[int, int]:
+        """Each node's function."""
+        if self._function is None:
+            self._function = dict(self.db.execute("SELECT id, function_id FROM path_nodes ORDER BY id"))
+        return self._function
+
+    def _text(self, value: bytes | str) -> str:
+        text = self._texts.get(value)
+        if text is None:
+            text = self._texts[value] = _text(value)
+        return text
+
+    def node(self, node: int) -> PathNodeRow:
+        if self._details is None:
+            # Text as its bytes: decoded when a node is asked for, once a file.
+            self._details = {row[0]: row[1:] for row in self.db.execute(
+                "SELECT id, CAST(file AS BLOB), line, inlined FROM path_nodes")}
+        file, line, inlined = self._details[node]
+        return PathNodeRow(self.parents()[node], self.functions_of_nodes()[node], self._text(file), line,
+                           bool(inlined))
+
+    def frames(self, node: int | None) -> list[PathNodeRow]:
+        """The frames of the whole path that ends at node, innermost first."""
+        found = []
+        parents = self.parents()
+        while node is not None:
+            found.append(self.node(node))
+            node = parents[node]
+        return found
+
+    def path_functions(self, node: int | None) -> tuple[int, ...]:
+        """The functions of the whole path that ends at node, outermost
+        first."""
+        if node is None:
+            return ()
+        known = self._functions.get(node)
+        if known is None:
+            known = self.paths_functions([node])[node]
+        return known
+
+    # Fewer paths than this are walked up in SQL, more from the columns.
+    _FEW = 2000
+
+    def paths_functions(self, nodes: Iterable[int]) -> dict[int, tuple[int, ...]]:
+        """The functions of the paths that end at nodes, outermost first."""
+        nodes = list(nodes)
+        wanted = [node for node in dict.fromkeys(nodes) if node not in self._functions]
+        if len(wanted) < self._FEW and self._parent is None:
+            chains: dict[int, list[int]] = {node: [] for node in wanted}
+            for start, function in self.db.execute(
+                    "WITH RECURSIVE up(start, node, depth) AS (SELECT value, value, 0 FROM json_each(?) "
+                    "UNION ALL SELECT start, parent_id, depth + 1 FROM up JOIN path_nodes ON id = node "
+                    "WHERE parent_id IS NOT NULL) "
+                    "SELECT start, function_id FROM up JOIN path_nodes ON id = node ORDER BY start, depth DESC",
+                    (json.dumps(wanted),)):
+                chains[start].append(function)
+            for node, chain in chains.items():
+                self._functions[node] = tuple(chain)
+        else:
+            parents, functions = self.parents(), self.functions_of_nodes()
+            memo = self._functions
+            for node in wanted:
+                unknown = []
+                step: int | None = node
+                while step is not None and step not in memo:
+                    unknown.append(step)
+                    step = parents[step]
+                known = memo[step] if step is not None else ()
+                for each in reversed(unknown):
+                    known = memo[each] = (*known, functions[each])
+        return {node: self._functions[node] for node in nodes}
+
+    def innermost(self, functions: Iterable[int]) -> list[tuple[int, int, int]]:
+        """(node, function, bytes allocated) of the paths whose innermost
+        frame is one of functions, in the order of rows()."""
+        return self.db.execute(
+            "SELECT p.node_id, n.function_id, p.bytes_s + p.bytes_m + p.bytes_l + p.bytes_x FROM paths AS p "
+            "JOIN path_nodes AS n ON n.id = p.node_id WHERE n.function_id IN (SELECT value FROM json_each(?)) "
+            "ORDER BY p.node_id", (json.dumps(sorted(set(functions))),)).fetchall()
+
+    def allocating(self) -> list[int]:
+        """The functions of the paths' innermost frames."""
+        return [function for (function,) in self.db.execute(
+            "SELECT DISTINCT n.function_id FROM paths AS p JOIN path_nodes AS n ON n.id = p.node_id")]
+
+    def first_above(self, nodes: Iterable[int], wanted: Callable[[int], bool]) -> dict[int, int | None]:
+        """For each node, the function of the innermost frame above it
+        (its callers) that wanted takes, or None: a walk up all the paths
+        at once, a step of each a query."""
+        found: dict[int, int | None] = {}
+        reached = {node: node for node in nodes}  # a node still walked: the frame it has reached
+        while reached:
+            above = {node: (parent, function) for node, parent, function in self.db.execute(
+                "SELECT c.id, p.id, p.function_id FROM path_nodes AS c JOIN path_nodes AS p ON p.id = c.parent_id "
+                "WHERE c.id IN (SELECT value FROM json_each(?))", (json.dumps(sorted(set(reached.values()))),))}
+            still = {}
+            for node, at in reached.items():
+                step = above.get(at)
+                if step is None:
+                    found[node] = None
+                elif wanted(step[1]):
+                    found[node] = step[1]
+                else:
+                    still[node] = step[0]
+            reached = still
+        return found
+
+    def merged_nodes(self) -> frozenset[int]:
+        """The nodes whose functions, outermost first, may be another
+        node's too: siblings of one function (called from two lines of
+        their parent, or outermost frames of one function) and everything
+        below them.  Any other node's path is the only one of its functions."""
+        if self._merged is None:
+            self._merged = frozenset(node for (node,) in self.db.execute(
+                "WITH RECURSIVE merged(id) AS ("
+                "SELECT id FROM path_nodes WHERE (parent_id, function_id) IN (SELECT parent_id, function_id "
+                "FROM path_nodes WHERE parent_id IS NOT NULL GROUP BY 1, 2 HAVING COUNT(*) > 1) "
+                "UNION SELECT id FROM path_nodes WHERE parent_id IS NULL AND function_id IN (SELECT function_id "
+                "FROM path_nodes WHERE parent_id IS NULL GROUP BY 1 HAVING COUNT(*) > 1) "
+                "UNION ALL SELECT c.id FROM path_nodes AS c JOIN merged ON c.parent_id = merged.id) "
+                "SELECT id FROM merged"))
+        return self._merged
+
+
 @dataclass
 class Model:
     runs: list[RunInfo]
@@ -151,14 +362,22 @@ class Model:
     leaks: list[LeakRow]
     callers: dict[int, list[EdgeRow]] = field(default_factory=dict)
     callees: dict[int, list[EdgeRow]] = field(default_factory=dict)
-    path_nodes: dict[int, PathNodeRow] = field(default_factory=dict)  # parents first
-    paths: list[PathRow] = field(default_factory=list)
+    tree: PathTree = field(default_factory=PathTree.empty)  # the whole call paths
     replays: list[StoredReplay] = field(default_factory=list)  # mprof replay --db's, oldest first
     # Never-freed blocks leak suppressions took out of the leak rows, most first.
     suppressed: list[SuppressedRow] = field(default_factory=list)
-    # path_functions' memory: a path's functions by its innermost node.
-    _path_functions: dict[int, tuple[int, ...]] = field(default_factory=dict, init=False, repr=False,
-                                                         compare=False)
+    # The suppression each suppressed path fell under, by its place in tree.rows().
+    path_suppressions: dict[int, str] = field(default_factory=dict)
+
+    @property
+    def paths(self) -> list[PathRow]:
+        """Every whole path, in the order of their innermost nodes, each
+        with the suppression its never-freed blocks fell under."""
+        rows = self.tree.rows()
+        if not self.path_suppressions:
+            return rows
+        return [replace(row, suppressed=self.path_suppressions[n]) if n in self.path_suppressions else row
+                for n, row in enumerate(rows)]
 
     @property
     def suppressed_bytes(self) -> int:
@@ -178,30 +397,22 @@ class Model:
 
     def path_functions(self, node: int | None) -> tuple[int, ...]:
         """The functions of the whole path that ends at node, outermost
-        first; each node's once, from its parent's."""
-        unknown: list[int] = []
-        while node is not None and node not in self._path_functions:
-            unknown.append(node)
-            node = self.path_nodes[node].parent
-        known = self._path_functions[node] if node is not None else ()
-        for step in reversed(unknown):
-            known = self._path_functions[step] = (*known, self.path_nodes[step].function)
-        return known
+        first."""
+        return self.tree.path_functions(node)
 
     def frames(self, node: int | None) -> list[PathNodeRow]:
         """The frames of the whole path that ends at node, innermost first;
         none for None, an allocation whose caller was not found."""
-        found = []
-        while node is not None:
-            row = self.path_nodes[node]
-            found.append(row)
-            node = row.parent
-        return found
+        return self.tree.frames(node)
 
     def label(self, function_id: int) -> str:
         """gprof's way: name, <cycle N> for a member of a cycle."""
         function = self.functions[function_id]
         return function.name if function.cycle is None else f"{function.name} <cycle {function.cycle}>"
+
+
+def _lossless_text(value: bytes) -> str:
+    return value.decode("utf-8", "surrogateescape")
 
 
 def _text(value: str | bytes) -> str:
@@ -225,11 +436,16 @@ def load(db: sqlite3.Connection) -> Model:
                                   "checkpoint, end_signal, forked, leak_depth, start_unix_ns, lsan_suppressions, "
                                   "running FROM runs ORDER BY id")]
     summary = dict(db.execute("SELECT name, value FROM summary"))
+    # The big tables are read without the connection's row factory, which
+    # looks at every value: only their text columns can hold a BLOB.
+    raw = db.cursor()
+    raw.row_factory = None
     functions = {}
-    for row in db.execute("SELECT * FROM functions ORDER BY id"):
-        functions[row[0]] = FunctionRow(row[0], row[1], row[2], row[3], row[4], row[5], row[6], tuple(row[7:11]),
-                                        tuple(row[11:15]), row[15], row[16], row[17], row[18], row[1])
-    edges = [EdgeRow(row[0], row[1], row[2], tuple(row[3:7])) for row in db.execute(
+    for row in raw.execute("SELECT * FROM functions ORDER BY id"):
+        name = _text(row[1])
+        functions[row[0]] = FunctionRow(row[0], name, _text(row[2]), _text(row[3]), row[4], row[5], row[6],
+                                        row[7:11], row[11:15], row[15], row[16], row[17], row[18], name)
+    edges = [EdgeRow(row[0], row[1], row[2], row[3:7]) for row in raw.execute(
         "SELECT * FROM edges ORDER BY caller_id, callee_id")]
     members: dict[int, list[int]] = {}
     for function in functions.values():
@@ -242,22 +458,16 @@ def load(db: sqlite3.Connection) -> Model:
         "SELECT size, allocs, frees, bytes, bytes_freed, types, temporaries, peak_blocks, peak_bytes FROM bins "
         "ORDER BY size")]
     frames: dict[int, list[LeakFrame]] = {}
-    for leak_id, function, file, line in db.execute(
+    files: dict[str | bytes, str] = {}
+    for leak_id, function, file, line in raw.execute(
             "SELECT leak_id, function_id, file, line FROM leak_frames ORDER BY leak_id, position"):
-        frames.setdefault(leak_id, []).append(LeakFrame(function, file, line))
+        text = files.get(file)
+        if text is None:
+            text = files[file] = _text(file)
+        frames.setdefault(leak_id, []).append(LeakFrame(function, text, line))
     leaks = [LeakRow(row[1], row[2], row[3], row[4], tuple(frames.get(row[0], ())), row[5]) for row in db.execute(
         "SELECT id, allocs, frees, bytes, bytes_freed, runtime FROM leaks ORDER BY id")]
-    # The two big tables are read without the connection's row factory,
-    # which looks at every value: only their text columns can hold a BLOB.
-    raw = db.cursor()
-    raw.row_factory = None
-    path_nodes = {node: PathNodeRow(parent, function, _text(file), line, bool(inlined))
-                  for node, parent, function, file, line, inlined in raw.execute(
-                      "SELECT id, parent_id, function_id, file, line, inlined FROM path_nodes ORDER BY id")}
-    paths = [PathRow(row[0], row[1], row[2], tuple(row[3:7]), tuple(row[7:11]), _text(row[14]), row[11], row[12],
-                     row[13])
-             for row in raw.execute("SELECT * FROM paths ORDER BY node_id")]
-    model = Model(runs, summary, functions, edges, cycles, bins, leaks, path_nodes=path_nodes, paths=paths,
+    model = Model(runs, summary, functions, edges, cycles, bins, leaks, tree=PathTree.copy(db),
                   replays=load_replays(db))
     for edge in edges:
         model.callers.setdefault(edge.callee, []).append(edge)

@@ -83,6 +83,7 @@ def _scan(name: str) -> list[tuple[int, int, str]]:
     return pieces
 
 
+_BRACKETS = re.compile(r"[][(){}<>]")
 _RUST_HASH = re.compile(r"::h[0-9a-f]{16}$")
 # rust-lang's own rust-demangler strips them the same way: hex in brackets
 # right after a crate's name, before the rest of the path.
@@ -151,6 +152,8 @@ def short_name(name: str, templates: bool = False) -> str:
     module+0xoffset) comes back as it was."""
     if is_rust(name):
         return rust_path(name) if templates else _rust_short(rust_path(name))
+    if not _BRACKETS.search(name):
+        return name  # a C name, an address, a name without parameters: nothing to leave out
     clone = ""
     while name.endswith("]") and " [clone " in name:
         at = name.rindex(" [clone ")

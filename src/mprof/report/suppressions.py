@@ -158,15 +158,14 @@ def suppress(model: Model, rules: list[Suppression]) -> Model:
     keys = {tuple((f.function, f.file, f.line) for f in leak.frames): leak for leak in rows}
     taken: dict[int, list[PathRow]] = {}  # by id of the leak row the path lies under
     totals: dict[Suppression, list[int]] = {}
-    paths = []
-    for path in model.paths:
+    marks: dict[int, str] = {}
+    for n, path in enumerate(model.paths):
         kept_objects, kept = path.allocs - path.frees, sum(path.bytes) - sum(path.freed)
         rule = _match(model, frames := _frames(model, path.node), rules) if kept_objects and not path.runtime \
             else None
         if rule is None:
-            paths.append(path)
             continue
-        paths.append(replace(path, suppressed=rule.pattern))
+        marks[n] = rule.pattern
         total = totals.setdefault(rule, [0, 0])
         total[0] += kept_objects
         total[1] += kept
@@ -177,12 +176,13 @@ def suppress(model: Model, rules: list[Suppression]) -> Model:
                 taken.setdefault(id(row), []).append(path)
                 break
     leaks = []
+    has_paths = bool(model.paths)
     for leak in model.leaks:
         if id(leak) in taken:
             leak = _less(leak, taken[id(leak)])
             if leak.allocs == leak.frees and leak.bytes == leak.bytes_freed:
                 continue
-        elif not model.paths and leak in rows and (
+        elif not has_paths and leak in rows and (
                 rule := _match(model, [(f.function, f.file, f.line) for f in leak.frames], rules)):
             # A profile without whole paths: the row's own frames decide.
             total = totals.setdefault(rule, [0, 0])
@@ -192,4 +192,4 @@ def suppress(model: Model, rules: list[Suppression]) -> Model:
         leaks.append(leak)
     used = sorted((SuppressedRow(rule.pattern, rule.origin, objects, kept) for rule, (objects, kept) in totals.items()),
                   key=lambda row: (-row.bytes, row.origin))
-    return replace(model, leaks=leaks, paths=paths, suppressed=used)
+    return replace(model, leaks=leaks, path_suppressions=marks, suppressed=used)

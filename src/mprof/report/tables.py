@@ -4,13 +4,13 @@ that the three never disagree on a figure or an order."""
 
 from __future__ import annotations
 
-import itertools
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import cast, overload
 
 from . import folding
-from .model import BinRow, CycleRow, FunctionRow, LeakFrame, Model, PathRow
+from .model import BinRow, CycleRow, FunctionRow, LeakFrame, Model
 
 
 def percent(part: int, whole: int) -> str:
@@ -167,36 +167,105 @@ def path_functions(model: Model, node: int | None) -> tuple[int, ...]:
     return model.path_functions(node)
 
 
-def _ranked(model: Model, figures: Callable[[PathRow], tuple[int, int]]) -> list[WholePath]:
-    merged: dict[tuple[int, ...], list[int]] = {}
-    for path in model.paths:
-        blocks, size = figures(path)
-        if blocks or size:
-            row = merged.setdefault(path_functions(model, path.node), [0, 0])
-            row[0] += blocks
-            row[1] += size
-    rows = sorted((WholePath(functions, blocks, size) for functions, (blocks, size) in merged.items()),
-                  key=lambda row: (-row.bytes, -row.blocks))
-    # Rows of equal figures in the order of their functions' names: the
-    # names are looked up for those rows only, most rows have none equal.
-    ranked: list[WholePath] = []
-    for _, equal in itertools.groupby(rows, key=lambda row: (row.bytes, row.blocks)):
-        tied = list(equal)
-        if len(tied) > 1:
-            tied.sort(key=lambda row: [model.functions[f].full_name for f in row.functions])
-        ranked += tied
-    return ranked
+class RankedPaths(Sequence[WholePath]):
+    """Whole paths merged by their functions, most bytes (then blocks)
+    first; rows of equal figures in the order of their functions' names,
+    then of their first paths.  The figures are known at once, the
+    functions of a row, and the order among rows of its figures, when it is
+    asked for: a table that shows twenty rows looks up twenty paths."""
+
+    def __init__(self, model: Model, groups: list[tuple[int, int, int | None]]) -> None:
+        self._model = model
+        self._groups = groups  # (blocks, bytes, a node of the group), ranked by figures alone
+        self._rows: list[WholePath | None] = [None] * len(groups)
+        # Where each run of equal figures starts.
+        self._start: list[int] = []
+        for n, (blocks, size, _) in enumerate(groups):
+            tied = n and groups[n - 1][:2] == (blocks, size)
+            self._start.append(self._start[n - 1] if tied else n)
+
+    def __len__(self) -> int:
+        return len(self._groups)
+
+    def figures(self) -> list[WholePath]:
+        """Each row's figures, without its functions."""
+        return [WholePath((), blocks, size) for blocks, size, _ in self._groups]
+
+    def _resolve(self, start: int, end: int) -> None:
+        tree = self._model.tree
+        functions = tree.paths_functions(node for _, _, node in self._groups[start:end] if node is not None)
+        at = start
+        while at < end:
+            run_end = at + 1
+            while run_end < len(self._groups) and self._start[run_end] == self._start[at]:
+                run_end += 1
+            run = [WholePath(functions[node] if node is not None else (), blocks, size)
+                   for blocks, size, node in self._groups[at:run_end]]
+            if len(run) > 1:
+                names = self._model.functions
+                run.sort(key=lambda row: [names[f].full_name for f in row.functions])
+            self._rows[at:run_end] = run
+            at = run_end
+
+    @overload
+    def __getitem__(self, index: int) -> WholePath: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[WholePath]: ...
+
+    def __getitem__(self, index: int | slice) -> WholePath | list[WholePath]:
+        if isinstance(index, slice):
+            return [self[n] for n in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        row = self._rows[index]
+        if row is None:
+            start = self._start[index]
+            end = index + 1
+            while end < len(self._groups) and self._start[end] == start:
+                end += 1
+            self._resolve(start, end)
+            row = self._rows[index]
+        assert row is not None
+        return row
+
+    def __iter__(self) -> Iterator[WholePath]:
+        if any(row is None for row in self._rows):
+            self._resolve(0, len(self._groups))
+        return iter(cast(list[WholePath], self._rows))
 
 
-def peak_paths(model: Model) -> list[WholePath]:
+def _ranked(model: Model, blocks: str, size: str) -> RankedPaths:
+    """The paths' figures, blocks and size (SQL over the paths' columns),
+    merged by their functions: a node whose path may share its functions
+    with another (PathTree.merged_nodes) is looked up, the others are
+    their own rows."""
+    tree = model.tree
+    rows = tree.figures(f"{blocks}, {size}", f"{blocks} != 0 OR {size} != 0")
+    merged = tree.merged_nodes()
+    shared = tree.paths_functions(node for node, _, _ in rows if node is not None and node in merged)
+    groups: dict[object, list[int | None]] = {}
+    for node, row_blocks, row_size in rows:
+        key: object = node if node is not None and node not in merged else shared[node] if node is not None else ()
+        group = groups.get(key)
+        if group is None:
+            groups[key] = [row_blocks, row_size, node]
+        else:
+            group[0] += row_blocks  # type: ignore[operator]
+            group[1] += row_size  # type: ignore[operator]
+    ranked = sorted(((cast(int, b), cast(int, s), node) for b, s, node in groups.values()),
+                    key=lambda group: (-group[1], -group[0]))
+    return RankedPaths(model, ranked)
+
+
+def peak_paths(model: Model) -> RankedPaths:
     """What held the memory at the peak: whole paths by bytes live then."""
-    return _ranked(model, lambda path: (path.peak_blocks, path.peak_bytes))
+    return _ranked(model, "peak_blocks", "peak_bytes")
 
 
-def temporary_paths(model: Model) -> list[WholePath]:
+def temporary_paths(model: Model) -> RankedPaths:
     """Whole paths by their temporary allocations (bytes: none counted)."""
-    rows = _ranked(model, lambda path: (path.temporaries, 0))
-    return sorted(rows, key=lambda row: -row.blocks)
+    return _ranked(model, "temporaries", "0")
 
 
 @dataclass(frozen=True)
@@ -362,21 +431,22 @@ class Via:
     bytes: int
 
 
-def own_callers(model: Model) -> dict[int, list[Via]]:
-    """For each allocating function that is not the program's own code
-    (std::__new_allocator<int>::allocate, strdup), the program's functions
-    it allocated for: the innermost own frame of each of its paths, most
-    bytes first."""
+def own_callers(model: Model, allocating: Iterable[int] | None = None) -> dict[int, list[Via]]:
+    """For each allocating function (of allocating, or every one) that is
+    not the program's own code (std::__new_allocator<int>::allocate,
+    strdup), the program's functions it allocated for: the innermost own
+    frame of each of its paths, most bytes first."""
     own = folding.OwnCode(model)
+    chosen = allocating if allocating is not None else model.tree.allocating()
+    libraries = [function for function in chosen if not own.owns(function)]
+    paths = model.tree.innermost(libraries) if libraries else []
+    callers = model.tree.first_above((node for node, _, _ in paths), own.owns)
     found: dict[int, dict[int, int]] = {}
-    for path in model.paths:
-        frames = model.frames(path.node)
-        if not frames or own.owns(frames[0].function):
-            continue
-        caller = next((row.function for row in frames[1:] if own.owns(row.function)), None)
+    for node, allocator, size in paths:
+        caller = callers[node]
         if caller is not None:
-            by_caller = found.setdefault(frames[0].function, {})
-            by_caller[caller] = by_caller.get(caller, 0) + sum(path.bytes)
+            by_caller = found.setdefault(allocator, {})
+            by_caller[caller] = by_caller.get(caller, 0) + size
     return {allocator: sorted((Via(caller, size) for caller, size in by_caller.items()),
                               key=lambda via: (-via.bytes, model.functions[via.function].full_name))
             for allocator, by_caller in found.items()}
@@ -469,10 +539,11 @@ class GraphEntry:
     members: tuple[int, ...]  # a cycle's, most self bytes first
 
 
-def graph_entries(model: Model, cutoff: float) -> list[GraphEntry]:
-    """An entry per function and one per cycle just before its members,
-    ordered by self+desc, callers first on ties; entries below cutoff percent
-    of all bytes are left out."""
+def graph_order(model: Model, cutoff: float) -> list[tuple[str, int]]:
+    """The call graph's entries, ("function", id) or ("cycle", number):
+    one per function and one per cycle just before its members, ordered by
+    self+desc, callers first on ties; entries below cutoff percent of all
+    bytes are left out."""
     total = model.total_bytes
     ranks = caller_first_ranks(model)
     keys: list[tuple[str, int]] = [("function", f.id) for f in model.functions.values()]
@@ -491,9 +562,17 @@ def graph_entries(model: Model, cutoff: float) -> list[GraphEntry]:
         return model.cycles[key].total_bytes if kind == "cycle" else model.functions[key].total_bytes
 
     keys.sort(key=order)
-    keys = [k for k in keys if not total or size(k) * 100 >= cutoff * total]
-    return [_cycle_entry(model, model.cycles[key], index) if kind == "cycle" else _function_entry(model, key, index)
-            for index, (kind, key) in enumerate(keys)]
+    return [k for k in keys if not total or size(k) * 100 >= cutoff * total]
+
+
+def graph_entry(model: Model, kind: str, key: int, index: int) -> GraphEntry:
+    """The entry of graph_order's key at index."""
+    return _cycle_entry(model, model.cycles[key], index) if kind == "cycle" else _function_entry(model, key, index)
+
+
+def graph_entries(model: Model, cutoff: float) -> list[GraphEntry]:
+    """Every entry of graph_order, made."""
+    return [graph_entry(model, kind, key, index) for index, (kind, key) in enumerate(graph_order(model, cutoff))]
 
 
 def _function_entry(model: Model, function_id: int, index: int) -> GraphEntry:

@@ -94,12 +94,16 @@ def summary_table(model: Model) -> str:
     return "\n".join(lines)
 
 
-def whole_path_table(model: Model, options: Options, heading: list[str], rows: Sequence[tables.WholePath],
+def whole_path_table(model: Model, options: Options, heading: list[str], rows: tables.RankedPaths,
                      weight: Callable[[tables.WholePath], int], total: int,
                      figures: Callable[[tables.WholePath], str], empty: str) -> str:
     """A table of whole call paths: heading, then each shown row's figures
     and its path, or the line empty when there is no row."""
-    shown = shown_rows(rows, weight, total, options)
+    # Which rows show is a matter of their figures: only those rows' paths
+    # are looked up.
+    ranked = rows.figures()
+    above = [n for n, row in enumerate(ranked) if not total or weight(row) * 100 >= options.cutoff * total]
+    shown = [rows[n] for n in above[:shown_count([weight(ranked[n]) for n in above], total, options.limit)]]
     paths = tables.shown_whole_paths(model, shown, None if options.wide else options.path_width)
     lines = heading + [f"{figures(row)}  {path.text}" for row, path in zip(shown, paths, strict=True)]
     if not rows:
@@ -187,7 +191,7 @@ def direct_table(model: Model, options: Options) -> str:
              _direct_row("<total>", all_allocated, totals.by_class, totals.kept_by_class, totals.calls,
                          all_allocated, all_kept)]
     shown = shown_rows(allocators, lambda f: sum(f.self_bytes), all_allocated, options)
-    callers = tables.own_callers(model)
+    callers = tables.own_callers(model, [f.id for f in shown])
     for f in shown:
         via = tables.via_text(model, callers.get(f.id, []), sum(f.self_bytes))
         lines.append(_direct_row(model.label(f.id) + (f"  ({via})" if via else ""), sum(f.self_bytes), f.self_bytes,
@@ -199,10 +203,11 @@ def call_graph(model: Model, options: Options) -> str:
     if not model.call_graph:
         return "Allocation call graph: not recorded (the profile was taken in mprof- mode)."
     total = model.total_bytes
-    above = tables.graph_entries(model, options.cutoff)
+    above = tables.graph_order(model, options.cutoff)
     # An entry's share is its own bytes: the entries shown account for the
     # bytes allocated, their callers above them.
-    entries = above[:shown_count([_self_bytes(model, entry) for entry in above], total, options.limit)]
+    shown = above[:shown_count([_self_bytes(model, kind, key) for kind, key in above], total, options.limit)]
+    entries = [tables.graph_entry(model, kind, key, index) for index, (kind, key) in enumerate(shown)]
     index = {(entry.kind, entry.key): entry.index for entry in entries}
     rule = "-" * 110
     lines = [legends.GRAPH, "",
@@ -252,9 +257,9 @@ def _more_related(entry: GraphEntry, most: int | None) -> list[str]:
     return [f"{'':<6} {'':>9} {'':>13} {'':>5}  ({counts}: --all shows them)"]
 
 
-def _self_bytes(model: Model, entry: GraphEntry) -> int:
+def _self_bytes(model: Model, kind: str, key: int) -> int:
     # A cycle's bytes are its members', counted at their own entries.
-    return 0 if entry.kind == "cycle" else sum(model.functions[entry.key].self_bytes)
+    return 0 if kind == "cycle" else sum(model.functions[key].self_bytes)
 
 
 def _cycle_line(model: Model, entry: GraphEntry, total: int, name: Callable[[int], str],
