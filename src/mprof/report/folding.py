@@ -13,6 +13,7 @@ __gnu_cxx::, Rust's std::, core::, alloc::)."""
 
 from __future__ import annotations
 
+import functools
 import os
 from collections import defaultdict
 from collections.abc import Sequence
@@ -61,7 +62,7 @@ class Fold:
     """Consecutive frames shown as one element."""
     frames: tuple[Frame, ...]
 
-    @property
+    @functools.cached_property
     def label(self) -> str:
         return _fold_label(self.frames)
 
@@ -98,6 +99,7 @@ class OwnCode:
         self._model = model
         self._programs = frozenset(run.program for run in model.runs)  # the executables' paths
         self._known: dict[int, tuple[bool, str]] = {}  # function id: own, origin
+        self._frames: dict[int, Frame] = {}
 
     def _system_module(self, module: str) -> bool:
         return module not in self._programs and (module.startswith(SYSTEM_DIRECTORIES) or not module.startswith("/"))
@@ -120,14 +122,22 @@ class OwnCode:
     def frame(self, function_id: int, text: str) -> Frame:
         return Frame(text, *self._classified(function_id))
 
+    def named_frame(self, function_id: int) -> Frame:
+        """The frame of a function shown by its name, made once."""
+        frame = self._frames.get(function_id)
+        if frame is None:
+            frame = self._frames[function_id] = self.frame(function_id, self._model.functions[function_id].name)
+        return frame
+
 
 def path_frames(model: Model, function_ids: Sequence[int], texts: Sequence[str] | None = None,
                 own: OwnCode | None = None) -> list[Frame]:
     """The frames of a path of functions, outermost first, shown as texts
     (their names unless given); own, the classifier of a whole table."""
     own = own or OwnCode(model)
-    return [own.frame(function_id, texts[n] if texts is not None else model.functions[function_id].name)
-            for n, function_id in enumerate(function_ids)]
+    if texts is None:
+        return [own.named_frame(function_id) for function_id in function_ids]
+    return [own.frame(function_id, texts[n]) for n, function_id in enumerate(function_ids)]
 
 
 def whole(texts: Sequence[str], partial: bool) -> str:
@@ -156,52 +166,100 @@ def _elements(frames: Sequence[Frame], hidden: set[int]) -> list[Element]:
     return elements
 
 
-def _worth_folding(frames: Sequence[Frame], hidden: set[int]) -> set[int]:
-    """hidden less each lone frame no longer than the fold that would
-    replace it."""
-    return {n for n in hidden
-            if n - 1 in hidden or n + 1 in hidden or len(frames[n].text) > len(_fold_label((frames[n],)))}
+class _Lengths:
+    """What a path's folded length is made of, read once a path: each
+    frame's text length, whether it is own code, its origin, and whether
+    it is longer than a fold of it alone ("[1 frame]", "[1 origin]")."""
+
+    def __init__(self, frames: Sequence[Frame], partial: bool) -> None:
+        self.partial = partial
+        self.lengths = [len(frame.text) for frame in frames]
+        self.own = [frame.own for frame in frames]
+        self.origins = [frame.origin for frame in frames]
+        self.lone = [len(frame.text) > (9 if frame.own else 4 + len(frame.origin)) for frame in frames]
+        # Unfolded: the frames and "..." joined by " > ".
+        parts = len(frames) + (1 if partial else 0)
+        self.whole = sum(self.lengths) + (len(PARTIAL) if partial else 0) + len(SEPARATOR) * (parts - 1)
+
+    def folded(self, hidden: list[bool]) -> int:
+        """len(render(_elements(frames, hidden frames), partial)), without
+        making them: a fold's label is [N frames] or [N origins]
+        (_fold_label)."""
+        lengths, owns, origins_of = self.lengths, self.own, self.origins
+        total, parts = (len(PARTIAL), 1) if self.partial else (0, 0)
+        count = len(lengths)
+        n = 0
+        while n < count:
+            if not hidden[n]:
+                total += lengths[n]
+                parts += 1
+                n += 1
+                continue
+            start = n
+            own = owns[n]
+            first = origins_of[n]
+            second = ""
+            origins = 1
+            n += 1
+            while n < count and hidden[n]:
+                if owns[n]:
+                    own = True
+                origin = origins_of[n]
+                if origins == 1:
+                    if origin != first:
+                        second, origins = origin, 2
+                elif origins == 2 and origin != first and origin != second:
+                    origins = 3
+                n += 1
+            folded = n - start
+            if own or origins > 2:
+                total += 3 + len(str(folded)) + (len("frames") if folded > 1 else len("frame"))
+            else:
+                total += 3 + len(str(folded)) + len(first) + (2 + len(second) if origins == 2 else 0)
+            parts += 1
+        return total + len(SEPARATOR) * (parts - 1)
 
 
-def _length(frames: Sequence[Frame], hidden: set[int], partial: bool) -> int:
-    """len(render(_elements(frames, hidden), partial)), without making them."""
-    parts = [len(PARTIAL)] if partial else []
-    start = None
-    for index, frame in enumerate(frames):
-        if index in hidden:
-            start = index if start is None else start
-            continue
-        if start is not None:
-            parts.append(len(_fold_label(frames[start:index])))
-            start = None
-        parts.append(len(frame.text))
-    if start is not None:
-        parts.append(len(_fold_label(frames[start:])))
-    return sum(parts) + len(SEPARATOR) * (len(parts) - 1)
-
-
-def _hidden(frames: Sequence[Frame], partial: bool, width: int, shown: set[int]) -> set[int]:
+def _hidden(path: _Lengths, width: int, shown: set[int]) -> set[int]:
     """The frames a path of more than width characters folds: its library
     frames between the outermost and the innermost, then, while it is still
     too long, its own frames from the outer end, as few as will do, all but
-    the innermost of them.  Frames in shown stay."""
-    last = len(frames) - 1
-    library = {n for n in range(1, last) if not frames[n].own and n not in shown}
-    own_outer_first = [n for n in range(1, last) if frames[n].own and n not in shown][:-1]
+    the innermost of them; of those, a lone frame only when it is longer
+    than its fold.  Frames in shown stay."""
+    count = len(path.lengths)
+    last = count - 1
+    # When a frame folds: its rank among the own frames that may fold, the
+    # library's always (-1), the others never.
+    never = count + 1
+    rank = [never] * count
+    own_frames = []
+    for n in range(1, last):
+        if n not in shown:
+            if path.own[n]:
+                own_frames.append(n)
+            else:
+                rank[n] = -1
+    own_outer_first = own_frames[:-1]
+    for place, n in enumerate(own_outer_first):
+        rank[n] = place
+    lone = path.lone
 
-    def folding(count: int) -> set[int]:
-        return _worth_folding(frames, library | set(own_outer_first[:count]))
+    def folding(folded_own: int) -> list[bool]:
+        """The frames hidden when the first folded_own own frames fold too."""
+        base = [place < folded_own for place in rank]
+        return [hide and ((n > 0 and base[n - 1]) or (n < last and base[n + 1]) or lone[n])
+                for n, hide in enumerate(base)]
 
     # Folding more frames makes a path shorter: the fewest that fit, found
     # by halving, or all of them.
     low, high = 0, len(own_outer_first)
     while low < high:
         middle = (low + high) // 2
-        if _length(frames, folding(middle), partial) <= width:
+        if path.folded(folding(middle)) <= width:
             high = middle
         else:
             low = middle + 1
-    return folding(low)
+    return {n for n, hide in enumerate(folding(low)) if hide}
 
 
 def fold_paths(paths: Sequence[Sequence[Frame]], partial: Sequence[bool], width: int | None) -> list[ShownPath]:
@@ -210,18 +268,37 @@ def fold_paths(paths: Sequence[Sequence[Frame]], partial: Sequence[bool], width:
     then read the same, the innermost folded frame that tells them apart is
     shown, one at a time, until they differ."""
     shown: list[set[int]] = [set() for _ in paths]
+    lengths = [_Lengths(path, partial[n]) for n, path in enumerate(paths)] if width is not None else []
 
     def hidden_of(n: int) -> set[int]:
-        if width is None or _length(paths[n], set(), partial[n]) <= width:
+        if width is None or lengths[n].whole <= width:
             return set()
-        return _hidden(paths[n], partial[n], width, shown[n])
+        return _hidden(lengths[n], width, shown[n])
 
     def folded_of(n: int) -> ShownPath:
         return ShownPath(partial[n], tuple(_elements(paths[n], hidden[n])))
 
+    def text_of(n: int) -> str:
+        """folded_of(n).text, without making its elements."""
+        frames, folds = paths[n], hidden[n]
+        if not frames:
+            return NO_CHAIN
+        parts = [PARTIAL] if partial[n] else []
+        run: list[Frame] = []
+        for index, frame in enumerate(frames):
+            if index in folds:
+                run.append(frame)
+                continue
+            if run:
+                parts.append(_fold_label(run))
+                run = []
+            parts.append(frame.text)
+        if run:
+            parts.append(_fold_label(run))
+        return SEPARATOR.join(parts)
+
     hidden = [hidden_of(n) for n in range(len(paths))]
-    folded = [folded_of(n) for n in range(len(paths))]
-    texts = [path.text for path in folded]
+    texts = [text_of(n) for n in range(len(paths))]
     while True:
         readings: dict[str, list[int]] = defaultdict(list)
         for n, text in enumerate(texts):
@@ -237,8 +314,7 @@ def fold_paths(paths: Sequence[Sequence[Frame]], partial: Sequence[bool], width:
                     shown[n].add(at)
                 opened += rows
         if not opened:
-            return folded
+            return [folded_of(n) for n in range(len(paths))]
         for n in opened:
             hidden[n] = hidden_of(n)
-            folded[n] = folded_of(n)
-            texts[n] = folded[n].text
+            texts[n] = text_of(n)
