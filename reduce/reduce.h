@@ -21,7 +21,7 @@
 
 /* What failed; MR_CORRUPT leaves the explanation to the Python reader,
  * which names the entry and the field. */
-enum mr_status { MR_OK = 0, MR_CORRUPT = 1, MR_NO_MEMORY = 2, MR_DATABASE = 3 };
+enum mr_status { MR_OK = 0, MR_CORRUPT = 1, MR_NO_MEMORY = 2, MR_DATABASE = 3, MR_OVERFLOW = 4 };
 
 /* One data file's call paths, decoded. */
 struct mr_calls {
@@ -86,6 +86,41 @@ MR_EXPORT void mr_tree_free(struct mr_tree *tree);
 MR_EXPORT int mr_tree_add(struct mr_tree *tree, const struct mr_calls *calls, const uint32_t *first,
                           const struct mr_frame *frames, const uint8_t *from_main, size_t function_count,
                           uint32_t *taken, size_t *taken_count);
+
+/* One file's call graph (paper, section 3.3): what the functions allocated
+ * directly, the allocation sites by (module, offset) of their innermost
+ * frame, the leak chains by their frames, and the edges between functions
+ * (each pair of addresses once per occurrence in a path, the calls into
+ * inlined frames with them, start-up code above main left out).  The
+ * frames are those given to mr_tree_add; site_module[a] and site_offset[a]
+ * say where address a's innermost frame is.  Lists come in the order their
+ * keys first came. */
+struct mr_graph {
+    size_t function_count;
+    uint64_t *self;            /* by function: calls, frees, bytes (4), freed (4) */
+    size_t site_count;
+    uint32_t *site_module;
+    uint64_t *site_offset;
+    uint32_t *site_frame;      /* the frame (an index into frames) that made the site */
+    uint64_t *site_figures;    /* MR_FIGURES each */
+    size_t leak_count;
+    uint64_t *leak_end;        /* where each leak's frames end in leak_frames */
+    uint32_t *leak_frames;     /* indices into frames, innermost first */
+    uint64_t *leak_figures;    /* allocations, frees, bytes, bytes freed */
+    size_t edge_count;
+    uint32_t *edge_caller;     /* functions */
+    uint32_t *edge_callee;
+    uint64_t *edge_figures;    /* calls, bytes by class (4) */
+    size_t taken_count;
+    uint32_t *taken;           /* indices into frames of each function's first frame, in the order taken */
+};
+
+/* MR_OVERFLOW: an edge's figures pass 64 bits (the pairs of deep recursion
+ * each carry a path's figures again). */
+MR_EXPORT int mr_graph_make(const struct mr_calls *calls, unsigned leak_depth, int call_graph, const uint32_t *first,
+                            const struct mr_frame *frames, const uint8_t *from_main, const uint32_t *site_module,
+                            const uint64_t *site_offset, size_t function_count, struct mr_graph **out);
+MR_EXPORT void mr_graph_free(struct mr_graph *graph);
 
 /* The tree as the database holds it: the nodes some path ends under,
  * numbered from 1 in the order they were made (parents first), and the

@@ -1,7 +1,8 @@
 """The reduction of real programs' data files against the reduction as it
 was done in Python before libmprof-reduce (tests/python/reference_reduction.py),
-on the same resolved frames: the call graph's sites, leak chains and pairs,
-and every row of path_nodes and paths, must be the same.  The programs: GCC's
+on the same resolved frames: the totals (sites, leak chains, pairs), the
+call graph's tables (functions, cycles, edges, sites, leaks) and every row
+of path_nodes and paths must be the same.  The programs: GCC's
 cc1plus at -O2 (C++ with deep inlined stacks, the issue-31 case in small),
 python3 (thousands of paths through libpython), the same in mprof- mode, and
 recursion through libc's qsort (cycles, start-up code above main)."""
@@ -31,16 +32,23 @@ SCRIPT = "import json\nprint(len(json.dumps({str(n): [n] * n for n in range(300)
 def agree(data: DataFile, tmp_path: Path) -> int:
     """Compares the two reductions of data; the number of paths compared."""
     assert tree.totals(data) == reference.totals(data)
-    database = tmp_path / "new.db"
-    store.write_database(reduce_files([data]), database)
-    written = sqlite3.connect(database)
+    profile = reduce_files([data])
+    store.write_database(profile, tmp_path / "new.db")
+    written = sqlite3.connect(tmp_path / "new.db")
     ids = {(name, module): number for number, name, module in written.execute("SELECT id, name, module FROM functions")}
     graph, paths = callgraph.CallGraph(), reference.PathTree()
     with Resolver(data.modules, WarningSink()) as resolver:
         frames = resolver.resolve(sorted({node.addr for node in data.nodes}))
-    callgraph.add_run(graph, reference.totals(data), data.header.call_graph, frames)
+    reference.add_graph_run(graph, reference.totals(data), data.header.call_graph, frames)
     reference.add_run(paths, graph, data, frames)
-    assert sorted(graph.functions) == sorted(ids)
+    callgraph.finish(graph)
+    # The call graph's tables as the store writes the former graph.
+    profile.graph = graph
+    store.write_database(profile, tmp_path / "former.db")
+    former = sqlite3.connect(tmp_path / "former.db")
+    for table in ("functions", "cycles", "edges", "sites", "leaks", "leak_frames"):
+        query = f"SELECT * FROM {table}"
+        assert written.execute(query).fetchall() == former.execute(query).fetchall(), table
     node_rows, path_rows = reference.rows(paths, ids)
     assert written.execute("SELECT * FROM path_nodes ORDER BY id").fetchall() == node_rows
     assert written.execute("SELECT * FROM paths ORDER BY node_id").fetchall() == path_rows

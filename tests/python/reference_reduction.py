@@ -1,15 +1,18 @@
-"""The reduction of the call path tree as mprof did it in Python before
-libmprof-reduce (reduce/): an independent reading of what the library must
-give, kept for test_reduction_core.py to compare with.  Slow, plain and
+"""The reduction of the call path tree and of the call graph as mprof did
+it in Python before libmprof-reduce (reduce/): an independent reading of
+what the library must give, kept for test_reduction_core.py to compare with.  Slow, plain and
 obviously right: one dict entry per key, one step per node."""
 
 from __future__ import annotations
 
+import itertools
+from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from mprof.reducer import callgraph as cg
 from mprof.reducer import runtime_blocks
-from mprof.reducer.callgraph import CallGraph, FunctionKey
+from mprof.reducer.callgraph import CLASSES, CallGraph, FunctionKey
 from mprof.reducer.records import DataFile
 from mprof.reducer.symbolize import Frame
 from mprof.reducer.tree import LeakChain, Pair, Site, Totals
@@ -139,3 +142,104 @@ def rows(tree: PathTree, ids: Mapping[FunctionKey, int]) -> tuple[list[tuple[obj
         (number[end] if end != EMPTY else None, *figures, runtime_blocks.kept_by(chains[end] if end != EMPTY else None))
         for end, figures in sorted(tree.paths.items(), key=lambda item: number.get(item[0], 0))]
     return node_rows, path_rows
+
+
+# The call graph of one file, from its totals and frames (callgraph.add_run before).
+
+def _logical(frames: Sequence[Frame]) -> list[Frame]:
+    """Outermost first, cut above main: frames above main are start-up code."""
+    outermost_first = list(reversed(frames))
+    for i, frame in enumerate(outermost_first):
+        if frame.function == "main" and not frame.inlined:
+            return outermost_first[i:]
+    return outermost_first
+
+
+def _above_main(data: Totals, frames: Mapping[int, Sequence[Frame]]) -> set[int]:
+    """Return addresses in frames that call main, directly or not."""
+    callers: dict[int, list[int]] = defaultdict(list)
+    for pair in data.pairs:
+        callers[pair.callee].append(pair.caller)
+    above = {pair.caller for pair in data.pairs
+             if any(f.function == "main" and not f.inlined for f in frames[pair.callee])}
+    work = list(above)
+    while work:
+        for caller in callers[work.pop()]:
+            if caller not in above:
+                above.add(caller)
+                work.append(caller)
+    return above
+
+
+def add_graph_run(graph: CallGraph, data: Totals, call_graph: bool, frames: Mapping[int, Sequence[Frame]]) -> None:
+    """Adds one data file's sites, leaks and pairs (tree.totals); frames has
+    every address resolved."""
+    logical_of: dict[int, list[Frame]] = {}
+
+    def logical(address: int) -> list[Frame]:
+        found = logical_of.get(address)
+        if found is None:
+            found = logical_of[address] = _logical(frames[address])
+        return found
+
+    for site in data.sites:
+        of_site = logical(site.addr)
+        innermost = of_site[-1]
+        key = graph.function(innermost)
+        function = graph.functions[key]
+        function.self_calls += site.calls
+        function.kept_objects += site.calls - site.frees
+        for c in range(CLASSES):
+            function.self_bytes[c] += site.bytes[c]
+            function.kept_bytes[c] += site.bytes[c] - site.freed[c]
+        row = graph.sites.setdefault((innermost.module, innermost.offset),
+                                     cg.Site(key, innermost.module, innermost.offset, innermost.file, innermost.line))
+        row.calls += site.calls
+        row.frees += site.frees
+        row.temporaries += site.temporaries
+        row.peak_blocks += site.peak_blocks
+        row.peak_bytes += site.peak_bytes
+        for c in range(CLASSES):
+            row.bytes[c] += site.bytes[c]
+            row.freed[c] += site.freed[c]
+        for outer in of_site[:-1]:
+            graph.function(outer)
+
+    for chain in data.leaks:
+        outermost_first = [frame for address in reversed(chain.addrs) for frame in reversed(frames[address])]
+        path = tuple((graph.function(frame), frame.file, frame.line) for frame in reversed(_logical(
+            list(reversed(outermost_first)))))
+        leak = graph.leaks.setdefault(path, cg.Leak(path))
+        leak.allocs += chain.allocs
+        leak.frees += chain.frees
+        leak.bytes += chain.bytes
+        leak.bytes_freed += chain.bytes_freed
+
+    if not call_graph:
+        return
+    # Pairs from start-up code into main go with the frames above main.
+    above = _above_main(data, frames)
+    kept = [p for p in data.pairs if p.caller not in above]
+    incoming: set[int] = {p.callee for p in kept}
+    outgoing: dict[int, tuple[int, list[int]]] = {}
+    for pair in kept:
+        callee_frames = logical(pair.callee)
+        graph.edge(graph.function(logical(pair.caller)[-1]), graph.function(callee_frames[0])).add(pair.calls,
+                                                                                                   pair.bytes)
+        if len(callee_frames) > 1:
+            _add_inline_edges(graph, callee_frames, pair.calls, pair.bytes)
+        calls, by_class = outgoing.get(pair.caller, (0, [0] * CLASSES))
+        outgoing[pair.caller] = (calls + pair.calls, [a + b for a, b in zip(by_class, pair.bytes, strict=True)])
+    # A chain's outermost address is no pair's callee: its inlined frames are
+    # passed by every allocation that leaves it.
+    for address, (calls, by_class) in outgoing.items():
+        if address not in incoming:
+            _add_inline_edges(graph, logical(address), calls, by_class)
+    for site in data.sites:
+        if site.addr not in incoming:
+            _add_inline_edges(graph, logical(site.addr), site.calls, site.bytes)
+
+
+def _add_inline_edges(graph: CallGraph, logical: Sequence[Frame], calls: int, by_class: Sequence[int]) -> None:
+    for outer, inner in itertools.pairwise(logical):
+        graph.edge(graph.function(outer), graph.function(inner)).add(calls, by_class)

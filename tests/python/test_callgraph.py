@@ -5,7 +5,7 @@ hand-made data files and frames: cycles merged, no byte counted twice
 from __future__ import annotations
 
 from datafile_builder import DataFileBuilder
-from mprof.reducer import callgraph, datafile, tree
+from mprof.reducer import callgraph, datafile, frames_table
 from mprof.reducer.symbolize import Frame
 
 MAIN, F_CALLS_G, G_CALLS_F, G_CALLS_MALLOC = 0x1010, 0x2020, 0x3030, 0x3040
@@ -18,7 +18,8 @@ def frame(name: str, inlined: bool = False, line: int = 1) -> Frame:
 def graph_of(builder: DataFileBuilder, frames: dict[int, list[Frame]]) -> callgraph.CallGraph:
     graph = callgraph.CallGraph()
     data = datafile.parse(builder.build())
-    callgraph.add_run(graph, tree.totals(data), data.header.call_graph, frames)
+    names = frames_table.Names()
+    callgraph.add_run(graph, data, frames_table.frames_table(data, frames, names), names)
     callgraph.finish(graph)
     return graph
 

@@ -14,7 +14,7 @@ import pytest
 
 import reference_reduction as reference
 from datafile_builder import DataFileBuilder
-from mprof.reducer import datafile, pathtree, store, tree
+from mprof.reducer import callgraph, datafile, frames_table, pathtree, store, tree
 from mprof.reducer.callgraph import CallGraph
 from mprof.reducer.records import DataFile
 from mprof.reducer.symbolize import Frame
@@ -65,10 +65,13 @@ def test_the_path_tables_are_the_python_reductions(seed: int, tmp_path: Path) ->
     paths, expected = pathtree.PathTree(), reference.PathTree()
     for data in files:
         frames = random_frames(data, generator)
+        table = frames_table.frames_table(data, frames, paths.names)
+        callgraph.add_run(graph, data, table, paths.names)
+        reference.add_graph_run(expected_graph, reference.totals(data), data.header.call_graph, frames)
         # Either side registers its functions; both must register the same.
-        pathtree.add_run(paths, graph, data, frames)
+        pathtree.add_run(paths, graph, data, table)
         reference.add_run(expected, expected_graph, data, frames)
-    assert graph.functions == expected_graph.functions
+    assert graph == expected_graph
     ids = {key: number for number, key in enumerate(sorted(graph.functions), start=1)}
     database = tmp_path / "paths.db"
     db = store.connect_for_writing(database)

@@ -6,14 +6,15 @@ without counting any byte twice (paper section 3.3, Figure 7)."""
 
 from __future__ import annotations
 
-import itertools
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from . import core
+from .frames_table import FramesTable, Names
+from .records import DataFile
 from .scc import strongly_connected_components
 from .symbolize import Frame
-from .tree import Totals
 
 CLASSES = 4
 FunctionKey = tuple[str, str]  # (name, module)
@@ -106,103 +107,51 @@ class CallGraph:
         return self.edges.setdefault((caller, callee), Edge())
 
 
-def _logical(frames: Sequence[Frame]) -> list[Frame]:
-    """Outermost first, cut above main: frames above main are start-up code."""
-    outermost_first = list(reversed(frames))
-    for i, frame in enumerate(outermost_first):
-        if frame.function == "main" and not frame.inlined:
-            return outermost_first[i:]
-    return outermost_first
-
-
-def _above_main(data: Totals, frames: Mapping[int, Sequence[Frame]]) -> set[int]:
-    """Return addresses in frames that call main, directly or not."""
-    callers: dict[int, list[int]] = defaultdict(list)
-    for pair in data.pairs:
-        callers[pair.callee].append(pair.caller)
-    above = {pair.caller for pair in data.pairs
-             if any(f.function == "main" and not f.inlined for f in frames[pair.callee])}
-    work = list(above)
-    while work:
-        for caller in callers[work.pop()]:
-            if caller not in above:
-                above.add(caller)
-                work.append(caller)
-    return above
-
-
-def add_run(graph: CallGraph, data: Totals, call_graph: bool, frames: Mapping[int, Sequence[Frame]]) -> None:
-    """Adds one data file's sites, leaks and pairs (tree.totals); frames has
-    every address resolved."""
-    logical_of: dict[int, list[Frame]] = {}
-
-    def logical(address: int) -> list[Frame]:
-        found = logical_of.get(address)
-        if found is None:
-            found = logical_of[address] = _logical(frames[address])
-        return found
-
-    for site in data.sites:
-        of_site = logical(site.addr)
-        innermost = of_site[-1]
-        key = graph.function(innermost)
+def add_run(graph: CallGraph, data: DataFile, table: FramesTable, names: Names) -> None:
+    """Adds one data file's call graph, made by libmprof-reduce from its
+    paths and table, its addresses' frames (core.Graph)."""
+    built = core.Graph(data.calls, data.header.leak_depth, data.header.call_graph, table.first, table.numbered,
+                       table.from_main, table.site_module, table.site_offset, len(names.functions))
+    frames = table.frames
+    for at in built.taken:
+        graph.function(frames[at])
+    keys = names.functions
+    s = built.self
+    for number, key in enumerate(keys):
+        at = number * core.SELF
+        if not any(s[at:at + core.SELF]):
+            continue
         function = graph.functions[key]
-        function.self_calls += site.calls
-        function.kept_objects += site.calls - site.frees
+        calls, frees = s[at], s[at + 1]
+        function.self_calls += calls
+        function.kept_objects += calls - frees
         for c in range(CLASSES):
-            function.self_bytes[c] += site.bytes[c]
-            function.kept_bytes[c] += site.bytes[c] - site.freed[c]
-        row = graph.sites.setdefault((innermost.module, innermost.offset),
-                                     Site(key, innermost.module, innermost.offset, innermost.file, innermost.line))
-        row.calls += site.calls
-        row.frees += site.frees
-        row.temporaries += site.temporaries
-        row.peak_blocks += site.peak_blocks
-        row.peak_bytes += site.peak_bytes
+            function.self_bytes[c] += s[at + 2 + c]
+            function.kept_bytes[c] += s[at + 2 + c] - s[at + 6 + c]
+    f = built.site_figures
+    for offset, first, at in zip(built.site_offsets, built.site_frames, range(0, len(f), core.FIGURES), strict=True):
+        frame = frames[first]
+        row = graph.sites.setdefault((frame.module, offset), Site((frame.function, frame.module), frame.module,
+                                                                  offset, frame.file, frame.line))
+        row.calls += f[at]
+        row.frees += f[at + 1]
+        row.temporaries += f[at + 10]
+        row.peak_blocks += f[at + 11]
+        row.peak_bytes += f[at + 12]
         for c in range(CLASSES):
-            row.bytes[c] += site.bytes[c]
-            row.freed[c] += site.freed[c]
-        for outer in of_site[:-1]:
-            graph.function(outer)
-
-    for chain in data.leaks:
-        outermost_first = [frame for address in reversed(chain.addrs) for frame in reversed(frames[address])]
-        path = tuple((graph.function(frame), frame.file, frame.line) for frame in reversed(_logical(
-            list(reversed(outermost_first)))))
+            row.bytes[c] += f[at + 2 + c]
+            row.freed[c] += f[at + 6 + c]
+    leak_figures = built.leak_figures
+    for of_leak, at in zip(built.leak_frames, range(0, len(leak_figures), 4), strict=True):
+        path = tuple(((frames[n].function, frames[n].module), frames[n].file, frames[n].line) for n in of_leak)
         leak = graph.leaks.setdefault(path, Leak(path))
-        leak.allocs += chain.allocs
-        leak.frees += chain.frees
-        leak.bytes += chain.bytes
-        leak.bytes_freed += chain.bytes_freed
-
-    if not call_graph:
-        return
-    # Pairs from start-up code into main go with the frames above main.
-    above = _above_main(data, frames)
-    kept = [p for p in data.pairs if p.caller not in above]
-    incoming: set[int] = {p.callee for p in kept}
-    outgoing: dict[int, tuple[int, list[int]]] = {}
-    for pair in kept:
-        callee_frames = logical(pair.callee)
-        graph.edge(graph.function(logical(pair.caller)[-1]), graph.function(callee_frames[0])).add(pair.calls,
-                                                                                                   pair.bytes)
-        if len(callee_frames) > 1:
-            _add_inline_edges(graph, callee_frames, pair.calls, pair.bytes)
-        calls, by_class = outgoing.get(pair.caller, (0, _zero()))
-        outgoing[pair.caller] = (calls + pair.calls, [a + b for a, b in zip(by_class, pair.bytes, strict=True)])
-    # A chain's outermost address is no pair's callee: its inlined frames are
-    # passed by every allocation that leaves it.
-    for address, (calls, by_class) in outgoing.items():
-        if address not in incoming:
-            _add_inline_edges(graph, logical(address), calls, by_class)
-    for site in data.sites:
-        if site.addr not in incoming:
-            _add_inline_edges(graph, logical(site.addr), site.calls, site.bytes)
-
-
-def _add_inline_edges(graph: CallGraph, logical: Sequence[Frame], calls: int, by_class: Sequence[int]) -> None:
-    for outer, inner in itertools.pairwise(logical):
-        graph.edge(graph.function(outer), graph.function(inner)).add(calls, by_class)
+        leak.allocs += leak_figures[at]
+        leak.frees += leak_figures[at + 1]
+        leak.bytes += leak_figures[at + 2]
+        leak.bytes_freed += leak_figures[at + 3]
+    e = built.edge_figures
+    for caller, callee, at in zip(built.edge_callers, built.edge_callees, range(0, len(e), core.BELOW), strict=True):
+        graph.edge(keys[caller], keys[callee]).add(e[at], e[at + 1:at + 5])
 
 
 def finish(graph: CallGraph) -> None:

@@ -6,7 +6,6 @@ says what each call does; the classes here own what it returns."""
 from __future__ import annotations
 
 import array
-import bisect
 import ctypes
 import functools
 import os
@@ -20,7 +19,7 @@ from .errors import MprofError
 FIGURES = 13
 BELOW = 5
 LEAK_FIGURES = 4
-_OK, _CORRUPT, _NO_MEMORY, _DATABASE = 0, 1, 2, 3
+_OK, _CORRUPT, _NO_MEMORY, _DATABASE, _OVERFLOW = 0, 1, 2, 3, 4
 
 _u64p = ctypes.POINTER(ctypes.c_uint64)
 _i64p = ctypes.POINTER(ctypes.c_int64)
@@ -76,6 +75,10 @@ def _library() -> Any:
         "mr_totals_make": (ctypes.c_int, [ctypes.POINTER(_Calls), ctypes.c_uint, ctypes.c_int,
                                           ctypes.POINTER(ctypes.POINTER(_Totals))]),
         "mr_totals_free": (None, [ctypes.POINTER(_Totals)]),
+        "mr_graph_make": (ctypes.c_int, [ctypes.POINTER(_Calls), ctypes.c_uint, ctypes.c_int, ctypes.c_void_p,
+                                         ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p, ctypes.c_void_p,
+                                         ctypes.c_size_t, ctypes.POINTER(ctypes.POINTER(_Graph))]),
+        "mr_graph_free": (None, [ctypes.POINTER(_Graph)]),
         "mr_tree_new": (ctypes.c_void_p, []),
         "mr_tree_free": (None, [ctypes.c_void_p]),
         "mr_tree_add": (ctypes.c_int, [ctypes.c_void_p, ctypes.POINTER(_Calls), ctypes.c_void_p, ctypes.c_void_p,
@@ -198,6 +201,55 @@ class Totals:
             library.mr_totals_free(out)
 
 
+class _Graph(ctypes.Structure):
+    _fields_ = [("function_count", ctypes.c_size_t), ("self", _u64p),
+                ("site_count", ctypes.c_size_t), ("site_module", _u32p), ("site_offset", _u64p),
+                ("site_frame", _u32p), ("site_figures", _u64p),
+                ("leak_count", ctypes.c_size_t), ("leak_end", _u64p), ("leak_frames", _u32p), ("leak_figures", _u64p),
+                ("edge_count", ctypes.c_size_t), ("edge_caller", _u32p), ("edge_callee", _u32p),
+                ("edge_figures", _u64p), ("taken_count", ctypes.c_size_t), ("taken", _u32p)]
+
+
+SELF = 10
+
+
+class Graph:
+    """One file's call graph (reduce.h, mr_graph), as lists: SELF figures
+    a function (calls, frees, bytes and bytes freed by class); sites as
+    offset, the frame that made them (which names the module) and FIGURES
+    figures; leaks as
+    their frames (indices, innermost first) and 4 figures; edges as caller,
+    callee and BELOW figures; the frames each function was first taken at."""
+
+    def __init__(self, calls: Calls, leak_depth: int, call_graph: bool, first: array.array[int],
+                 frames: array.array[int], from_main: bytes, site_module: array.array[int],
+                 site_offset: array.array[int], function_count: int) -> None:
+        library = _library()
+        out = ctypes.POINTER(_Graph)()
+        status = library.mr_graph_make(calls._pointer, leak_depth, int(call_graph), first.buffer_info()[0],
+                                       frames.buffer_info()[0], from_main, site_module.buffer_info()[0],
+                                       site_offset.buffer_info()[0], function_count, ctypes.byref(out))
+        if status == _OVERFLOW:
+            raise OverflowError("a call graph edge's figures pass 64 bits")
+        _check(status)
+        try:
+            g = out.contents
+            self.self = _ints(g.self, function_count * SELF, "Q")
+            self.site_offsets = _ints(g.site_offset, g.site_count, "Q")
+            self.site_frames = _ints(g.site_frame, g.site_count, "I")
+            self.site_figures = _ints(g.site_figures, g.site_count * FIGURES, "Q")
+            ends = _ints(g.leak_end, g.leak_count, "Q")
+            frames_of_leaks = _ints(g.leak_frames, ends[-1] if ends else 0, "I")
+            self.leak_frames = [frames_of_leaks[start:end] for start, end in zip([0, *ends], ends, strict=False)]
+            self.leak_figures = _ints(g.leak_figures, g.leak_count * LEAK_FIGURES, "Q")
+            self.edge_callers = _ints(g.edge_caller, g.edge_count, "I")
+            self.edge_callees = _ints(g.edge_callee, g.edge_count, "I")
+            self.edge_figures = _ints(g.edge_figures, g.edge_count * BELOW, "Q")
+            self.taken = _ints(g.taken, g.taken_count, "I")
+        finally:
+            library.mr_graph_free(out)
+
+
 class _Text(ctypes.Structure):
     _fields_ = [("bytes", ctypes.c_char_p), ("size", ctypes.c_size_t), ("utf8", ctypes.c_int)]
 
@@ -256,30 +308,18 @@ class Tree:
         if getattr(self, "_tree", None):
             self._library.mr_tree_free(self._tree)
 
-    def add(self, calls: Calls, frames: Sequence[Sequence[tuple[int, int, int, bool]]],
-            from_main: Sequence[bool], function_count: int) -> list[tuple[int, int]]:
-        """frames: for each address index, its frames outermost first as
-        (function, file, line, inlined), functions numbered below
-        function_count; from_main: they start at main.  The functions the
-        tree took (those of frames outside start-up code), in the order it
-        first took them, each with where its first frame is in frames:
-        (address index, position)."""
-        # struct mr_frame is four uint32_t: the frames go as one array of them.
-        flat = array.array("I", [int(value) for of_address in frames for frame in of_address for value in frame])
-        first = array.array("I", [0])
-        for of_address in frames:
-            first.append(first[-1] + len(of_address))
-        flat.append(0)  # never empty: its address is passed
+    def add(self, calls: Calls, first: array.array[int], frames: array.array[int], from_main: bytes,
+            function_count: int) -> list[int]:
+        """Adds a file's paths, its addresses' frames laid out as
+        frames_table.FramesTable lays them out, functions numbered below
+        function_count.  The functions the tree took (those of frames
+        outside start-up code), in the order it first took them, as the
+        index of the frame it took each at first."""
         taken = array.array("I", bytes(4 * max(function_count, 1)))
         count = ctypes.c_size_t()
-        _check(self._library.mr_tree_add(self._tree, calls._pointer, first.buffer_info()[0], flat.buffer_info()[0],
-                                         bytes(map(bool, from_main)), function_count, taken.buffer_info()[0],
-                                         ctypes.byref(count)))
-        found = []
-        for at in taken[:count.value]:
-            address = bisect.bisect_right(first, at) - 1
-            found.append((address, at - first[address]))
-        return found
+        _check(self._library.mr_tree_add(self._tree, calls._pointer, first.buffer_info()[0], frames.buffer_info()[0],
+                                         from_main, function_count, taken.buffer_info()[0], ctypes.byref(count)))
+        return taken[:count.value].tolist()
 
     def numbered(self, groups: Sequence[int], outside: Sequence[bool]) -> Numbered:
         """groups and outside by function number (reduce.h, mr_tree_number)."""

@@ -7,8 +7,9 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from . import callgraph, pathtree, tree
+from . import callgraph, frames_table, pathtree
 from .callgraph import CallGraph
+from .errors import MprofError
 from .records import DataFile
 from .symbolize import Progress, Resolver, WarningSink, debuginfod_urls
 
@@ -90,14 +91,17 @@ def reduce_files(files: Sequence[DataFile], *, progress: Progress | None = None)
             row.temporaries += b.temporaries
             row.peak_blocks += b.peak_blocks
             row.peak_bytes += b.peak_bytes
-        totals = tree.totals(data)
         with Resolver(data.modules, warnings) as resolver:
             progress.start(f"resolving addresses of {data.program.exe or path} (pid {data.header.pid})")
             used = data.calls.used_addresses(len(data.addresses))
             frames = resolver.resolve([data.addresses[index] for index in used], progress)
             progress.start(f"building the call graph of {path}")
-            callgraph.add_run(profile.graph, totals, data.header.call_graph, frames)
-            pathtree.add_run(profile.paths, profile.graph, data, frames)
+            table = frames_table.frames_table(data, frames, profile.paths.names)
+            try:
+                callgraph.add_run(profile.graph, data, table, profile.paths.names)
+            except OverflowError:
+                raise MprofError(f"{path}: figures add up past 64 bits, more than any run allocates") from None
+            pathtree.add_run(profile.paths, profile.graph, data, table)
             without_debug |= resolver.without_debug
             without_symbols |= resolver.without_symbols
             if data.program.exe:

@@ -177,7 +177,7 @@ def _insert_paths(db: sqlite3.Connection, path: Path, tree: PathTree, ids: dict[
     every path reaches main), numbered from 1 in their order, and the paths
     with what keeps their blocks on purpose (runtime_blocks): written by
     libmprof-reduce, after what db wrote is committed."""
-    functions = tree.functions
+    functions = tree.names.functions
     numbered = tree.tree.numbered([runtime_blocks.groups_of(name) for name, _ in functions],
                                   [not runtime_blocks.in_stdcxx(module) for _, module in functions])
     runtimes: dict[str, int] = {}
@@ -190,7 +190,7 @@ def _insert_paths(db: sqlite3.Connection, path: Path, tree: PathTree, ids: dict[
     db.commit()
     # Functions of start-up code only are on no node written.
     numbered.write(path, [ids.get(key, 0) for key in functions],
-                   [_lossless_text(name) for name in tree.files],
+                   [_lossless_text(name) for name in tree.names.files],
                    runtime, list(runtimes))
 
 
