@@ -87,26 +87,18 @@ static inline struct thread_state *current_state(void)
     return monitor_claim_state();
 }
 
-/* The slot of (parent, address) among the thread's recent nodes: the
- * address's part is worked out apart from the parent's, which the lookup
- * of the previous frame's node gives last. */
-static inline unsigned recent_slot(uint32_t parent, uint64_t address_hash)
+MONITOR_TEXT_INLINE static const struct path_node *find_node(struct thread_state *state, uint32_t parent,
+                                                            uintptr_t address)
 {
-    return (unsigned)((address_hash >> (64 - RECENT_BITS)) ^ parent) & ((1u << RECENT_BITS) - 1);
-}
-
-/* NULL when out of memory. */
-MONITOR_TEXT_INLINE static const struct recent_node *find_node(struct thread_state *state, uint32_t parent,
-                                                              uintptr_t address)
-{
-    struct recent_node *recent = &state->recent_nodes[recent_slot(parent, fold_word(0, address))];
-    if (likely(recent->address == address && recent->parent == parent && recent->node))
-        return recent;
-    const struct path_node *node = paths_node(parent, address, paths_hash(parent, address));
-    if (!node)
-        return NULL;
-    *recent = (struct recent_node){address, parent, node->id, node};
-    return recent;
+    uint64_t folded = fold_word(fold_word(0, parent), address);
+    const struct path_node **recent = &state->recent_nodes[folded >> (64 - RECENT_BITS)];
+    const struct path_node *node = *recent;
+    if (likely(node && node->parent == parent && node->address == address))
+        return node;
+    node = paths_node(parent, address, paths_hash(parent, address));
+    if (node)
+        *recent = node;
+    return node;
 }
 
 /* The path of chain (innermost first), the paper's way (3.2): compared
@@ -123,19 +115,17 @@ MONITOR_TEXT_INLINE static uint32_t path_of_chain(struct thread_state *state, co
     if (likely(common == depth && depth == previous && state->cached_path != PATH_NONE))
         return state->cached_path;
     const struct path_node *leaf = common ? state->cached_nodes[common - 1] : NULL;
-    uint32_t parent = common ? state->cached_ids[common - 1] : paths_root();
+    uint32_t parent = leaf ? leaf->id : paths_root();
     for (unsigned i = common; i < depth; i++) {
         uintptr_t address = chain[depth - 1 - i];
-        const struct recent_node *found = find_node(state, parent, address);
-        if (unlikely(!found)) {
+        leaf = find_node(state, parent, address);
+        if (unlikely(!leaf)) {
             state->cached_depth = i;
             state->cached_path = PATH_NONE;
             return PATH_NONE;
         }
-        leaf = found->node;
-        parent = found->id;
+        parent = leaf->id;
         state->cached_addrs[i] = address;
-        state->cached_ids[i] = parent;
         state->cached_nodes[i] = leaf;
     }
     state->cached_depth = depth;
@@ -203,9 +193,7 @@ MONITOR_TEXT void monitor_alloc(void *block, size_t size, enum mprof_summary_fie
         max_depth = monitor.options.leak_depth;
     bool truncated;
     uintptr_t *chain = state->scratch;
-    /* Exiting threads' destructors share a state, and would share its walk
-     * memory. */
-    struct walk_memory *walk = monitor.options.cached_rules && !state->shared ? &state->walk : NULL;
+    struct walk_memory *walk = monitor.options.cached_rules ? &state->walk : NULL;
     unsigned depth = unwind_chain(chain, max_depth, walk, &truncated);
 
     spin_lock(&state->lock);

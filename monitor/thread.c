@@ -23,12 +23,9 @@ static struct thread_state *make_state(unsigned stack_depth)
     state->scratch = arena_alloc(UNWIND_BUFFER_SIZE(stack_depth) * sizeof(uintptr_t));
     state->cached_addrs = arena_alloc(stack_depth * sizeof(uintptr_t));
     state->cached_nodes = arena_alloc(stack_depth * sizeof(*state->cached_nodes));
-    state->cached_ids = arena_alloc(stack_depth * sizeof(*state->cached_ids));
     state->bin_peak = arena_alloc(MPROF_BIN_COUNT * sizeof(struct peak_figures));
-    void *steps = arena_alloc(WALK_STEPS_SIZE(stack_depth));
-    if (!state->scratch || !state->cached_addrs || !state->cached_nodes || !state->cached_ids || !state->bin_peak || !steps)
+    if (!state->scratch || !state->cached_addrs || !state->cached_nodes || !state->bin_peak)
         return NULL;
-    unwind_memory_init(&state->walk, steps, stack_depth);
     state->cached_path = PATH_NONE;
     return state;
 }
@@ -58,7 +55,6 @@ void thread_state_release(struct thread_state *state)
     spin_lock(&state->lock);
     state->cached_depth = 0; /* the next owner's stack is unrelated */
     state->cached_path = PATH_NONE;
-    unwind_memory_forget(&state->walk);
     spin_unlock(&state->lock);
     atomic_store(&state->claimed, 0);
 }
@@ -68,7 +64,6 @@ struct thread_state *thread_state_shared(unsigned stack_depth)
     spin_lock(&registry_lock);
     if (!shared_state && (shared_state = make_state(stack_depth))) {
         shared_state->claimed = 1;
-        shared_state->shared = true;
         shared_state->next = states;
         __atomic_store_n(&states, shared_state, __ATOMIC_RELEASE);
     }

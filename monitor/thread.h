@@ -28,19 +28,10 @@ struct path_counts {
     struct peak_figures peak;
 };
 
-/* 1,024 nodes (24 KB a thread): sqlite3's 2,431 nodes missed 30% of their
+/* 1,024 nodes (8 KB a thread): sqlite3's 2,431 nodes missed 30% of their
  * lookups in 256 slots, 10% in 1,024 and 0.01% in 4,096; but 4,096 slots
- * (then 32 KB, a whole L1 cache) ran no faster than 1,024. */
+ * (32 KB, a whole L1 cache) ran no faster than 1,024. */
 #define RECENT_BITS 10
-
-/* A node used lately, with its key and id beside it: a lookup that finds
- * it reads one slot, not the node as well. */
-struct recent_node {
-    uintptr_t address;
-    uint32_t parent;
-    uint32_t id;
-    const struct path_node *node; /* NULL: an empty slot */
-};
 
 struct thread_state {
     spinlock_t lock;           /* see above */
@@ -70,16 +61,12 @@ struct thread_state {
     uintptr_t *scratch; /* UNWIND_BUFFER_SIZE(stack_depth) entries for the new chain */
     uintptr_t *cached_addrs;
     const struct path_node **cached_nodes;
-    uint32_t *cached_ids; /* cached_nodes[i]->id */
     unsigned cached_depth;
     uint32_t cached_path; /* the id of the whole previous chain's path, or PATH_NONE */
     /* Nodes used lately, direct-mapped by a fold of (parent, address),
      * checked before the registry: most lookups end here, without a lock. */
-    struct recent_node recent_nodes[1u << RECENT_BITS];
-    /* Used by the walks of this state's thread only: the shared state's
-     * threads walk with libunwind. */
+    const struct path_node *recent_nodes[1u << RECENT_BITS];
     struct walk_memory walk;
-    bool shared; /* the shared state (thread_state_shared), set once */
 
     struct path_counts **counts_by_path; /* by path id; NULL for a path this thread never used */
     uint32_t counts_capacity;
