@@ -129,10 +129,10 @@ def add_run(graph: CallGraph, data: DataFile, table: FramesTable, names: Names) 
             function.self_bytes[c] += s[at + 2 + c]
             function.kept_bytes[c] += s[at + 2 + c] - s[at + 6 + c]
     f = built.site_figures
-    for offset, first, at in zip(built.site_offsets, built.site_frames, range(0, len(f), core.FIGURES), strict=True):
+    for first, at in zip(built.site_frames, range(0, len(f), core.FIGURES), strict=True):
         frame = frames[first]
-        row = graph.sites.setdefault((frame.module, offset), Site((frame.function, frame.module), frame.module,
-                                                                  offset, frame.file, frame.line))
+        row = graph.sites.setdefault((frame.module, frame.offset), Site((frame.function, frame.module), frame.module,
+                                                                        frame.offset, frame.file, frame.line))
         row.calls += f[at]
         row.frees += f[at + 1]
         row.temporaries += f[at + 10]

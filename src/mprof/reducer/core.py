@@ -216,8 +216,8 @@ SELF = 10
 class Graph:
     """One file's call graph (reduce.h, mr_graph), as lists: SELF figures
     a function (calls, frees, bytes and bytes freed by class); sites as
-    offset, the frame that made them (which names the module) and FIGURES
-    figures; leaks as
+    the frame that made them (which names the module and offset) and
+    FIGURES figures; leaks as
     their frames (indices, innermost first) and 4 figures; edges as caller,
     callee and BELOW figures; the frames each function was first taken at."""
 
@@ -235,7 +235,6 @@ class Graph:
         try:
             g = out.contents
             self.self = _ints(g.self, function_count * SELF, "Q")
-            self.site_offsets = _ints(g.site_offset, g.site_count, "Q")
             self.site_frames = _ints(g.site_frame, g.site_count, "I")
             self.site_figures = _ints(g.site_figures, g.site_count * FIGURES, "Q")
             ends = _ints(g.leak_end, g.leak_count, "Q")

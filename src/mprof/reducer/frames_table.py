@@ -47,7 +47,7 @@ class FramesTable:
     numbered: array.array[int]
     from_main: bytes  # by address: its frames reach main
     site_module: array.array[int]  # by address: its innermost frame's module
-    site_offset: array.array[int]  # and where in it
+    site_offset: array.array[int]  # and where in it, numbered: an offset may be any int (a module's absurd bias)
 
 
 def _outermost_first(frames: Sequence[Frame]) -> tuple[list[Frame], bool]:
@@ -67,6 +67,7 @@ def frames_table(data: DataFile, frames: Mapping[int, Sequence[Frame]], names: N
     from_main = bytearray(len(data.addresses))
     site_module = array.array("I", bytes(4 * len(data.addresses)))
     site_offset = array.array("Q", bytes(8 * len(data.addresses)))
+    offsets: dict[int, int] = {}
     for index, address in enumerate(data.addresses):
         if index in used:
             outermost, from_main[index] = _outermost_first(frames[address])
@@ -75,7 +76,7 @@ def frames_table(data: DataFile, frames: Mapping[int, Sequence[Frame]], names: N
                                  frame.inlined))
             flat += outermost
             site_module[index] = names.module(outermost[-1].module)
-            site_offset[index] = outermost[-1].offset
+            site_offset[index] = offsets.setdefault(outermost[-1].offset, len(offsets))
         first.append(len(flat))
     numbered.extend((0, 0, 0, 0))  # never empty: its address is passed
     return FramesTable(flat, first, numbered, bytes(from_main), site_module, site_offset)
