@@ -65,7 +65,8 @@ def test_installed_command_runs_and_reports(installed: Path, tmp_path: Path) -> 
     # The staged launcher names the final prefix; point it at the staged copy.
     env.update(MPROF_PYROOT=str(installed / "lib" / "mprof" / "python"),
                MPROF_LIBRARY=str(installed / "lib" / "libmprof.so"),
-               MPROF_RESOLVE=str(installed / "lib" / "mprof" / "mprof-resolve"))
+               MPROF_RESOLVE=str(installed / "lib" / "mprof" / "mprof-resolve"),
+               MPROF_REDUCE=str(installed / "lib" / "mprof" / "libmprof-reduce.so"))
     launcher = installed / "bin" / "mprof"
     # Installed as a package, with what it needs: nothing from the system's python3.
     python = installed / "lib" / "mprof" / "python"
