@@ -171,6 +171,19 @@ static bool same_frame(const struct mr_frame *a, const struct mr_frame *b)
     return a->function == b->function && a->file == b->file && a->line == b->line;
 }
 
+/* Leak number leak has the frames gathered in b->chain. */
+static bool same_leak(const struct builder *b, uint64_t leak, size_t length)
+{
+    const struct mr_graph *graph = b->graph;
+    size_t from = leak ? graph->leak_end[leak - 1] : 0;
+    if (graph->leak_end[leak] - from != length)
+        return false;
+    for (size_t n = 0; n < length; n++)
+        if (!same_frame(&b->frames[graph->leak_frames[from + n]], &b->frames[b->chain[n]]))
+            return false;
+    return true;
+}
+
 /* A leak is named by its chain's frames (function, file and line), innermost
  * first, from main on: the frames of addresses outside the outermost one
  * that reaches main are start-up code. */
@@ -202,26 +215,8 @@ static int add_leaks(struct builder *b, const struct mr_totals *totals)
             take(b, b->chain[n]);
         }
         size_t slot;
-        bool found = false;
-        size_t slot_ = (size_t)hash & b->leaks.mask;
-        while (b->leaks.slots[slot_].entry) {
-            if (b->leaks.slots[slot_].hash == hash) {
-                uint64_t candidate = b->leaks.slots[slot_].entry - 1;
-                size_t from = candidate ? graph->leak_end[candidate - 1] : 0;
-                if (graph->leak_end[candidate] - from == length) {
-                    size_t n = 0;
-                    while (n < length &&
-                           same_frame(&b->frames[graph->leak_frames[from + n]], &b->frames[b->chain[n]]))
-                        n++;
-                    if (n == length) {
-                        found = true;
-                        break;
-                    }
-                }
-            }
-            slot_ = (slot_ + 1) & b->leaks.mask;
-        }
-        slot = slot_;
+        bool found;
+        ENTRY_INDEX_FIND(&b->leaks, hash, candidate, same_leak(b, candidate, length), slot, found);
         size_t number = found ? ENTRY_INDEX_AT(&b->leaks, slot) : graph->leak_count;
         if (!found) {
             size_t used = number ? graph->leak_end[number - 1] : 0;

@@ -1,4 +1,5 @@
-/* The memory of an entry_index (index.h): it doubles before it is half full. */
+/* The memory of an entry_index (index.h): it doubles before it is half
+ * full, up to 2^31 slots (an entry number must fit in a slot's 32 bits). */
 #include "index.h"
 
 #include <stdlib.h>
@@ -22,6 +23,8 @@ void entry_index_free(struct entry_index *index)
 static bool double_size(struct entry_index *index)
 {
     size_t size = (index->mask + 1) * 2;
+    if (size > (size_t)1 << 31)
+        return false;
     struct index_slot *slots = calloc(size, sizeof *slots);
     if (!slots)
         return false;
@@ -41,8 +44,10 @@ static bool double_size(struct entry_index *index)
 
 bool entry_index_add(struct entry_index *index, size_t slot, uint64_t hash, uint64_t entry)
 {
-    index->slots[slot].hash = hash;
-    index->slots[slot].entry = entry + 1;
+    if (entry >= UINT32_MAX)
+        return false;
+    index->slots[slot].hash = (uint32_t)hash;
+    index->slots[slot].entry = (uint32_t)(entry + 1);
     index->used++;
     return index->used * 2 <= index->mask + 1 || double_size(index);
 }

@@ -8,9 +8,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Eight bytes a slot: an index of millions of entries (a big tree's
+ * nodes) is the reducer's largest block. */
 struct index_slot {
-    uint64_t hash;
-    uint64_t entry; /* entry number + 1; 0: empty */
+    uint32_t hash;  /* the key's hash, its low 32 bits: the slot's place comes from them */
+    uint32_t entry; /* entry number + 1; 0: empty */
 };
 
 struct entry_index {
@@ -40,10 +42,10 @@ bool entry_index_add(struct entry_index *index, size_t slot, uint64_t hash, uint
  * would go; found_out says which. */
 #define ENTRY_INDEX_FIND(index, key_hash, candidate, same, slot_out, found_out) \
     do {                                                                    \
-        size_t slot_ = (size_t)(key_hash) & (index)->mask;                  \
+        size_t slot_ = (size_t)(uint32_t)(key_hash) & (index)->mask;        \
         (found_out) = false;                                                \
         while ((index)->slots[slot_].entry) {                               \
-            if ((index)->slots[slot_].hash == (key_hash)) {                 \
+            if ((index)->slots[slot_].hash == (uint32_t)(key_hash)) {       \
                 uint64_t candidate = (index)->slots[slot_].entry - 1;       \
                 if (same) {                                                 \
                     (found_out) = true;                                     \

@@ -27,7 +27,9 @@ struct mr_tree {
     int64_t *path_end; /* by the node a path ends at, or NONE */
     uint64_t *path_figures;
     size_t path_count, path_capacity;
-    struct entry_index path_index;
+    uint32_t *path_of; /* by node: the number + 1 of the path ending there, 0 for none */
+    size_t path_of_capacity;
+    size_t empty_path; /* the number + 1 of the path with no frames, 0 for none */
 };
 
 struct mr_tree *mr_tree_new(void)
@@ -35,7 +37,7 @@ struct mr_tree *mr_tree_new(void)
     struct mr_tree *tree = calloc(1, sizeof *tree);
     if (!tree)
         return NULL;
-    if (!entry_index_init(&tree->node_index) || !entry_index_init(&tree->path_index)) {
+    if (!entry_index_init(&tree->node_index)) {
         mr_tree_free(tree);
         return NULL;
     }
@@ -50,7 +52,7 @@ void mr_tree_free(struct mr_tree *tree)
     entry_index_free(&tree->node_index);
     free(tree->path_end);
     free(tree->path_figures);
-    entry_index_free(&tree->path_index);
+    free(tree->path_of);
     free(tree);
 }
 
@@ -85,29 +87,45 @@ static int64_t node_of(struct mr_tree *tree, int64_t parent, const struct mr_fra
     return (int64_t)made;
 }
 
-static bool add_path(struct mr_tree *tree, int64_t end, const uint64_t *figures)
+static int add_path(struct mr_tree *tree, int64_t end, const uint64_t *figures)
 {
-    uint64_t hash = mix((uint64_t)end);
-    size_t slot;
-    bool found;
-    ENTRY_INDEX_FIND(&tree->path_index, hash, path, tree->path_end[path] == end, slot, found);
-    size_t path = found ? ENTRY_INDEX_AT(&tree->path_index, slot) : tree->path_count;
-    if (!found) {
+    if (end != NONE && (size_t)end >= tree->path_of_capacity) {
+        size_t capacity = tree->node_capacity;
+        uint32_t *bigger = realloc(tree->path_of, capacity * sizeof *bigger);
+        if (!bigger)
+            return MR_NO_MEMORY;
+        memset(bigger + tree->path_of_capacity, 0, (capacity - tree->path_of_capacity) * sizeof *bigger);
+        tree->path_of = bigger;
+        tree->path_of_capacity = capacity;
+    }
+    size_t *number = end != NONE ? NULL : &tree->empty_path;
+    size_t path = end != NONE ? tree->path_of[end] : *number;
+    if (!path) {
+        path = tree->path_count;
+        if (path >= UINT32_MAX)
+            return MR_NO_MEMORY;
         if (!grow((void **)&tree->path_end, &tree->path_capacity, path, sizeof *tree->path_end))
-            return false;
+            return MR_NO_MEMORY;
         uint64_t *bigger = realloc(tree->path_figures, tree->path_capacity * MR_FIGURES * sizeof *bigger);
         if (!bigger)
-            return false;
+            return MR_NO_MEMORY;
         tree->path_figures = bigger;
         tree->path_end[path] = end;
         memset(tree->path_figures + path * MR_FIGURES, 0, MR_FIGURES * sizeof *bigger);
         tree->path_count++;
-        if (!entry_index_add(&tree->path_index, slot, hash, path))
-            return false;
+        if (end != NONE)
+            tree->path_of[end] = (uint32_t)(path + 1);
+        else
+            *number = path + 1;
+    } else {
+        path--;
     }
+    /* Each file's figures add up within 64 bits; several files' may not. */
     for (unsigned f = 0; f < MR_FIGURES; f++)
-        tree->path_figures[path * MR_FIGURES + f] += figures[f];
-    return true;
+        if (__builtin_add_overflow(tree->path_figures[path * MR_FIGURES + f], figures[f],
+                                   &tree->path_figures[path * MR_FIGURES + f]))
+            return MR_OVERFLOW;
+    return MR_OK;
 }
 
 /* The nodes that call main, directly or not: start-up code, whose frames
@@ -159,7 +177,8 @@ int mr_tree_add(struct mr_tree *tree, const struct mr_calls *calls, const uint32
     }
     for (size_t p = 0; p < calls->path_count; p++) {
         int64_t node = calls->path_node[p];
-        if (!add_path(tree, node >= 0 ? ends[node] : NONE, calls->figures + p * MR_FIGURES))
+        status = add_path(tree, node >= 0 ? ends[node] : NONE, calls->figures + p * MR_FIGURES);
+        if (status != MR_OK)
             goto done;
     }
     status = MR_OK;

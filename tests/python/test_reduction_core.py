@@ -16,6 +16,8 @@ import reference_reduction as reference
 from datafile_builder import DataFileBuilder
 from mprof.reducer import callgraph, datafile, frames_table, pathtree, store, tree
 from mprof.reducer.callgraph import CallGraph
+from mprof.reducer.errors import MprofError
+from mprof.reducer.profile import reduce_files
 from mprof.reducer.records import DataFile
 from mprof.reducer.symbolize import Frame
 
@@ -82,3 +84,13 @@ def test_the_path_tables_are_the_python_reductions(seed: int, tmp_path: Path) ->
     node_rows, path_rows = reference.rows(expected, ids)
     assert written.execute("SELECT * FROM path_nodes ORDER BY id").fetchall() == node_rows
     assert written.execute("SELECT * FROM paths ORDER BY node_id").fetchall() == path_rows
+
+
+def test_paths_of_several_files_past_64_bits_are_refused() -> None:
+    # Each file is valid; their paths with no caller (no site, no edge)
+    # add up past 2^64 only in the merged tree.
+    top = (1 << 64) - 1
+    files = [datafile.parse(DataFileBuilder(pid=pid, paths=[((), 1, 0, (top, 0, 0, 0), (0,) * 4)]).build(),
+                            f"{pid}.mprof") for pid in (1, 2)]
+    with pytest.raises(MprofError, match=r"^1\.mprof, 2\.mprof: figures add up past 64 bits"):
+        reduce_files(files)

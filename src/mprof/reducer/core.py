@@ -68,7 +68,7 @@ def _library() -> Any:
     except OSError as error:
         raise MprofError(f"{path}: cannot load the reducer's library (run make first): {error}") from None
     signatures: dict[str, tuple[Any, list[Any]]] = {
-        "mr_calls_decode": (ctypes.c_int, [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p, ctypes.c_size_t,
+        "mr_calls_decode": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p, ctypes.c_size_t,
                                            ctypes.c_uint64, ctypes.c_uint64, ctypes.POINTER(ctypes.POINTER(_Calls))]),
         "mr_calls_free": (None, [ctypes.POINTER(_Calls)]),
         "mr_calls_used": (None, [ctypes.POINTER(_Calls), ctypes.c_void_p]),
@@ -99,6 +99,8 @@ def _library() -> Any:
 
 
 def _check(status: int) -> None:
+    if status == _OVERFLOW:
+        raise OverflowError("figures add up past 64 bits")
     if status == _NO_MEMORY:
         raise MemoryError("libmprof-reduce ran out of memory")
     if status != _OK:
@@ -164,12 +166,21 @@ class Calls:
     __hash__ = None  # type: ignore[assignment]
 
 
+def _address_of(payload: bytes | memoryview) -> Any:
+    """Where a payload's bytes are, without copying them when they are
+    writable (the reader's bytearray): a big file's NODE and PATH are tens
+    of megabytes."""
+    if isinstance(payload, memoryview) and not payload.readonly and payload.contiguous and len(payload):
+        return ctypes.addressof(ctypes.c_char.from_buffer(payload))
+    return bytes(payload)
+
+
 def decode(nodes: bytes | memoryview, paths: bytes | memoryview, address_count: int, max_depth: int) -> Calls | None:
     """The NODE and PATH payloads decoded; None when either is corrupt
     (sections.py then says how)."""
     out = ctypes.POINTER(_Calls)()
-    status = _library().mr_calls_decode(bytes(nodes), len(nodes), bytes(paths), len(paths), address_count,
-                                        max_depth, ctypes.byref(out))
+    status = _library().mr_calls_decode(_address_of(nodes), len(nodes), _address_of(paths), len(paths),
+                                        address_count, max_depth, ctypes.byref(out))
     if status == _CORRUPT:
         return None
     _check(status)
@@ -229,8 +240,6 @@ class Graph:
         status = library.mr_graph_make(calls._pointer, leak_depth, int(call_graph), first.buffer_info()[0],
                                        frames.buffer_info()[0], from_main, site_module.buffer_info()[0],
                                        site_offset.buffer_info()[0], function_count, ctypes.byref(out))
-        if status == _OVERFLOW:
-            raise OverflowError("a call graph edge's figures pass 64 bits")
         _check(status)
         try:
             g = out.contents

@@ -99,9 +99,12 @@ def reduce_files(files: Sequence[DataFile], *, progress: Progress | None = None)
             table = frames_table.frames_table(data, frames, profile.paths.names)
             try:
                 callgraph.add_run(profile.graph, data, table, profile.paths.names)
+                pathtree.add_run(profile.paths, profile.graph, data, table)
             except OverflowError:
-                raise MprofError(f"{path}: figures add up past 64 bits, more than any run allocates") from None
-            pathtree.add_run(profile.paths, profile.graph, data, table)
+                # An edge's or a path's figures, of absurd files: past 64 bits
+                # nothing stores them (store.py says the same of the rest).
+                names = ", ".join(str(run.path) for run in profile.runs)
+                raise MprofError(f"{names}: figures add up past 64 bits, more than any run allocates") from None
             without_debug |= resolver.without_debug
             without_symbols |= resolver.without_symbols
             if data.program.exe:
