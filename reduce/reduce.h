@@ -4,7 +4,8 @@
  * reduction cost seconds, so the Python reducer (src/mprof/reducer/core.py)
  * hands this library the payloads and the symbolized addresses, and reads
  * back arrays.  Nothing here knows a name: functions and files are numbers
- * the caller chose. */
+ * the caller chose.  The library has no global state: threads may call it
+ * at once on objects of their own (ctypes lets go of Python's lock). */
 #ifndef MPROF_REDUCE_H
 #define MPROF_REDUCE_H
 

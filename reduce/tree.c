@@ -209,11 +209,10 @@ void mr_numbered_free(struct mr_numbered *numbered)
     free(numbered);
 }
 
-static const uint64_t *sort_numbers; /* guarded by the GIL: Python calls in one thread at a time */
-
-static int by_number(const void *a, const void *b)
+static int by_number(const void *a, const void *b, void *numbers)
 {
-    uint64_t x = sort_numbers[*(const size_t *)a], y = sort_numbers[*(const size_t *)b];
+    const uint64_t *number = numbers;
+    uint64_t x = number[*(const size_t *)a], y = number[*(const size_t *)b];
     return (x > y) - (x < y);
 }
 
@@ -315,8 +314,7 @@ int mr_tree_number(const struct mr_tree *tree, const uint32_t *groups, const uin
         end_number[p] = tree->path_end[p] != NONE ? number[tree->path_end[p]] : 0;
         numbered->path_order[p] = p;
     }
-    sort_numbers = end_number;
-    qsort(numbered->path_order, tree->path_count, sizeof *numbered->path_order, by_number);
+    qsort_r(numbered->path_order, tree->path_count, sizeof *numbered->path_order, by_number, end_number);
     for (size_t row = 0; row < tree->path_count; row++)
         numbered->path_node[row] = end_number[numbered->path_order[row]];
     numbered->path_count = tree->path_count;

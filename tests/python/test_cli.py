@@ -140,3 +140,34 @@ def test_files_whose_figures_overflow_together(tmp_path: Path) -> None:
     assert_one_error_line(result, f"{first}, {second}: figures add up past 64 bits")
     assert (tmp_path / "kept.db").read_bytes() == b"before"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["first.mprof", "kept.db", "second.mprof"]
+
+
+def test_diff_reduces_its_sides_together_and_speaks_in_their_order(tmp_path: Path) -> None:
+    # The two sides are reduced side by side (cli/inputs.load_profiles); what
+    # they say comes out as if one came after the other: the base's warning,
+    # then the new side's error; and a base refused ends it before the new
+    # side's warning.
+    gone = ModuleSpec(0, 0x1000, 0x2000, path=str(tmp_path / "libgone.so").encode())
+    warned, bad = tmp_path / "warned.mprof", tmp_path / "bad.mprof"
+    warned.write_bytes(DataFileBuilder(modules=[gone], paths=[((0x1800,), 1, 0, (8, 0, 0, 0), (0,) * 4)]).build())
+    bad.write_bytes(b"MPROFDAT")
+    warning = f"mprof: warning: {tmp_path}/libgone.so: file not found"
+    later = mprof("diff", "--no-pager", warned, bad)
+    assert later.returncode == 1 and later.stdout == ""
+    [said, error] = later.stderr.splitlines()
+    assert said == warning and error.startswith(f"mprof: {bad}: ")
+    first = mprof("diff", "--no-pager", bad, warned)
+    assert first.returncode == 1 and first.stderr.splitlines() == [error]
+    both = mprof("diff", "--no-pager", warned, warned)
+    assert both.returncode == 0 and both.stderr.splitlines() == [warning, warning]
+
+
+def test_diff_of_databases_through_pipes(tmp_path: Path) -> None:
+    data = tmp_path / "one.mprof"
+    data.write_bytes(DataFileBuilder(paths=[((0x1800,), 3, 1, (48, 0, 0, 0), (16, 0, 0, 0))]).build())
+    database = tmp_path / "one.db"
+    assert mprof("db", data, "-o", database).returncode == 0
+    piped = subprocess.run(["bash", "-c", f"'{MPROF}' diff --no-pager <(cat '{database}') <(cat '{data}')"],
+                           capture_output=True, text=True, timeout=120)
+    assert piped.returncode == 0, piped.stderr
+    assert "blocks allocated                     3              3              0" in piped.stdout

@@ -14,7 +14,7 @@ from ..report.measures import MEASURE_NAMES, measures
 from ..report.model import Model
 from . import pager
 from .arguments import add_leak_arguments, add_naming_arguments
-from .inputs import load_profile, suppressed, warn_of_partial_paths
+from .inputs import load_profiles, suppressed, warn_of_partial_paths
 from .output import check_output
 from .report_cmd import count_argument, percent_argument
 
@@ -67,8 +67,8 @@ def _sides(args: argparse.Namespace) -> tuple[list[Path], list[Path]]:
     return [args.files[0]], [args.files[1]]
 
 
-def _load(paths: list[Path], args: argparse.Namespace) -> Model:
-    model = for_display(suppressed(load_profile(paths), args), args.full_names)
+def _shown(model: Model, paths: list[Path], args: argparse.Namespace) -> Model:
+    model = for_display(suppressed(model, args), args.full_names)
     if not model.runs:
         raise MprofError(f"{paths[0]}: holds no profile to compare")
     warn_of_partial_paths(model, paths[0])
@@ -85,7 +85,9 @@ def run(args: argparse.Namespace) -> int:
             raise MprofError("the HTML report needs the Jinja2 Python package: install python3-jinja2, or run "
                              "`make venv` for ./mprof") from None
     page = None if args.html is None else check_output(args.html)  # a wrong --html refused before the work
-    comparison = compare(_load(base_paths, args), _load(new_paths, args), measures(args.include_runtime))
+    base, new = load_profiles([base_paths, new_paths])
+    base_model = _shown(base.result(), base_paths, args)
+    comparison = compare(base_model, _shown(new.result(), new_paths, args), measures(args.include_runtime))
     top = None if args.all else args.top
     if page is not None:
         page.write(html.render(comparison, text.Options(args.sort, args.cutoff, top)))

@@ -13,8 +13,9 @@ import stat
 import sys
 import tempfile
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
@@ -22,6 +23,7 @@ from ..reducer import datafile, store
 from ..reducer.errors import MprofError
 from ..reducer.profile import reduce_files
 from ..reducer.records import DataFile
+from ..reducer.symbolize import Progress, WarningSink
 from ..report import suppressions
 from ..report.model import Model, load
 from ..report.tables import leak_total
@@ -183,6 +185,68 @@ def read_inputs(paths: list[Path]) -> Iterator[Inputs]:
                 database = Path(directory) / "input.db"
                 _copy_database(file, start, path, database)
         yield Inputs(files, database)
+
+
+@dataclass
+class Prepared:
+    """A profile made ready to load: its data files reduced into a
+    database, or the database given (one that came through a pipe copied),
+    or the error that stopped it; with the warnings found on the way."""
+    paths: list[Path]
+    warnings: WarningSink = field(default_factory=WarningSink)
+    database: Path | None = None
+    reduced: bool = False  # the database is the reducer's, not one given
+    directory: tempfile.TemporaryDirectory[str] | None = None  # holds a database made or copied
+    error: MprofError | None = None
+
+    def result(self) -> Model:
+        """The profile, loaded in this thread (its SQLite objects stay in
+        it), after the warnings; or the error, after them."""
+        self.warnings.print()
+        try:
+            if self.error is not None:
+                raise self.error
+            assert self.database is not None
+            if not self.reduced:
+                with validated(self.database, self.paths[0]) as given:
+                    return load(given)
+            db = store.open_database(self.database)
+            try:
+                return load(db)
+            finally:
+                db.close()
+        finally:
+            if self.directory is not None:
+                self.directory.cleanup()
+
+
+def _prepare(paths: list[Path]) -> Prepared:
+    prepared = Prepared(paths)
+    try:
+        with read_inputs(paths) as inputs:
+            prepared.directory = tempfile.TemporaryDirectory(prefix="mprof-")
+            ours = Path(prepared.directory.name) / "profile.db"
+            if inputs.database:
+                # One copied from a pipe goes when read_inputs ends: keep it.
+                prepared.database = inputs.database if inputs.database in paths else ours
+                if prepared.database == ours:
+                    os.replace(inputs.database, ours)
+                return prepared
+            profile = reduce_files(inputs.files, progress=Progress(False))
+            store.write_database(profile, ours)
+            prepared.warnings, prepared.database, prepared.reduced = profile.warnings, ours, True
+    except MprofError as error:
+        prepared.error = error
+    return prepared
+
+
+def load_profiles(sides: list[list[Path]]) -> list[Prepared]:
+    """Each side's data files reduced side by side: libmprof-reduce, SQLite
+    and each side's resolver work while the other side's Python does.
+    Taking each one's result in turn says what loading one after the other
+    would have said, in its order: a side's warnings, then its error."""
+    with ThreadPoolExecutor(len(sides)) as pool:
+        return list(pool.map(_prepare, sides))
 
 
 def load_profile(paths: list[Path], chosen: Selection = Selection()) -> Model:
