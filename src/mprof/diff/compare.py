@@ -11,11 +11,13 @@ paths (report/measures.py), bins aside, which are the bin tables'."""
 
 from __future__ import annotations
 
+import operator
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any, cast
 
-from ..report.folding import Frame, OwnCode, path_frames
+from ..report.folding import SEPARATOR, Frame, OwnCode
 from ..report.measures import Measure
 from ..report.model import Model, PathRow
 from ..report.tables import NO_CHAIN
@@ -111,43 +113,108 @@ def _add_profile(views: dict[str, View], totals: Row, model: Model, side: int,
                  measures: tuple[Measure, ...]) -> None:
     figures = totals.new if side else totals.base
     keys = function_keys(model)
-    own = OwnCode(model)
+    counted: list[tuple[PathRow, list[int]]] = []
     for path in model.paths:
         values = [measure.of(path) for measure in measures]
         if not any(values):
             continue
         for index, value in enumerate(values):
             figures[index] += value
-        _add_path(views, model, keys, own, side, path, values)
+        counted.append((path, values))
+    tree = model.tree
+    chains = _walk(views["cumulative"], model, side, keys, counted)
+    sites = tree.innermost_sites()
+    # Each function's frame and name, made once: a path's are looked up.
+    own = OwnCode(model)
+    frame_of = {function: own.named_frame(function) for function in set(tree.functions_of_nodes().values())}
+    names = {function_id: function.name for function_id, function in model.functions.items()}
+    for path, values in counted:
+        if path.node is None:
+            for view in ("paths", "functions", "sites"):
+                views[view].add(NO_CHAIN, NO_CHAIN, side, values)
+            continue
+        chain = chains[path.node]
+        path_keys = tuple(map(keys.__getitem__, chain))
+        views["paths"].add(path_keys, SEPARATOR.join(map(names.__getitem__, chain)), side, values,
+                           tuple(map(frame_of.__getitem__, chain)))
+        innermost = chain[-1]
+        views["functions"].add(path_keys[-1], names[innermost], side, values)
+        file, line = sites[path.node]
+        site = (path_keys[-1], os.path.basename(file), line)
+        where = f"{os.path.basename(file)}:{line}" if file else "?"
+        views["sites"].add(site, f"{names[innermost]} ({where})", side, values)
     for row in model.bins:
         views["bins"].add(row.size, _bin_label(row.size), side, [measure.of_bin(row) for measure in measures])
 
 
-def _add_path(views: dict[str, View], model: Model, function_key: dict[int, FunctionKey], own: OwnCode, side: int,
-              path: PathRow, values: list[int]) -> None:
-    def name_of(function_id: int) -> str:
-        return model.functions[function_id].name
-
-    outermost_first = list(reversed(model.frames(path.node)))
-    if not outermost_first:
-        for view in ("paths", "functions", "cumulative", "sites"):
-            views[view].add(NO_CHAIN, NO_CHAIN, side, values)
-        return
-    keys = tuple(function_key[row.function] for row in outermost_first)
-    frames = tuple(path_frames(model, [row.function for row in outermost_first], own=own))
-    views["paths"].add(keys, " > ".join(frame.text for frame in frames), side, values, frames)
-    innermost = outermost_first[-1]
-    views["functions"].add(keys[-1], name_of(innermost.function), side, values)
-    site = (keys[-1], os.path.basename(innermost.file), innermost.line)
-    where = f"{os.path.basename(innermost.file)}:{innermost.line}" if innermost.file else "?"
-    views["sites"].add(site, f"{name_of(innermost.function)} ({where})", side, values)
-    # Self and descendants: each function on the path once, however often
-    # it recurs on it.
-    seen: set[FunctionKey] = set()
-    for key, row in zip(keys, outermost_first, strict=True):
-        if key not in seen:
-            seen.add(key)
-            views["cumulative"].add(key, name_of(row.function), side, values)
+def _walk(view: View, model: Model, side: int, keys: dict[int, FunctionKey],
+          counted: list[tuple[PathRow, list[int]]]) -> dict[int, tuple[int, ...]]:
+    """One walk down the tree of paths: the functions of each counted path,
+    outermost first, by its node; and the view of self and descendants:
+    each function's figures summed over the paths it is on, each path once
+    however often the function recurs on it.  A path counts for the subtree
+    of each node that is the outermost of its function on the way down, as
+    the difference of running sums at the node's entry and exit.  The rows
+    come in the order a walk of the paths would first meet them: by their
+    first path, then outermost first."""
+    tree = model.tree
+    children = tree.children()
+    node_functions = tree.functions_of_nodes()
+    width = len(counted[0][1]) if counted else 0
+    by_node: dict[int, tuple[int, list[int]]] = {}
+    first: dict[object, tuple[int, int]] = {}  # a row's first path and place on it
+    sums: dict[object, tuple[int, ...]] = {}
+    for index, (path, values) in enumerate(counted):
+        if path.node is None:
+            first.setdefault(NO_CHAIN, (index, 0))
+            sums[NO_CHAIN] = tuple(map(operator.add, sums.get(NO_CHAIN, (0,) * width), values))
+        else:
+            by_node[path.node] = (index, values)
+    never = len(counted)
+    running: tuple[int, ...] = (0,) * width
+    on_chain: dict[FunctionKey, int] = {}
+    # A node being walked: its function's key, whether it is the outermost
+    # of it, the running sums at its entry, its depth, the first path below.
+    walked: list[list[Any]] = []
+    chain: list[int] = []  # the functions down to the node walked
+    chains: dict[int, tuple[int, ...]] = {}
+    todo: list[int | None] = list(reversed(children.get(None, [])))
+    while todo:
+        node = todo.pop()
+        if node is None:
+            key, outermost, entry, depth, below = walked.pop()
+            chain.pop()
+            on_chain[key] -= 1
+            if outermost and below < never:
+                change = tuple(map(operator.sub, running, entry))
+                known = sums.get(key)
+                sums[key] = change if known is None else tuple(map(operator.add, known, change))
+                place = (below, depth)
+                if key not in first or place < first[key]:
+                    first[key] = place
+            if walked and below < walked[-1][4]:
+                walked[-1][4] = below
+            continue
+        function = node_functions[node]
+        chain.append(function)
+        key = keys[function]
+        count = on_chain.get(key, 0)
+        on_chain[key] = count + 1
+        state = [key, count == 0, running, len(walked), never]
+        own = by_node.get(node)
+        if own is not None:
+            state[4] = own[0]
+            running = tuple(map(operator.add, running, own[1]))
+            chains[node] = tuple(chain)
+        walked.append(state)
+        todo.append(None)
+        below_node = children.get(node)
+        if below_node:
+            todo.extend(reversed(below_node))
+    names = {key: model.functions[function_id].name for function_id, key in keys.items()}
+    for key in sorted(first, key=first.__getitem__):
+        view.add(key, NO_CHAIN if key == NO_CHAIN else names[cast(FunctionKey, key)], side, list(sums[key]))
+    return chains
 
 
 def compare(base: Model, new: Model, measures: tuple[Measure, ...]) -> Comparison:

@@ -162,6 +162,10 @@ class PathTree:
         self._functions: dict[int, tuple[int, ...]] = {}
         self._merged: frozenset[int] | None = None
         self._children: dict[int | None, list[int]] | None = None
+        # A file's text as its bytes where they are UTF-8 (decoded once
+        # each, _text), else through the text factory.
+        (encoding,) = db.execute("PRAGMA encoding").fetchone()
+        self._bytes = encoding == "UTF-8"
 
     @classmethod
     def copy(cls, source: sqlite3.Connection) -> PathTree:
@@ -233,6 +237,9 @@ class PathTree:
             self._function = dict(self.db.execute("SELECT id, function_id FROM path_nodes ORDER BY id"))
         return self._function
 
+    def _file_column(self, table: str = "") -> str:
+        return f"CAST({table}file AS BLOB)" if self._bytes else f"{table}file"
+
     def _text(self, value: bytes | str) -> str:
         text = self._texts.get(value)
         if text is None:
@@ -243,7 +250,7 @@ class PathTree:
         if self._details is None:
             # Text as its bytes: decoded when a node is asked for, once a file.
             self._details = {row[0]: row[1:] for row in self.db.execute(
-                "SELECT id, CAST(file AS BLOB), line, inlined FROM path_nodes")}
+                f"SELECT id, {self._file_column()}, line, inlined FROM path_nodes")}
         file, line, inlined = self._details[node]
         return PathNodeRow(self.parents()[node], self.functions_of_nodes()[node], self._text(file), line,
                            bool(inlined))
@@ -306,6 +313,12 @@ class PathTree:
             "SELECT p.node_id, n.function_id, p.bytes_s + p.bytes_m + p.bytes_l + p.bytes_x FROM paths AS p "
             "JOIN path_nodes AS n ON n.id = p.node_id WHERE n.function_id IN (SELECT value FROM json_each(?)) "
             "ORDER BY p.node_id", (json.dumps(sorted(set(functions))),)).fetchall()
+
+    def innermost_sites(self) -> dict[int, tuple[str, int]]:
+        """The file and line of each path's innermost frame, by its node."""
+        return {node: (self._text(file), line) for node, file, line in self.db.execute(
+            f"SELECT p.node_id, {self._file_column('n.')}, n.line FROM paths AS p "
+            "JOIN path_nodes AS n ON n.id = p.node_id")}
 
     def allocating(self) -> list[int]:
         """The functions of the paths' innermost frames."""
