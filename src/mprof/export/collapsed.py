@@ -19,12 +19,11 @@ def _frame_name(name: str) -> str:
 
 
 def collapsed(model: Model, measure: Measure) -> str:
+    counted = [(path, count) for path in model.paths if (count := measure.of(path))]
+    chains = model.tree.paths_functions(path.node for path, _ in counted if path.node is not None)
+    names = {function_id: _frame_name(function.name) for function_id, function in model.functions.items()}
     counts: dict[str, int] = {}
-    for path in model.paths:
-        count = measure.of(path)
-        if not count:
-            continue
-        names = [_frame_name(model.functions[row.function].name) for row in reversed(model.frames(path.node))]
-        stack = ";".join(names) if names else NO_CHAIN
+    for path, count in counted:
+        stack = ";".join(map(names.__getitem__, chains[path.node])) if path.node is not None else NO_CHAIN
         counts[stack] = counts.get(stack, 0) + count
     return "".join(f"{stack} {count}\n" for stack, count in sorted(counts.items()))

@@ -12,8 +12,8 @@ import gzip
 import os
 
 from ..reducer.errors import MprofError
-from ..report.measures import Measure, machine_frames
-from ..report.model import Model, PathNodeRow
+from ..report.measures import Measure
+from ..report.model import Model
 from ..report.tables import NO_CHAIN
 
 try:
@@ -83,17 +83,47 @@ def profile(model: Model, chosen: tuple[Measure, ...], default: str) -> bytes:
             function.start_line = row.line
         return functions[function_id]
 
-    def location_of(group: list[PathNodeRow]) -> int:
-        lines = tuple((function_of(row.function), row.line) for row in group)
+    def location_of(group: list[tuple[int, int]]) -> int:
+        """A machine frame's location: its (function, line) pairs, innermost first."""
+        lines = tuple((function_of(function), line) for function, line in group)
         if lines not in locations:
             location = result.location.add()
             location.id = locations[lines] = len(locations) + 1
-            location.mapping_id = mapping_of(model.functions[group[-1].function].module)
+            location.mapping_id = mapping_of(model.functions[group[-1][0]].module)
             for function_id, line_number in lines:
                 line = location.line.add()
                 line.function_id = function_id
                 line.line = line_number
         return locations[lines]
+
+    # A path's locations, from a machine frame's innermost node up: each
+    # node's worked out once, the paths above it shared.
+    tree = model.tree
+    parents, node_functions, node_lines = tree.parents(), tree.functions_of_nodes(), tree.lines()
+    above: dict[int | None, tuple[int, ...]] = {None: ()}
+
+    def locations_of(node: int) -> tuple[int, ...]:
+        starts: list[int] = []
+        found: list[int] = []
+        start: int | None = node
+        while start not in above:
+            assert start is not None
+            group = []
+            at: int | None = start
+            while at is not None:
+                line, inlined = node_lines[at]
+                group.append((node_functions[at], line))
+                if not inlined:
+                    at = parents[at]
+                    break
+                at = parents[at]
+            starts.append(start)
+            found.append(location_of(group))
+            start = at
+        known = above[start]
+        for start, location_id in zip(reversed(starts), reversed(found), strict=True):
+            known = above[start] = (location_id, *known)
+        return known
 
     # pprof takes the first mapping for the program's: the executable's
     # before any library a path reaches first.
@@ -118,7 +148,7 @@ def profile(model: Model, chosen: tuple[Measure, ...], default: str) -> bytes:
                 location.line.add().function_id = function.id
             sample.location_id.append(no_chain)
         else:
-            sample.location_id.extend(location_of(group) for group in machine_frames(model, path))
+            sample.location_id.extend(locations_of(path.node))
         _labels(strings, sample, [("runtime", path.runtime), ("suppressed", path.suppressed)])
 
     if model.runs:

@@ -314,6 +314,11 @@ class PathTree:
             "JOIN path_nodes AS n ON n.id = p.node_id WHERE n.function_id IN (SELECT value FROM json_each(?)) "
             "ORDER BY p.node_id", (json.dumps(sorted(set(functions))),)).fetchall()
 
+    def lines(self) -> dict[int, tuple[int, int]]:
+        """Each node's line and inlined flag (1: inlined into its parent)."""
+        return {node: (line, inlined) for node, line, inlined in self.db.execute(
+            "SELECT id, line, inlined FROM path_nodes")}
+
     def innermost_sites(self) -> dict[int, tuple[str, int]]:
         """The file and line of each path's innermost frame, by its node."""
         return {node: (self._text(file), line) for node, file, line in self.db.execute(
