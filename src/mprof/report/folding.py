@@ -262,6 +262,12 @@ def _hidden(path: _Lengths, width: int, shown: set[int]) -> set[int]:
     return {n for n, hide in enumerate(folding(low)) if hide}
 
 
+def _differ(paths: Sequence[Sequence[Frame]], rows: list[int], at: int) -> bool:
+    """Whether the rows' frames at at read differently."""
+    first = paths[rows[0]][at].text
+    return any(paths[n][at].text != first for n in rows)
+
+
 def fold_paths(paths: Sequence[Sequence[Frame]], partial: Sequence[bool], width: int | None) -> list[ShownPath]:
     """Each path, outermost first, as a table shows it: whole when it fits
     in width characters (or width is None), else folded; where paths would
@@ -308,8 +314,8 @@ def fold_paths(paths: Sequence[Sequence[Frame]], partial: Sequence[bool], width:
             # Rows that read the same fold the same positions: their frames
             # line up.
             folded_positions = sorted(hidden[rows[0]], reverse=True) if len(rows) > 1 else []
-            telling = [at for at in folded_positions if len({paths[n][at].text for n in rows}) > 1]
-            for at in telling[:1] or folded_positions[:1]:
+            telling = next((at for at in folded_positions if _differ(paths, rows, at)), None)
+            for at in [telling] if telling is not None else folded_positions[:1]:
                 for n in rows:
                     shown[n].add(at)
                 opened += rows
