@@ -89,14 +89,6 @@ def _from_main(frames: Sequence[Frame]) -> bool:
     return any(frame.function == "main" and not frame.inlined for frame in frames)
 
 
-def _outermost_first(frames: Sequence[Frame]) -> list[Frame]:
-    ordered = list(reversed(frames))
-    for position, frame in enumerate(ordered):
-        if frame.function == "main" and not frame.inlined:
-            return ordered[position:]
-    return ordered
-
-
 def add_run(tree: PathTree, graph: CallGraph, data: DataFile, frames: Mapping[int, Sequence[Frame]]) -> None:
     start_up: set[int] = set()
     for node in data.nodes:
@@ -111,7 +103,7 @@ def add_run(tree: PathTree, graph: CallGraph, data: DataFile, frames: Mapping[in
             ends.append(EMPTY)
             continue
         parent = EMPTY if _from_main(frames[node.addr]) or node.parent < 0 else ends[node.parent]
-        for frame in _outermost_first(frames[node.addr]):
+        for frame in _logical(frames[node.addr]):
             parent = tree.node(parent, graph.function(frame), frame)
         ends.append(parent)
     for path in data.paths:

@@ -118,6 +118,14 @@ def _ints(pointer: Any, count: int, code: _Code) -> list[int]:
     return values.tolist()
 
 
+def _runs(ends: Any, items: Any, count: int) -> list[list[int]]:
+    """count runs of uint32 items laid end to end, each ending where ends
+    (uint64) says."""
+    found = _ints(ends, count, "Q")
+    values = _ints(items, found[-1] if found else 0, "I")
+    return [values[start:end] for start, end in zip([0, *found], found, strict=False)]
+
+
 class Calls:
     """One data file's call paths, decoded: nodes (parent, address index
     into the file's ADDR table) and paths (node, FIGURES figures), as
@@ -201,9 +209,7 @@ class Totals:
             t = out.contents
             self.site_addresses = _ints(t.site_address, t.site_count, "I")
             self.site_figures = _ints(t.site_figures, t.site_count * FIGURES, "Q")
-            ends = _ints(t.leak_chain_end, t.leak_count, "Q")
-            indices = _ints(t.leak_chain, ends[-1] if ends else 0, "I")
-            self.leak_chains = [indices[start:end] for start, end in zip([0, *ends], ends, strict=False)]
+            self.leak_chains = _runs(t.leak_chain_end, t.leak_chain, t.leak_count)
             self.leak_figures = _ints(t.leak_figures, t.leak_count * LEAK_FIGURES, "Q")
             self.pair_callers = _ints(t.pair_caller, t.pair_count, "I")
             self.pair_callees = _ints(t.pair_callee, t.pair_count, "I")
@@ -226,11 +232,11 @@ SELF = 10
 
 class Graph:
     """One file's call graph (reduce.h, mr_graph), as lists: SELF figures
-    a function (calls, frees, bytes and bytes freed by class); sites as
-    the frame that made them (which names the module and offset) and
-    FIGURES figures; leaks as
-    their frames (indices, innermost first) and 4 figures; edges as caller,
-    callee and BELOW figures; the frames each function was first taken at."""
+    a function (calls, frees, bytes and bytes freed by class); sites as the
+    frame that made them (which names the module and offset) and FIGURES
+    figures; leaks as their frames (indices, innermost first) and 4
+    figures; edges as caller, callee and BELOW figures; the frames each
+    function was first taken at."""
 
     def __init__(self, calls: Calls, leak_depth: int, call_graph: bool, first: array.array[int],
                  frames: array.array[int], from_main: bytes, site_module: array.array[int],
@@ -246,9 +252,7 @@ class Graph:
             self.self = _ints(g.self, function_count * SELF, "Q")
             self.site_frames = _ints(g.site_frame, g.site_count, "I")
             self.site_figures = _ints(g.site_figures, g.site_count * FIGURES, "Q")
-            ends = _ints(g.leak_end, g.leak_count, "Q")
-            frames_of_leaks = _ints(g.leak_frames, ends[-1] if ends else 0, "I")
-            self.leak_frames = [frames_of_leaks[start:end] for start, end in zip([0, *ends], ends, strict=False)]
+            self.leak_frames = _runs(g.leak_end, g.leak_frames, g.leak_count)
             self.leak_figures = _ints(g.leak_figures, g.leak_count * LEAK_FIGURES, "Q")
             self.edge_callers = _ints(g.edge_caller, g.edge_count, "I")
             self.edge_callees = _ints(g.edge_callee, g.edge_count, "I")
