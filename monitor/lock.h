@@ -29,6 +29,18 @@ static inline void spin_lock(spinlock_t *lock)
     }
 }
 
+/* spin_lock for a lock no other thread can take meanwhile, the caller
+ * knowing it is the process's only thread: a plain store instead of the
+ * locked exchange, which drains the store buffer (8% of monitor_alloc's
+ * samples on sqlite3).  A signal handler on this thread that tries the lock
+ * sees it held all the same: the compiler keeps the store before what it
+ * guards. */
+static inline void spin_lock_alone(spinlock_t *lock)
+{
+    atomic_store_explicit(&lock->held, 1, memory_order_relaxed);
+    atomic_signal_fence(memory_order_seq_cst);
+}
+
 static inline bool spin_trylock(spinlock_t *lock)
 {
     return !atomic_exchange_explicit(&lock->held, 1, memory_order_acquire);

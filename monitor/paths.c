@@ -2,20 +2,69 @@
 #include "paths.h"
 
 #include "arena.h"
+#include "compiler.h"
+#include "hash.h"
 #include "lock.h"
-#include "entry_table.h"
 
-/* Every field is guarded by lock.  The hot path comes here only for a node
- * or a path its thread has not used lately. */
+/* Nodes live in chunks that never move, chunk k holding CHUNK_FIRST << k of
+ * them, so a node is found from its id without the lock (paths_node_at). */
+#define CHUNK_FIRST_BITS 10
+#define CHUNK_FIRST (UINT64_C(1) << CHUNK_FIRST_BITS)
+#define CHUNK_COUNT (33 - CHUNK_FIRST_BITS) /* enough for every 32-bit id */
+
+/* A slot of the table of nodes by (parent, address): the key beside the id,
+ * so that a probe reads the slot alone.  A slot's key is written before its
+ * id, which publishes it (release), and never changes after: readers load
+ * the id (acquire) and then may read the key.  Id 0, the first process's
+ * root, is never in the table and marks an empty slot. */
+struct node_slot {
+    uintptr_t address;
+    uint32_t parent;
+    atomic_uint_least32_t id;
+};
+
+struct node_table {
+    unsigned bits; /* log2 of the slot count */
+    uint64_t used;
+    struct node_slot slots[];
+};
+
+/* Guarded by lock, except what paths_node and paths_node_at read without
+ * it: table (published with a release store, a table in full before its
+ * pointer), its slots (see node_slot) and the chunks (published before any
+ * id of theirs is).  The hot path comes to the lock only to add a node or
+ * give a path its id. */
 static struct {
     spinlock_t lock;
-    struct entry_table by_key;          /* nodes by (parent, address) */
-    struct path_node **nodes;      /* by id; region, grown by doubling */
-    uint32_t node_capacity, node_count;
+    struct node_table *_Atomic table;
+    struct path_node *_Atomic chunks[CHUNK_COUNT];
+    uint32_t node_count;
     uint32_t *path_nodes;          /* the node of each path id */
     uint32_t path_capacity, path_count;
     uint32_t first_own_node, first_own_path;
 } registry = {.lock = SPINLOCK_INIT};
+
+static size_t table_size(unsigned bits)
+{
+    return sizeof(struct node_table) + (sizeof(struct node_slot) << bits);
+}
+
+static inline unsigned chunk_of(uint32_t id, uint64_t *offset)
+{
+    uint64_t n = (uint64_t)id + CHUNK_FIRST;
+    unsigned k = (unsigned)(63 - __builtin_clzll(n)) - CHUNK_FIRST_BITS;
+    *offset = n - (CHUNK_FIRST << k);
+    return k;
+}
+
+/* The ids a thread holds came to it through an acquire of the slot or the
+ * path that named them, after their chunk was published: relaxed. */
+MONITOR_TEXT_INLINE static struct path_node *node_at(uint32_t id)
+{
+    uint64_t offset;
+    unsigned k = chunk_of(id, &offset);
+    return atomic_load_explicit(&registry.chunks[k], memory_order_relaxed) + offset;
+}
 
 static bool grow(void *array_pointer, uint32_t *capacity, size_t entry_size)
 {
@@ -30,29 +79,34 @@ static bool grow(void *array_pointer, uint32_t *capacity, size_t entry_size)
     return true;
 }
 
-/* Called with the lock held. */
-static struct path_node *add_node(uint32_t parent, uintptr_t address, uint64_t hash)
+/* Called with the lock held; PATH_NONE when out of memory or ids. */
+static uint32_t add_node(uint32_t parent, uintptr_t address)
 {
-    if (registry.node_count == registry.node_capacity &&
-        !grow(&registry.nodes, &registry.node_capacity, sizeof(*registry.nodes)))
-        return NULL;
-    struct path_node *node = arena_alloc(sizeof(*node));
-    if (!node)
-        return NULL;
-    node->hash = hash;
+    uint32_t id = registry.node_count;
+    if (id == PATH_NONE)
+        return PATH_NONE;
+    uint64_t offset;
+    unsigned k = chunk_of(id, &offset);
+    struct path_node *chunk = atomic_load_explicit(&registry.chunks[k], memory_order_relaxed);
+    if (!chunk) {
+        if (!(chunk = region_map((CHUNK_FIRST << k) * sizeof(struct path_node))))
+            return PATH_NONE;
+        atomic_store_explicit(&registry.chunks[k], chunk, memory_order_release);
+    }
+    struct path_node *node = chunk + offset;
     node->address = address;
     node->parent = parent;
-    node->id = registry.node_count;
+    node->id = id;
     atomic_init(&node->path, 0);
-    registry.nodes[registry.node_count++] = node;
-    return node;
+    registry.node_count++;
+    return id;
 }
 
 void paths_init(void)
 {
     spin_lock(&registry.lock);
     if (!registry.node_count)
-        add_node(0, 0, 0); /* the root: no address, never in by_key */
+        add_node(0, 0); /* the root: no address, never in the table */
     spin_unlock(&registry.lock);
 }
 
@@ -66,29 +120,112 @@ uint64_t paths_hash(uint32_t parent, uintptr_t address)
     return mix64(fold_word(fold_word(0x243F6A8885A308D3u, parent), address));
 }
 
-struct node_key {
-    uint32_t parent;
-    uintptr_t address;
-};
-
-static bool same_node(const void *entry, const void *key)
+/* The id of (parent, address) in table, 0 if absent. */
+MONITOR_TEXT_INLINE static uint32_t probe(const struct node_table *table, uint64_t hash, uint32_t parent,
+                                          uintptr_t address)
 {
-    const struct path_node *node = entry;
-    const struct node_key *wanted = key;
-    return node->parent == wanted->parent && node->address == wanted->address;
+    uint64_t mask = (UINT64_C(1) << table->bits) - 1;
+    for (uint64_t i = hash >> (64 - table->bits);; i = (i + 1) & mask) {
+        const struct node_slot *slot = &table->slots[i];
+        uint32_t id = atomic_load_explicit(&slot->id, memory_order_acquire);
+        if (!id)
+            return 0;
+        if (slot->address == address && slot->parent == parent)
+            return id;
+    }
 }
 
-MONITOR_TEXT const struct path_node *paths_node(uint32_t parent, uintptr_t address, uint64_t hash)
+/* Writes a slot of a table no reader has yet, or publishes one in a
+ * published table. */
+static void place(struct node_table *table, uint64_t hash, uint32_t parent, uintptr_t address, uint32_t id)
 {
-    struct node_key key = {parent, address};
+    uint64_t mask = (UINT64_C(1) << table->bits) - 1;
+    uint64_t i = hash >> (64 - table->bits);
+    while (atomic_load_explicit(&table->slots[i].id, memory_order_relaxed))
+        i = (i + 1) & mask;
+    table->slots[i].address = address;
+    table->slots[i].parent = parent;
+    atomic_store_explicit(&table->slots[i].id, id, memory_order_release);
+    table->used++;
+}
+
+/* A table of at least 2^bits slots holding every node of this process but
+ * its root, at most half full with one node more; NULL when out of memory.
+ * Called with the lock held. */
+static struct node_table *table_of_nodes(unsigned bits)
+{
+    uint64_t nodes = registry.node_count - registry.first_own_node;
+    while ((nodes + 1) * 2 > (UINT64_C(1) << bits))
+        bits++;
+    struct node_table *table = region_map(table_size(bits));
+    if (!table)
+        return NULL;
+    table->bits = bits;
+    for (uint32_t id = registry.first_own_node + 1; id < registry.node_count; id++) {
+        const struct path_node *node = node_at(id);
+        place(table, paths_hash(node->parent, node->address), node->parent, node->address, id);
+    }
+    return table;
+}
+
+/* Room in the table for one node more, keeping it at most half full; false
+ * when out of memory.  Called with the lock held. */
+static bool make_room(const atomic_bool *threads_started)
+{
+    struct node_table *table = atomic_load_explicit(&registry.table, memory_order_relaxed);
+    if (table && (table->used + 1) * 2 <= (UINT64_C(1) << table->bits))
+        return true;
+    struct node_table *grown = table_of_nodes(table ? table->bits + 1 : 10);
+    if (!grown)
+        return false;
+    atomic_store_explicit(&registry.table, grown, memory_order_release);
+    /* Another thread may be probing the old table: it is kept, unless no
+     * other thread exists (a signal handler does not probe: the thread's
+     * recursion guard is up).  A thread sets threads_started before its
+     * first probe, and this one publishes the new table before it reads
+     * the flag: with the fence, either it sees the flag or that thread
+     * sees the new table. */
+    atomic_thread_fence(memory_order_seq_cst);
+    if (table && threads_started && !atomic_load_explicit(threads_started, memory_order_relaxed))
+        region_unmap(table, table_size(table->bits));
+    return true;
+}
+
+MONITOR_TEXT_INLINE static uint32_t node_id(uint32_t parent, uintptr_t address, uint64_t hash,
+                                            const atomic_bool *threads_started)
+{
+    const struct node_table *table = atomic_load_explicit(&registry.table, memory_order_acquire);
+    uint32_t id = table ? probe(table, hash, parent, address) : 0;
+    if (likely(id))
+        return id;
     spin_lock(&registry.lock);
-    struct path_node *node = entry_table_find(&registry.by_key, hash, same_node, &key);
-    if (!node && (node = add_node(parent, address, hash)) && !entry_table_add(&registry.by_key, hash, node)) {
-        registry.node_count--; /* forgotten: its arena bytes stay unused */
-        node = NULL;
+    /* Another thread may have added it meanwhile, to a table grown since. */
+    table = atomic_load_explicit(&registry.table, memory_order_relaxed);
+    id = table ? probe(table, hash, parent, address) : 0;
+    if (!id) {
+        if (make_room(threads_started) && (id = add_node(parent, address)) != PATH_NONE)
+            place(atomic_load_explicit(&registry.table, memory_order_relaxed), hash, parent, address, id);
+        else
+            id = PATH_NONE;
     }
     spin_unlock(&registry.lock);
-    return node;
+    return id;
+}
+
+MONITOR_TEXT uint32_t paths_node_id(uint32_t parent, uintptr_t address, const atomic_bool *threads_started)
+{
+    return node_id(parent, address, paths_hash(parent, address), threads_started);
+}
+
+const struct path_node *paths_node(uint32_t parent, uintptr_t address, uint64_t hash)
+{
+    uint32_t id = node_id(parent, address, hash, NULL);
+    return id != PATH_NONE ? node_at(id) : NULL;
+}
+
+MONITOR_TEXT uint32_t paths_path_of_id(uint32_t id)
+{
+    return paths_path_of(node_at(id));
 }
 
 MONITOR_TEXT uint32_t paths_path_of(const struct path_node *node)
@@ -117,14 +254,6 @@ MONITOR_TEXT uint32_t paths_path_of(const struct path_node *node)
     return path;
 }
 
-const struct path_node *paths_node_by_id(uint32_t id)
-{
-    spin_lock(&registry.lock);
-    const struct path_node *node = id < registry.node_count ? registry.nodes[id] : NULL;
-    spin_unlock(&registry.lock);
-    return node;
-}
-
 bool paths_hold(bool bounded)
 {
     return spin_lock_within(&registry.lock, bounded);
@@ -142,7 +271,7 @@ uint32_t paths_held_node_count(void)
 
 const struct path_node *paths_held_node(uint32_t id)
 {
-    return registry.nodes[id];
+    return node_at(id);
 }
 
 uint32_t paths_held_node_of_path(uint32_t path)
@@ -150,24 +279,23 @@ uint32_t paths_held_node_of_path(uint32_t path)
     return path < registry.path_count ? registry.path_nodes[path] : PATH_NONE;
 }
 
-static uint64_t hash_of_node(const void *entry)
-{
-    return ((const struct path_node *)entry)->hash;
-}
-
 void paths_retag(uintptr_t start, uintptr_t end, uintptr_t tag_bits)
 {
     spin_lock(&registry.lock);
-    /* Nodes are shared read-only with the threads, whose locks the caller
-     * holds: nobody reads them meanwhile. */
-    for (uint32_t id = registry.first_own_node; id < registry.node_count; id++) {
-        struct path_node *node = registry.nodes[id];
-        if (id != registry.first_own_node && node->address >= start && node->address < end) {
+    /* Nodes and the table are shared read-only with the threads, whose
+     * locks the caller holds: nobody probes meanwhile. */
+    for (uint32_t id = registry.first_own_node + 1; id < registry.node_count; id++) {
+        struct path_node *node = node_at(id);
+        if (node->address >= start && node->address < end)
             node->address |= tag_bits;
-            node->hash = paths_hash(node->parent, node->address);
-        }
     }
-    entry_table_rehash(&registry.by_key, hash_of_node);
+    struct node_table *table = atomic_load_explicit(&registry.table, memory_order_relaxed);
+    if (table) {
+        /* Out of memory, none: the next node made places them all again. */
+        struct node_table *placed = table_of_nodes(table->bits);
+        atomic_store_explicit(&registry.table, placed, memory_order_release);
+        region_unmap(table, table_size(table->bits));
+    }
     spin_unlock(&registry.lock);
 }
 
@@ -193,8 +321,8 @@ void paths_fork_child(void)
      * the child's blocks get paths of their own and the parent's blocks can
      * be told apart when the child frees them.  The child's paths start
      * from a root of its own. */
-    registry.by_key = (struct entry_table){0};
+    atomic_store_explicit(&registry.table, NULL, memory_order_relaxed);
     registry.first_own_node = registry.node_count;
     registry.first_own_path = registry.path_count;
-    add_node(registry.node_count, 0, 0);
+    add_node(registry.node_count, 0);
 }

@@ -35,6 +35,19 @@ static inline bool threads_share(void)
     return atomic_load_explicit(&monitor.threads_started, memory_order_relaxed);
 }
 
+/* The thread's own lock.  Others take it (the writer of a data file, fork,
+ * retagging, the live figures' grants) only from another thread, or from
+ * a signal handler on this one; threads_started is set before a second
+ * thread exists (by the thread that creates it, or by a thread made some
+ * other way at its first allocation, before it takes any lock). */
+static inline void lock_own(struct thread_state *state)
+{
+    if (likely(!threads_share()))
+        spin_lock_alone(&state->lock);
+    else
+        spin_lock(&state->lock);
+}
+
 /* A block of size bytes goes live (bytes and blocks positive) or is freed
  * (negative): the process's live figures change (live.h).  Called with the
  * thread's lock held, which the ledger may let go of and take again: so
@@ -87,18 +100,26 @@ static inline struct thread_state *current_state(void)
     return monitor_claim_state();
 }
 
-MONITOR_TEXT_INLINE static const struct path_node *find_node(struct thread_state *state, uint32_t parent,
-                                                            uintptr_t address)
+/* The fold of a path's addresses from the outermost in: the first
+ * frame's seed. */
+#define FOLD_SEED UINT64_C(0x243F6A8885A308D3)
+
+/* The node of address called from the path parent, whose addresses fold
+ * to folded; PATH_NONE when out of memory. */
+MONITOR_TEXT_INLINE static uint32_t find_node(struct thread_state *state, uint32_t parent, uintptr_t address,
+                                              uint64_t folded)
 {
-    uint64_t folded = fold_word(fold_word(0, parent), address);
-    const struct path_node **recent = &state->recent_nodes[folded >> (64 - RECENT_BITS)];
-    const struct path_node *node = *recent;
-    if (likely(node && node->parent == parent && node->address == address))
-        return node;
-    node = paths_node(parent, address, paths_hash(parent, address));
-    if (node)
-        *recent = node;
-    return node;
+    struct recent_node *set = state->recent_nodes[folded >> (64 - RECENT_BITS)];
+    for (unsigned way = 0; way < RECENT_WAYS; way++)
+        if (likely(set[way].address == address && set[way].parent == parent && set[way].id))
+            return set[way].id;
+    uint32_t id = paths_node_id(parent, address, &monitor.threads_started);
+    if (id != PATH_NONE) {
+        /* First in, first out: the set's oldest node goes. */
+        memmove(&set[1], &set[0], (RECENT_WAYS - 1) * sizeof(*set));
+        set[0] = (struct recent_node){.address = address, .parent = parent, .id = id};
+    }
+    return id;
 }
 
 /* The path of chain (innermost first), the paper's way (3.2): compared
@@ -114,25 +135,24 @@ MONITOR_TEXT_INLINE static uint32_t path_of_chain(struct thread_state *state, co
         common++;
     if (likely(common == depth && depth == previous && state->cached_path != PATH_NONE))
         return state->cached_path;
-    const struct path_node *leaf = common ? state->cached_nodes[common - 1] : NULL;
-    uint32_t parent = leaf ? leaf->id : paths_root();
+    uint32_t node = common ? state->cached_ids[common - 1] : paths_root();
+    uint64_t folded = common ? state->cached_folds[common - 1] : FOLD_SEED;
     for (unsigned i = common; i < depth; i++) {
         uintptr_t address = chain[depth - 1 - i];
-        leaf = find_node(state, parent, address);
-        if (unlikely(!leaf)) {
+        folded = fold_word(folded, address);
+        node = find_node(state, node, address, folded);
+        if (unlikely(node == PATH_NONE)) {
             state->cached_depth = i;
             state->cached_path = PATH_NONE;
             return PATH_NONE;
         }
-        parent = leaf->id;
         state->cached_addrs[i] = address;
-        state->cached_nodes[i] = leaf;
+        state->cached_ids[i] = node;
+        state->cached_folds[i] = folded;
     }
     state->cached_depth = depth;
-    /* Only the empty chain (no frame unwound) ends at the root itself. */
-    if (!leaf)
-        leaf = paths_node_by_id(parent);
-    state->cached_path = leaf ? paths_path_of(leaf) : PATH_NONE;
+    /* The empty chain (no frame unwound) ends at the root itself. */
+    state->cached_path = paths_path_of_id(node);
     return state->cached_path;
 }
 
@@ -196,7 +216,7 @@ MONITOR_TEXT void monitor_alloc(void *block, size_t size, enum mprof_summary_fie
     struct walk_memory *walk = monitor.options.cached_rules ? &state->walk : NULL;
     unsigned depth = unwind_chain(chain, max_depth, walk, &truncated);
 
-    spin_lock(&state->lock);
+    lock_own(state);
     uint32_t path = path_of_chain(state, chain, depth);
     struct path_counts *counts = path != PATH_NONE ? counts_of(state, path) : NULL;
     bool replaced = false;
@@ -286,7 +306,7 @@ MONITOR_TEXT static void count_free(struct thread_state *state, void *block, boo
 {
     if (!known && block && !count_unknown)
         return;
-    spin_lock(&state->lock);
+    lock_own(state);
     if (!block)
         state->counters[MPROF_SUM_FREE_NULL]++;
     else if (known)
@@ -395,7 +415,7 @@ MONITOR_TEXT void monitor_released(void *block, bool known, const struct block_i
     tls->busy = 1;
     struct thread_state *state = current_state();
     if (likely(state)) {
-        spin_lock(&state->lock);
+        lock_own(state);
         if (known)
             account_free(state, (uintptr_t)block, info);
         else
@@ -421,7 +441,7 @@ MONITOR_TEXT void monitor_count(enum mprof_summary_field field, enum mprof_summa
     tls->trace_alignment = 0; /* of a call that failed */
     struct thread_state *state = current_state();
     if (likely(state)) {
-        spin_lock(&state->lock);
+        lock_own(state);
         state->counters[field]++;
         if (second != field)
             state->counters[second]++;

@@ -22,9 +22,10 @@ static struct thread_state *make_state(unsigned stack_depth)
         return NULL;
     state->scratch = arena_alloc(UNWIND_BUFFER_SIZE(stack_depth) * sizeof(uintptr_t));
     state->cached_addrs = arena_alloc(stack_depth * sizeof(uintptr_t));
-    state->cached_nodes = arena_alloc(stack_depth * sizeof(*state->cached_nodes));
+    state->cached_ids = arena_alloc(stack_depth * sizeof(*state->cached_ids));
+    state->cached_folds = arena_alloc(stack_depth * sizeof(*state->cached_folds));
     state->bin_peak = arena_alloc(MPROF_BIN_COUNT * sizeof(struct peak_figures));
-    if (!state->scratch || !state->cached_addrs || !state->cached_nodes || !state->bin_peak)
+    if (!state->scratch || !state->cached_addrs || !state->cached_ids || !state->cached_folds || !state->bin_peak)
         return NULL;
     state->cached_path = PATH_NONE;
     return state;
