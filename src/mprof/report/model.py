@@ -364,7 +364,7 @@ class PathTree:
                 "FROM path_nodes WHERE parent_id IS NOT NULL GROUP BY 1, 2 HAVING COUNT(*) > 1) "
                 "UNION SELECT id FROM path_nodes WHERE parent_id IS NULL AND function_id IN (SELECT function_id "
                 "FROM path_nodes WHERE parent_id IS NULL GROUP BY 1 HAVING COUNT(*) > 1) "
-                "UNION ALL SELECT c.id FROM path_nodes AS c JOIN merged ON c.parent_id = merged.id) "
+                "UNION SELECT c.id FROM path_nodes AS c JOIN merged ON c.parent_id = merged.id) "
                 "SELECT id FROM merged"))
         return self._merged
 
