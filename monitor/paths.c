@@ -29,7 +29,7 @@ struct node_table {
     struct node_slot slots[];
 };
 
-/* Guarded by lock, except what paths_node and paths_node_at read without
+/* Guarded by lock, except what paths_node_id and node_at read without
  * it: table (published with a release store, a table in full before its
  * pointer), its slots (see node_slot) and the chunks (published before any
  * id of theirs is).  The hot path comes to the lock only to add a node or
@@ -115,7 +115,7 @@ uint32_t paths_root(void)
     return registry.first_own_node;
 }
 
-uint64_t paths_hash(uint32_t parent, uintptr_t address)
+static inline uint64_t node_hash(uint32_t parent, uintptr_t address)
 {
     return mix64(fold_word(fold_word(0x243F6A8885A308D3u, parent), address));
 }
@@ -163,7 +163,7 @@ static struct node_table *table_of_nodes(unsigned bits)
     table->bits = bits;
     for (uint32_t id = registry.first_own_node + 1; id < registry.node_count; id++) {
         const struct path_node *node = node_at(id);
-        place(table, paths_hash(node->parent, node->address), node->parent, node->address, id);
+        place(table, node_hash(node->parent, node->address), node->parent, node->address, id);
     }
     return table;
 }
@@ -214,22 +214,12 @@ MONITOR_TEXT_INLINE static uint32_t node_id(uint32_t parent, uintptr_t address, 
 
 MONITOR_TEXT uint32_t paths_node_id(uint32_t parent, uintptr_t address, const atomic_bool *threads_started)
 {
-    return node_id(parent, address, paths_hash(parent, address), threads_started);
-}
-
-const struct path_node *paths_node(uint32_t parent, uintptr_t address, uint64_t hash)
-{
-    uint32_t id = node_id(parent, address, hash, NULL);
-    return id != PATH_NONE ? node_at(id) : NULL;
+    return node_id(parent, address, node_hash(parent, address), threads_started);
 }
 
 MONITOR_TEXT uint32_t paths_path_of_id(uint32_t id)
 {
-    return paths_path_of(node_at(id));
-}
-
-MONITOR_TEXT uint32_t paths_path_of(const struct path_node *node)
-{
+    const struct path_node *node = node_at(id);
     uint32_t known = atomic_load_explicit(&node->path, memory_order_acquire);
     if (likely(known))
         return known - 1;

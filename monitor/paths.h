@@ -32,18 +32,13 @@ void paths_init(void);
 /* The empty path, the parent of every outermost frame: the first node this
  * process made. */
 uint32_t paths_root(void);
-uint64_t paths_hash(uint32_t parent, uintptr_t address);
 /* The id of the node of address called from the path parent, made on
  * first use; PATH_NONE when out of memory.  Without the lock when it was
  * made before.  threads_started (set before a second thread probes) lets
  * an outgrown table be unmapped while it is false; NULL: never. */
 uint32_t paths_node_id(uint32_t parent, uintptr_t address, const atomic_bool *threads_started);
-/* The same as a node (hash: paths_hash's), outgrown tables never unmapped;
- * NULL when out of memory. */
-const struct path_node *paths_node(uint32_t parent, uintptr_t address, uint64_t hash);
 /* The id of the path that ends at node, made on first use; PATH_NONE when
  * out of memory. */
-uint32_t paths_path_of(const struct path_node *node);
 uint32_t paths_path_of_id(uint32_t node);
 
 /* The writer of a data file holds the registry still while it reads the

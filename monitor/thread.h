@@ -76,8 +76,9 @@ struct thread_state {
     uint64_t *cached_folds;
     unsigned cached_depth;
     uint32_t cached_path; /* the id of the whole previous chain's path, or PATH_NONE */
-    /* Nodes used lately, direct-mapped by the fold of their path's
-     * addresses, checked before the registry: most lookups end here.  The
+    /* Nodes used lately, in sets of RECENT_WAYS chosen by the fold of
+     * their path's addresses, checked before the registry: most lookups
+     * end here.  The
      * fold needs no earlier lookup, so the processor loads the slots of a
      * chain's frames at once rather than each after its parent's. */
     _Alignas(64) struct recent_node recent_nodes[1u << RECENT_BITS][RECENT_WAYS];

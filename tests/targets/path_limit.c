@@ -14,17 +14,17 @@
 int main(void)
 {
     static uint32_t ids[PATHS];
-    static const struct path_node *nodes[PATHS];
+    static uint32_t nodes[PATHS];
     static unsigned char seen[PATHS];
     paths_init();
     uint32_t root = paths_root();
     int kept = 1;
     for (unsigned n = 0; n < PATHS; n++) {
         uintptr_t address = 0x400000 + 16 * (uintptr_t)n;
-        nodes[n] = paths_node(root, address, paths_hash(root, address));
-        if (!nodes[n])
+        nodes[n] = paths_node_id(root, address, NULL);
+        if (nodes[n] == PATH_NONE)
             return 1;
-        ids[n] = paths_path_of(nodes[n]);
+        ids[n] = paths_path_of_id(nodes[n]);
     }
     unsigned distinct = 0, sharing = 0;
     uint32_t highest = 0;
@@ -32,7 +32,7 @@ int main(void)
     for (unsigned n = 0; n < PATHS; n++) {
         if (ids[n] >= PATHS)
             return 1;
-        kept &= paths_path_of(nodes[n]) == ids[n];
+        kept &= paths_path_of_id(nodes[n]) == ids[n];
         distinct += !seen[ids[n]];
         seen[ids[n]] = 1;
         if (ids[n] > highest)
@@ -45,7 +45,7 @@ int main(void)
                 first_with_highest = n;
         }
     paths_hold(0);
-    int owner = paths_held_node_of_path(highest) == nodes[first_with_highest]->id;
+    int owner = paths_held_node_of_path(highest) == nodes[first_with_highest];
     paths_release();
     printf("%u %u %u %d %d\n", distinct, highest, sharing, kept, owner);
     return 0;

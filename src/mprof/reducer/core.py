@@ -39,15 +39,15 @@ class _Totals(ctypes.Structure):
                 ("pair_figures", _u64p)]
 
 
-class Frame(ctypes.Structure):
-    """A symbolized frame as numbers: function, file, line, inlined."""
+class _Frame(ctypes.Structure):
+    """struct mr_frame: a symbolized frame as numbers."""
     _fields_ = [("function", ctypes.c_uint32), ("file", ctypes.c_uint32), ("line", ctypes.c_uint32),
                 ("inlined", ctypes.c_uint32)]
 
 
 class _Numbered(ctypes.Structure):
     _fields_ = [("tree", ctypes.c_void_p), ("node_count", ctypes.c_size_t), ("node_parent", _u64p),
-                ("node_frame", ctypes.POINTER(Frame)), ("path_count", ctypes.c_size_t), ("path_node", _u64p),
+                ("node_frame", ctypes.POINTER(_Frame)), ("path_count", ctypes.c_size_t), ("path_node", _u64p),
                 ("path_order", ctypes.POINTER(ctypes.c_size_t)), ("path_chain", _u32p),
                 ("chain_count", ctypes.c_size_t), ("chain_innermost", _i64p), ("chain_groups", _u32p),
                 ("chain_outside", _i64p)]

@@ -8,6 +8,7 @@ from __future__ import annotations
 import array
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from .records import DataFile
 from .symbolize import Frame
@@ -20,7 +21,7 @@ class Names:
     modules: list[str] = field(default_factory=list)
     _numbers: dict[tuple[int, object], int] = field(default_factory=dict)
 
-    def _number(self, kind: int, key: object, into: list) -> int:  # type: ignore[type-arg]
+    def _number(self, kind: int, key: Any, into: list[Any]) -> int:
         number = self._numbers.get((kind, key))
         if number is None:
             number = self._numbers[(kind, key)] = len(into)

@@ -3,7 +3,9 @@ sites (the paths' innermost addresses), the paper's partial chains of the
 leak table (the paths grouped by their innermost leak-depth addresses) and
 the caller/callee pairs of the call graph (each pair once per occurrence in
 a path), all exact sums of the paths' figures, added up by libmprof-reduce
-(core.Totals) and given here with their addresses."""
+(core.Totals) and given here with their addresses.  The reduction reads
+them inside the library (graph.c makes its call graph from them); this is
+their view for the tests and for readers of a data file's raw figures."""
 
 from __future__ import annotations
 
