@@ -123,15 +123,21 @@ def rows(tree: PathTree, ids: Mapping[FunctionKey, int]) -> tuple[list[tuple[obj
     number: dict[int, int] = {}
     node_rows: list[tuple[object, ...]] = []
     chains: list[runtime_blocks.Chain | None] = [None] * len(tree.nodes)
+    # Each node's functions, outermost first, and the first node numbered with them.
+    functions_of: dict[int, tuple[FunctionKey, ...]] = {EMPTY: ()}
+    first: dict[tuple[FunctionKey, ...], int] = {}
     for index, node in enumerate(tree.nodes):
         if used[index]:
             number[index] = len(number) + 1
+            functions_of[index] = (*functions_of[node.parent], node.function)
+            first.setdefault(functions_of[index], number[index])
             node_rows.append((number[index], number[node.parent] if node.parent != EMPTY else None,
                               ids[node.function], node.file, node.line, int(node.inlined)))
             chains[index] = runtime_blocks.called(node.function, chains[node.parent] if node.parent != EMPTY
                                                   else None)
     path_rows: list[tuple[object, ...]] = [
-        (number[end] if end != EMPTY else None, *figures, runtime_blocks.kept_by(chains[end] if end != EMPTY else None))
+        (number[end] if end != EMPTY else None, *figures, runtime_blocks.kept_by(chains[end] if end != EMPTY else None),
+         first[functions_of[end]] if end != EMPTY else None)
         for end, figures in sorted(tree.paths.items(), key=lambda item: number.get(item[0], 0))]
     return node_rows, path_rows
 

@@ -225,6 +225,17 @@ def test_a_parent_after_its_child(edit: Edit) -> None:
         assert completed.stderr == f"mprof: {edit.path}: table path_nodes: a node's parent comes after it in 1 row: 2\n"
 
 
+def test_paths_merged_with_a_later_node(edit: Edit, capsys: pytest.CaptureFixture[str]) -> None:
+    # The first node of a path's functions is never after the path's own.
+    first = edit.value("SELECT MIN(node_id) FROM paths")
+    edit(f"UPDATE paths SET same_functions_id = {first} + 1 WHERE node_id = {first}")
+    assert_refused(edit, capsys, "table paths: same_functions_id comes after node_id, or is NULL where node_id is "
+                                 f"not in 1 row: {first}")
+    edit(f"UPDATE paths SET same_functions_id = NULL WHERE node_id = {first}")
+    assert_refused(edit, capsys, "table paths: same_functions_id comes after node_id, or is NULL where node_id is "
+                                 f"not in 1 row: {first}")
+
+
 def test_an_empty_summary(edit: Edit, capsys: pytest.CaptureFixture[str]) -> None:
     edit("DELETE FROM summary")
     more = len(Summary.field_names())  # and elapsed_ns, less the one named
@@ -324,7 +335,7 @@ def test_thousands_of_paths_validate_quickly(edit: Edit) -> None:
          "INSERT INTO functions SELECT i, 'f' || i, 'm', 'f.c', i, NULL, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0 FROM n",
          "WITH RECURSIVE n(i) AS (SELECT 10 UNION ALL SELECT i + 1 FROM n WHERE i < 20009) "
          "INSERT INTO path_nodes SELECT i, CASE WHEN i % 10 THEN i - 1 END, 10 + i % 5000, 'f.c', i, 0 FROM n",
-         "INSERT INTO paths SELECT id, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, '' FROM path_nodes WHERE id >= 10")
+         "INSERT INTO paths SELECT id, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, '', id FROM path_nodes WHERE id >= 10")
     fastest = float("inf")
     for _ in range(3):
         start = time.perf_counter()

@@ -8,7 +8,7 @@
 -- and offsets are unsigned 64-bit values stored as signed two's complement:
 -- a negative v stands for v + 2^64.
 PRAGMA application_id = 1836085871;
-PRAGMA user_version = 10;
+PRAGMA user_version = 11;
 
 CREATE TABLE runs (
     id INTEGER PRIMARY KEY,
@@ -214,7 +214,11 @@ CREATE TABLE paths (
     temporaries INTEGER NOT NULL,
     peak_blocks INTEGER NOT NULL,
     peak_bytes INTEGER NOT NULL,
-    runtime TEXT NOT NULL            -- as in leaks: what in the C or C++ runtime keeps these blocks on purpose, or empty
+    runtime TEXT NOT NULL,           -- as in leaks: what in the C or C++ runtime keeps these blocks on purpose, or empty
+    -- The first node (the least id) whose path has this path's functions,
+    -- outermost first: node_id itself unless the functions were called
+    -- from other lines too.  The reports merge paths by it.  NULL with node_id.
+    same_functions_id INTEGER REFERENCES path_nodes(id)
 );
 
 -- Replays of an allocation trace against real allocators (mprof replay

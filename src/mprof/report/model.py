@@ -160,7 +160,6 @@ class PathTree:
         self._details: dict[int, tuple[bytes | str, int, int]] | None = None
         self._texts: dict[bytes | str, str] = {}
         self._functions: dict[int, tuple[int, ...]] = {}
-        self._merged: frozenset[int] | None = None
         self._children: dict[int | None, list[int]] | None = None
         # A file's text as its bytes where they are UTF-8 (decoded once
         # each, _text), else through the text factory.
@@ -170,11 +169,9 @@ class PathTree:
     @classmethod
     def copy(cls, source: sqlite3.Connection) -> PathTree:
         """The path tables of a profile database, copied whole into memory
-        (SQLite's backup, page by page), with the index of children the
-        queries below walk down by."""
+        (SQLite's backup, page by page)."""
         db = sqlite3.connect(":memory:")
         source.backup(db)
-        db.execute("CREATE INDEX IF NOT EXISTS mprof_children ON path_nodes(parent_id, function_id)")
         return cls(db)
 
     @classmethod
@@ -186,14 +183,21 @@ class PathTree:
             "file TEXT NOT NULL, line INTEGER NOT NULL, inlined INTEGER NOT NULL);"
             "CREATE TABLE paths (node_id INTEGER UNIQUE, allocs INTEGER, frees INTEGER, bytes_s INTEGER, "
             "bytes_m INTEGER, bytes_l INTEGER, bytes_x INTEGER, freed_s INTEGER, freed_m INTEGER, freed_l INTEGER, "
-            "freed_x INTEGER, temporaries INTEGER, peak_blocks INTEGER, peak_bytes INTEGER, runtime TEXT);"
-            "CREATE INDEX mprof_children ON path_nodes(parent_id, function_id);")
+            "freed_x INTEGER, temporaries INTEGER, peak_blocks INTEGER, peak_bytes INTEGER, runtime TEXT, "
+            "same_functions_id INTEGER);")
         db.executemany("INSERT INTO path_nodes VALUES (?, ?, ?, ?, ?, ?)",
                        [(node, row.parent, row.function, row.file, row.line, int(row.inlined))
                         for node, row in nodes.items()])
-        db.executemany("INSERT INTO paths VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        # schema.sql's same_functions_id: the first node of each path's functions.
+        functions: dict[int | None, tuple[int, ...]] = {None: ()}
+        first: dict[tuple[int, ...], int] = {}
+        for node in sorted(nodes):
+            functions[node] = (*functions[nodes[node].parent], nodes[node].function)
+            first.setdefault(functions[node], node)
+        db.executemany("INSERT INTO paths VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                        [(path.node, path.allocs, path.frees, *path.bytes, *path.freed, path.temporaries,
-                         path.peak_blocks, path.peak_bytes, path.runtime) for path in paths])
+                         path.peak_blocks, path.peak_bytes, path.runtime,
+                         None if path.node is None else first[functions[path.node]]) for path in paths])
         return cls(db)
 
     @classmethod
@@ -214,6 +218,15 @@ class PathTree:
         """(node, and two figures as SQL over a path's columns) of the paths
         where holds, in the order of rows()."""
         return self.db.execute(f"SELECT node_id, {columns} FROM paths WHERE {where} ORDER BY node_id").fetchall()
+
+    def ranked(self, blocks: str, size: str) -> list[tuple[int, int, int | None]]:
+        """(blocks, size, first node) of the paths of each list of functions
+        (schema.sql's same_functions_id) where either figure, SQL over a
+        path's columns, is not 0: most size, then blocks first, then by
+        their first path."""
+        return self.db.execute(
+            f"SELECT SUM({blocks}), SUM({size}), MIN(node_id) FROM paths WHERE {blocks} != 0 OR {size} != 0 "
+            "GROUP BY same_functions_id ORDER BY 2 DESC, 1 DESC, 3").fetchall()
 
     def parents(self) -> dict[int, int | None]:
         """Each node's parent (None: an outermost frame), parents first."""
@@ -351,22 +364,6 @@ class PathTree:
                     still[node] = step[0]
             reached = still
         return found
-
-    def merged_nodes(self) -> frozenset[int]:
-        """The nodes whose functions, outermost first, may be another
-        node's too: siblings of one function (called from two lines of
-        their parent, or outermost frames of one function) and everything
-        below them.  Any other node's path is the only one of its functions."""
-        if self._merged is None:
-            self._merged = frozenset(node for (node,) in self.db.execute(
-                "WITH RECURSIVE merged(id) AS ("
-                "SELECT id FROM path_nodes WHERE (parent_id, function_id) IN (SELECT parent_id, function_id "
-                "FROM path_nodes WHERE parent_id IS NOT NULL GROUP BY 1, 2 HAVING COUNT(*) > 1) "
-                "UNION SELECT id FROM path_nodes WHERE parent_id IS NULL AND function_id IN (SELECT function_id "
-                "FROM path_nodes WHERE parent_id IS NULL GROUP BY 1 HAVING COUNT(*) > 1) "
-                "UNION SELECT c.id FROM path_nodes AS c JOIN merged ON c.parent_id = merged.id) "
-                "SELECT id FROM merged"))
-        return self._merged
 
 
 @dataclass

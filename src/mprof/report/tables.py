@@ -237,25 +237,8 @@ class RankedPaths(Sequence[WholePath]):
 
 def _ranked(model: Model, blocks: str, size: str) -> RankedPaths:
     """The paths' figures, blocks and size (SQL over the paths' columns),
-    merged by their functions: a node whose path may share its functions
-    with another (PathTree.merged_nodes) is looked up, the others are
-    their own rows."""
-    tree = model.tree
-    rows = tree.figures(f"{blocks}, {size}", f"{blocks} != 0 OR {size} != 0")
-    merged = tree.merged_nodes()
-    shared = tree.paths_functions(node for node, _, _ in rows if node is not None and node in merged)
-    groups: dict[object, list[int | None]] = {}
-    for node, row_blocks, row_size in rows:
-        key: object = node if node is not None and node not in merged else shared[node] if node is not None else ()
-        group = groups.get(key)
-        if group is None:
-            groups[key] = [row_blocks, row_size, node]
-        else:
-            group[0] += row_blocks  # type: ignore[operator]
-            group[1] += row_size  # type: ignore[operator]
-    ranked = sorted(((cast(int, b), cast(int, s), node) for b, s, node in groups.values()),
-                    key=lambda group: (-group[1], -group[0]))
-    return RankedPaths(model, ranked)
+    merged by their functions."""
+    return RankedPaths(model, model.tree.ranked(blocks, size))
 
 
 def peak_paths(model: Model) -> RankedPaths:

@@ -117,9 +117,11 @@ def schema() -> tuple[Table, ...]:
             references: dict[int, list[tuple[str, str, str]]] = {}
             for number, _, parent, child, to, *_ in db.execute(f'PRAGMA foreign_key_list("{name}")'):
                 references.setdefault(number, []).append((parent, child, to))
+            # In the order of their columns (SQLite numbers them last first).
+            order = [column.name for column in shapes[name][0]]
             tables.append(Table(name, *shapes[name], tuple(
                 Reference(tuple(child for _, child, _ in pairs), pairs[0][0], tuple(to for _, _, to in pairs))
-                for _, pairs in sorted(references.items()))))
+                for pairs in sorted(references.values(), key=lambda pairs: order.index(pairs[0][1])))))
         return tuple(tables)
     finally:
         db.close()
@@ -208,6 +210,10 @@ def _dangling(table: Table, reference: Reference) -> str:
 # Rows the reports cannot read whatever their types: (table, what is wrong
 # with a row, FROM and WHERE of those rows, the column that tells one).
 ROWS = (("path_nodes", "a node's parent comes after it", "FROM path_nodes WHERE parent_id >= id", "id"),
+        # The first node of a path's functions is at or before its own.
+        ("paths", "same_functions_id comes after node_id, or is NULL where node_id is not",
+         "FROM paths WHERE same_functions_id > node_id OR (same_functions_id IS NULL) != (node_id IS NULL)",
+         "node_id"),
         # A report ranks a cycle by its first member.
         ("cycles", "id is no function's cycle_id",
          "FROM cycles WHERE id NOT IN (SELECT cycle_id FROM functions WHERE cycle_id IS NOT NULL)", "id"))
