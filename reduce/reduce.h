@@ -159,12 +159,14 @@ struct mr_text {
 
 /* Inserts the numbered tree into the tables path_nodes and paths of the
  * database file, whose schema is made and which no one else is writing.
- * function_ids and files are by the frames' numbers; runtime[c] is the
+ * function_ids, function_rank (the functions' order by their names, equal
+ * for equal names) and files are by the frames' numbers; runtime[c] is the
  * index in runtimes of what keeps the blocks of chain c's paths on
  * purpose.  MR_DATABASE: SQLite's message is in error. */
 MR_EXPORT int mr_numbered_write(const struct mr_numbered *numbered, const char *database,
-                                const int64_t *function_ids, const struct mr_text *files, const uint32_t *runtime,
-                                const struct mr_text *runtimes, char *error, size_t error_size);
+                                const int64_t *function_ids, const uint32_t *function_rank,
+                                const struct mr_text *files, const uint32_t *runtime, const struct mr_text *runtimes,
+                                char *error, size_t error_size);
 /* A path's figures, MR_FIGURES of them, in the tree (for the writer). */
 const uint64_t *mr_tree_path_figures(const struct mr_tree *tree, size_t path);
 

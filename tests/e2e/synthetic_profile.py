@@ -102,7 +102,8 @@ def synthetic_model(functions: int, seed: int = 1) -> Model:
     paths = [PathRow(node_of[f], calls[f], calls[f] // 2, rows[f].self_bytes,
                      tuple(b - k for b, k in zip(rows[f].self_bytes, rows[f].kept_bytes, strict=True)))
              for f in callers if own[f]]
-    model = Model([run], summary, rows, edges, {}, bins, leaks, tree=PathTree.of(path_nodes, paths))
+    tree = PathTree.of(path_nodes, paths, {f: row.full_name for f, row in rows.items()})
+    model = Model([run], summary, rows, edges, {}, bins, leaks, tree=tree)
     for edge in edges:
         model.callers.setdefault(edge.callee, []).append(edge)
         model.callees.setdefault(edge.caller, []).append(edge)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from mprof.reducer import callgraph as cg
 from mprof.reducer import runtime_blocks
 from mprof.reducer.callgraph import CLASSES, CallGraph, FunctionKey
+from mprof.reducer.escape import printable
 from mprof.reducer.records import DataFile
 from mprof.reducer.symbolize import Frame
 from mprof.reducer.tree import LeakChain, Pair, Site, Totals
@@ -135,9 +136,12 @@ def rows(tree: PathTree, ids: Mapping[FunctionKey, int]) -> tuple[list[tuple[obj
                               ids[node.function], node.file, node.line, int(node.inlined)))
             chains[index] = runtime_blocks.called(node.function, chains[node.parent] if node.parent != EMPTY
                                                   else None)
+    # The place of each node's names among all nodes', as the reports print them, from 1.
+    names_of = {index: tuple(printable(name) for name, _ in chain) for index, chain in functions_of.items()}
+    place = {names: n for n, names in enumerate(sorted(set(names_of.values())))}
     path_rows: list[tuple[object, ...]] = [
         (number[end] if end != EMPTY else None, *figures, runtime_blocks.kept_by(chains[end] if end != EMPTY else None),
-         first[functions_of[end]] if end != EMPTY else None)
+         first[functions_of[end]] if end != EMPTY else None, place[names_of[end]])
         for end, figures in sorted(tree.paths.items(), key=lambda item: number.get(item[0], 0))]
     return node_rows, path_rows
 

@@ -50,7 +50,7 @@ def path_model(names: dict[int, str], paths: list[Path], call_graph: bool = True
             parent = index[key]
         rows.append(PathRow(parent, 1, 1 if freed else 0, (0, allocated, 0, 0), (0, freed, 0, 0), runtime))
     return Model([RunInfo(1, 0, "prog", "prog", 1, call_graph, True, False, 0, False, 5)], {},
-                 {f.id: f for f in functions}, [], {}, [], [], tree=PathTree.of(nodes, rows + list(unwound)))
+                 {f.id: f for f in functions}, [], {}, [], [], tree=PathTree.of(nodes, rows + list(unwound), names))
 
 
 def paths(graph: flame.Flame) -> dict[str, int]:

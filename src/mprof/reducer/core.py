@@ -88,8 +88,8 @@ def _library() -> Any:
                                           ctypes.POINTER(ctypes.POINTER(_Numbered))]),
         "mr_numbered_free": (None, [ctypes.POINTER(_Numbered)]),
         "mr_numbered_write": (ctypes.c_int, [ctypes.POINTER(_Numbered), ctypes.c_char_p, ctypes.c_void_p,
-                                             ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_char_p,
-                                             ctypes.c_size_t]),
+                                             ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
+                                             ctypes.c_char_p, ctypes.c_size_t]),
     }
     for name, (result, arguments) in signatures.items():
         function = getattr(library, name)
@@ -293,15 +293,15 @@ class Numbered:
         if getattr(self, "_pointer", None):
             self._library.mr_numbered_free(self._pointer)
 
-    def write(self, database: Path, function_ids: Sequence[int], files: Sequence[str | bytes],
-              runtime: Sequence[int], runtimes: Sequence[str]) -> None:
+    def write(self, database: Path, function_ids: Sequence[int], function_ranks: Sequence[int],
+              files: Sequence[str | bytes], runtime: Sequence[int], runtimes: Sequence[str]) -> None:
         """Into the database's path_nodes and paths (reduce.h,
         mr_numbered_write); runtime by chain."""
         error = ctypes.create_string_buffer(512)
         status = self._library.mr_numbered_write(
             self._pointer, os.fsencode(database), (ctypes.c_int64 * max(len(function_ids), 1))(*function_ids),
-            _texts(files), (ctypes.c_uint32 * max(len(runtime), 1))(*runtime), _texts(runtimes), error,
-            len(error))
+            (ctypes.c_uint32 * max(len(function_ranks), 1))(*function_ranks), _texts(files),
+            (ctypes.c_uint32 * max(len(runtime), 1))(*runtime), _texts(runtimes), error, len(error))
         if status == _DATABASE:
             raise MprofError(f"{database}: cannot write the call paths: {error.value.decode(errors='replace')}")
         _check(status)

@@ -218,7 +218,12 @@ CREATE TABLE paths (
     -- The first node (the least id) whose path has this path's functions,
     -- outermost first: node_id itself unless the functions were called
     -- from other lines too.  The reports merge paths by it.  NULL with node_id.
-    same_functions_id INTEGER REFERENCES path_nodes(id)
+    same_functions_id INTEGER REFERENCES path_nodes(id),
+    -- The place of the path's function names, outermost first, among all
+    -- paths' in sorted order (a path before the longer ones it starts);
+    -- equal for paths whose names read the same, 0 for no node.  The
+    -- reports order paths of equal figures by it.
+    name_order INTEGER NOT NULL
 );
 
 -- Replays of an allocation trace against real allocators (mprof replay

@@ -11,6 +11,7 @@ from typing import Any
 from . import runtime_blocks
 from .callgraph import CallGraph
 from .errors import MprofError
+from .escape import printable
 from .liveness import still_running
 from .pathtree import PathTree
 from .profile import Profile, Run
@@ -188,8 +189,11 @@ def _insert_paths(db: sqlite3.Connection, path: Path, tree: PathTree, ids: dict[
             functions[innermost], groups, functions[outside] if outside >= 0 else None)) if innermost >= 0 else ""
         runtime.append(runtimes.setdefault(kept_by, len(runtimes)))
     db.commit()
+    # The paths' names are sorted as the reports print them.
+    shown = [printable(name) for name, _ in functions]
+    rank = {name: place for place, name in enumerate(sorted(set(shown)))}
     # Functions of start-up code only are on no node written.
-    numbered.write(path, [ids.get(key, 0) for key in functions],
+    numbered.write(path, [ids.get(key, 0) for key in functions], [rank[name] for name in shown],
                    [_lossless_text(name) for name in tree.names.files],
                    runtime, list(runtimes))
 

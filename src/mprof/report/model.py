@@ -175,8 +175,10 @@ class PathTree:
         return cls(db)
 
     @classmethod
-    def of(cls, nodes: Mapping[int, PathNodeRow], paths: Iterable[PathRow]) -> PathTree:
-        """A tree of rows built by hand (tests, synthetic profiles)."""
+    def of(cls, nodes: Mapping[int, PathNodeRow], paths: Iterable[PathRow], names: Mapping[int, str]) -> PathTree:
+        """A tree of rows built by hand (tests, synthetic profiles); names,
+        the functions' whole names by id, which order paths of equal
+        figures."""
         db = sqlite3.connect(":memory:")
         db.executescript(
             "CREATE TABLE path_nodes (id INTEGER PRIMARY KEY, parent_id INTEGER, function_id INTEGER NOT NULL, "
@@ -184,25 +186,29 @@ class PathTree:
             "CREATE TABLE paths (node_id INTEGER UNIQUE, allocs INTEGER, frees INTEGER, bytes_s INTEGER, "
             "bytes_m INTEGER, bytes_l INTEGER, bytes_x INTEGER, freed_s INTEGER, freed_m INTEGER, freed_l INTEGER, "
             "freed_x INTEGER, temporaries INTEGER, peak_blocks INTEGER, peak_bytes INTEGER, runtime TEXT, "
-            "same_functions_id INTEGER);")
+            "same_functions_id INTEGER, name_order INTEGER);")
         db.executemany("INSERT INTO path_nodes VALUES (?, ?, ?, ?, ?, ?)",
                        [(node, row.parent, row.function, row.file, row.line, int(row.inlined))
                         for node, row in nodes.items()])
-        # schema.sql's same_functions_id: the first node of each path's functions.
+        # schema.sql's same_functions_id, the first node of each path's
+        # functions, and name_order, the place of its names among all paths'.
         functions: dict[int | None, tuple[int, ...]] = {None: ()}
         first: dict[tuple[int, ...], int] = {}
         for node in sorted(nodes):
             functions[node] = (*functions[nodes[node].parent], nodes[node].function)
             first.setdefault(functions[node], node)
-        db.executemany("INSERT INTO paths VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        named = sorted({tuple(names[function] for function in chain) for chain in functions.values()})
+        place = {chain: n for n, chain in enumerate(named)}
+        db.executemany("INSERT INTO paths VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                        [(path.node, path.allocs, path.frees, *path.bytes, *path.freed, path.temporaries,
                          path.peak_blocks, path.peak_bytes, path.runtime,
-                         None if path.node is None else first[functions[path.node]]) for path in paths])
+                         None if path.node is None else first[functions[path.node]],
+                         place[tuple(names[function] for function in functions[path.node])]) for path in paths])
         return cls(db)
 
     @classmethod
     def empty(cls) -> PathTree:
-        return cls.of({}, [])
+        return cls.of({}, [], {})
 
     def rows(self) -> list[PathRow]:
         """Every path, in the order of their innermost nodes (none first)."""
@@ -223,10 +229,10 @@ class PathTree:
         """(blocks, size, first node) of the paths of each list of functions
         (schema.sql's same_functions_id) where either figure, SQL over a
         path's columns, is not 0: most size, then blocks first, then by
-        their first path."""
+        their functions' names (name_order), then by their first path."""
         return self.db.execute(
             f"SELECT SUM({blocks}), SUM({size}), MIN(node_id) FROM paths WHERE {blocks} != 0 OR {size} != 0 "
-            "GROUP BY same_functions_id ORDER BY 2 DESC, 1 DESC, 3").fetchall()
+            "GROUP BY same_functions_id ORDER BY 2 DESC, 1 DESC, MIN(name_order), 3").fetchall()
 
     def parents(self) -> dict[int, int | None]:
         """Each node's parent (None: an outermost frame), parents first."""

@@ -170,42 +170,31 @@ def path_functions(model: Model, node: int | None) -> tuple[int, ...]:
 class RankedPaths(Sequence[WholePath]):
     """Whole paths merged by their functions, most bytes (then blocks)
     first; rows of equal figures in the order of their functions' names,
-    then of their first paths.  The figures are known at once, the
-    functions of a row, and the order among rows of its figures, when it is
-    asked for: a table that shows twenty rows looks up twenty paths."""
+    then of their first paths (as the reducer ranked them: schema.sql's
+    name_order).  The figures are known at once, the functions of a row
+    when it is asked for: a table that shows twenty rows looks up twenty
+    paths."""
+
+    # Rows looked up at once, from the one asked for.
+    _WINDOW = 64
 
     def __init__(self, model: Model, groups: list[tuple[int, int, int | None]]) -> None:
         self._model = model
-        self._groups = groups  # (blocks, bytes, a node of the group), ranked by figures alone
+        self._groups = groups  # (blocks, size, the group's first node), in order
         self._rows: list[WholePath | None] = [None] * len(groups)
-        # Where each run of equal figures starts.
-        self._start: list[int] = []
-        for n, (blocks, size, _) in enumerate(groups):
-            tied = n and groups[n - 1][:2] == (blocks, size)
-            self._start.append(self._start[n - 1] if tied else n)
 
     def __len__(self) -> int:
         return len(self._groups)
 
-    def figures(self) -> list[WholePath]:
-        """Each row's figures, without its functions."""
-        return [WholePath((), blocks, size) for blocks, size, _ in self._groups]
+    def column(self, index: int) -> list[int]:
+        """Each row's blocks (index 0) or bytes (1), without its functions."""
+        return [size for _, size, _ in self._groups] if index else [blocks for blocks, _, _ in self._groups]
 
     def _resolve(self, start: int, end: int) -> None:
-        tree = self._model.tree
-        functions = tree.paths_functions(node for _, _, node in self._groups[start:end] if node is not None)
-        at = start
-        while at < end:
-            run_end = at + 1
-            while run_end < len(self._groups) and self._start[run_end] == self._start[at]:
-                run_end += 1
-            run = [WholePath(functions[node] if node is not None else (), blocks, size)
-                   for blocks, size, node in self._groups[at:run_end]]
-            if len(run) > 1:
-                names = self._model.functions
-                run.sort(key=lambda row: [names[f].full_name for f in row.functions])
-            self._rows[at:run_end] = run
-            at = run_end
+        groups = self._groups[start:end]
+        functions = self._model.tree.paths_functions(node for _, _, node in groups if node is not None)
+        self._rows[start:end] = [WholePath(functions[node] if node is not None else (), blocks, size)
+                                 for blocks, size, node in groups]
 
     @overload
     def __getitem__(self, index: int) -> WholePath: ...
@@ -220,11 +209,7 @@ class RankedPaths(Sequence[WholePath]):
             index += len(self)
         row = self._rows[index]
         if row is None:
-            start = self._start[index]
-            end = index + 1
-            while end < len(self._groups) and self._start[end] == start:
-                end += 1
-            self._resolve(start, end)
+            self._resolve(index, min(index + self._WINDOW, len(self._groups)))
             row = self._rows[index]
         assert row is not None
         return row

@@ -95,15 +95,15 @@ def summary_table(model: Model) -> str:
 
 
 def whole_path_table(model: Model, options: Options, heading: list[str], rows: tables.RankedPaths,
-                     weight: Callable[[tables.WholePath], int], total: int,
-                     figures: Callable[[tables.WholePath], str], empty: str) -> str:
+                     weight: int, total: int, figures: Callable[[tables.WholePath], str], empty: str) -> str:
     """A table of whole call paths: heading, then each shown row's figures
-    and its path, or the line empty when there is no row."""
+    and its path, or the line empty when there is no row; weight, the
+    column (RankedPaths.column) the cutoff and the limit count."""
     # Which rows show is a matter of their figures: only those rows' paths
     # are looked up.
-    ranked = rows.figures()
-    above = [n for n, row in enumerate(ranked) if not total or weight(row) * 100 >= options.cutoff * total]
-    shown = [rows[n] for n in above[:shown_count([weight(ranked[n]) for n in above], total, options.limit)]]
+    weights = rows.column(weight)
+    above = [n for n, value in enumerate(weights) if not total or value * 100 >= options.cutoff * total]
+    shown = [rows[n] for n in above[:shown_count([weights[n] for n in above], total, options.limit)]]
     paths = tables.shown_whole_paths(model, shown, None if options.wide else options.path_width)
     lines = heading + [f"{figures(row)}  {path.text}" for row, path in zip(shown, paths, strict=True)]
     if not rows:
@@ -118,7 +118,7 @@ def peak_table(model: Model, options: Options) -> str:
     peak = model.summary.get("max_live_bytes", 0)
     heading = [legends.PEAK, "", summary.peak_moment(model), "", f"{'blocks':>10} {'bytes':>13} {'(%)':>5}  path"]
     return whole_path_table(
-        model, options, heading, tables.peak_paths(model), lambda row: row.bytes, peak,
+        model, options, heading, tables.peak_paths(model), 1, peak,
         lambda row: f"{row.blocks:>10,} {row.bytes:>13,} {parenthesised(row.bytes, peak):>5}",
         f"{'':>10} {'':>13} {'':>5}  (nothing was live)")
 
@@ -127,7 +127,7 @@ def temporaries_table(model: Model, options: Options) -> str:
     total = model.summary.get("temporary_allocs", 0)
     return whole_path_table(
         model, options, [legends.TEMPORARIES, "", f"{'count':>12} {'(%)':>5}  path"], tables.temporary_paths(model),
-        lambda row: row.blocks, total,
+        0, total,
         lambda row: f"{row.blocks:>12,} {parenthesised(row.blocks, total):>5}",
         f"{'':>12} {'':>5}  (no temporary allocation)")
 
