@@ -167,6 +167,16 @@ MR_EXPORT int mr_numbered_write(const struct mr_numbered *numbered, const char *
                                 const int64_t *function_ids, const uint32_t *function_rank,
                                 const struct mr_text *files, const uint32_t *runtime, const struct mr_text *runtimes,
                                 char *error, size_t error_size);
+/* For a report's flame graphs, over a tree of count nodes by index, each
+ * node's parent an index before its own or -1 for an outermost node.
+ * mr_subtree_sums adds each node's value into its ancestors' (MR_OVERFLOW:
+ * past 64 bits, or a parent not before its child).  mr_children lays out
+ * each node's children, in index order: those of node n (of the outermost
+ * nodes, for n = -1) are child[start[n + 1]] up to child[start[n + 2]];
+ * start holds count + 2 entries, child count. */
+MR_EXPORT int mr_subtree_sums(const int64_t *parent, size_t count, int64_t *value);
+MR_EXPORT void mr_children(const int64_t *parent, size_t count, uint64_t *start, uint64_t *child);
+
 /* A path's figures, MR_FIGURES of them, in the tree (for the writer). */
 const uint64_t *mr_tree_path_figures(const struct mr_tree *tree, size_t path);
 

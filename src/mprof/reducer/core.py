@@ -90,6 +90,8 @@ def _library() -> Any:
         "mr_numbered_write": (ctypes.c_int, [ctypes.POINTER(_Numbered), ctypes.c_char_p, ctypes.c_void_p,
                                              ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
                                              ctypes.c_char_p, ctypes.c_size_t]),
+        "mr_subtree_sums": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p]),
+        "mr_children": (None, [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p, ctypes.c_void_p]),
     }
     for name, (result, arguments) in signatures.items():
         function = getattr(library, name)
@@ -339,3 +341,26 @@ class Tree:
         _check(self._library.mr_tree_number(self._tree, (ctypes.c_uint32 * max(len(groups), 1))(*groups),
                                             bytes(map(bool, outside)), len(groups), ctypes.byref(out)))
         return Numbered(out, self)
+
+
+def _address(values: array.array[int]) -> int:
+    return values.buffer_info()[0]
+
+
+def subtree_sums(parent: array.array[int], values: array.array[int]) -> None:
+    """Adds each node's value into its ancestors' (reduce.h,
+    mr_subtree_sums): parent ("q"), each node's parent's index or -1."""
+    assert parent.typecode == values.typecode == "q" and len(parent) == len(values)
+    _check(_library().mr_subtree_sums(_address(parent), len(parent), _address(values)))
+
+
+def children(parent: array.array[int]) -> tuple[array.array[int], array.array[int]]:
+    """(start, child): the children of node n, by index, are
+    child[start[n + 1]:start[n + 2]], of the outermost nodes child[start[0]:
+    start[1]] (reduce.h, mr_children)."""
+    assert parent.typecode == "q"
+    start = array.array("Q", bytes(8 * (len(parent) + 2)))
+    child = array.array("Q", bytes(8 * max(len(parent), 1)))
+    _library().mr_children(_address(parent), len(parent), _address(start), _address(child))
+    return start, child
+

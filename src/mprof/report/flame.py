@@ -14,13 +14,16 @@ widest first."""
 
 from __future__ import annotations
 
+import array
 import heapq
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import cast
 
-from .model import Model, PathRow
+from ..reducer import core
+from ..reducer.errors import MprofError
+from .model import Model
 from .tables import NO_CHAIN
 
 MIN_SHARE = 0.001
@@ -58,35 +61,38 @@ Candidate = tuple[str, str, int, object]
 Children = Callable[[object, int], list[Candidate]]
 
 
-def _path_flame(model: Model, weight: Callable[[PathRow], int], min_share: float, max_frames: int) -> Flame:
-    """The paths' tree, each path counting weight(path) bytes."""
+# The paths' figures the flame graphs draw, as SQL over their columns.
+_BYTES = "bytes_s + bytes_m + bytes_l + bytes_x"
+_KEPT = f"{_BYTES} - freed_s - freed_m - freed_l - freed_x"
+
+
+def _path_flame(model: Model, weight: str, min_share: float, max_frames: int,
+                left_out: frozenset[int | None] = frozenset()) -> Flame:
+    """The paths' tree, each path counting weight (SQL over its columns),
+    but those ending at the nodes left_out."""
     tree = model.tree
-    below = tree.children()  # children of each node, None: of the root
-    parents = tree.parents()
-    node_functions = tree.functions_of_nodes()
-    subtotal: dict[int, int] = dict.fromkeys(parents, 0)
+    nodes = tree.arrays()
+    subtotal = array.array("q", bytes(8 * len(nodes.parent)))
     unwound = 0
-    for path in model.paths:
-        if path.node is None:
-            unwound += weight(path)
+    for node, value in tree.db.execute(f"SELECT node_id, {weight} FROM paths WHERE {weight} != 0"):
+        if node in left_out:
+            continue
+        if node is None:
+            unwound += value
         else:
-            subtotal[path.node] += weight(path)
-    # Parents come before their children: from the last node back, each has
-    # its descendants' bytes before it passes them up.
-    for node_id in reversed(parents):
-        value = subtotal[node_id]
-        if value:
-            parent = parents[node_id]
-            if parent is not None:
-                subtotal[parent] += value
+            subtotal[nodes.index(node)] += value
+    try:
+        core.subtree_sums(nodes.parent, subtotal)
+    except OverflowError:
+        raise MprofError("the profile's figures add up past 64 bits along its call paths") from None
 
     def children(key: object, value: int) -> list[Candidate]:
         # A frame is the nodes of one function under the frame above.
-        nodes = below.get(None, []) if key is None else [
-            child for n in cast(tuple[int, ...], key) for child in below.get(n, [])]
+        below = nodes.children(-1) if key is None else [
+            child for n in cast(tuple[int, ...], key) for child in nodes.children(n)]
         by_function: dict[int, list[int]] = {}
-        for node_id in nodes:
-            by_function.setdefault(node_functions[node_id], []).append(node_id)
+        for index in below:
+            by_function.setdefault(nodes.function[index], []).append(index)
         found: list[Candidate] = []
         for function_id, group in by_function.items():
             function = model.functions[function_id]
@@ -96,7 +102,7 @@ def _path_flame(model: Model, weight: Callable[[PathRow], int], min_share: float
             found.append((NO_CHAIN, "", unwound, ()))
         return found
 
-    root_bytes = sum(subtotal[n] for n in below.get(None, [])) + unwound
+    root_bytes = sum(subtotal[n] for n in nodes.children(-1)) + unwound
     return expand("all", root_bytes, children, min_share, max_frames)
 
 
@@ -105,16 +111,18 @@ def allocation_flame(model: Model, min_share: float = MIN_SHARE, max_frames: int
     stop at the leak depth."""
     if not model.call_graph:
         return None
-    return _path_flame(model, lambda path: sum(path.bytes), min_share, max_frames)
+    return _path_flame(model, _BYTES, min_share, max_frames)
 
 
 def leak_flame(model: Model, min_share: float = MIN_SHARE, max_frames: int = MAX_FRAMES,
                runtime: bool = False) -> Flame:
     """Bytes never freed, by whole call path; what the runtimes keep on
-    purpose only with runtime, as in the leak table."""
-    return _path_flame(model, lambda path: sum(path.bytes) - sum(path.freed)
-                       if not path.suppressed and (runtime or not path.runtime) else 0,
-                       min_share, max_frames)
+    purpose only with runtime, and what suppressions took out never, as in
+    the leak table."""
+    rows = model.tree.rows() if model.path_suppressions else []
+    suppressed = frozenset(rows[n].node for n in model.path_suppressions)
+    return _path_flame(model, _KEPT if runtime else f"CASE WHEN runtime = '' THEN {_KEPT} ELSE 0 END", min_share,
+                       max_frames, suppressed)
 
 
 def tone_by_name(name: str, key: object) -> int:
@@ -183,9 +191,9 @@ def peak_flame(model: Model, min_share: float = MIN_SHARE, max_frames: int = MAX
     processes, whose peaks are moments of their own."""
     if len(model.runs) > 1:
         return None
-    return _path_flame(model, lambda path: path.peak_bytes, min_share, max_frames)
+    return _path_flame(model, "peak_bytes", min_share, max_frames)
 
 
 def temporary_flame(model: Model, min_share: float = MIN_SHARE, max_frames: int = MAX_FRAMES) -> Flame:
     """Temporary allocations, by whole call path: a count, not bytes."""
-    return _path_flame(model, lambda path: path.temporaries, min_share, max_frames)
+    return _path_flame(model, "temporaries", min_share, max_frames)

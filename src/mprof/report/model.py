@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import array
 import json
 import sqlite3
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
+from ..reducer import core
 from .replays import StoredReplay
 from .replays import load as load_replays
 
@@ -141,6 +143,25 @@ class SuppressedRow:
     bytes: int
 
 
+@dataclass(frozen=True)
+class NodeArrays:
+    """Every node of a tree by its index, the order of the nodes' ids:
+    compact columns (8 bytes a node) for what walks the whole tree."""
+    first: int  # the first node's id
+    parent: array.array[int]  # each node's parent's index, -1 for an outermost node
+    function: array.array[int]
+    positions: dict[int, int] | None  # index by id, None when the ids run from first without a gap
+    start: array.array[int]  # the children of index n: child[start[n + 1]:start[n + 2]] (core.children)
+    child: array.array[int]
+
+    def index(self, node: int) -> int:
+        return node - self.first if self.positions is None else self.positions[node]
+
+    def children(self, index: int) -> array.array[int]:
+        """Of the node at index, -1 for the outermost nodes, in id order."""
+        return self.child[self.start[index + 1]:self.start[index + 2]]
+
+
 class PathTree:
     """The whole call paths (schema.sql's path_nodes and paths), kept in an
     in-memory SQLite database of their own: a report asks for what it shows
@@ -161,6 +182,8 @@ class PathTree:
         self._texts: dict[bytes | str, str] = {}
         self._functions: dict[int, tuple[int, ...]] = {}
         self._children: dict[int | None, list[int]] | None = None
+        self._arrays: NodeArrays | None = None
+        self._chains: dict[int, tuple[int, ...]] = {}  # the functions of paths by their nodes' indexes
         # A file's text as its bytes where they are UTF-8 (decoded once
         # each, _text), else through the text factory.
         (encoding,) = db.execute("PRAGMA encoding").fetchone()
@@ -250,6 +273,25 @@ class PathTree:
             self._children = below
         return self._children
 
+    def arrays(self) -> NodeArrays:
+        """The nodes as compact columns, read once."""
+        if self._arrays is None:
+            count, first, last = self.db.execute("SELECT COUNT(*), MIN(id), MAX(id) FROM path_nodes").fetchone()
+            first = first or 0
+            dense = not count or last - first + 1 == count
+            positions = None if dense else {node: n for n, (node,) in enumerate(
+                self.db.execute("SELECT id FROM path_nodes ORDER BY id"))}
+            if positions is None:
+                parent = array.array("q", [p for (p,) in self.db.execute(
+                    "SELECT IFNULL(parent_id - ?, -1) FROM path_nodes ORDER BY id", (first,))])
+            else:
+                parent = array.array("q", [-1 if p is None else positions[p] for (p,) in self.db.execute(
+                    "SELECT parent_id FROM path_nodes ORDER BY id")])
+            function = array.array("q", [f for (f,) in self.db.execute(
+                "SELECT function_id FROM path_nodes ORDER BY id")])
+            self._arrays = NodeArrays(first, parent, function, positions, *core.children(parent))
+        return self._arrays
+
     def functions_of_nodes(self) -> dict[int, int]:
         """Each node's function."""
         if self._function is None:
@@ -300,7 +342,7 @@ class PathTree:
         """The functions of the paths that end at nodes, outermost first."""
         nodes = list(nodes)
         wanted = [node for node in dict.fromkeys(nodes) if node not in self._functions]
-        if len(wanted) < self._FEW and self._parent is None:
+        if len(wanted) < self._FEW and self._arrays is None:
             chains: dict[int, list[int]] = {node: [] for node in wanted}
             for start, function in self.db.execute(
                     "WITH RECURSIVE up(start, node, depth) AS (SELECT value, value, 0 FROM json_each(?) "
@@ -312,17 +354,19 @@ class PathTree:
             for node, chain in chains.items():
                 self._functions[node] = tuple(chain)
         else:
-            parents, functions = self.parents(), self.functions_of_nodes()
-            memo = self._functions
+            tree = self.arrays()
+            parents, functions = tree.parent, tree.function
+            memo = self._chains
             for node in wanted:
                 unknown = []
-                step: int | None = node
-                while step is not None and step not in memo:
+                step = tree.index(node)
+                while step >= 0 and step not in memo:
                     unknown.append(step)
                     step = parents[step]
-                known = memo[step] if step is not None else ()
+                known = memo[step] if step >= 0 else ()
                 for each in reversed(unknown):
                     known = memo[each] = (*known, functions[each])
+                self._functions[node] = known
         return {node: self._functions[node] for node in nodes}
 
     def innermost(self, functions: Iterable[int]) -> list[tuple[int, int, int]]:
