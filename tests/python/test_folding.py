@@ -1,9 +1,14 @@
 """How long call paths are folded for reading (report/folding.py), on
 frames built by hand: what counts as the program's own code, what a fold
-says, and that two rows never read the same."""
+says, and that two rows never read the same; and that libmprof-reduce
+(reduce/fold.c) folds random tables as the Python it replaced
+(reference_folding.py) did."""
 
 from __future__ import annotations
 
+import random
+
+import reference_folding
 from mprof.report import folding
 from mprof.report.display import for_display
 from mprof.report.folding import Frame
@@ -147,3 +152,104 @@ def test_a_partial_path_keeps_its_mark_and_a_path_of_no_frame_its_label() -> Non
     shown = folding.fold_paths([frames(CXX, 2, 3, 4, 5, 6), []], [True, False], 60)
     assert [path.text for path in shown] == ["... > Cache::get > [3 std::] > std::__new_allocator<>::allocate",
                                              "(no call chain)"]
+
+
+def test_a_row_that_reads_as_anothers_fold_differs_where_it_has_no_frame() -> None:
+    # B's second frame is named like A's fold: both read "x > [3 libc.so.6]
+    # > w".  They differ at A's innermost folded frame, where B has none
+    # (folding.py in Python raised IndexError there): A shows it.
+    lib = [Frame(f"lib_function_{n}", False, "libc.so.6") for n in range(3)]
+    x, w = Frame("x", True, ""), Frame("w", True, "")
+    shown = folding.fold_paths([[x, *lib, w], [x, Frame("[3 libc.so.6]", False, "libc.so.6"), w]], [False] * 2, 30)
+    assert [path.text for path in shown] == ["x > [2 libc.so.6] > lib_function_2 > w", "x > [3 libc.so.6] > w"]
+
+
+def test_rows_read_the_same_by_their_texts_whatever_they_are_made_of() -> None:
+    # A frame named like a fold, or "...", makes a row read as another
+    # folds: as by their texts, the row that folds shows the frame that
+    # tells them apart.
+    x, y = Frame("x", True, ""), Frame("y", True, "")
+    own = [Frame(f"own_function_{n}", True, "") for n in range(2)]
+    shown = folding.fold_paths([[x, *own, y], [x, Frame("[1 frame]", True, ""), own[1], y]], [False] * 2, 20)
+    assert [path.text for path in shown] == ["x > own_function_0 > own_function_1 > y",
+                                             "x > [1 frame] > own_function_1 > y"]
+    library = Frame("library_function", False, "o")
+    shown = folding.fold_paths([[x, library, y], [Frame("...", True, ""), x, Frame("[1 o]", True, ""), y]],
+                               [True, False], 10)
+    assert [path.text for path in shown] == ["... > x > library_function > y", "... > x > [1 o] > y"]
+
+
+def test_without_a_width_or_a_path_nothing_folds() -> None:
+    path = frames(CXX, 1, 2, 3, 4, 5, 6)
+    assert folding.fold_paths([path], [True], None) == [folding.ShownPath(True, tuple(path))]
+    assert folding.fold_paths([], [], 10) == []
+    # mprof diff passes a flag for rows without a path too.
+    assert [shown.text for shown in folding.fold_paths([path], [False, False], 60)] == [
+        "main > Cache::get > [3 std::] > std::__new_allocator<>::allocate"]
+
+
+# Texts that test whether rows are told apart by what they read: fold
+# labels, the partial mark and the empty path's text as frame names,
+# separators inside names, names that are not valid UTF-8 (surrogateescape).
+AWKWARD_TEXTS = ["[1 frame]", "[2 frames]", "[1 std::]", "[2 std::]", "[3 frames]", "[2 std::, libc.so.6]", "...",
+                 "(no call chain)", "a > b", " > ", ">", "a >", "> b", "", "é", "名前", "\udcff", "x\udcfe > y"]
+ORIGINS = ["", "std::", "libc.so.6", "libstdc++.so.6", "core::", "[vdso]", "o", "a very long origin name.so.1"]
+
+
+def random_text(rng: random.Random) -> str:
+    roll = rng.random()
+    if roll < 0.15:
+        return rng.choice(AWKWARD_TEXTS)
+    if roll < 0.25:
+        return f"[{rng.randint(1, 12)} {rng.choice(ORIGINS)}]"
+    return "".join(rng.choice("abcdefgh_:<>é") for _ in range(rng.choice([1, 3, 5, 8, 12, 20, 40, 90])))
+
+
+def random_table(rng: random.Random) -> tuple[list[list[Frame]], list[bool], int | None]:
+    """Rows drawn from a pool of frames, many of them alike: copies and
+    near-copies that fold to the same text, equal frames as other objects,
+    and frames of the same text but other origins."""
+    pool = [Frame(random_text(rng), rng.random() < 0.4, rng.choice(ORIGINS)) for _ in range(rng.randint(1, 25))]
+    pool += [Frame(frame.text, frame.own, frame.origin) for frame in rng.sample(pool, rng.randint(0, len(pool)))]
+    pool += [Frame(frame.text, not frame.own, rng.choice(ORIGINS)) for frame in rng.sample(pool, len(pool) // 4)]
+    deepest = rng.choice([3, 10, 40, 120])
+    paths: list[list[Frame]] = []
+    for _ in range(rng.randint(1, 40)):
+        roll = rng.random()
+        if paths and roll < 0.2:
+            paths.append(list(rng.choice(paths)))  # the same row again
+        elif paths and roll < 0.5:
+            near = list(rng.choice(paths))
+            for _ in range(rng.randint(1, 3)):
+                if near:
+                    near[rng.randrange(len(near))] = rng.choice(pool)
+            paths.append(near)
+        else:
+            paths.append([rng.choice(pool) for _ in range(rng.randint(0, deepest))])
+    partial = [rng.random() < 0.3 for _ in paths]
+    width = rng.choice([None, rng.randint(-5, 20), rng.randint(0, 60), rng.randint(40, 300)])
+    return paths, partial, width
+
+
+def test_the_library_folds_as_the_python_it_replaced_on_random_tables() -> None:
+    rng = random.Random(31)
+    compared = 0
+    for _ in range(1000):
+        paths, partial, width = random_table(rng)
+        try:
+            expected = reference_folding.fold_paths(paths, partial, width)
+        except IndexError:
+            continue  # a row read as another's fold where it had no frame (test above)
+        shown = folding.fold_paths(paths, partial, width)
+        assert shown == expected, (paths, partial, width)
+        assert [path.text for path in shown] == [path.text for path in expected]
+        compared += 1
+    assert compared > 950
+
+
+def test_widths_past_64_bits_fold_as_the_widest_and_the_narrowest() -> None:
+    rng = random.Random(5)
+    for _ in range(50):
+        paths, partial, _ = random_table(rng)
+        for width in (10 ** 30, -10 ** 30, 1 << 62, -(1 << 62)):
+            assert folding.fold_paths(paths, partial, width) == reference_folding.fold_paths(paths, partial, width)
