@@ -115,6 +115,8 @@ def test_leak_rows(views: dict) -> None:  # type: ignore[type-arg]
             return part
         if isinstance(part, list):
             return "".join(map(text, part))
+        if isinstance(part, int):  # a function by its id alone
+            return functions[part][1]  # type: ignore[no-any-return]
         return text(part["fold"]) if "fold" in part else functions[part["f"]][1]  # type: ignore[index]
 
     # The page folds long paths too; opened, they are whole.

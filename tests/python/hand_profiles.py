@@ -112,6 +112,8 @@ def cell_text(page: str) -> Callable[[object], str]:
             return cell
         if isinstance(cell, list):
             return "".join(text(part) for part in cell)
+        if isinstance(cell, int):  # a function by its id alone
+            cell = {"f": cell}
         assert isinstance(cell, dict)
         if "fold" in cell:
             return text(cell["fold"])

@@ -622,8 +622,8 @@ def test_html_leak_rows_merge_by_function_and_mark_partial_paths(tmp_path: Path,
     # A frame's title is where it made its call; leaf's line is unknown (0), so it has none.
     assert [row["c"] for row in embedded(page, "rows-leaks")] == [
         ["2", "60", "(89)", [{"f": id_of["main"], "title": "called at prog.c:5"}, " > ",
-                             {"f": id_of["f"], "title": "called at prog.c:10"}, " > ", {"f": id_of["leaf"]}]],
-        ["1", "7", "(10)", ["... > ", {"f": id_of["h"], "title": "called at prog.c:3"}, " > ", {"f": id_of["leaf"]}]]]
+                             {"f": id_of["f"], "title": "called at prog.c:10"}, " > ", id_of["leaf"]]],
+        ["1", "7", "(10)", ["... > ", {"f": id_of["h"], "title": "called at prog.c:3"}, " > ", id_of["leaf"]]]]
 
 
 def test_html_never_freed_flame_graph(program: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

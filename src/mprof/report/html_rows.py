@@ -3,7 +3,7 @@ draws them a page at a time, sorts and filters them.
 
 A cell is a string (numbers already formatted, as the text tables write
 them), a function, a link, or a list of these (a leak path, a name with its
-cycle).  A function is {"f": id} and shows its name, {"f": id, "v": "l"}
+cycle).  A function is {"f": id}, or its id alone, and shows its name; {"f": id, "v": "l"}
 its label (with <cycle N>), {"f": id, "v": "g"} its label and [index],
 {"f": id, "v": "e"} its name unlinked (on its own entry's line); the
 names are in one table for the page, [id, name, label, index, signature],
@@ -26,7 +26,7 @@ from . import folding, tables
 from .model import Model
 from .tables import GraphEntry, Related, parenthesised, percent
 
-Cell = str | dict[str, Any] | list[str | dict[str, Any]]
+Cell = str | int | dict[str, Any] | list[str | int | dict[str, Any]]
 Row = dict[str, Any]
 
 
@@ -66,7 +66,9 @@ def build(model: Model, runtime: bool = False) -> HtmlTables:
                       graph_rows(model, entries))
 
 
-def _function(function_id: int, view: str = "", title: str = "") -> dict[str, Any]:
+def _function(function_id: int, view: str = "", title: str = "") -> int | dict[str, Any]:
+    if not view and not title:
+        return function_id  # a big page holds hundreds of thousands of frames
     cell: dict[str, Any] = {"f": function_id}
     if view:
         cell["v"] = view
@@ -75,7 +77,7 @@ def _function(function_id: int, view: str = "", title: str = "") -> dict[str, An
     return cell
 
 
-def _path_cell(elements: tuple[folding.Element, ...], partial: bool, parts_of: list[dict[str, Any]]) -> list[Any]:
+def _path_cell(elements: tuple[folding.Element, ...], partial: bool, parts_of: list[int | dict[str, Any]]) -> list[Any]:
     """A path as a cell: its frames' function parts (parts_of, outermost
     first) joined by " > ", each folded run as {"fold": its parts, "t": the
     fold's label} for the page to open on a click."""
@@ -152,7 +154,7 @@ def direct_rows(model: Model) -> tuple[list[Row], list[str]]:
     rows = []
     for f in allocators:
         self_bytes = sum(f.self_bytes)
-        name: list[str | dict[str, Any]] = [_function(f.id, "l")]
+        name: list[str | int | dict[str, Any]] = [_function(f.id, "l")]
         if f.id in callers:
             # A library allocator: the program's own functions it allocated for.
             name.append("  (via ")
@@ -193,7 +195,7 @@ def graph_rows(model: Model, entries: list[GraphEntry]) -> list[Row]:
             continue
         f = model.functions[entry.key]
         self_bytes = sum(f.self_bytes)
-        label: list[str | dict[str, Any]] = [_function(f.id, "e")]
+        label: list[str | int | dict[str, Any]] = [_function(f.id, "e")]
         if f.cycle is not None:
             label += [" ", {"t": f"<cycle {f.cycle}>", "h": cycle_anchor(f.cycle)}]
         label.append(f" [{entry.index}]")

@@ -25,6 +25,7 @@
 
   function partText(part) {
     if (typeof part === "string") return part;
+    if (typeof part === "number") return functions.get(part).name;
     if (part.fold) return part.fold.map(partText).join("");
     return part.f === undefined ? part.t : functionText(part);
   }
@@ -52,11 +53,12 @@
 
   function fillCell(td, cell) {
     const parts = Array.isArray(cell) ? cell : [cell];
-    for (const part of parts) {
+    for (let part of parts) {
       if (typeof part === "string") {
         td.appendChild(document.createTextNode(part));
         continue;
       }
+      if (typeof part === "number") part = { f: part };  // a function by its id alone
       if (part.fold) {
         td.appendChild(foldButton(part));
         continue;
