@@ -7,33 +7,57 @@ for the executable's, as the program's), not by address, so that two
 builds of a program compare: a path is its
 functions from the outermost in, a site its function and the file name and
 line of its call.  Every figure is a sum over the profiles' whole call
-paths (report/measures.py), bins aside, which are the bin tables'."""
+paths (report/measures.py), bins aside, which are the bin tables'.
+
+A big program's profiles hold hundreds of thousands of path nodes each:
+the walk over them and the sums of every row are libmprof-reduce's
+(reduce/diffwalk.c, through walk_core.py), which reads each side's paths
+from its database.  A row becomes a Python object, with its label and
+frames, only when a report asks for it: the text shows a few of each view.
+tests/python/reference_diff.py is the same comparison in Python."""
 
 from __future__ import annotations
 
-import operator
+import array
+import bisect
+import functools
+import json
 import os
-from collections.abc import Iterable
-from dataclasses import dataclass, field
-from typing import Any, cast
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 
 from ..report.folding import SEPARATOR, Frame, OwnCode
 from ..report.measures import Measure
 from ..report.model import Model, PathRow
 from ..report.tables import NO_CHAIN
+from . import walk_core
 
 # A function across two builds: its whole demangled name and its module's file name.
 FunctionKey = tuple[str, str]
 
 
-@dataclass
 class Row:
     """One thing compared: each measure's figure in base and new."""
-    label: str  # as the reports show it
-    key: object  # what matched it in both profiles
-    base: list[int]
-    new: list[int]
-    frames: tuple[Frame, ...] = ()  # a path's, outermost first
+
+    __slots__ = ("label", "key", "base", "new", "_frames")
+
+    def __init__(self, label: str, key: object, base: list[int], new: list[int],
+                 frames: tuple[Frame, ...] | Callable[[], tuple[Frame, ...]] = ()) -> None:
+        self.label = label  # as the reports show it
+        self.key = key  # what matched it in both profiles
+        self.base = base
+        self.new = new
+        self._frames = frames  # a path's, outermost first; made when first asked for
+
+    @property
+    def frames(self) -> tuple[Frame, ...]:
+        frames = self._frames
+        if callable(frames):
+            frames = self._frames = frames()
+        return frames
+
+    def __repr__(self) -> str:
+        return f"Row({self.label!r}, {self.key!r}, {self.base!r}, {self.new!r})"
 
     def change(self, index: int) -> int:
         return self.new[index] - self.base[index]
@@ -48,12 +72,16 @@ class Row:
         return "new" if not any(self.base) else "gone" if not any(self.new) else "changed"
 
 
-@dataclass
 class View:
-    """The rows of one kind (paths, functions...), in no order yet."""
-    name: str  # paths, functions, cumulative, sites, bins
-    title: str
-    rows: dict[object, Row] = field(default_factory=dict)
+    """The rows of one kind (paths, functions...), in the order a walk of
+    the base's paths, then the new's, first meets them: added one by one
+    (bins), or the walk's (_Table)."""
+
+    def __init__(self, name: str, title: str, table: _Table | None = None) -> None:
+        self.name = name  # paths, functions, cumulative, sites, bins
+        self.title = title
+        self._table = table
+        self._rows: dict[object, Row] = {}
 
     @property
     def heading(self) -> str:
@@ -61,21 +89,45 @@ class View:
         return {"bins": "size", "paths": "path"}.get(self.name, "function")
 
     def add(self, key: object, label: str, side: int, values: list[int], frames: tuple[Frame, ...] = ()) -> None:
-        row = self.rows.get(key)
+        row = self._rows.get(key)
         if row is None:
-            row = self.rows[key] = Row(label, key, [0] * len(values), [0] * len(values), frames)
+            row = self._rows[key] = Row(label, key, [0] * len(values), [0] * len(values), frames)
         elif side == 1:
             # The new profile names it, where both do.
             row.label = label
-            row.frames = frames
+            row._frames = frames
         figures = row.new if side else row.base
         for index, value in enumerate(values):
             figures[index] += value
 
+    @property
+    def rows(self) -> dict[object, Row]:
+        """Every row, by what matched it."""
+        if self._table is None:
+            return self._rows
+        return {row.key: row for row in self._table.rows(range(self._table.count))}
+
     def largest(self, index: int) -> list[Row]:
         """The changed rows, largest change of measure index first."""
-        changed = [row for row in self.rows.values() if row.changed]
-        return sorted(changed, key=lambda row: (-abs(row.change(index)), row.label))
+        return self.shown(index)[0]
+
+    def shown(self, index: int, threshold: float | None = None, top: int | None = None) -> tuple[list[Row], int]:
+        """The changed rows, largest change of measure index first (ties by
+        label): with a threshold only those whose change is not 0 and at
+        least that, the first top of them; and how many changed in all."""
+        if self._table is not None:
+            return self._table.shown(index, threshold, top)
+        changed = [row for row in self._rows.values() if row.changed]
+        rows = sorted(changed, key=lambda row: (-abs(row.change(index)), row.label))
+        if threshold is not None:
+            rows = [row for row in rows if row.change(index) and abs(row.change(index)) >= threshold]
+        return (rows if top is None else rows[:top]), len(changed)
+
+    def flame(self, index: int) -> PathsFlame:
+        """The paths' differential flame graph of measure index (flame.py)."""
+        if self._table is None or self.name != "paths":
+            raise ValueError(f"the {self.name} view has no flame graph")
+        return PathsFlame(self._table, index)
 
 
 @dataclass
@@ -98,10 +150,14 @@ PROGRAM = "(program)"
 def function_keys(model: Model) -> dict[int, FunctionKey]:
     """Each function of model by its key."""
     programs = {os.path.basename(run.program) for run in model.runs}
+    modules: dict[str, str] = {}  # each module's name in a key, found once
     keys = {}
     for function_id, function in model.functions.items():
-        module = os.path.basename(function.module)
-        keys[function_id] = (function.full_name, PROGRAM if module in programs else module)
+        module = modules.get(function.module)
+        if module is None:
+            module = os.path.basename(function.module)
+            module = modules[function.module] = PROGRAM if module in programs else module
+        keys[function_id] = (function.full_name, module)
     return keys
 
 
@@ -109,124 +165,251 @@ def _bin_label(size: int) -> str:
     return f"> {size - 1}" if size > 1024 else str(size)
 
 
-def _add_profile(views: dict[str, View], totals: Row, model: Model, side: int,
-                 measures: tuple[Measure, ...]) -> None:
-    figures = totals.new if side else totals.base
-    keys = function_keys(model)
-    counted: list[tuple[PathRow, list[int]]] = []
-    for path in model.paths:
-        values = [measure.of(path) for measure in measures]
-        if not any(values):
-            continue
-        for index, value in enumerate(values):
-            figures[index] += value
-        counted.append((path, values))
-    tree = model.tree
-    chains = _walk(views["cumulative"], model, side, keys, counted)
-    sites = tree.innermost_sites()
-    # Each function's frame and name, made once: a path's are looked up.
-    own = OwnCode(model)
-    frame_of = {function: own.named_frame(function) for function in set(tree.functions_of_nodes().values())}
-    names = {function_id: function.name for function_id, function in model.functions.items()}
-    for path, values in counted:
-        if path.node is None:
-            for view in ("paths", "functions", "sites"):
-                views[view].add(NO_CHAIN, NO_CHAIN, side, values)
-            continue
-        chain = chains[path.node]
-        path_keys = tuple(map(keys.__getitem__, chain))
-        views["paths"].add(path_keys, SEPARATOR.join(map(names.__getitem__, chain)), side, values,
-                           tuple(map(frame_of.__getitem__, chain)))
-        innermost = chain[-1]
-        views["functions"].add(path_keys[-1], names[innermost], side, values)
-        file, line = sites[path.node]
-        site = (path_keys[-1], os.path.basename(file), line)
-        where = f"{os.path.basename(file)}:{line}" if file else "?"
-        views["sites"].add(site, f"{names[innermost]} ({where})", side, values)
-    for row in model.bins:
-        views["bins"].add(row.size, _bin_label(row.size), side, [measure.of_bin(row) for measure in measures])
+class _Side:
+    """What names one profile's rows: its functions' keys and names, and
+    the frames of its paths, each looked up once."""
+
+    def __init__(self, model: Model, keys: dict[int, FunctionKey]) -> None:
+        self.model = model
+        self.keys = keys
+        self.names = {function_id: function.name for function_id, function in model.functions.items()}
+        # A key's name, for the view of functions with their callees: its
+        # last function's (as a dict made over the functions keeps it).
+        self.key_names = {key: self.names[function_id] for function_id, key in keys.items()}
+        self._chains: dict[int, tuple[int, ...]] = {}
+        self._own: OwnCode | None = None
+
+    def chains(self, walk: walk_core.Walk, side: int, nodes: Iterable[int]) -> dict[int, tuple[int, ...]]:
+        """The functions of the paths that end at nodes, outermost first."""
+        wanted = [node for node in dict.fromkeys(nodes) if node not in self._chains]
+        if wanted:
+            for node, chain in zip(wanted, walk.chains(side, wanted), strict=True):
+                self._chains[node] = tuple(chain)
+        return self._chains
+
+    def sites(self, nodes: Sequence[int]) -> dict[int, tuple[str, int]]:
+        """The file and line of each node."""
+        return {node: (file.decode("utf-8", "surrogateescape") if isinstance(file, bytes) else file, line)
+                for node, file, line in self.model.tree.db.execute(
+                    "SELECT id, file, line FROM path_nodes WHERE id IN (SELECT value FROM json_each(?))",
+                    (json.dumps(list(nodes)),))}
+
+    def frames(self, chain: tuple[int, ...]) -> tuple[Frame, ...]:
+        if self._own is None:
+            self._own = OwnCode(self.model)
+        return tuple(map(self._own.named_frame, chain))
 
 
-def _walk(view: View, model: Model, side: int, keys: dict[int, FunctionKey],
-          counted: list[tuple[PathRow, list[int]]]) -> dict[int, tuple[int, ...]]:
-    """One walk down the tree of paths: the functions of each counted path,
-    outermost first, by its node; and the view of self and descendants:
-    each function's figures summed over the paths it is on, each path once
-    however often the function recurs on it.  A path counts for the subtree
-    of each node that is the outermost of its function on the way down, as
-    the difference of running sums at the node's entry and exit.  The rows
-    come in the order a walk of the paths would first meet them: by their
-    first path, then outermost first."""
-    tree = model.tree
-    children = tree.children()
-    node_functions = tree.functions_of_nodes()
-    width = len(counted[0][1]) if counted else 0
-    by_node: dict[int, tuple[int, list[int]]] = {}
-    first: dict[object, tuple[int, int]] = {}  # a row's first path and place on it
-    sums: dict[object, tuple[int, ...]] = {}
-    for index, (path, values) in enumerate(counted):
-        if path.node is None:
-            first.setdefault(NO_CHAIN, (index, 0))
-            sums[NO_CHAIN] = tuple(map(operator.add, sums.get(NO_CHAIN, (0,) * width), values))
-        else:
-            by_node[path.node] = (index, values)
-    never = len(counted)
-    running: tuple[int, ...] = (0,) * width
-    on_chain: dict[FunctionKey, int] = {}
-    # A node being walked: its function's key, whether it is the outermost
-    # of it, the running sums at its entry, its depth, the first path below.
-    walked: list[list[Any]] = []
-    chain: list[int] = []  # the functions down to the node walked
-    chains: dict[int, tuple[int, ...]] = {}
-    todo: list[int | None] = list(reversed(children.get(None, [])))
-    while todo:
-        node = todo.pop()
-        if node is None:
-            key, outermost, entry, depth, below = walked.pop()
-            chain.pop()
-            on_chain[key] -= 1
-            if outermost and below < never:
-                change = tuple(map(operator.sub, running, entry))
-                known = sums.get(key)
-                sums[key] = change if known is None else tuple(map(operator.add, known, change))
-                place = (below, depth)
-                if key not in first or place < first[key]:
-                    first[key] = place
-            if walked and below < walked[-1][4]:
-                walked[-1][4] = below
+class _Table:
+    """A view's rows as the walk summed them (walk_core.Table), each made
+    a Row when first asked for."""
+
+    def __init__(self, walk: walk_core.Walk, sides: tuple[_Side, _Side], keys: list[object], kind: int) -> None:
+        self.walk = walk
+        self.sides = sides
+        self._keys = keys  # by number; 0, the empty chain
+        self._kind = kind
+        self.arrays = walk.table(kind)
+        self.count = self.arrays.count
+        self._made: dict[int, Row] = {}
+        self._changed: dict[int, tuple[array.array[int], array.array[int]]] = {}
+
+    def named_by(self, number: int) -> tuple[int, int]:
+        """The side that names a row (the new, where it has it) and the node
+        of the row's path there."""
+        side = 1 if self.arrays.seen[1][number] else 0
+        return side, self.arrays.nodes[side][number]
+
+    def rows(self, numbers: Iterable[int]) -> list[Row]:
+        numbers = list(numbers)
+        wanted = [number for number in dict.fromkeys(numbers) if number not in self._made]
+        if wanted:
+            self._make(wanted)
+        return [self._made[number] for number in numbers]
+
+    def _make(self, numbers: list[int]) -> None:
+        arrays, width, kind = self.arrays, self.walk.width, self._kind
+        named = {number: self.named_by(number) for number in numbers}
+        chains: list[dict[int, tuple[int, ...]]] = [{}, {}]
+        sites: list[dict[int, tuple[str, int]]] = [{}, {}]
+        if kind != walk_core.CUMULATIVE:
+            for side in (0, 1):
+                nodes = [node for s, node in named.values() if s == side and node != walk_core.NO_NODE]
+                chains[side] = self.sides[side].chains(self.walk, side, nodes)
+                if kind == walk_core.SITES:
+                    sites[side] = self.sides[side].sites(nodes)
+        for number in numbers:
+            base = arrays.figures[0][number * width:(number + 1) * width].tolist()
+            new = arrays.figures[1][number * width:(number + 1) * width].tolist()
+            side, node = named[number]
+            names = self.sides[side]
+            if kind == walk_core.CUMULATIVE:
+                key = self._keys[arrays.identity[number]]
+                label = NO_CHAIN if key == NO_CHAIN else names.key_names[key]  # type: ignore[index]
+                self._made[number] = Row(label, key, base, new)
+                continue
+            if node == walk_core.NO_NODE:
+                self._made[number] = Row(NO_CHAIN, NO_CHAIN, base, new)
+                continue
+            chain = chains[side][node]
+            innermost = chain[-1]
+            if kind == walk_core.PATHS:
+                self._made[number] = Row(SEPARATOR.join(map(names.names.__getitem__, chain)),
+                                         tuple(map(names.keys.__getitem__, chain)), base, new,
+                                         functools.partial(names.frames, chain))
+            elif kind == walk_core.FUNCTIONS:
+                self._made[number] = Row(names.names[innermost], names.keys[innermost], base, new)
+            else:
+                file, line = sites[side][node]
+                where = f"{os.path.basename(file)}:{line}" if file else "?"
+                self._made[number] = Row(f"{names.names[innermost]} ({where})",
+                                         (names.keys[innermost], os.path.basename(file), line), base, new)
+
+    def shown(self, index: int, threshold: float | None, top: int | None) -> tuple[list[Row], int]:
+        """As View.shown: only the rows shown, and the others of the same
+        change as the last (which its label may come after), become Rows."""
+        if index not in self._changed:
+            self._changed[index] = self.walk.changed(self._kind, index, self.count)
+        order, sizes = self._changed[index]
+        changed = end = len(order)
+        if threshold is not None:
+            # Largest first: the rows kept come before the first whose change is 0 or below.
+            limit = threshold
+            end = bisect.bisect_left(sizes, True, key=lambda size: not size or size < limit)
+        if top is not None:
+            end = min(end, top)
+        if not end:
+            return [], changed
+        last = sizes[end - 1]
+        stop = bisect.bisect_left(sizes, True, lo=end, key=lambda size: size < last)
+        rows = self.rows(order[:stop])
+        ranked = sorted(range(stop), key=lambda n: (-sizes[n], rows[n].label))
+        return [rows[n] for n in ranked[:end]], changed
+
+
+class PathsFlame:
+    """The differential flame graph of a measure over the paths (flame.py):
+    the walk's tree of the paths that have a figure on either side, each
+    frame named as the first row through it names it."""
+
+    def __init__(self, table: _Table, index: int) -> None:
+        self._table = table
+        self._tree = table.walk.flame(index)
+
+    def base(self, node: int) -> int:
+        return self._tree.sums[3 * node]
+
+    def new(self, node: int) -> int:
+        return self._tree.sums[3 * node + 1]
+
+    def width(self, node: int) -> int:
+        """The larger figure of each path through it, summed."""
+        return self._tree.sums[3 * node + 2]
+
+    def children(self, node: int) -> list[tuple[int, str]]:
+        """Its children, in the order the rows first passed through them,
+        and their names."""
+        tree, table = self._tree, self._table
+        children = tree.children(node)
+        named = {child: table.named_by(tree.row[child]) for child in children if tree.chain[child]}
+        chains = [table.sides[side].chains(table.walk, side, [n for s, n in named.values() if s == side])
+                  for side in (0, 1)]
+        found = []
+        for child in children:
+            if child not in named:
+                found.append((child, NO_CHAIN))
+                continue
+            side, path_node = named[child]
+            found.append((child, table.sides[side].names[chains[side][path_node][tree.depth[child]]]))
+        return found
+
+
+# A path's columns, as PathRow holds them, that a measure may sum: allocs,
+# frees, bytes by size class, bytes freed by class, temporaries, peak blocks
+# and bytes (diffwalk.h's DW_FIELDS).
+def _probe(columns: Sequence[int], runtime: str = "", suppressed: str = "") -> PathRow:
+    return PathRow(None, columns[0], columns[1], tuple(columns[2:6]), tuple(columns[6:10]),  # type: ignore[arg-type]
+                   runtime, columns[10], columns[11], columns[12], suppressed)
+
+
+# Paths to try a measure on: figures of both signs and of no pattern.
+_PROBES = ([7919 * (n + 3) ** 2 + n for n in range(walk_core.FIELDS)],
+           [(-1) ** n * (104729 + 31 ** (n % 7) * (n + 1)) for n in range(walk_core.FIELDS)])
+
+
+def _linear(measure: Measure) -> tuple[list[int], int] | None:
+    """measure.of as the library sums it: each column times a coefficient,
+    and 0 where the path is the runtimes' or suppressed (its gates); None
+    when the measure is not such a sum, as tried on a few paths."""
+    if measure.of(_probe([0] * walk_core.FIELDS)) != 0:
+        return None
+    coefficients = [measure.of(_probe([int(n == f) for n in range(walk_core.FIELDS)]))
+                    for f in range(walk_core.FIELDS)]
+    if any(abs(coefficient) > 2 ** 31 for coefficient in coefficients):
+        return None
+    gates = None
+    for columns in _PROBES:
+        value = sum(map(int.__mul__, coefficients, columns))
+        if measure.of(_probe(columns)) != value:
+            return None
+        if not value:
             continue
-        function = node_functions[node]
-        chain.append(function)
-        key = keys[function]
-        count = on_chain.get(key, 0)
-        on_chain[key] = count + 1
-        state = [key, count == 0, running, len(walked), never]
-        own = by_node.get(node)
-        if own is not None:
-            state[4] = own[0]
-            running = tuple(map(operator.add, running, own[1]))
-            chains[node] = tuple(chain)
-        walked.append(state)
-        todo.append(None)
-        below_node = children.get(node)
-        if below_node:
-            todo.extend(reversed(below_node))
-    names = {key: model.functions[function_id].name for function_id, key in keys.items()}
-    for key in sorted(first, key=first.__getitem__):
-        view.add(key, NO_CHAIN if key == NO_CHAIN else names[cast(FunctionKey, key)], side, list(sums[key]))
-    return chains
+        runtime = measure.of(_probe(columns, runtime="stdio buffer"))
+        suppressed = measure.of(_probe(columns, suppressed="leak:x"))
+        both = measure.of(_probe(columns, "stdio buffer", "leak:x"))
+        if runtime not in (0, value) or suppressed not in (0, value):
+            return None
+        found = (walk_core.GATE_RUNTIME if runtime == 0 else 0) | (walk_core.GATE_SUPPRESSED if suppressed == 0 else 0)
+        if both != (0 if found else value) or (gates is not None and gates != found):
+            return None
+        gates = found
+    return coefficients, gates or 0
 
 
 def compare(base: Model, new: Model, measures: tuple[Measure, ...]) -> Comparison:
-    views = {name: View(name, title) for name, title in (
-        ("paths", "Call paths"), ("functions", "Functions, own allocations"),
-        ("cumulative", "Functions with their callees"), ("sites", "Direct allocation sites"),
-        ("bins", "Allocation bins"))}
-    zeros = [0] * len(measures)
-    totals = Row("<total>", None, list(zeros), list(zeros))
+    width = len(measures)
+    sums = [_linear(measure) for measure in measures]
+    linear = [found for found in sums if found is not None]
+    if len(linear) == width:
+        coefficients = array.array("q", [coefficient for found in linear for coefficient in found[0]])
+        gates = bytes(found[1] for found in linear)
+    else:
+        coefficients, gates = array.array("q", bytes(8 * walk_core.FIELDS * width)), bytes(width)
+    # Keys by number, both profiles' in one numbering; 0, the empty chain.
+    keys: list[object] = [NO_CHAIN]
+    numbers: dict[object, int] = {}
+    sides = []
+    for model in (base, new):
+        function_keys_of = function_keys(model)
+        ids = sorted(function_keys_of)
+        numbered = array.array("I")
+        for function_id in ids:
+            key = function_keys_of[function_id]
+            number = numbers.get(key)
+            if number is None:
+                number = numbers[key] = len(keys)
+                keys.append(key)
+            numbered.append(number)
+        sides.append((_Side(model, function_keys_of), array.array("q", ids), numbered))
+    walk = walk_core.Walk(width, len(keys))
+    for side, (named, function_ids, numbered) in enumerate(sides):
+        model = named.model
+        values = None
+        if len(linear) < width and model.paths:
+            values = array.array("q", [measure.of(path) for path in model.paths for measure in measures])
+        suppressed = array.array("q", sorted(n for n, pattern in model.path_suppressions.items() if pattern))
+        walk.add(side, model.tree.db.serialize(), function_ids, numbered, coefficients, gates, suppressed, values)
+    names = (sides[0][0], sides[1][0])
+    views = [View(name, title, _Table(walk, names, keys, kind)) for name, title, kind in (
+        ("paths", "Call paths", walk_core.PATHS), ("functions", "Functions, own allocations", walk_core.FUNCTIONS),
+        ("cumulative", "Functions with their callees", walk_core.CUMULATIVE),
+        ("sites", "Direct allocation sites", walk_core.SITES))]
+    bins = View("bins", "Allocation bins")
     for side, model in enumerate((base, new)):
-        _add_profile(views, totals, model, side, measures)
-    return Comparison(measures, base, new, totals, list(views.values()))
+        for row in model.bins:
+            bins.add(row.size, _bin_label(row.size), side, [measure.of_bin(row) for measure in measures])
+    totals = Row("<total>", None, walk.totals(0), walk.totals(1))
+    return Comparison(measures, base, new, totals, [*views, bins])
 
 
 def measure_index(measures: Iterable[Measure], name: str) -> int:

@@ -6,26 +6,13 @@ change relative to the frame, grey for none."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import cast
-
 from ..report.flame import Candidate, Flame, expand
-from ..report.tables import NO_CHAIN
-from .compare import Comparison, FunctionKey, measure_index
+from .compare import Comparison, measure_index
 from .text import signed
 
 # Tones, as report/flame.py's Frame has them: tone // 10 picks the colour
 # class t0 (deepest blue) .. t3, t4 (no change), t6 .. t9 (deepest red).
 UNCHANGED = 40
-
-
-@dataclass
-class _Node:
-    name: str
-    base: int = 0
-    new: int = 0
-    width: int = 0  # the larger figure of each path through it, summed
-    children: dict[FunctionKey | str, _Node] = field(default_factory=dict)
 
 
 def tone(base: int, new: int) -> int:
@@ -39,41 +26,26 @@ def tone(base: int, new: int) -> int:
 
 
 def differential(comparison: Comparison, measure: str) -> Flame:
+    """The paths of both profiles as one tree, a frame by its function's
+    key (the walk's, compare.PathsFlame), each frame found as the graph
+    asks for it."""
     index = measure_index(comparison.measures, measure)
     unit = comparison.measures[index].unit
-    root = _Node("all")
-    for row in comparison.view("paths").rows.values():
-        base, new = row.base[index], row.new[index]
-        if not base and not new:
-            continue
-        # A path row's key is its functions' keys.
-        keys = cast(tuple[FunctionKey, ...], row.key)
-        frames = zip(keys, [frame.text for frame in row.frames], strict=True) if row.frames else [(NO_CHAIN, NO_CHAIN)]
-        node = root
-        node.base += base
-        node.new += new
-        for key, name in frames:
-            child = node.children.get(key)
-            if child is None:
-                child = node.children[key] = _Node(name)
-            child.base += base
-            child.new += new
-            child.width += max(base, new)
-            node = child
-        root.width += max(base, new)
+    tree = comparison.view("paths").flame(index)
 
-    def detail(node: _Node) -> str:
-        percent = f", {(node.new - node.base) * 100 / node.base:+.1f}%" if node.base else ""
-        return f"base {node.base:,}, new {node.new:,} {unit} ({signed(node.new - node.base)}{percent})"
+    def detail(node: int) -> str:
+        base, new = tree.base(node), tree.new(node)
+        percent = f", {(new - base) * 100 / base:+.1f}%" if base else ""
+        return f"base {base:,}, new {new:,} {unit} ({signed(new - base)}{percent})"
 
     def children(key: object, value: int) -> list[Candidate]:
-        node = root if key is None else key
-        assert isinstance(node, _Node)
-        return [(child.name, detail(child), child.width, child) for child in node.children.values()]
+        node = 0 if key is None else key
+        assert isinstance(node, int)
+        return [(name, detail(child), tree.width(child), child) for child, name in tree.children(node)]
 
     def colour(name: str, key: object) -> int:
-        node = root if key is None else key
-        assert isinstance(node, _Node)
-        return tone(node.base, node.new)
+        node = 0 if key is None else key
+        assert isinstance(node, int)
+        return tone(tree.base(node), tree.new(node))
 
-    return expand("all", root.width, children, tone=colour)
+    return expand("all", tree.width(0), children, tone=colour)

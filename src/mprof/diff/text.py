@@ -59,14 +59,12 @@ def _totals(comparison: Comparison) -> list[str]:
 def shown(comparison: Comparison, view: View, options: Options) -> tuple[list[Row], int]:
     """The rows a view shows, and how many changed in all."""
     index = measure_index(comparison.measures, options.sort)
-    rows = view.largest(index)
-    kept = rows
+    threshold = None
     if options.cutoff:
         # A share of the larger total, so that a measure that fell to
         # nothing still has a scale.
         threshold = max(comparison.totals.base[index], comparison.totals.new[index]) * options.cutoff / 100
-        kept = [row for row in rows if row.change(index) and abs(row.change(index)) >= threshold]
-    return (kept if options.top is None else kept[:options.top]), len(rows)
+    return view.shown(index, threshold, options.top)
 
 
 def _view(comparison: Comparison, view: View, options: Options) -> list[str]:
