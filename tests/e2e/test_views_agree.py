@@ -117,12 +117,16 @@ def test_leak_rows(views: dict) -> None:  # type: ignore[type-arg]
             return "".join(map(text, part))
         if isinstance(part, int):  # a function by its id alone
             return functions[part][1]  # type: ignore[no-any-return]
-        return text(part["fold"]) if "fold" in part else functions[part["f"]][1]  # type: ignore[index]
+        assert isinstance(part, dict)
+        if "p" in part:  # a path: its elements joined by " > ", after "... > " when partial
+            return ("... > " if part.get("z") else "") + " > ".join(map(text, part["p"]))
+        return " > ".join(map(text, part["fold"])) if "fold" in part else functions[part["f"]][1]
 
     # The page folds long paths too; opened, they are whole.
     page = [(row["c"][0], row["c"][1], row["c"][2], text(row["c"][3])) for row in views["html-leaks"]]
     assert page == everything
-    assert any("fold" in part for row in views["html-leaks"] for part in row["c"][3] if isinstance(part, dict))
+    assert any("fold" in part for row in views["html-leaks"] if isinstance(row["c"][3][0], dict)
+               for part in row["c"][3][0]["p"] if isinstance(part, dict))
 
 
 def test_direct_rows(views: dict) -> None:  # type: ignore[type-arg]

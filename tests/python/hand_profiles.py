@@ -115,8 +115,10 @@ def cell_text(page: str) -> Callable[[object], str]:
         if isinstance(cell, int):  # a function by its id alone
             cell = {"f": cell}
         assert isinstance(cell, dict)
+        if "p" in cell:  # a path: its elements joined by " > ", after "... > " when partial
+            return ("... > " if cell.get("z") else "") + " > ".join(text(element) for element in cell["p"])
         if "fold" in cell:
-            return text(cell["fold"])
+            return " > ".join(text(part) for part in cell["fold"])
         if "t" in cell:
             return str(cell["t"])
         _, name, label, index, _ = functions[cell["f"]]

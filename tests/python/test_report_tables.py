@@ -565,7 +565,7 @@ def test_html_rows(program: Path, tmp_path: Path, capsys: pytest.CaptureFixture[
     assert isinstance(leaks, list)
     first = leaks[0]["c"]
     assert first[:3] == ["1", "3,000", "(98)"]
-    assert [named(part) for part in first[3]][::2] == [
+    assert [named(part) for part in first[3][0]["p"]] == [
         {"f": name, "title": f"called at prog.c:{LINE_OF[address]}"}
         for name, address in (("main", MAIN_Q), ("q", Q_B), ("B <cycle 1>", B_LEAF), ("leaf", LEAF_MALLOC))]
     assert [row["c"][:3] for row in leaks] == [["1", "3,000", "(98)"], ["1", "40", "(1)"], ["1", "20", ""]]
@@ -621,9 +621,9 @@ def test_html_leak_rows_merge_by_function_and_mark_partial_paths(tmp_path: Path,
     id_of = {row[1]: row[0] for row in embedded(page, "functions")}
     # A frame's title is where it made its call; leaf's line is unknown (0), so it has none.
     assert [row["c"] for row in embedded(page, "rows-leaks")] == [
-        ["2", "60", "(89)", [{"f": id_of["main"], "title": "called at prog.c:5"}, " > ",
-                             {"f": id_of["f"], "title": "called at prog.c:10"}, " > ", id_of["leaf"]]],
-        ["1", "7", "(10)", ["... > ", {"f": id_of["h"], "title": "called at prog.c:3"}, " > ", id_of["leaf"]]]]
+        ["2", "60", "(89)", [{"p": [{"f": id_of["main"], "title": "called at prog.c:5"},
+                                    {"f": id_of["f"], "title": "called at prog.c:10"}, id_of["leaf"]]}]],
+        ["1", "7", "(10)", [{"p": [{"f": id_of["h"], "title": "called at prog.c:3"}, id_of["leaf"]], "z": 1}]]]
 
 
 def test_html_never_freed_flame_graph(program: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -9,8 +9,10 @@ its label (with <cycle N>), {"f": id, "v": "g"} its label and [index],
 names are in one table for the page, [id, name, label, index, signature],
 because a big call graph names each function many times.  It links to the function's call
 graph entry when there is one.  A link is {"t": text, "h": anchor}; either
-may have a "title", hover text.  A fold is {"fold": parts, "t": label}:
-frames of a long path shown as one element until it is clicked.  A row is {"c": cells, "id": its anchor,
+may have a "title", hover text.  A path is {"p": elements, "z": 1 when it
+does not reach main}, its elements shown joined by " > "; a fold among them
+is {"fold": parts, "t": label}: frames of a long path shown as one element
+until it is clicked.  A row is {"c": cells, "id": its anchor,
 "b": rows above it, "a": rows below it, "f": what the name filter matches
 when the last cell is not enough}: the call graph's callers are above an
 entry, its callees or a cycle's members below.  Names travel as JSON text
@@ -78,23 +80,22 @@ def _function(function_id: int, view: str = "", title: str = "") -> int | dict[s
 
 
 def _path_cell(elements: tuple[folding.Element, ...], partial: bool, parts_of: list[int | dict[str, Any]]) -> list[Any]:
-    """A path as a cell: its frames' function parts (parts_of, outermost
-    first) joined by " > ", each folded run as {"fold": its parts, "t": the
-    fold's label} for the page to open on a click."""
-    cell: list[Any] = ["... > "] if partial else []
-    frames = iter(parts_of)
-    for n, element in enumerate(elements):
-        if n:
-            cell.append(" > ")
+    """A path as a cell: {"p": its elements, "z": 1 when it does not reach
+    main}, which the page shows joined by " > " after "... > " for z; an
+    element is a frame's function part (parts_of, outermost first), or a
+    folded run, {"fold": its frames' parts, "t": the fold's label}, for the
+    page to open on a click."""
+    shown: list[Any] = []
+    at = 0
+    for element in elements:
         if isinstance(element, folding.Fold):
-            folded: list[Any] = []
-            for m in range(len(element.frames)):
-                folded += [" > "] if m else []
-                folded.append(next(frames))
-            cell.append({"fold": folded, "t": element.label})
+            count = len(element.frames)
+            shown.append({"fold": parts_of[at:at + count], "t": element.label})
+            at += count
         else:
-            cell.append(next(frames))
-    return cell
+            shown.append(parts_of[at])
+            at += 1
+    return [{"p": shown, "z": 1} if partial else {"p": shown}]
 
 
 def leak_rows(model: Model, runtime: bool = False) -> list[Row]:

@@ -23,10 +23,18 @@
     return f.name;
   }
 
+  // The parts a path or a fold shows, " > " between its elements.
+  function joined(elements, partial) {
+    const parts = partial ? ["... > "] : [];
+    elements.forEach((element, n) => { if (n) parts.push(" > "); parts.push(element); });
+    return parts;
+  }
+
   function partText(part) {
     if (typeof part === "string") return part;
     if (typeof part === "number") return functions.get(part).name;
-    if (part.fold) return part.fold.map(partText).join("");
+    if (part.p) return joined(part.p, part.z).map(partText).join("");
+    if (part.fold) return joined(part.fold).map(partText).join("");
     return part.f === undefined ? part.t : functionText(part);
   }
 
@@ -41,11 +49,11 @@
     button.type = "button";
     button.className = "fold";
     button.textContent = part.t;
-    button.title = part.fold.filter(p => typeof p !== "string").map(partText).join("\n");
+    button.title = part.fold.map(partText).join("\n");
     button.addEventListener("click", () => {
       const opened = document.createElement("span");
       opened.className = "unfolded";
-      fillCell(opened, part.fold);
+      fillCell(opened, joined(part.fold));
       button.replaceWith(opened);
     });
     return button;
@@ -59,6 +67,10 @@
         continue;
       }
       if (typeof part === "number") part = { f: part };  // a function by its id alone
+      if (part.p) {
+        fillCell(td, joined(part.p, part.z));
+        continue;
+      }
       if (part.fold) {
         td.appendChild(foldButton(part));
         continue;
