@@ -39,11 +39,8 @@ def _operator_name_end(name: str, at: int) -> int:
     return end
 
 
-def _operator_at(name: str, position: int) -> bool:
-    """Whether the word operator ends at position, as an identifier."""
-    start = position - len("operator")
-    return start >= 0 and name[start:position] == "operator" and (start == 0 or not (
-        name[start - 1].isalnum() or name[start - 1] == "_"))
+# What _scan stops at: a bracket, or the word operator.
+_SCAN_STOPS = re.compile(r"[][(){}<>]|(?<!\w)operator(?!\w)")
 
 
 def _scan(name: str) -> list[tuple[int, int, str]]:
@@ -54,28 +51,29 @@ def _scan(name: str) -> list[tuple[int, int, str]]:
     depth: list[str] = []
     start = 0
     group_start = 0
-    n = 0
-    while n < len(name):
-        if not depth and _operator_at(name, n) and not (name[n].isalnum() or name[n] == "_"):
-            end = _operator_name_end(name, n)
-            if end > n:
-                n = end
-                continue
+    stop = _SCAN_STOPS.search(name)
+    while stop is not None:
+        n = stop.start()
         c = name[n]
+        if c == "o":
+            # An operator's own name holds no bracket at the top level.
+            after = stop.end()
+            stop = _SCAN_STOPS.search(name, _operator_name_end(name, after) if not depth else after)
+            continue
         if c in _OPEN:
             if not depth:
                 if n > start:
                     pieces.append((start, n, "text"))
                 group_start = n
             depth.append(c)
-        elif c in _CLOSE:
+        else:
             if not depth or depth[-1] != _CLOSE[c]:
                 return [(0, len(name), "text")]
             depth.pop()
             if not depth:
                 pieces.append((group_start, n + 1, name[group_start]))
                 start = n + 1
-        n += 1
+        stop = _SCAN_STOPS.search(name, n + 1)
     if depth:
         return [(0, len(name), "text")]
     if start < len(name):
