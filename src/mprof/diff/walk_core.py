@@ -11,7 +11,7 @@ import functools
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from ..reducer.core import _check, _library
+from ..reducer.core import check, library
 
 FIELDS = 13  # a path's columns a measure is made of (diffwalk.h, DW_FIELDS)
 GATE_RUNTIME, GATE_SUPPRESSED = 1, 2
@@ -37,7 +37,7 @@ class _Flame(ctypes.Structure):
 
 @functools.cache
 def _functions() -> Any:
-    library = _library()
+    loaded = library()
     signatures: dict[str, tuple[Any, list[Any]]] = {
         "dw_new": (ctypes.c_void_p, [ctypes.c_uint, ctypes.c_uint32]),
         "dw_free": (None, [ctypes.c_void_p]),
@@ -55,10 +55,10 @@ def _functions() -> Any:
         "dw_flame_free": (None, [ctypes.POINTER(_Flame)]),
     }
     for name, (result, arguments) in signatures.items():
-        function = getattr(library, name)
+        function = getattr(loaded, name)
         function.restype = result
         function.argtypes = arguments
-    return library
+    return loaded
 
 
 _Code = Literal["q", "Q", "I", "B"]
@@ -138,7 +138,7 @@ class Walk:
             None if values is None else _address(values), 0 if values is None else len(values), error, len(error))
         if status == _DATABASE:
             raise AssertionError(f"the profile's call paths cannot be read: {error.value.decode(errors='replace')}")
-        _check(status)
+        check(status)
 
     def totals(self, side: int) -> list[int]:
         return _array(self._library.dw_totals(self._compare, side), self.width, "q").tolist()
@@ -163,16 +163,16 @@ class Walk:
         """The functions of the side's paths that end at nodes, outermost first."""
         wanted = array.array("q", nodes)
         ends = array.array("Q", bytes(8 * max(len(wanted), 1)))
-        _check(self._library.dw_chains(self._compare, side, _address(wanted), len(wanted), _address(ends), None))
+        check(self._library.dw_chains(self._compare, side, _address(wanted), len(wanted), _address(ends), None))
         functions = array.array("q", bytes(8 * max(ends[len(wanted) - 1] if wanted else 0, 1)))
-        _check(self._library.dw_chains(self._compare, side, _address(wanted), len(wanted), _address(ends),
-                                       _address(functions)))
+        check(self._library.dw_chains(self._compare, side, _address(wanted), len(wanted), _address(ends),
+                                      _address(functions)))
         every, stops = functions.tolist(), ends[:len(wanted)].tolist()
         return [every[start:stop] for start, stop in zip([0, *stops], stops, strict=False)]
 
     def flame(self, index: int) -> FlameTree:
         out = ctypes.POINTER(_Flame)()
-        _check(self._library.dw_flame_make(self._compare, index, ctypes.byref(out)))
+        check(self._library.dw_flame_make(self._compare, index, ctypes.byref(out)))
         try:
             return FlameTree(out.contents)
         finally:

@@ -61,10 +61,10 @@ def library_path() -> Path:
 
 
 @functools.cache
-def _library() -> Any:
+def library() -> Any:
     path = library_path()
     try:
-        library = ctypes.CDLL(os.fspath(path))
+        loaded = ctypes.CDLL(os.fspath(path))
     except OSError as error:
         raise MprofError(f"{path}: cannot load the reducer's library (run make first): {error}") from None
     signatures: dict[str, tuple[Any, list[Any]]] = {
@@ -94,13 +94,14 @@ def _library() -> Any:
         "mr_children": (None, [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p, ctypes.c_void_p]),
     }
     for name, (result, arguments) in signatures.items():
-        function = getattr(library, name)
+        function = getattr(loaded, name)
         function.restype = result
         function.argtypes = arguments
-    return library
+    return loaded
 
 
-def _check(status: int) -> None:
+def check(status: int) -> None:
+    """Raises what a library call's status says went wrong, if anything."""
     if status == _OVERFLOW:
         raise OverflowError("figures add up past 64 bits")
     if status == _NO_MEMORY:
@@ -138,7 +139,7 @@ class Calls:
         calls = pointer.contents
         self.node_count: int = calls.node_count
         self.path_count: int = calls.path_count
-        self._free = _library().mr_calls_free
+        self._free = library().mr_calls_free
 
     def __del__(self) -> None:
         if getattr(self, "_pointer", None):
@@ -147,7 +148,7 @@ class Calls:
     def used_addresses(self, address_count: int) -> list[int]:
         """The address indices below address_count that nodes name, in order."""
         used = (ctypes.c_uint8 * max(address_count, 1))()
-        _library().mr_calls_used(self._pointer, used)
+        library().mr_calls_used(self._pointer, used)
         return [index for index in range(address_count) if used[index]]
 
     @functools.cached_property
@@ -189,11 +190,11 @@ def decode(nodes: bytes | memoryview, paths: bytes | memoryview, address_count: 
     """The NODE and PATH payloads decoded; None when either is corrupt
     (sections.py then says how)."""
     out = ctypes.POINTER(_Calls)()
-    status = _library().mr_calls_decode(_address_of(nodes), len(nodes), _address_of(paths), len(paths),
-                                        address_count, max_depth, ctypes.byref(out))
+    status = library().mr_calls_decode(_address_of(nodes), len(nodes), _address_of(paths), len(paths),
+                                       address_count, max_depth, ctypes.byref(out))
     if status == _CORRUPT:
         return None
-    _check(status)
+    check(status)
     return Calls(out)
 
 
@@ -204,9 +205,9 @@ class Totals:
     indices and BELOW figures each."""
 
     def __init__(self, calls: Calls, leak_depth: int, call_graph: bool) -> None:
-        library = _library()
+        loaded = library()
         out = ctypes.POINTER(_Totals)()
-        _check(library.mr_totals_make(calls._pointer, leak_depth, int(call_graph), ctypes.byref(out)))
+        check(loaded.mr_totals_make(calls._pointer, leak_depth, int(call_graph), ctypes.byref(out)))
         try:
             t = out.contents
             self.site_addresses = _ints(t.site_address, t.site_count, "I")
@@ -217,7 +218,7 @@ class Totals:
             self.pair_callees = _ints(t.pair_callee, t.pair_count, "I")
             self.pair_figures = _ints(t.pair_figures, t.pair_count * BELOW, "Q")
         finally:
-            library.mr_totals_free(out)
+            loaded.mr_totals_free(out)
 
 
 class _Graph(ctypes.Structure):
@@ -243,12 +244,12 @@ class Graph:
     def __init__(self, calls: Calls, leak_depth: int, call_graph: bool, first: array.array[int],
                  frames: array.array[int], from_main: bytes, site_module: array.array[int],
                  site_offset: array.array[int], function_count: int) -> None:
-        library = _library()
+        loaded = library()
         out = ctypes.POINTER(_Graph)()
-        status = library.mr_graph_make(calls._pointer, leak_depth, int(call_graph), first.buffer_info()[0],
+        status = loaded.mr_graph_make(calls._pointer, leak_depth, int(call_graph), first.buffer_info()[0],
                                        frames.buffer_info()[0], from_main, site_module.buffer_info()[0],
                                        site_offset.buffer_info()[0], function_count, ctypes.byref(out))
-        _check(status)
+        check(status)
         try:
             g = out.contents
             self.self = _ints(g.self, function_count * SELF, "Q")
@@ -261,7 +262,7 @@ class Graph:
             self.edge_figures = _ints(g.edge_figures, g.edge_count * BELOW, "Q")
             self.taken = _ints(g.taken, g.taken_count, "I")
         finally:
-            library.mr_graph_free(out)
+            loaded.mr_graph_free(out)
 
 
 class _Text(ctypes.Structure):
@@ -285,7 +286,7 @@ class Numbered:
     def __init__(self, pointer: Any, tree: Tree) -> None:
         self._pointer = pointer
         self._tree = tree
-        self._library = _library()
+        self._library = library()
         n = pointer.contents
         self.chain_innermost = _ints(n.chain_innermost, n.chain_count, "q")
         self.chain_groups = _ints(n.chain_groups, n.chain_count, "I")
@@ -306,14 +307,14 @@ class Numbered:
             (ctypes.c_uint32 * max(len(runtime), 1))(*runtime), _texts(runtimes), error, len(error))
         if status == _DATABASE:
             raise MprofError(f"{database}: cannot write the call paths: {error.value.decode(errors='replace')}")
-        _check(status)
+        check(status)
 
 
 class Tree:
     """The frames of every file's paths merged into one tree (reduce.h, mr_tree)."""
 
     def __init__(self) -> None:
-        self._library = _library()
+        self._library = library()
         self._tree = self._library.mr_tree_new()
         if not self._tree:
             raise MemoryError("libmprof-reduce ran out of memory")
@@ -331,19 +332,20 @@ class Tree:
         index of the frame it took each at first."""
         taken = array.array("I", bytes(4 * max(function_count, 1)))
         count = ctypes.c_size_t()
-        _check(self._library.mr_tree_add(self._tree, calls._pointer, first.buffer_info()[0], frames.buffer_info()[0],
+        check(self._library.mr_tree_add(self._tree, calls._pointer, first.buffer_info()[0], frames.buffer_info()[0],
                                          from_main, function_count, taken.buffer_info()[0], ctypes.byref(count)))
         return taken[:count.value].tolist()
 
     def numbered(self, groups: Sequence[int], outside: Sequence[bool]) -> Numbered:
         """groups and outside by function number (reduce.h, mr_tree_number)."""
         out = ctypes.POINTER(_Numbered)()
-        _check(self._library.mr_tree_number(self._tree, (ctypes.c_uint32 * max(len(groups), 1))(*groups),
+        check(self._library.mr_tree_number(self._tree, (ctypes.c_uint32 * max(len(groups), 1))(*groups),
                                             bytes(map(bool, outside)), len(groups), ctypes.byref(out)))
         return Numbered(out, self)
 
 
-def _address(values: array.array[int]) -> int:
+def address(values: array.array[int]) -> int:
+    """Where an array's items are, for a library call."""
     return values.buffer_info()[0]
 
 
@@ -351,7 +353,7 @@ def subtree_sums(parent: array.array[int], values: array.array[int]) -> None:
     """Adds each node's value into its ancestors' (reduce.h,
     mr_subtree_sums): parent ("q"), each node's parent's index or -1."""
     assert parent.typecode == values.typecode == "q" and len(parent) == len(values)
-    _check(_library().mr_subtree_sums(_address(parent), len(parent), _address(values)))
+    check(library().mr_subtree_sums(address(parent), len(parent), address(values)))
 
 
 def children(parent: array.array[int]) -> tuple[array.array[int], array.array[int]]:
@@ -361,6 +363,6 @@ def children(parent: array.array[int]) -> tuple[array.array[int], array.array[in
     assert parent.typecode == "q"
     start = array.array("Q", bytes(8 * (len(parent) + 2)))
     child = array.array("Q", bytes(8 * max(len(parent), 1)))
-    _library().mr_children(_address(parent), len(parent), _address(start), _address(child))
+    library().mr_children(address(parent), len(parent), address(start), address(child))
     return start, child
 

@@ -26,7 +26,7 @@ class _Table(ctypes.Structure):
 @functools.cache
 def _library() -> Any:
     """The reducer's library, with fold.h's signatures set."""
-    library = core._library()
+    library = core.library()
     library.mr_fold_paths.restype = ctypes.c_int
     library.mr_fold_paths.argtypes = [ctypes.POINTER(_Table), ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
                                       ctypes.c_void_p]
@@ -34,10 +34,6 @@ def _library() -> Any:
     library.mr_fold_kinds.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p, ctypes.c_void_p,
                                       ctypes.POINTER(ctypes.c_size_t)]
     return library
-
-
-def _address(values: array.array[int]) -> int:
-    return values.buffer_info()[0]
 
 
 # Widths past any path's length: a width that does not fit in 64 bits
@@ -54,8 +50,8 @@ def kinds(identities: list[int]) -> tuple[array.array[int], list[int]]:
     frame_kind = array.array("I", [0]) * frames
     kind_first = array.array("I", [0]) * max(frames, 1)
     count = ctypes.c_size_t()
-    core._check(_library().mr_fold_kinds(_address(identity), frames, _address(frame_kind), _address(kind_first),
-                                         ctypes.byref(count)))
+    core.check(_library().mr_fold_kinds(core.address(identity), frames, core.address(frame_kind),
+                                        core.address(kind_first), ctypes.byref(count)))
     return frame_kind, kind_first[:count.value].tolist()
 
 
@@ -71,13 +67,13 @@ def folded_runs(frame_count: array.array[int], partial: array.array[int], frame_
     places."""
     frames = len(frame_kind)
     string_end = array.array("Q", itertools.accumulate(map(len, strings)))
-    table = _Table(len(frame_count), _address(frame_count), _address(partial), _address(frame_kind),
-                   len(kind_text), _address(kind_text), _address(kind_origin), _address(kind_own),
-                   len(strings), _address(string_end), _address(string_length), b"".join(strings),
+    table = _Table(len(frame_count), core.address(frame_count), core.address(partial), core.address(frame_kind),
+                   len(kind_text), core.address(kind_text), core.address(kind_origin), core.address(kind_own),
+                   len(strings), core.address(string_end), core.address(string_length), b"".join(strings),
                    max(-_WIDEST, min(width, _WIDEST)))
     run_count = array.array("I", [0]) * len(frame_count)
     run_start, run_end, run_number = (array.array("I", [0]) * max(frames, 1) for _ in range(3))
-    core._check(_library().mr_fold_paths(ctypes.byref(table), _address(run_count), _address(run_start),
-                                         _address(run_end), _address(run_number)))
+    core.check(_library().mr_fold_paths(ctypes.byref(table), core.address(run_count), core.address(run_start),
+                                        core.address(run_end), core.address(run_number)))
     runs = sum(run_count)
     return run_count.tolist(), run_start[:runs].tolist(), run_end[:runs].tolist(), run_number[:runs].tolist()
