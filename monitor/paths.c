@@ -115,9 +115,10 @@ uint32_t paths_root(void)
     return registry.first_own_node;
 }
 
-static inline uint64_t node_hash(uint32_t parent, uintptr_t address)
+/* By the fold of the node's path (paths.h): known before its parent's id. */
+static inline uint64_t node_hash(uint64_t folded)
 {
-    return mix64(fold_word(fold_word(0x243F6A8885A308D3u, parent), address));
+    return mix64(folded);
 }
 
 /* The id of (parent, address) in table, 0 if absent. */
@@ -157,14 +158,28 @@ static struct node_table *table_of_nodes(unsigned bits)
     uint64_t nodes = registry.node_count - registry.first_own_node;
     while ((nodes + 1) * 2 > (UINT64_C(1) << bits))
         bits++;
-    struct node_table *table = region_map(table_size(bits));
-    if (!table)
+    /* The folds of the nodes' paths, each its parent's and its address:
+     * a parent is made before its children. */
+    size_t folds_size = (nodes + 1) * sizeof(uint64_t);
+    uint64_t *folds = region_map(folds_size);
+    if (!folds)
         return NULL;
-    table->bits = bits;
-    for (uint32_t id = registry.first_own_node + 1; id < registry.node_count; id++) {
-        const struct path_node *node = node_at(id);
-        place(table, node_hash(node->parent, node->address), node->parent, node->address, id);
+    struct node_table *table = region_map(table_size(bits));
+    if (!table) {
+        region_unmap(folds, folds_size);
+        return NULL;
     }
+    table->bits = bits;
+    uint32_t first = registry.first_own_node;
+    folds[0] = PATHS_FOLD_SEED;
+    for (uint32_t id = first + 1; id < registry.node_count; id++) {
+        const struct path_node *node = node_at(id);
+        uint64_t parent_fold = node->parent >= first && node->parent < id ? folds[node->parent - first]
+                                                                          : PATHS_FOLD_SEED;
+        folds[id - first] = fold_word(parent_fold, node->address);
+        place(table, node_hash(folds[id - first]), node->parent, node->address, id);
+    }
+    region_unmap(folds, folds_size);
     return table;
 }
 
@@ -212,9 +227,20 @@ MONITOR_TEXT_INLINE static uint32_t node_id(uint32_t parent, uintptr_t address, 
     return id;
 }
 
-MONITOR_TEXT uint32_t paths_node_id(uint32_t parent, uintptr_t address, const atomic_bool *threads_started)
+MONITOR_TEXT uint32_t paths_node_id(uint32_t parent, uintptr_t address, uint64_t folded,
+                                   const atomic_bool *threads_started)
 {
-    return node_id(parent, address, node_hash(parent, address), threads_started);
+    return node_id(parent, address, node_hash(folded), threads_started);
+}
+
+/* A racy read of a table that may be replaced meanwhile: prefetching a
+ * stale slot is harmless, and an old table is never unmapped while
+ * another thread may read it (make_room). */
+MONITOR_TEXT void paths_prefetch(uint64_t folded)
+{
+    const struct node_table *table = atomic_load_explicit(&registry.table, memory_order_acquire);
+    if (likely(table))
+        __builtin_prefetch(&table->slots[node_hash(folded) >> (64 - table->bits)]);
 }
 
 MONITOR_TEXT uint32_t paths_path_of_id(uint32_t id)

@@ -32,11 +32,21 @@ void paths_init(void);
 /* The empty path, the parent of every outermost frame: the first node this
  * process made. */
 uint32_t paths_root(void);
-/* The id of the node of address called from the path parent, made on
- * first use; PATH_NONE when out of memory.  Without the lock when it was
- * made before.  threads_started (set before a second thread probes) lets
- * an outgrown table be unmapped while it is false; NULL: never. */
-uint32_t paths_node_id(uint32_t parent, uintptr_t address, const atomic_bool *threads_started);
+/* A path's fold: its addresses, from the outermost in, folded with
+ * fold_word (hash.h) into this seed, the root's.  The registry finds a node
+ * by its path's fold, which a caller knows for a whole chain before it
+ * looks up any of its nodes: so it can load their slots at once. */
+#define PATHS_FOLD_SEED UINT64_C(0x243F6A8885A308D3)
+
+/* The id of the node of address called from the path parent, whose fold
+ * (with address) is folded, made on first use; PATH_NONE when out of
+ * memory.  Without the lock when it was made before.  threads_started (set
+ * before a second thread probes) lets an outgrown table be unmapped while
+ * it is false; NULL: never. */
+uint32_t paths_node_id(uint32_t parent, uintptr_t address, uint64_t folded, const atomic_bool *threads_started);
+/* Starts loading where paths_node_id would look for the node of fold
+ * folded. */
+void paths_prefetch(uint64_t folded);
 /* The id of the path that ends at node, made on first use; PATH_NONE when
  * out of memory. */
 uint32_t paths_path_of_id(uint32_t node);

@@ -100,20 +100,37 @@ static inline struct thread_state *current_state(void)
     return monitor_claim_state();
 }
 
-/* The fold of a path's addresses from the outermost in: the first
- * frame's seed. */
-#define FOLD_SEED UINT64_C(0x243F6A8885A308D3)
+/* A recent-node miss loads the registry's slots of this many frames
+ * further in at once: where one node is missing, those below it mostly
+ * are too (all of them when it is new). */
+#define PREFETCH_AHEAD 8u
+
+/* Where a chain's registry slots were loaded ahead: up to frame index
+ * (from the outermost), whose path folds to fold. */
+struct ahead {
+    unsigned index;
+    uint64_t fold;
+};
 
 /* The node of address called from the path parent, whose addresses fold
- * to folded; PATH_NONE when out of memory. */
+ * to folded, frame i of chain (depth frames, innermost first); PATH_NONE
+ * when out of memory. */
 MONITOR_TEXT_INLINE static uint32_t find_node(struct thread_state *state, uint32_t parent, uintptr_t address,
-                                              uint64_t folded)
+                                              uint64_t folded, const uintptr_t *chain, unsigned i,
+                                              unsigned depth, struct ahead *ahead)
 {
     struct recent_node *set = state->recent_nodes[folded >> (64 - RECENT_BITS)];
     for (unsigned way = 0; way < RECENT_WAYS; way++)
         if (likely(set[way].address == address && set[way].parent == parent && set[way].id))
             return set[way].id;
-    uint32_t id = paths_node_id(parent, address, &monitor.threads_started);
+    if (ahead->index <= i)
+        *ahead = (struct ahead){i, folded};
+    while (ahead->index + 1 < depth && ahead->index < i + PREFETCH_AHEAD) {
+        ahead->index++;
+        ahead->fold = fold_word(ahead->fold, chain[depth - 1 - ahead->index]);
+        paths_prefetch(ahead->fold);
+    }
+    uint32_t id = paths_node_id(parent, address, folded, &monitor.threads_started);
     if (id != PATH_NONE) {
         /* First in, first out: the set's oldest node goes. */
         memmove(&set[1], &set[0], (RECENT_WAYS - 1) * sizeof(*set));
@@ -136,11 +153,12 @@ MONITOR_TEXT_INLINE static uint32_t path_of_chain(struct thread_state *state, co
     if (likely(common == depth && depth == previous && state->cached_path != PATH_NONE))
         return state->cached_path;
     uint32_t node = common ? state->cached_ids[common - 1] : paths_root();
-    uint64_t folded = common ? state->cached_folds[common - 1] : FOLD_SEED;
+    uint64_t folded = common ? state->cached_folds[common - 1] : PATHS_FOLD_SEED;
+    struct ahead ahead = {0, 0}; /* set at the first miss */
     for (unsigned i = common; i < depth; i++) {
         uintptr_t address = chain[depth - 1 - i];
         folded = fold_word(folded, address);
-        node = find_node(state, node, address, folded);
+        node = find_node(state, node, address, folded, chain, i, depth, &ahead);
         if (unlikely(node == PATH_NONE)) {
             state->cached_depth = i;
             state->cached_path = PATH_NONE;

@@ -47,23 +47,64 @@ MONITOR_TEXT static unsigned walk_with_libunwind(uintptr_t *chain, unsigned max,
 #if defined(__x86_64__) && defined(DLFO_EH_SEGMENT_TYPE)
 #define HAVE_RULE_WALK 1
 
-static inline frame_rule rule_by_address(struct walk_memory *memory, const struct rule_table *table,
-                                         unsigned generation, uintptr_t address)
+static inline uint32_t slot_of(uintptr_t address)
 {
     /* Code addresses differ in their low bits first. */
-    unsigned slot = (unsigned)(address ^ address >> WALK_MEMORY_BITS) & ((1u << WALK_MEMORY_BITS) - 1);
-    if (memory->by_address[slot].address != address) {
-        memory->by_address[slot].address = address;
-        memory->by_address[slot].rule = rules_at(table, generation, address);
+    return (uint32_t)(address ^ address >> WALK_MEMORY_BITS) & ((1u << WALK_MEMORY_BITS) - 1);
+}
+
+/* The entry of address, filled from the shared cache when its slot held
+ * another address. */
+static inline struct walk_entry *entry_by_address(struct walk_memory *memory, const struct rule_table *table,
+                                                  unsigned generation, uintptr_t address)
+{
+    struct walk_entry *entry = &memory->entries[slot_of(address)];
+    if (entry->address != address) {
+        entry->address = address;
+        entry->rule = rules_at(table, generation, address);
     }
-    return memory->by_address[slot].rule;
+    return entry;
+}
+
+/* One step from a frame to its caller's by its rule: the caller's return
+ * address (0 at the outermost frame), sp and bp its frame's.  False where
+ * the rule cannot step (libunwind must). */
+static inline bool step_by_rule(frame_rule rule, uintptr_t *sp, uintptr_t *bp, uintptr_t *return_address)
+{
+    if (unlikely(rule_kind(rule) != RULE_STEP)) {
+        *return_address = 0;
+        return rule_kind(rule) == RULE_END;
+    }
+    uintptr_t cfa = (rule_cfa_from_bp(rule) ? *bp : *sp) + (uintptr_t)rule_cfa_offset(rule);
+    if (unlikely(cfa <= *sp))
+        return false;
+    *return_address = *(const uintptr_t *)(cfa + (uintptr_t)rule_ra_offset(rule));
+    if (rule_bp_saved(rule))
+        *bp = *(const uintptr_t *)(cfa + (uintptr_t)rule_bp_offset(rule));
+    *sp = cfa;
+    return true;
+}
+
+/* The entry of the frame two steps out from previous, whose code address
+ * is address; previous learns it. */
+static inline struct walk_entry *entry_beyond(struct walk_memory *memory, const struct rule_table *table,
+                                              unsigned generation, struct walk_entry *previous,
+                                              uintptr_t address)
+{
+    struct walk_entry *entry = previous->beyond;
+    if (unlikely(entry->address != address)) {
+        entry = entry_by_address(memory, table, generation, address);
+        previous->beyond = entry;
+    }
+    return entry;
 }
 
 /* The same walk libunwind's unw_backtrace makes, with the rule of every
  * return address cached after its first use: a step is a look into the
- * thread's memory of its last walks and two loads.  The stack must grow
- * towards the callers; a rule that says otherwise means the rules are not
- * to be trusted here, and libunwind walks instead. */
+ * thread's memory of its last walks (the entry named by the entry two
+ * steps in, else by address) and two loads.  The stack must grow towards
+ * the callers; a rule that says otherwise means the rules are not to be
+ * trusted here, and libunwind walks instead. */
 MONITOR_TEXT static unsigned walk_with_rules(uintptr_t *chain, unsigned max,
                                              struct walk_memory *memory, bool *truncated)
 {
@@ -78,54 +119,46 @@ MONITOR_TEXT static unsigned walk_with_rules(uintptr_t *chain, unsigned max,
     uintptr_t address = registers[0], sp = registers[1], bp = registers[2];
     const struct rule_table *table = atomic_load_explicit(&rules_table, memory_order_acquire);
     unsigned generation = atomic_load_explicit(&rules_generation, memory_order_acquire);
-    if (unlikely(memory->generation != generation)) {
-        memset(memory->step_address, 0, sizeof memory->step_address);
-        memset(memory->by_address, 0, sizeof memory->by_address);
-        memory->generation = generation;
+    if (unlikely(memory->generation != generation + 1)) {
+        for (unsigned i = 0; i < 1u << WALK_MEMORY_BITS; i++)
+            memory->entries[i] = (struct walk_entry){.beyond = &memory->entries[0]};
+        memory->start = (struct walk_entry){.beyond = &memory->entries[0]};
+        memory->generation = generation + 1;
     }
     unsigned count = 0;
-    bool own_frames = true;
     *truncated = false;
-    for (unsigned step = 0;; step++) {
-        frame_rule rule;
-        if (likely(step < WALK_MEMORY_STEPS && memory->step_address[step] == address)) {
-            rule = memory->step_rule[step];
-        } else {
-            rule = rule_by_address(memory, table, generation, address);
-            if (step < WALK_MEMORY_STEPS) {
-                memory->step_address[step] = address;
-                memory->step_rule[step] = rule;
-            }
-        }
-        if (unlikely(rule_kind(rule) != RULE_STEP)) {
-            if (rule_kind(rule) == RULE_END)
-                return count;
+    struct walk_entry *previous = &memory->start;
+    struct walk_entry *entry = entry_by_address(memory, table, generation, address);
+    uintptr_t return_address;
+    /* The monitor's own frames, up to the first of the program's. */
+    for (;;) {
+        if (unlikely(!step_by_rule(entry->rule, &sp, &bp, &return_address)))
             return walk_with_libunwind(chain, max, truncated);
-        }
-        uintptr_t cfa = (rule_cfa_from_bp(rule) ? bp : sp) + (uintptr_t)rule_cfa_offset(rule);
-        if (unlikely(cfa <= sp))
-            return walk_with_libunwind(chain, max, truncated);
-        uintptr_t return_address = *(const uintptr_t *)(cfa + (uintptr_t)rule_ra_offset(rule));
-        if (rule_bp_saved(rule))
-            bp = *(const uintptr_t *)(cfa + (uintptr_t)rule_bp_offset(rule));
-        sp = cfa;
         if (unlikely(!return_address))
             return count;
-        if (unlikely(own_frames)) {
-            if (in_monitor(return_address)) {
-                address = return_address - 1;
-                continue;
-            }
-            own_frames = false;
-        }
+        /* Inside the call instruction: a call can be the last instruction
+         * of a function, and its return address the next function's. */
+        address = return_address - 1;
+        struct walk_entry *next = entry_beyond(memory, table, generation, previous, address);
+        previous = entry;
+        entry = next;
+        if (!in_monitor(return_address))
+            break;
+    }
+    for (;;) {
         if (unlikely(count == max)) {
             *truncated = true;
             return count;
         }
         chain[count++] = return_address;
-        /* Inside the call instruction: a call can be the last instruction
-         * of a function, and its return address the next function's. */
+        if (unlikely(!step_by_rule(entry->rule, &sp, &bp, &return_address)))
+            return walk_with_libunwind(chain, max, truncated);
+        if (unlikely(!return_address))
+            return count;
         address = return_address - 1;
+        struct walk_entry *next = entry_beyond(memory, table, generation, previous, address);
+        previous = entry;
+        entry = next;
     }
 }
 #endif

@@ -10,22 +10,28 @@
 /* What a chain buffer for max program frames must hold. */
 #define UNWIND_BUFFER_SIZE(max) ((max) + UNWIND_MAX_SKIPPED + 1)
 
-/* The rules of one thread's recent steps.  A thread allocates from the
- * same code again and again: most steps of a walk find their rule where
- * the previous walk had it at the same step, known before the return
- * address is loaded, so the processor can run ahead of the loads; the
- * others find it by address here (a chain that got one frame longer), or
- * else in the shared cache.  Owned by one thread. */
-#define WALK_MEMORY_STEPS 64
-#define WALK_MEMORY_BITS 8
+/* The rules of one thread's recent steps, by return address (direct
+ * mapped), each with the entry the walk took last two steps further out.
+ * A thread allocates from the same code again and again: most steps find
+ * their rule in the entry named by the entry two steps in, known before
+ * the return address is loaded, so the processor can run ahead of the
+ * loads, two chains of them at once; a chain that differs from the last
+ * one at some frame (sqlite3's many callers of one allocating function,
+ * at every depth) misses there and at the next step alone, and is back in
+ * step above them, whatever its depth.  The others find their rule by
+ * address here, or else in the shared cache.  Owned by one thread. */
+#define WALK_MEMORY_BITS 9
+struct walk_entry {
+    uintptr_t address; /* 0: empty */
+    uint64_t rule;
+    /* The entry the walk took two steps after this one, last time: a
+     * pointer, so that finding it is a single load. */
+    struct walk_entry *beyond;
+};
 struct walk_memory {
-    unsigned generation; /* of the rules cache when these were read */
-    uintptr_t step_address[WALK_MEMORY_STEPS];
-    uint64_t step_rule[WALK_MEMORY_STEPS];
-    struct {
-        uintptr_t address;
-        uint64_t rule;
-    } by_address[1u << WALK_MEMORY_BITS];
+    unsigned generation; /* 1 + that of the rules cache when these were read; 0: never */
+    struct walk_entry start; /* the step before the walk's first: its beyond is the second's */
+    struct walk_entry entries[1u << WALK_MEMORY_BITS];
 };
 
 /* Stores up to max return addresses in chain, innermost (the allocator's

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "hash.h"
 #include "paths.h"
 
 #define PATHS (PATH_ID_LIMIT + 10)
@@ -21,7 +22,7 @@ int main(void)
     int kept = 1;
     for (unsigned n = 0; n < PATHS; n++) {
         uintptr_t address = 0x400000 + 16 * (uintptr_t)n;
-        nodes[n] = paths_node_id(root, address, NULL);
+        nodes[n] = paths_node_id(root, address, fold_word(PATHS_FOLD_SEED, address), NULL);
         if (nodes[n] == PATH_NONE)
             return 1;
         ids[n] = paths_path_of_id(nodes[n]);
