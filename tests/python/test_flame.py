@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import zlib
 
+import pytest
+
 from mprof.report import flame, size_chart, tables
 from mprof.report.model import BinRow, EdgeRow, FunctionRow, Model, PathNodeRow, PathRow, PathTree, RunInfo
 
@@ -240,3 +242,11 @@ def test_paths_that_share_their_functions_merge_and_the_others_stay_apart() -> N
     model = path_model(NAMES, [((MAIN, (W, 1), X), 10, 0, ""), ((MAIN, (W, 2), X), 5, 0, ""), ((MAIN, A, W), 7, 0, "")])
     merged = tables._ranked(model, "allocs", "bytes_m")
     assert [(row.functions, row.blocks, row.bytes) for row in merged] == [((MAIN, W, X), 2, 15), ((MAIN, A, W), 1, 7)]
+
+
+def test_figures_past_64_bits_along_the_paths_are_refused() -> None:
+    # Two paths of 3 * 2^61 bytes each under main: main's sum is past 2^63.
+    model = path_model(NAMES, [((MAIN, W), 3 << 61, 0, ""), ((MAIN, A), 3 << 61, 0, "")])
+    with pytest.raises(OverflowError):
+        flame.allocation_flame(model)
+    assert flame.allocation_flame(path_model(NAMES, [((MAIN, W), 3 << 61, 0, "")])) is not None

@@ -34,6 +34,10 @@ def run(args: argparse.Namespace) -> int:
                          "`make venv` for ./mprof") from None
     output = check_output(args.output)  # a wrong -o refused before the work
     model = for_display(suppressed(load_profile(args.files, selection(args)), args), args.full_names)
-    output.write(html.render(model, args.include_runtime))
+    try:
+        page = html.render(model, args.include_runtime)
+    except OverflowError as error:  # the flame graphs' sums, of absurd files
+        raise MprofError(f"{', '.join(map(str, args.files))}: {error}") from None
+    output.write(page)
     return 0
 

@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from typing import cast
 
 from ..reducer import core
-from ..reducer.errors import MprofError
 from .model import Model
 from .tables import NO_CHAIN
 
@@ -77,14 +76,13 @@ def _path_flame(model: Model, weight: str, min_share: float, max_frames: int,
     for node, value in tree.db.execute(f"SELECT node_id, {weight} FROM paths WHERE {weight} != 0"):
         if node in left_out:
             continue
+        if not isinstance(value, int):  # SQLite's sum of integers past 64 bits is a REAL
+            raise OverflowError("figures add up past 64 bits along the call paths")
         if node is None:
             unwound += value
         else:
             subtotal[nodes.index(node)] += value
-    try:
-        core.subtree_sums(nodes.parent, subtotal)
-    except OverflowError:
-        raise MprofError("the profile's figures add up past 64 bits along its call paths") from None
+    core.subtree_sums(nodes.parent, subtotal)  # OverflowError past 64 bits, as above
 
     def children(key: object, value: int) -> list[Candidate]:
         # A frame is the nodes of one function under the frame above.
