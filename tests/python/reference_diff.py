@@ -15,7 +15,7 @@ from typing import Any, cast
 from mprof.report.flame import Candidate, Flame, expand
 from mprof.report.folding import SEPARATOR, Frame, OwnCode
 from mprof.report.measures import Measure
-from mprof.report.model import Model, PathRow
+from mprof.report.model import Model, PathRow, PathTree
 from mprof.report.tables import NO_CHAIN
 
 
@@ -124,7 +124,7 @@ def _add_profile(views: dict[str, View], totals: Row, model: Model, side: int,
         counted.append((path, values))
     tree = model.tree
     chains = _walk(views["cumulative"], model, side, keys, counted)
-    sites = tree.innermost_sites()
+    sites = _innermost_sites(tree)
     # Each function's frame and name, made once: a path's are looked up.
     own = OwnCode(model)
     frame_of = {function: own.named_frame(function) for function in set(tree.functions_of_nodes().values())}
@@ -148,6 +148,21 @@ def _add_profile(views: dict[str, View], totals: Row, model: Model, side: int,
         views["bins"].add(row.size, _bin_label(row.size), side, [measure.of_bin(row) for measure in measures])
 
 
+def _children(tree: PathTree) -> dict[int | None, list[int]]:
+    """Each node's children (None: the outermost frames), in the order of their ids."""
+    below: dict[int | None, list[int]] = {}
+    for node, parent in tree.parents().items():
+        below.setdefault(parent, []).append(node)
+    return below
+
+
+def _innermost_sites(tree: PathTree) -> dict[int, tuple[str, int]]:
+    """The file and line of each path's innermost frame, by its node."""
+    return {node: (file.decode("utf-8", "surrogateescape") if isinstance(file, bytes) else file, line)
+            for node, file, line in tree.db.execute(
+        "SELECT p.node_id, n.file, n.line FROM paths AS p JOIN path_nodes AS n ON n.id = p.node_id")}
+
+
 def _walk(view: View, model: Model, side: int, keys: dict[int, FunctionKey],
           counted: list[tuple[PathRow, list[int]]]) -> dict[int, tuple[int, ...]]:
     """One walk down the tree of paths: the functions of each counted path,
@@ -159,7 +174,7 @@ def _walk(view: View, model: Model, side: int, keys: dict[int, FunctionKey],
     come in the order a walk of the paths would first meet them: by their
     first path, then outermost first."""
     tree = model.tree
-    children = tree.children()
+    children = _children(tree)
     node_functions = tree.functions_of_nodes()
     width = len(counted[0][1]) if counted else 0
     by_node: dict[int, tuple[int, list[int]]] = {}

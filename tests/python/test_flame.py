@@ -4,6 +4,7 @@ hand: the flame graphs are the whole call paths, exact; their caps."""
 from __future__ import annotations
 
 import zlib
+from dataclasses import replace
 
 import pytest
 
@@ -250,3 +251,18 @@ def test_figures_past_64_bits_along_the_paths_are_refused() -> None:
     with pytest.raises(OverflowError):
         flame.allocation_flame(model)
     assert flame.allocation_flame(path_model(NAMES, [((MAIN, W), 3 << 61, 0, "")])) is not None
+
+
+def test_nodes_numbered_with_gaps_draw_as_numbered_without() -> None:
+    # A database edited by hand may number its nodes 10, 20, 30...: the
+    # columns are then looked up by id, the same flame as from 1, 2, 3.
+    model = path_model(NAMES, [((MAIN, (W, 1), X), 10, 0, ""), ((MAIN, (W, 2), X), 5, 0, ""), ((MAIN, A, W), 7, 0, "")])
+    nodes = {node * 10: PathNodeRow(None if row.parent is None else row.parent * 10, row.function, row.file, row.line)
+             for node, row in ((node, model.tree.node(node)) for node in range(1, 8))}
+    rows = [replace(path, node=path.node * 10) for path in model.paths if path.node is not None]
+    gapped = replace(model, tree=PathTree.of(nodes, rows, NAMES))
+    assert gapped.tree.arrays().positions is not None
+    frames = [(frame.name, frame.bytes, frame.depth, frame.parent) for frame in flame.allocation_flame(model).frames]
+    assert [(frame.name, frame.bytes, frame.depth, frame.parent)
+            for frame in flame.allocation_flame(gapped).frames] == frames
+    assert frames[1:] == [("main", 22, 1, 0), ("w", 15, 2, 1), ("x", 15, 3, 2), ("a", 7, 2, 1), ("w", 7, 3, 4)]

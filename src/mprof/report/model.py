@@ -181,7 +181,6 @@ class PathTree:
         self._details: dict[int, tuple[bytes | str, int, int]] | None = None
         self._texts: dict[bytes | str, str] = {}
         self._functions: dict[int, tuple[int, ...]] = {}
-        self._children: dict[int | None, list[int]] | None = None
         self._arrays: NodeArrays | None = None
         self._chains: dict[int, tuple[int, ...]] = {}  # the functions of paths by their nodes' indexes
         # A file's text as its bytes where they are UTF-8 (decoded once
@@ -243,11 +242,6 @@ class PathTree:
                               "ORDER BY node_id")]
         return self._rows
 
-    def figures(self, columns: str, where: str) -> list[tuple[int | None, int, int]]:
-        """(node, and two figures as SQL over a path's columns) of the paths
-        where holds, in the order of rows()."""
-        return self.db.execute(f"SELECT node_id, {columns} FROM paths WHERE {where} ORDER BY node_id").fetchall()
-
     def ranked(self, blocks: str, size: str) -> list[tuple[int, int, int | None]]:
         """(blocks, size, first node) of the paths of each list of functions
         (schema.sql's same_functions_id) where either figure, SQL over a
@@ -262,16 +256,6 @@ class PathTree:
         if self._parent is None:
             self._parent = dict(self.db.execute("SELECT id, parent_id FROM path_nodes ORDER BY id"))
         return self._parent
-
-    def children(self) -> dict[int | None, list[int]]:
-        """Each node's children (None: the outermost frames), in the order
-        of their ids."""
-        if self._children is None:
-            below: dict[int | None, list[int]] = {}
-            for node, parent in self.parents().items():
-                below.setdefault(parent, []).append(node)
-            self._children = below
-        return self._children
 
     def arrays(self) -> NodeArrays:
         """The nodes as compact columns, read once."""
@@ -298,8 +282,8 @@ class PathTree:
             self._function = dict(self.db.execute("SELECT id, function_id FROM path_nodes ORDER BY id"))
         return self._function
 
-    def _file_column(self, table: str = "") -> str:
-        return f"CAST({table}file AS BLOB)" if self._bytes else f"{table}file"
+    def _file_column(self) -> str:
+        return "CAST(file AS BLOB)" if self._bytes else "file"
 
     def _text(self, value: bytes | str) -> str:
         text = self._texts.get(value)
@@ -381,12 +365,6 @@ class PathTree:
         """Each node's line and inlined flag (1: inlined into its parent)."""
         return {node: (line, inlined) for node, line, inlined in self.db.execute(
             "SELECT id, line, inlined FROM path_nodes")}
-
-    def innermost_sites(self) -> dict[int, tuple[str, int]]:
-        """The file and line of each path's innermost frame, by its node."""
-        return {node: (self._text(file), line) for node, file, line in self.db.execute(
-            f"SELECT p.node_id, {self._file_column('n.')}, n.line FROM paths AS p "
-            "JOIN path_nodes AS n ON n.id = p.node_id")}
 
     def allocating(self) -> list[int]:
         """The functions of the paths' innermost frames."""
