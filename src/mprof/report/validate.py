@@ -22,8 +22,9 @@ file must have each table with those columns and unique keys, and:
 - the summary of a profile holds every figure the reports read.
 
 A sound database costs one query for its shape and one scan of each table
-(about 60 ms for 30,000 paths); only a faulty one is looked at again, to
-say what is wrong.  Text stored as TEXT that is not UTF-8 is read as the
+(a key that is the table's rowid, an integer in every row, is checked
+from its least and greatest values); only a faulty one is looked at
+again, to say what is wrong.  Text stored as TEXT that is not UTF-8 is read as the
 reducer's own BLOB text is read (store._read_row): its bytes, undecodable
 ones as surrogates.
 """
@@ -86,8 +87,19 @@ class Table:
     references: tuple[Reference, ...]
 
 
-def _shape(db: sqlite3.Connection) -> dict[str, tuple[tuple[Column, ...], frozenset[tuple[str, ...]]]]:
-    """Each table's columns and unique keys, in two queries."""
+@dataclass(frozen=True)
+class Shape:
+    """A table as a file declares it."""
+    columns: tuple[Column, ...]
+    unique: frozenset[tuple[str, ...]]  # the columns of each unique index
+    # Its primary key is one INTEGER column that is the table's rowid, so
+    # an integer in every row: not one declared DESC, nor of a table
+    # WITHOUT ROWID, which have an index of their key and hold any value.
+    keyed_by_rowid: bool
+
+
+def _shape(db: sqlite3.Connection) -> dict[str, Shape]:
+    """Each table's columns and unique keys, in three queries."""
     columns: dict[str, list[Column]] = {}
     for table, name, declared, not_null, key in db.execute(
             "SELECT m.name, p.name, p.type, p.\"notnull\", p.pk FROM sqlite_master AS m "
@@ -100,7 +112,11 @@ def _shape(db: sqlite3.Connection) -> dict[str, tuple[tuple[Column, ...], frozen
             "JOIN pragma_index_info(l.name) AS i WHERE m.type = 'table' AND l.\"unique\" ORDER BY m.name, l.name, "
             "i.seqno"):
         keys.setdefault((table, index), []).append(name)
-    return {table: (tuple(found), frozenset(tuple(key) for (owner, _), key in keys.items() if owner == table))
+    key_indexed = {table for (table,) in db.execute(
+        "SELECT m.name FROM sqlite_master AS m JOIN pragma_index_list(m.name) AS l "
+        "WHERE m.type = 'table' AND l.origin = 'pk'")}
+    return {table: Shape(tuple(found), frozenset(tuple(key) for (owner, _), key in keys.items() if owner == table),
+                         table not in key_indexed and [(c.type, c.key) for c in found if c.key] == [("INTEGER", 1)])
             for table, found in columns.items()}
 
 
@@ -118,8 +134,8 @@ def schema() -> tuple[Table, ...]:
             for number, _, parent, child, to, *_ in db.execute(f'PRAGMA foreign_key_list("{name}")'):
                 references.setdefault(number, []).append((parent, child, to))
             # In the order of their columns (SQLite numbers them last first).
-            order = [column.name for column in shapes[name][0]]
-            tables.append(Table(name, *shapes[name], tuple(
+            order = [column.name for column in shapes[name].columns]
+            tables.append(Table(name, shapes[name].columns, shapes[name].unique, tuple(
                 Reference(tuple(child for _, child, _ in pairs), pairs[0][0], tuple(to for _, _, to in pairs))
                 for pairs in sorted(references.values(), key=lambda pairs: order.index(pairs[0][1])))))
         return tuple(tables)
@@ -179,11 +195,15 @@ def _checks(table: Table) -> list[Check]:
     return checks
 
 
-def _sound(table: Table) -> str:
+def _sound(table: Table, keyed_by_rowid: bool = False) -> str:
     """The SQL condition of a row that passes every check of _checks, as
-    one expression."""
+    one expression; without its key, an integer in every row, if the
+    table is keyed by its rowid (its range is checked from its least and
+    greatest values, which SQLite finds in its b-tree)."""
     terms = []
     for column in table.columns:
+        if keyed_by_rowid and column.key:
+            continue
         c = _quoted(column.name)
         if column.type == "INTEGER":
             bounds = _integer_bounds(table.name, column.name)
@@ -236,10 +256,12 @@ def _shown(value: object) -> str:
 # The shapes of the files read so far, by their schema's SQL, which
 # decides them: PRAGMA table_info takes longer than all the other checks of
 # a small database.
-_SHAPES: dict[tuple[tuple[str, str, str], ...], dict[str, tuple[tuple[Column, ...], frozenset[tuple[str, ...]]]]] = {}
+_SHAPES: dict[tuple[tuple[str, str, str], ...], dict[str, Shape]] = {}
 
 
-def _check_shape(db: sqlite3.Connection) -> None:
+def _check_shape(db: sqlite3.Connection) -> set[str]:
+    """The tables keyed by their rowid, once the file's tables are found
+    to be schema.sql's."""
     statements = tuple(db.execute("SELECT type, name, sql FROM sqlite_master ORDER BY rowid"))
     shapes = _SHAPES.get(statements)
     if shapes is None:
@@ -249,7 +271,7 @@ def _check_shape(db: sqlite3.Connection) -> None:
     for table in schema():
         if table.name not in shapes:
             raise Problem(f"table {table.name} is missing")
-        columns, unique = shapes[table.name]
+        columns, unique = shapes[table.name].columns, shapes[table.name].unique
         declared = {column.name: column.type for column in columns}
         for column in table.columns:
             if column.name not in declared:
@@ -266,6 +288,7 @@ def _check_shape(db: sqlite3.Connection) -> None:
             raise Problem(f"table {table.name}: its columns are not in schema.sql's order, or not its primary key")
         for key in sorted(table.unique - unique):
             raise Problem(f"table {table.name}: has no unique key ({', '.join(key)}) as schema.sql's has")
+    return {table.name for table in schema() if shapes[table.name].keyed_by_rowid}
 
 
 def _check_values(db: sqlite3.Connection, table: Table) -> None:
@@ -325,37 +348,39 @@ def _check_suppressions(db: sqlite3.Connection) -> None:
             raise Problem(f"table runs: {error.message} (row {run})") from None
 
 
-def _dense(db: sqlite3.Connection, table: str) -> bool:
-    """Whether the ids of table (its INTEGER PRIMARY KEY, a rowid) are
-    every integer from the least to the greatest: then a reference names a
-    row exactly when it lies between them."""
-    count, low, high = db.execute(f"SELECT COUNT(*), MIN(id), MAX(id) FROM {_quoted(table)}").fetchone()
-    return bool(count) and isinstance(low, int) and isinstance(high, int) and high - low + 1 == count
+def _key_range(db: sqlite3.Connection, table: Table) -> tuple[int, int, int]:
+    """The rows of a table keyed by its rowid, and its least and greatest
+    key: three lookups, where MIN and MAX together would scan it."""
+    key = _quoted(next(column.name for column in table.columns if column.key))
+    (count,) = db.execute(f"SELECT COUNT(*) FROM {_quoted(table.name)}").fetchone()
+    (low,) = db.execute(f"SELECT MIN({key}) FROM {_quoted(table.name)}").fetchone()
+    (high,) = db.execute(f"SELECT MAX({key}) FROM {_quoted(table.name)}").fetchone()
+    return count, low, high
 
 
 def _by_range(reference: Reference, dense: dict[str, tuple[int, int]]) -> bool:
     return reference.to == ("id",) and len(reference.columns) == 1 and reference.table in dense
 
 
-def _sound_quickly(db: sqlite3.Connection, filled: dict[str, bool]) -> bool:
+def _sound_quickly(db: sqlite3.Connection, filled: dict[str, bool], keyed_by_rowid: set[str]) -> bool:
     """Whether every table's values, its references to tables of dense ids
     and its rows' own rules pass, one scan of each table: the usual case,
     where check() need look no further than the references to other
     tables.  False says only that check() must look closer."""
-    tables = {table.name: table for table in schema()}
-    dense = {}
-    for name in {reference.table for table in schema() for reference in table.references}:
-        target = tables[name]
-        if filled[name] and [(c.name, c.type, c.key) for c in target.columns if c.key] == [("id", "INTEGER", 1)] \
-                and _dense(db, name):
-            low, high = db.execute(f"SELECT MIN(id), MAX(id) FROM {_quoted(name)}").fetchone()
-            dense[name] = (low, high)
+    dense = {}  # the least and greatest id of a table whose ids are every integer between
+    for table in schema():
+        if filled[table.name] and table.name in keyed_by_rowid:
+            count, low, high = _key_range(db, table)
+            if not 0 <= low <= high <= EXACT:
+                return False
+            if high - low + 1 == count and [c.name for c in table.columns if c.key] == ["id"]:
+                dense[table.name] = (low, high)
     rules = {table_name: f"NOT ({rows.split(' WHERE ', 1)[1]})" for table_name, _, rows, _ in ROWS
              if rows.startswith(f"FROM {table_name} WHERE ") and " SELECT " not in rows}
     for table in schema():
         if not filled[table.name]:
             continue
-        terms = [_sound(table)]
+        terms = [_sound(table, table.name in keyed_by_rowid)]
         for reference in table.references:
             if _by_range(reference, dense):
                 c = _quoted(reference.columns[0])
@@ -383,11 +408,12 @@ def check(db: sqlite3.Connection) -> None:
     """Raises Problem, saying what is wrong with the database, if anything.
     db must read text as str, whatever its bytes (_lossless_text), and rows
     as tuples."""
-    _check_shape(db)
+    keyed_by_rowid = _check_shape(db)
     filled = db.execute("SELECT " + ", ".join(f"EXISTS (SELECT 1 FROM {_quoted(table.name)})" for table in schema())
                         ).fetchone()
     try:
-        if _sound_quickly(db, {table.name: bool(rows) for table, rows in zip(schema(), filled, strict=True)}):
+        if _sound_quickly(db, {table.name: bool(rows) for table, rows in zip(schema(), filled, strict=True)},
+                          keyed_by_rowid):
             _check_words(db)
             _check_summary(db, {table.name for table, rows in zip(schema(), filled, strict=True) if rows})
             _check_suppressions(db)
