@@ -410,6 +410,21 @@ def test_validation_is_one_scan_of_each_table(edit: Edit, tmp_path: Path) -> Non
     assert faulty_steps < 4 * large_steps
 
 
+def test_the_check_comes_before_what_reading_ran_into(edit: Edit) -> None:
+    """The database is read while it is checked: a reader that fails on
+    a faulty one gets the check's line, on a sound one its own error."""
+    with pytest.raises(ValueError, match="the reader's own"):
+        with validate.validated(edit.path, edit.path):
+            raise ValueError("the reader's own")
+    edit("UPDATE paths SET allocs = 'many' WHERE rowid = 1")
+    with pytest.raises(MprofError, match="allocs is not an integer in 1 row"):
+        with validate.validated(edit.path, edit.path) as db:
+            int(db.execute("SELECT allocs FROM paths WHERE rowid = 1").fetchone()[0])
+    with pytest.raises(MprofError, match="allocs is not an integer in 1 row"):
+        with validate.validated(edit.path, edit.path) as db:
+            db.execute("SELECT no_such_column FROM paths")
+
+
 def test_a_database_that_is_not_sqlite_inside(edit: Edit, capsys: pytest.CaptureFixture[str]) -> None:
     """Pages past the header overwritten: SQLite's own error, in one line."""
     data = bytearray(edit.path.read_bytes())

@@ -34,6 +34,7 @@ from __future__ import annotations
 import functools
 import sqlite3
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -444,12 +445,35 @@ def _lossless_text(value: bytes) -> str:
     return value.decode("utf-8", "surrogateescape")
 
 
+def _checked(path: Path) -> Problem | sqlite3.Error | None:
+    """What is wrong with the database at path, if anything, found on a
+    connection of the calling thread's own."""
+    try:
+        db = sqlite3.connect(store.read_only_uri(path), uri=True)
+    except sqlite3.Error as error:
+        return error
+    try:
+        db.text_factory = _lossless_text
+        check(db)
+    except (Problem, sqlite3.Error) as error:
+        return error
+    finally:
+        db.close()
+    return None
+
+
 @contextmanager
 def validated(path: Path, name: str | Path) -> Iterator[sqlite3.Connection]:
     """The profile database at path for reading (store.open_database),
     refused in one line that names name, the file as its user gave it,
     unless it holds what the reports read.  An SQLite error while it is
-    read, too, ends in one line."""
+    read, too, ends in one line.
+
+    It is checked on a thread of its own while the caller reads it: SQLite
+    lets Python's other thread run while it scans, and the reading is done
+    by then.  The caller must write nothing before the block ends: only
+    then is the check's word known, and it comes before any error that
+    reading a faulty database ran into."""
     try:
         db = store.open_database(path)
     except MprofError as error:
@@ -457,17 +481,25 @@ def validated(path: Path, name: str | Path) -> Iterator[sqlite3.Connection]:
         if error.message.startswith(f"{path}: ") and str(path) != str(name):
             raise MprofError(f"{name}: {error.message[len(str(path)) + 2:]}", error.exit_code) from None
         raise
-    try:
-        rows = db.row_factory
-        db.row_factory = None
-        db.text_factory = _lossless_text
+    # Text that is not UTF-8 is read as the reducer's BLOB text is read.
+    db.text_factory = _lossless_text
+    with ThreadPoolExecutor(1) as pool:
+        checking = pool.submit(_checked, path)
         try:
-            check(db)
-        except Problem as problem:
-            raise MprofError(f"{name}: {problem}") from None
-        db.row_factory = rows
-        yield db
-    except sqlite3.Error as error:
-        raise MprofError(f"{name}: not a readable profile database ({error})") from None
-    finally:
-        db.close()
+            yield db
+        except sqlite3.Error as error:
+            _refused(checking.result(), name)
+            raise MprofError(f"{name}: not a readable profile database ({error})") from None
+        except Exception:
+            _refused(checking.result(), name)
+            raise
+        finally:
+            db.close()
+        _refused(checking.result(), name)
+
+
+def _refused(problem: Problem | sqlite3.Error | None, name: str | Path) -> None:
+    if isinstance(problem, Problem):
+        raise MprofError(f"{name}: {problem}") from None
+    if problem is not None:
+        raise MprofError(f"{name}: not a readable profile database ({problem})") from None
