@@ -465,6 +465,21 @@ def _text(value: str | bytes) -> str:
 
 
 def load(db: sqlite3.Connection) -> Model:
+    """The profile in a database; text stored as TEXT that is not UTF-8
+    (a hand's edit: the reducer stores such text as a BLOB) is read as its
+    bytes, undecodable ones as surrogates, as a BLOB is.  SQLite's own
+    decoding is tried first: calling Python for each text value would
+    take a tenth of a big profile's report."""
+    try:
+        return _load(db)
+    except sqlite3.OperationalError as error:
+        if not str(error).startswith("Could not decode to UTF-8"):
+            raise
+    db.text_factory = _lossless_text
+    return _load(db)
+
+
+def _load(db: sqlite3.Connection) -> Model:
     figures: dict[int, dict[str, int]] = {}
     for run_id, name, value in db.execute("SELECT run_id, name, value FROM run_figures"):
         figures.setdefault(run_id, {})[name] = value

@@ -481,8 +481,6 @@ def validated(path: Path, name: str | Path) -> Iterator[sqlite3.Connection]:
         if error.message.startswith(f"{path}: ") and str(path) != str(name):
             raise MprofError(f"{name}: {error.message[len(str(path)) + 2:]}", error.exit_code) from None
         raise
-    # Text that is not UTF-8 is read as the reducer's BLOB text is read.
-    db.text_factory = _lossless_text
     with ThreadPoolExecutor(1) as pool:
         checking = pool.submit(_checked, path)
         try:
