@@ -54,13 +54,15 @@ class Edit:
 
     def __call__(self, *statements: str, loosened: bool = False) -> Edit:
         """Runs statements on the copy; loosened first takes the NOT NULL
-        constraints out of its schema, as a tool that recreated its tables
-        might, so that a NULL can be stored anywhere."""
+        constraints and STRICT out of its schema, as a tool that recreated
+        its tables might, so that a NULL, or a value of any type, can be
+        stored anywhere."""
         db = sqlite3.connect(self.path)
         try:
             if loosened:
                 db.execute("PRAGMA writable_schema = ON")
-                db.execute("UPDATE sqlite_master SET sql = replace(sql, 'NOT NULL', '') WHERE type = 'table'")
+                db.execute("UPDATE sqlite_master SET sql = replace(replace(sql, 'NOT NULL', ''), ') STRICT', ')') "
+                           "WHERE type = 'table'")
                 db.commit()
                 db.close()
                 db = sqlite3.connect(self.path)
@@ -136,12 +138,12 @@ def test_allocs_that_are_null(edit: Edit, capsys: pytest.CaptureFixture[str]) ->
 
 # Edits each refused in one line, as the reports say it: (SQL, the line).
 REFUSED_EDITS = [
-    pytest.param("UPDATE paths SET allocs = 'many' WHERE rowid = 1",
-                 "table paths: allocs is not an integer in 1 row: text 'many'",
-                 id="allocs_that_are_text"),
-    pytest.param("UPDATE paths SET allocs = 1.5e300 WHERE rowid = 1",
-                 "table paths: allocs is not an integer in 1 row: real 1.5e+300",
-                 id="allocs_that_are_a_huge_float"),
+    pytest.param("UPDATE functions SET line = 'many' WHERE id = 1",
+                 "table functions: line is not an integer in 1 row: text 'many'",
+                 id="a_line_that_is_text"),
+    pytest.param("UPDATE functions SET line = 1.5e300 WHERE id = 1",
+                 "table functions: line is not an integer in 1 row: real 1.5e+300",
+                 id="a_line_that_is_a_huge_float"),
     pytest.param("UPDATE paths SET bytes_l = 9223372036854775807 WHERE rowid = 2",
                  "table paths: bytes_l is out of range (0 to 2^53) in 1 row: 9223372036854775807",
                  id="a_byte_count_of_int64_max"),
@@ -201,6 +203,18 @@ def test_a_key_that_is_not_the_rowid(edit: Edit, capsys: pytest.CaptureFixture[s
          "DROP TABLE old_cycles",
          "INSERT INTO cycles VALUES ('x', 1, 1, 1, 1)")
     assert_refused(edit, capsys, "table cycles: id is not an integer in 1 row: text 'x'")
+
+
+@pytest.mark.parametrize(("value", "line"), [
+    ("'many'", "table paths: allocs is not an integer in 1 row: text 'many'"),
+    ("1.5e300", "table paths: allocs is not an integer in 1 row: real 1.5e+300")])
+def test_a_path_figure_of_another_type(edit: Edit, capsys: pytest.CaptureFixture[str], value: str, line: str) -> None:
+    """The path tables are STRICT: SQLite refuses the edit; a tool that
+    made them again without it gets the report's refusal."""
+    with pytest.raises(sqlite3.IntegrityError, match="cannot store .* value in INTEGER column paths.allocs"):
+        edit(f"UPDATE paths SET allocs = {value} WHERE rowid = 1")
+    edit(f"UPDATE paths SET allocs = {value} WHERE rowid = 1", loosened=True)
+    assert_refused(edit, capsys, line)
 
 
 def test_figures_at_the_bounds_are_read(edit: Edit, capsys: pytest.CaptureFixture[str]) -> None:
@@ -416,7 +430,7 @@ def test_the_check_comes_before_what_reading_ran_into(edit: Edit) -> None:
     with pytest.raises(ValueError, match="the reader's own"):
         with validate.validated(edit.path, edit.path):
             raise ValueError("the reader's own")
-    edit("UPDATE paths SET allocs = 'many' WHERE rowid = 1")
+    edit("UPDATE paths SET allocs = 'many' WHERE rowid = 1", loosened=True)
     with pytest.raises(MprofError, match="allocs is not an integer in 1 row"):
         with validate.validated(edit.path, edit.path) as db:
             int(db.execute("SELECT allocs FROM paths WHERE rowid = 1").fetchone()[0])

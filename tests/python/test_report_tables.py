@@ -503,9 +503,9 @@ def test_databases_of_other_versions_and_applications(program: Path, tmp_path: P
                                                       capsys: pytest.CaptureFixture[str]) -> None:
     database = tmp_path / "p.db"
     report(capsys, "db", program, "-o", database)
-    # The schema's version, from schema.sql: 11.
-    for version, problem in ((99, "profile schema version 99 is newer than this mprof understands (11)"),
-                             (10, "profile schema version 10 is older than this mprof reads (11); make it again "
+    # The schema's version, from schema.sql: 12.
+    for version, problem in ((99, "profile schema version 99 is newer than this mprof understands (12)"),
+                             (11, "profile schema version 11 is older than this mprof reads (12); make it again "
                                  "from the data files with mprof db"),
                              (0, "not an mprof profile database")):
         with sqlite3.connect(database) as db:

@@ -8,7 +8,7 @@
 -- and offsets are unsigned 64-bit values stored as signed two's complement:
 -- a negative v stands for v + 2^64.
 PRAGMA application_id = 1836085871;
-PRAGMA user_version = 11;
+PRAGMA user_version = 12;
 
 CREATE TABLE runs (
     id INTEGER PRIMARY KEY,
@@ -188,14 +188,18 @@ CREATE TABLE leak_frames (
 -- file:line (the innermost: the allocation's).  Frames above main are
 -- dropped, inlined functions are frames of their own.  Parents come before
 -- their children.
+-- This table and paths, a big program's hundreds of thousands of rows, are
+-- STRICT: SQLite refuses a value of another type than a column's, so that
+-- a report that reads them checks only their values' ranges.  Text of the
+-- program's world, a BLOB where it is not UTF-8, is ANY there.
 CREATE TABLE path_nodes (
     id INTEGER PRIMARY KEY,
     parent_id INTEGER REFERENCES path_nodes(id), -- NULL: an outermost frame
     function_id INTEGER NOT NULL REFERENCES functions(id),
-    file TEXT NOT NULL,
+    file ANY NOT NULL,               -- TEXT, or the BLOB of text that is not UTF-8
     line INTEGER NOT NULL,
     inlined INTEGER NOT NULL         -- 1: its code was inlined into its parent's, one machine frame with it
-);
+) STRICT;
 
 -- The figures of the allocations made from each whole path, exact from
 -- the program's entry down: each allocation in exactly one path.
@@ -224,7 +228,7 @@ CREATE TABLE paths (
     -- equal for paths whose names read the same, 0 for no node.  The
     -- reports order paths of equal figures by it.
     name_order INTEGER NOT NULL
-);
+) STRICT;
 
 -- Replays of an allocation trace against real allocators (mprof replay
 -- --db), one row per command; a database may hold replays alone.

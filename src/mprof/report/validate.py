@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import functools
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -97,10 +97,13 @@ class Shape:
     # an integer in every row: not one declared DESC, nor of a table
     # WITHOUT ROWID, which have an index of their key and hold any value.
     keyed_by_rowid: bool
+    # STRICT: SQLite has refused any value of another type than its
+    # column's (NULL aside).
+    strict: bool
 
 
 def _shape(db: sqlite3.Connection) -> dict[str, Shape]:
-    """Each table's columns and unique keys, in three queries."""
+    """Each table's columns and unique keys, in four queries."""
     columns: dict[str, list[Column]] = {}
     for table, name, declared, not_null, key in db.execute(
             "SELECT m.name, p.name, p.type, p.\"notnull\", p.pk FROM sqlite_master AS m "
@@ -116,8 +119,11 @@ def _shape(db: sqlite3.Connection) -> dict[str, Shape]:
     key_indexed = {table for (table,) in db.execute(
         "SELECT m.name FROM sqlite_master AS m JOIN pragma_index_list(m.name) AS l "
         "WHERE m.type = 'table' AND l.origin = 'pk'")}
+    strict = {table for (table,) in db.execute(
+        "SELECT name FROM pragma_table_list WHERE schema = 'main' AND type = 'table' AND strict")}
     return {table: Shape(tuple(found), frozenset(tuple(key) for (owner, _), key in keys.items() if owner == table),
-                         table not in key_indexed and [(c.type, c.key) for c in found if c.key] == [("INTEGER", 1)])
+                         table not in key_indexed and [(c.type, c.key) for c in found if c.key] == [("INTEGER", 1)],
+                         table in strict)
             for table, found in columns.items()}
 
 
@@ -191,31 +197,41 @@ def _checks(table: Table) -> list[Check]:
                                 True))
             checks.append(Check(column.name, "is out of range (-2^53 to 2^53)",
                                 f"typeof({c}) IN ('real', 'integer') AND {c} NOT BETWEEN {-EXACT} AND {EXACT}", False))
-        elif column.type == "TEXT":
+        elif column.type in ("TEXT", "ANY"):  # ANY: a STRICT table's text that may be a BLOB
             checks.append(Check(column.name, "is not text", f"typeof({c}) NOT IN ('text', 'blob', 'null')", True))
     return checks
 
 
-def _sound(table: Table, keyed_by_rowid: bool = False) -> str:
+def _sound(table: Table, shape: Shape | None = None, ids: Mapping[str, tuple[int, int]] | None = None) -> str:
     """The SQL condition of a row that passes every check of _checks, as
-    one expression; without its key, an integer in every row, if the
-    table is keyed by its rowid (its range is checked from its least and
-    greatest values, which SQLite finds in its b-tree)."""
+    one expression.  Given the file's shape of the table, it leaves out
+    what SQLite has made sure of: the key of a table keyed by its rowid,
+    an integer in every row (its range is checked from its least and
+    greatest values, which SQLite finds in its b-tree), and the types of
+    a STRICT table's columns.  ids narrows a column's range to the ids it
+    refers to, which lie between 0 and 2^53."""
+    typed = shape is not None and shape.strict
     terms = []
     for column in table.columns:
-        if keyed_by_rowid and column.key:
+        if shape is not None and shape.keyed_by_rowid and column.key:
             continue
         c = _quoted(column.name)
+        kind, bounds = None, None
         if column.type == "INTEGER":
-            bounds = _integer_bounds(table.name, column.name)
-            term = f"typeof({c}) = 'integer'" + (f" AND {c} BETWEEN {bounds[0]} AND {bounds[1]}" if bounds else "")
+            kind = f"typeof({c}) = 'integer'"
+            found = (ids or {}).get(column.name) or _integer_bounds(table.name, column.name)
+            bounds = f"{c} BETWEEN {found[0]} AND {found[1]}" if found else None
         elif column.type == "REAL":
-            term = f"typeof({c}) IN ('real', 'integer') AND {c} BETWEEN {-EXACT} AND {EXACT}"
-        elif column.type == "TEXT":
-            term = f"typeof({c}) IN ('text', 'blob')"
-        else:
-            term = f"{c} IS NOT NULL"
-        terms.append(f"({term})" if column.not_null else f"({c} IS NULL OR {term})")
+            kind, bounds = f"typeof({c}) IN ('real', 'integer')", f"{c} BETWEEN {-EXACT} AND {EXACT}"
+        elif column.type in ("TEXT", "ANY"):
+            kind = f"typeof({c}) IN ('text', 'blob')"
+        if typed and column.type != "ANY":
+            kind = None
+        term = " AND ".join(part for part in (kind, bounds) if part)
+        if column.not_null:
+            terms.append(f"({term})" if kind else f"({c} IS NOT NULL{' AND ' + term if term else ''})")
+        elif term:
+            terms.append(f"({c} IS NULL OR {term})")
     return " AND ".join(terms) or "1"
 
 
@@ -260,9 +276,8 @@ def _shown(value: object) -> str:
 _SHAPES: dict[tuple[tuple[str, str, str], ...], dict[str, Shape]] = {}
 
 
-def _check_shape(db: sqlite3.Connection) -> set[str]:
-    """The tables keyed by their rowid, once the file's tables are found
-    to be schema.sql's."""
+def _check_shape(db: sqlite3.Connection) -> dict[str, Shape]:
+    """The file's tables, once they are found to be schema.sql's."""
     statements = tuple(db.execute("SELECT type, name, sql FROM sqlite_master ORDER BY rowid"))
     shapes = _SHAPES.get(statements)
     if shapes is None:
@@ -289,7 +304,7 @@ def _check_shape(db: sqlite3.Connection) -> set[str]:
             raise Problem(f"table {table.name}: its columns are not in schema.sql's order, or not its primary key")
         for key in sorted(table.unique - unique):
             raise Problem(f"table {table.name}: has no unique key ({', '.join(key)}) as schema.sql's has")
-    return {table.name for table in schema() if shapes[table.name].keyed_by_rowid}
+    return shapes
 
 
 def _check_values(db: sqlite3.Connection, table: Table) -> None:
@@ -363,14 +378,14 @@ def _by_range(reference: Reference, dense: dict[str, tuple[int, int]]) -> bool:
     return reference.to == ("id",) and len(reference.columns) == 1 and reference.table in dense
 
 
-def _sound_quickly(db: sqlite3.Connection, filled: dict[str, bool], keyed_by_rowid: set[str]) -> bool:
+def _sound_quickly(db: sqlite3.Connection, filled: dict[str, bool], shapes: dict[str, Shape]) -> bool:
     """Whether every table's values, its references to tables of dense ids
     and its rows' own rules pass, one scan of each table: the usual case,
     where check() need look no further than the references to other
     tables.  False says only that check() must look closer."""
     dense = {}  # the least and greatest id of a table whose ids are every integer between
     for table in schema():
-        if filled[table.name] and table.name in keyed_by_rowid:
+        if filled[table.name] and shapes[table.name].keyed_by_rowid:
             count, low, high = _key_range(db, table)
             if not 0 <= low <= high <= EXACT:
                 return False
@@ -381,12 +396,8 @@ def _sound_quickly(db: sqlite3.Connection, filled: dict[str, bool], keyed_by_row
     for table in schema():
         if not filled[table.name]:
             continue
-        terms = [_sound(table, table.name in keyed_by_rowid)]
-        for reference in table.references:
-            if _by_range(reference, dense):
-                c = _quoted(reference.columns[0])
-                low, high = dense[reference.table]
-                terms.append(f"({c} IS NULL OR {c} BETWEEN {low} AND {high})")
+        terms = [_sound(table, shapes[table.name], {reference.columns[0]: dense[reference.table]
+                                                    for reference in table.references if _by_range(reference, dense)})]
         if table.name in rules:
             terms.append(f"coalesce({rules[table.name]}, 1)")
         (unsound,) = db.execute(f"SELECT EXISTS (SELECT 1 FROM {_quoted(table.name)} WHERE NOT "
@@ -409,12 +420,12 @@ def check(db: sqlite3.Connection) -> None:
     """Raises Problem, saying what is wrong with the database, if anything.
     db must read text as str, whatever its bytes (_lossless_text), and rows
     as tuples."""
-    keyed_by_rowid = _check_shape(db)
+    shapes = _check_shape(db)
     filled = db.execute("SELECT " + ", ".join(f"EXISTS (SELECT 1 FROM {_quoted(table.name)})" for table in schema())
                         ).fetchone()
     try:
         if _sound_quickly(db, {table.name: bool(rows) for table, rows in zip(schema(), filled, strict=True)},
-                          keyed_by_rowid):
+                          shapes):
             _check_words(db)
             _check_summary(db, {table.name for table, rows in zip(schema(), filled, strict=True) if rows})
             _check_suppressions(db)
