@@ -149,8 +149,10 @@ static int measure(const struct ex_measures *measures, const int64_t *columns, b
         uint8_t gates = measures->gates[m];
         if (!((gates & DW_GATE_RUNTIME) && runtime) && !((gates & DW_GATE_SUPPRESSED) && suppressed)) {
             for (int f = 0; f < DW_FIELDS; f++) {
-                int64_t term;
-                if (__builtin_mul_overflow(columns[f], measures->coefficients[m * DW_FIELDS + f], &term) ||
+                int64_t term, coefficient = measures->coefficients[m * DW_FIELDS + f];
+                if (!coefficient)
+                    continue; /* most are: a measure sums a few columns */
+                if (__builtin_mul_overflow(columns[f], coefficient, &term) ||
                     __builtin_add_overflow(sum, term, &sum))
                     return MR_OVERFLOW;
             }
@@ -216,7 +218,12 @@ static int read_paths(sqlite3 *db, const struct nodes *nodes, const struct ex_me
     if (status == MR_OK && measures->values && count * width != measures->value_count)
         status = MR_CORRUPT;
     if (status == MR_OK) {
-        qsort(rows, count, sizeof *rows, by_node);
+        /* The reducer writes the rows in that order: a check, not a sort. */
+        bool sorted = true;
+        for (size_t n = 1; sorted && n < count; n++)
+            sorted = by_node(&rows[n - 1], &rows[n]) < 0;
+        if (!sorted)
+            qsort(rows, count, sizeof *rows, by_node);
         if (!resize(&paths->node, count, sizeof(int64_t)) || !resize(&paths->rowid, count, sizeof(int64_t)) ||
             !resize(&paths->runtime, count, 1) || !resize(&paths->counted, count, 1) ||
             !resize(&paths->values, count, width * sizeof(int64_t)))
