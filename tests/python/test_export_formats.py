@@ -25,17 +25,17 @@ def test_collapsed_lines_are_sorted_merged_and_keep_separators_out_of_names() ->
         ((1, 2, 3), 7, 7, ""),
     ], unwound=(PathRow(None, 2, 0, (0, 3, 0, 0), (0, 0, 0, 0)),))
     assert collapsed(model, by_name("alloc_space")) == (
-        "(no call chain) 3\n"
-        "main;leaf 150\n"
-        "main;operator:;a b 7\n")
+        b"(no call chain) 3\n"
+        b"main;leaf 150\n"
+        b"main;operator:;a b 7\n")
     # Never freed: the freed path has no line.
-    assert collapsed(model, by_name("leak_space")) == "(no call chain) 3\nmain;leaf 150\n"
+    assert collapsed(model, by_name("leak_space")) == b"(no call chain) 3\nmain;leaf 150\n"
 
 
 def test_collapsed_leaves_out_the_runtimes_blocks_unless_asked() -> None:
     model = path_model({1: "main", 2: "fopen"}, [((1, 2), 4096, 0, "stdio buffer"), ((1,), 10, 0, "")])
-    assert collapsed(model, by_name("leak_space")) == "main 10\n"
-    assert collapsed(model, by_name("leak_space", runtime=True)) == "main 10\nmain;fopen 4096\n"
+    assert collapsed(model, by_name("leak_space")) == b"main 10\n"
+    assert collapsed(model, by_name("leak_space", runtime=True)) == b"main 10\nmain;fopen 4096\n"
 
 
 def test_the_first_pprof_mapping_is_the_programs() -> None:

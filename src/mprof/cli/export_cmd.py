@@ -44,11 +44,13 @@ def run(args: argparse.Namespace) -> int:
     if not model.runs:
         raise MprofError(f"{args.files[0]}: holds no profile to export")
     warn_of_partial_paths(model, args.files[0])
-    if args.format == "pprof":
-        data = pprof.profile(model, measures(args.include_runtime), args.sample)
-    else:
-        data = collapsed.collapsed(model, by_name(args.sample, args.include_runtime)).encode(
-            "utf-8", "surrogateescape")
+    try:
+        if args.format == "pprof":
+            data = pprof.profile(model, measures(args.include_runtime), args.sample)
+        else:
+            data = collapsed.collapsed(model, by_name(args.sample, args.include_runtime))
+    except OverflowError as error:  # a path's figures or a stack's sum, of absurd files
+        raise MprofError(f"{', '.join(map(str, args.files))}: {error}") from None
     if output is None:
         sys.stdout.buffer.write(data)
         sys.stdout.flush()

@@ -27,8 +27,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from ..report.folding import SEPARATOR, Frame, OwnCode
-from ..report.measures import Measure
-from ..report.model import Model, PathRow
+from ..report.measures import FIELDS, Measure, as_sums
+from ..report.model import Model
 from ..report.tables import NO_CHAIN
 from . import walk_core
 
@@ -324,57 +324,10 @@ class PathsFlame:
         return found
 
 
-# A path's columns, as PathRow holds them, that a measure may sum: allocs,
-# frees, bytes by size class, bytes freed by class, temporaries, peak blocks
-# and bytes (diffwalk.h's DW_FIELDS).
-def _probe(columns: Sequence[int], runtime: str = "", suppressed: str = "") -> PathRow:
-    return PathRow(None, columns[0], columns[1], tuple(columns[2:6]), tuple(columns[6:10]),  # type: ignore[arg-type]
-                   runtime, columns[10], columns[11], columns[12], suppressed)
-
-
-# Paths to try a measure on: figures of both signs and of no pattern.
-_PROBES = ([7919 * (n + 3) ** 2 + n for n in range(walk_core.FIELDS)],
-           [(-1) ** n * (104729 + 31 ** (n % 7) * (n + 1)) for n in range(walk_core.FIELDS)])
-
-
-def _linear(measure: Measure) -> tuple[list[int], int] | None:
-    """measure.of as the library sums it: each column times a coefficient,
-    and 0 where the path is the runtimes' or suppressed (its gates); None
-    when the measure is not such a sum, as tried on a few paths."""
-    if measure.of(_probe([0] * walk_core.FIELDS)) != 0:
-        return None
-    coefficients = [measure.of(_probe([int(n == f) for n in range(walk_core.FIELDS)]))
-                    for f in range(walk_core.FIELDS)]
-    if any(abs(coefficient) > 2 ** 31 for coefficient in coefficients):
-        return None
-    gates = None
-    for columns in _PROBES:
-        value = sum(map(int.__mul__, coefficients, columns))
-        if measure.of(_probe(columns)) != value:
-            return None
-        if not value:
-            continue
-        runtime = measure.of(_probe(columns, runtime="stdio buffer"))
-        suppressed = measure.of(_probe(columns, suppressed="leak:x"))
-        both = measure.of(_probe(columns, "stdio buffer", "leak:x"))
-        if runtime not in (0, value) or suppressed not in (0, value):
-            return None
-        found = (walk_core.GATE_RUNTIME if runtime == 0 else 0) | (walk_core.GATE_SUPPRESSED if suppressed == 0 else 0)
-        if both != (0 if found else value) or (gates is not None and gates != found):
-            return None
-        gates = found
-    return coefficients, gates or 0
-
-
 def compare(base: Model, new: Model, measures: tuple[Measure, ...]) -> Comparison:
     width = len(measures)
-    sums = [_linear(measure) for measure in measures]
-    linear = [found for found in sums if found is not None]
-    if len(linear) == width:
-        coefficients = array.array("q", [coefficient for found in linear for coefficient in found[0]])
-        gates = bytes(found[1] for found in linear)
-    else:
-        coefficients, gates = array.array("q", bytes(8 * walk_core.FIELDS * width)), bytes(width)
+    sums = as_sums(measures)
+    coefficients, gates = sums or (array.array("q", bytes(8 * FIELDS * width)), bytes(width))
     # Keys by number, both profiles' in one numbering; 0, the empty chain.
     keys: list[object] = [NO_CHAIN]
     numbers: dict[object, int] = {}
@@ -395,7 +348,7 @@ def compare(base: Model, new: Model, measures: tuple[Measure, ...]) -> Compariso
     for side, (named, function_ids, numbered) in enumerate(sides):
         model = named.model
         values = None
-        if len(linear) < width and model.paths:
+        if sums is None and model.paths:
             values = array.array("q", [measure.of(path) for path in model.paths for measure in measures])
         suppressed = array.array("q", sorted(n for n, pattern in model.path_suppressions.items() if pattern))
         walk.add(side, model.tree.db.serialize(), function_ids, numbered, coefficients, gates, suppressed, values)

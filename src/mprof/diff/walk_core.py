@@ -13,8 +13,6 @@ from typing import Any, Literal
 
 from ..reducer.core import check, library
 
-FIELDS = 13  # a path's columns a measure is made of (diffwalk.h, DW_FIELDS)
-GATE_RUNTIME, GATE_SUPPRESSED = 1, 2
 PATHS, FUNCTIONS, SITES, CUMULATIVE = 0, 1, 2, 3
 NO_NODE = -(2 ** 63)  # the node of a path of no caller
 NONE = 2 ** 32 - 1

@@ -4,7 +4,8 @@ diff give per path, named as pprof's heap profiles name theirs."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import array
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from .model import BinRow, Model, PathNodeRow, PathRow
@@ -59,6 +60,65 @@ DEFAULT_MEASURE = "alloc_space"
 
 def by_name(name: str, runtime: bool = False) -> Measure:
     return next(measure for measure in measures(runtime) if measure.name == name)
+
+
+# A path's columns, as PathRow holds them, that a measure may sum: allocs,
+# frees, bytes by size class, bytes freed by class, temporaries, peak blocks
+# and bytes (diffwalk.h's DW_FIELDS); and the gates that set a measure to 0,
+# a path being the runtimes' or suppressed (DW_GATE_RUNTIME, DW_GATE_SUPPRESSED).
+FIELDS = 13
+GATE_RUNTIME, GATE_SUPPRESSED = 1, 2
+
+
+def _probe(columns: Sequence[int], runtime: str = "", suppressed: str = "") -> PathRow:
+    return PathRow(None, columns[0], columns[1], tuple(columns[2:6]), tuple(columns[6:10]),  # type: ignore[arg-type]
+                   runtime, columns[10], columns[11], columns[12], suppressed)
+
+
+# Paths to try a measure on: figures of both signs and of no pattern.
+_PROBES = ([7919 * (n + 3) ** 2 + n for n in range(FIELDS)],
+           [(-1) ** n * (104729 + 31 ** (n % 7) * (n + 1)) for n in range(FIELDS)])
+
+
+def _linear(measure: Measure) -> tuple[list[int], int] | None:
+    """measure.of as the library sums it: each column times a coefficient,
+    and 0 where the path is the runtimes' or suppressed (its gates); None
+    when the measure is not such a sum, as tried on a few paths."""
+    if measure.of(_probe([0] * FIELDS)) != 0:
+        return None
+    coefficients = [measure.of(_probe([int(n == f) for n in range(FIELDS)]))
+                    for f in range(FIELDS)]
+    if any(abs(coefficient) > 2 ** 31 for coefficient in coefficients):
+        return None
+    gates = None
+    for columns in _PROBES:
+        value = sum(map(int.__mul__, coefficients, columns))
+        if measure.of(_probe(columns)) != value:
+            return None
+        if not value:
+            continue
+        runtime = measure.of(_probe(columns, runtime="stdio buffer"))
+        suppressed = measure.of(_probe(columns, suppressed="leak:x"))
+        both = measure.of(_probe(columns, "stdio buffer", "leak:x"))
+        if runtime not in (0, value) or suppressed not in (0, value):
+            return None
+        found = (GATE_RUNTIME if runtime == 0 else 0) | (GATE_SUPPRESSED if suppressed == 0 else 0)
+        if both != (0 if found else value) or (gates is not None and gates != found):
+            return None
+        gates = found
+    return coefficients, gates or 0
+
+
+def as_sums(chosen: Sequence[Measure]) -> tuple[array.array[int], bytes] | None:
+    """The measures as libmprof-reduce sums a path's columns (diffwalk.h,
+    export.h): FIELDS coefficients a measure, and its gates; None when one
+    is not such a sum."""
+    sums = [_linear(measure) for measure in chosen]
+    found = [each for each in sums if each is not None]
+    if len(found) < len(sums):
+        return None
+    return (array.array("q", [coefficient for each in found for coefficient in each[0]]),
+            bytes(each[1] for each in found))
 
 
 def machine_frames(model: Model, path: PathRow) -> Iterator[list[PathNodeRow]]:
