@@ -459,32 +459,29 @@ def direct_totals(functions: list[FunctionRow]) -> DirectTotals:
 def caller_first_ranks(model: Model) -> dict[int, int]:
     """A topological order of the call graph with cycles condensed: callers
     before callees, ties by name, so that equal totals list main first."""
-    def node(function_id: int) -> tuple[int, int]:
-        cycle = model.functions[function_id].cycle
-        return (1, cycle) if cycle is not None else (0, function_id)
-
-    successors: dict[tuple[int, int], set[tuple[int, int]]] = {}
-    pending: dict[tuple[int, int], int] = {node(f): 0 for f in model.functions}
+    # A node is a function, or a cycle as a whole: by its number, negated,
+    # which no function id is (ids count from 1).
+    node = {f.id: f.id if f.cycle is None else -f.cycle for f in model.functions.values()}
+    name = {key: function.full_name for key, function in model.functions.items() if node[key] == key}
+    name.update({-f.cycle: f"<cycle {f.cycle}>" for f in model.functions.values() if f.cycle is not None})
+    successors: dict[int, set[int]] = {}
+    pending = dict.fromkeys(name, 0)
     for edge in model.edges:
-        caller, callee = node(edge.caller), node(edge.callee)
-        if caller != callee and callee not in successors.setdefault(caller, set()):
-            successors[caller].add(callee)
-            pending[callee] += 1
-
-    def name(key: tuple[int, int]) -> str:
-        function = model.functions[key[1]]
-        return f"<cycle {key[1]}>" if key[0] else function.full_name
-
-    ready = sorted((k for k, count in pending.items() if count == 0), key=name)
-    ranks: dict[tuple[int, int], int] = {}
-    while ready:
-        key = ready.pop(0)
+        caller, callee = node[edge.caller], node[edge.callee]
+        if caller != callee:
+            below = successors.setdefault(caller, set())
+            if callee not in below:
+                below.add(callee)
+                pending[callee] += 1
+    ready = sorted((key for key, count in pending.items() if count == 0), key=name.__getitem__)
+    ranks: dict[int, int] = {}
+    for key in ready:  # a queue: grows behind this loop
         ranks[key] = len(ranks)
-        for successor in sorted(successors.get(key, ()), key=name):
+        for successor in sorted(successors.get(key, ()), key=name.__getitem__):
             pending[successor] -= 1
             if pending[successor] == 0:
                 ready.append(successor)
-    return {f: ranks[node(f)] for f in model.functions}  # condensed, the graph has no cycle: all are ranked
+    return {f: ranks[node[f]] for f in model.functions}  # condensed, the graph has no cycle: all are ranked
 
 
 @dataclass(frozen=True)
