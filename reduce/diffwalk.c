@@ -359,26 +359,6 @@ static uint32_t node_index(const struct side *side, int64_t id)
     return low < count && side->id[low] == id ? (uint32_t)low : NONE;
 }
 
-/* A path's figures as the measures count them: each measure's sum of its
- * columns times their coefficients, 0 where a gate of it holds. */
-static int measure(unsigned width, const int64_t *columns, bool runtime, bool suppressed,
-                   const int64_t *coefficients, const uint8_t *gates, int64_t *values)
-{
-    for (unsigned m = 0; m < width; m++) {
-        int64_t sum = 0;
-        if (!((gates[m] & DW_GATE_RUNTIME) && runtime) && !((gates[m] & DW_GATE_SUPPRESSED) && suppressed)) {
-            for (int f = 0; f < DW_FIELDS; f++) {
-                int64_t term;
-                if (__builtin_mul_overflow(columns[f], coefficients[m * DW_FIELDS + f], &term) ||
-                    !add_checked(&sum, term))
-                    return MR_OVERFLOW;
-            }
-        }
-        values[m] = sum;
-    }
-    return MR_OK;
-}
-
 static void free_paths(struct paths *paths)
 {
     free(paths->node);
@@ -389,74 +369,12 @@ static void free_paths(struct paths *paths)
     free(paths->line);
 }
 
-struct measures {
-    const int64_t *coefficients;
-    const uint8_t *gates;
-    const int64_t *suppressed;
-    size_t suppressed_count;
-    const int64_t *values; /* NULL: the sums of the coefficients */
-    size_t value_count;
-};
-
-/* A path as its row holds it, before the paths are put in order. */
-struct path_row {
-    int64_t node;   /* DW_NO_NODE: no caller */
-    int64_t rowid;
-    int64_t columns[DW_FIELDS];
-    bool runtime;   /* as PathRow.runtime: neither NULL nor empty */
-};
-
-/* PathTree.rows()'s order, paths ORDER BY node_id, as SQLite walks the
- * index of node_id: no caller first, ties in the order of their rows. */
-static int by_node(const void *a, const void *b)
+static int read_paths(sqlite3 *db, unsigned width, const struct pr_measures *measures, struct paths *paths)
 {
-    const struct path_row *x = a, *y = b;
-    if (x->node != y->node)
-        return x->node < y->node ? -1 : 1;
-    return x->rowid < y->rowid ? -1 : x->rowid > y->rowid;
-}
-
-static int read_paths(sqlite3 *db, unsigned width, const struct measures *measures, struct paths *paths)
-{
-    sqlite3_stmt *statement;
-    /* The rows as the table holds them, then sorted: ORDER BY node_id
-     * would look each row up from the index, a seek a row. */
-    if (sqlite3_prepare_v2(db,
-                           "SELECT rowid, node_id, allocs, frees, bytes_s, bytes_m, bytes_l, bytes_x, freed_s, "
-                           "freed_m, freed_l, freed_x, temporaries, peak_blocks, peak_bytes, runtime FROM paths",
-                           -1, &statement, NULL) != SQLITE_OK)
-        return MR_DATABASE;
-    struct path_row *rows = NULL;
-    size_t count = 0, capacity = 0;
-    int status = MR_OK, step = SQLITE_DONE;
-    while ((step = sqlite3_step(statement)) == SQLITE_ROW) {
-        if (count == capacity) {
-            capacity = doubled(capacity);
-            if (count >= LIMIT || !resize(&rows, capacity, sizeof *rows)) {
-                status = MR_NO_MEMORY;
-                break;
-            }
-        }
-        struct path_row *row = &rows[count++];
-        row->rowid = sqlite3_column_int64(statement, 0);
-        bool no_node = sqlite3_column_type(statement, 1) == SQLITE_NULL;
-        row->node = no_node ? DW_NO_NODE : sqlite3_column_int64(statement, 1);
-        if (!no_node && row->node == DW_NO_NODE) {
-            status = MR_CORRUPT;
-            break;
-        }
-        for (int f = 0; f < DW_FIELDS; f++)
-            row->columns[f] = sqlite3_column_int64(statement, 2 + f);
-        row->runtime = sqlite3_column_type(statement, 2 + DW_FIELDS) != SQLITE_NULL &&
-                       sqlite3_column_bytes(statement, 2 + DW_FIELDS) > 0;
-    }
-    if (status == MR_OK && step != SQLITE_DONE)
-        status = MR_DATABASE;
-    sqlite3_finalize(statement);
-    if (status == MR_OK && measures->values && count * width != measures->value_count)
-        status = MR_CORRUPT;
+    struct pr_row *rows;
+    size_t count;
+    int status = pr_read(db, measures, &rows, &count);
     if (status == MR_OK && count) {
-        qsort(rows, count, sizeof *rows, by_node);
         paths->capacity = count;
         if (!resize(&paths->node, count, sizeof(int64_t)) || !resize(&paths->values, count, width * sizeof(int64_t)) ||
             !resize(&paths->counted, count, 1) || !resize(&paths->at, count, sizeof(uint32_t)) ||
@@ -468,17 +386,7 @@ static int read_paths(sqlite3 *db, unsigned width, const struct measures *measur
         paths->node[path] = rows[path].node;
         paths->at[path] = NONE;
         int64_t *figures = paths->values + path * width;
-        if (measures->values) {
-            memcpy(figures, measures->values + path * width, width * sizeof(int64_t));
-        } else {
-            while (next_suppressed < measures->suppressed_count &&
-                   measures->suppressed[next_suppressed] < (int64_t)path)
-                next_suppressed++;
-            bool suppressed = next_suppressed < measures->suppressed_count &&
-                              measures->suppressed[next_suppressed] == (int64_t)path;
-            status = measure(width, rows[path].columns, rows[path].runtime, suppressed, measures->coefficients,
-                             measures->gates, figures);
-        }
+        status = pr_figures(measures, &rows[path], path, &next_suppressed, figures);
         bool counted = false;
         for (unsigned m = 0; m < width; m++)
             counted |= figures[m] != 0;
@@ -826,7 +734,7 @@ static int add_cumulative(struct dw_compare *compare, unsigned side, const struc
 }
 
 static int add_side(struct dw_compare *compare, unsigned side_number, sqlite3 *db, const int64_t *function_ids,
-                    const uint32_t *function_keys, size_t function_count, const struct measures *measures)
+                    const uint32_t *function_keys, size_t function_count, const struct pr_measures *measures)
 {
     unsigned width = compare->width;
     struct side *side = &compare->sides[side_number];
@@ -935,20 +843,15 @@ int dw_add(struct dw_compare *compare, unsigned side, const void *database, size
 {
     if (side > 1 || compare->sides[side].id || (!values && (!coefficients || !gates)))
         return MR_CORRUPT;
-    sqlite3 *db = NULL;
-    int status = MR_OK;
-    /* The caller's copy of the database, read where it lies; one thread
-     * uses the connection, which so takes no lock on each call. */
-    if (sqlite3_open_v2(":memory:", &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK ||
-        sqlite3_deserialize(db, "main", (unsigned char *)(uintptr_t)database, (sqlite3_int64)database_size,
-                            (sqlite3_int64)database_size, SQLITE_DESERIALIZE_READONLY) != SQLITE_OK) {
-        status = MR_DATABASE;
-    } else {
-        struct measures measures = {coefficients, gates, suppressed, suppressed_count, values, value_count};
-        status = add_side(compare, side, db, function_ids, function_keys, function_count, &measures);
-    }
+    sqlite3 *db;
+    int status = pr_open(database, database_size, &db, error, error_size);
+    if (status != MR_OK)
+        return status;
+    struct pr_measures measures = {compare->width, coefficients, gates, suppressed, suppressed_count, values,
+                                   value_count};
+    status = add_side(compare, side, db, function_ids, function_keys, function_count, &measures);
     if (status == MR_DATABASE)
-        snprintf(error, error_size, "%s", db ? sqlite3_errmsg(db) : "out of memory");
+        snprintf(error, error_size, "%s", sqlite3_errmsg(db));
     sqlite3_close(db);
     return status;
 }

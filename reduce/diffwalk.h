@@ -17,15 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "pathrows.h"
 #include "reduce.h"
-
-/* A measure is a sum of a path's columns, in the paths table's order
- * (allocs, frees, bytes_s .. bytes_x, freed_s .. freed_x, temporaries,
- * peak_blocks, peak_bytes), each times a coefficient, and 0 where a gate
- * holds. */
-#define DW_FIELDS MR_FIGURES
-#define DW_GATE_RUNTIME 1    /* the path's blocks are kept by a C or C++ runtime */
-#define DW_GATE_SUPPRESSED 2 /* a leak suppression took the path */
 
 /* The rows: whole paths by their functions' keys, outermost first (an
  * identity is a chain number); functions by the key of the innermost
@@ -36,7 +29,7 @@ enum dw_kind { DW_PATHS, DW_FUNCTIONS, DW_SITES, DW_CUMULATIVE, DW_KINDS };
 
 /* A node id no node has: a path of no caller's, and a row's on a side that
  * no path names it on (the cumulative view's rows are keys, not paths). */
-#define DW_NO_NODE INT64_MIN
+#define DW_NO_NODE PR_NO_NODE
 
 struct dw_view {
     size_t count;
@@ -55,7 +48,7 @@ MR_EXPORT void dw_free(struct dw_compare *compare);
 
 /* Adds a side (0 base, 1 new): its database (path_nodes and paths, as
  * sqlite3_serialize lays it out), its function ids (ascending) and their
- * keys; a measure's coefficients (DW_FIELDS a measure) and gates, the
+ * keys; a measure's coefficients (PR_FIELDS a measure) and gates (pathrows.h), the
  * suppressed paths by their place in paths ORDER BY node_id (ascending);
  * or, values not NULL, width figures of each path in that order in place of
  * the sums.  Paths whose figures are all 0 are not counted. */

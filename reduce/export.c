@@ -139,117 +139,30 @@ static int read_nodes(sqlite3 *db, struct nodes *nodes)
     return status;
 }
 
-/* A path's figures: each measure's sum of its columns times their
- * coefficients, 0 where a gate of it holds (diffwalk.c's). */
-static int measure(const struct ex_measures *measures, const int64_t *columns, bool runtime, bool suppressed,
-                   int64_t *values)
-{
-    for (unsigned m = 0; m < measures->width; m++) {
-        int64_t sum = 0;
-        uint8_t gates = measures->gates[m];
-        if (!((gates & DW_GATE_RUNTIME) && runtime) && !((gates & DW_GATE_SUPPRESSED) && suppressed)) {
-            for (int f = 0; f < DW_FIELDS; f++) {
-                int64_t term, coefficient = measures->coefficients[m * DW_FIELDS + f];
-                if (!coefficient)
-                    continue; /* most are: a measure sums a few columns */
-                if (__builtin_mul_overflow(columns[f], coefficient, &term) ||
-                    __builtin_add_overflow(sum, term, &sum))
-                    return MR_OVERFLOW;
-            }
-        }
-        values[m] = sum;
-    }
-    return MR_OK;
-}
-
-struct path_row {
-    int64_t node; /* its id; INT64_MIN: no chain */
-    int64_t rowid;
-    int64_t columns[DW_FIELDS];
-    bool runtime; /* as PathRow.runtime: neither NULL nor empty */
-};
-
-/* paths ORDER BY node_id, as SQLite walks the index of node_id: no chain
- * first, ties in the order of their rows. */
-static int by_node(const void *a, const void *b)
-{
-    const struct path_row *x = a, *y = b;
-    if (x->node != y->node)
-        return x->node < y->node ? -1 : 1;
-    return x->rowid < y->rowid ? -1 : x->rowid > y->rowid;
-}
-
-static int read_paths(sqlite3 *db, const struct nodes *nodes, const struct ex_measures *measures,
+static int read_paths(sqlite3 *db, const struct nodes *nodes, const struct pr_measures *measures,
                       struct paths *paths)
 {
-    sqlite3_stmt *statement;
-    /* The rows as the table holds them, then sorted: ORDER BY node_id
-     * would look each row up from the index, a seek a row. */
-    if (sqlite3_prepare_v2(db,
-                           "SELECT rowid, node_id, allocs, frees, bytes_s, bytes_m, bytes_l, bytes_x, freed_s, "
-                           "freed_m, freed_l, freed_x, temporaries, peak_blocks, peak_bytes, runtime FROM paths",
-                           -1, &statement, NULL) != SQLITE_OK)
-        return MR_DATABASE;
-    struct path_row *rows = NULL;
-    size_t count = 0, capacity = 0;
-    int status = MR_OK, step = SQLITE_DONE;
-    while ((step = sqlite3_step(statement)) == SQLITE_ROW) {
-        if (count >= LIMIT || !grow((void **)&rows, &capacity, count, sizeof *rows)) {
-            status = MR_NO_MEMORY;
-            break;
-        }
-        struct path_row *row = &rows[count++];
-        row->rowid = sqlite3_column_int64(statement, 0);
-        bool no_node = sqlite3_column_type(statement, 1) == SQLITE_NULL;
-        row->node = no_node ? INT64_MIN : sqlite3_column_int64(statement, 1);
-        if (!no_node && row->node == INT64_MIN) {
-            status = MR_CORRUPT;
-            break;
-        }
-        for (int f = 0; f < DW_FIELDS; f++)
-            row->columns[f] = sqlite3_column_int64(statement, 2 + f);
-        row->runtime = sqlite3_column_type(statement, 2 + DW_FIELDS) != SQLITE_NULL &&
-                       sqlite3_column_bytes(statement, 2 + DW_FIELDS) > 0;
-    }
-    if (status == MR_OK && step != SQLITE_DONE)
-        status = MR_DATABASE;
-    sqlite3_finalize(statement);
+    struct pr_row *rows;
+    size_t count;
+    int status = pr_read(db, measures, &rows, &count);
     unsigned width = measures->width;
-    if (status == MR_OK && measures->values && count * width != measures->value_count)
-        status = MR_CORRUPT;
-    if (status == MR_OK) {
-        /* The reducer writes the rows in that order: a check, not a sort. */
-        bool sorted = true;
-        for (size_t n = 1; sorted && n < count; n++)
-            sorted = by_node(&rows[n - 1], &rows[n]) < 0;
-        if (!sorted)
-            qsort(rows, count, sizeof *rows, by_node);
-        if (!resize(&paths->node, count, sizeof(int64_t)) || !resize(&paths->rowid, count, sizeof(int64_t)) ||
-            !resize(&paths->runtime, count, 1) || !resize(&paths->counted, count, 1) ||
-            !resize(&paths->values, count, width * sizeof(int64_t)))
-            status = MR_NO_MEMORY;
-    }
+    if (status == MR_OK &&
+        (!resize(&paths->node, count, sizeof(int64_t)) || !resize(&paths->rowid, count, sizeof(int64_t)) ||
+         !resize(&paths->runtime, count, 1) || !resize(&paths->counted, count, 1) ||
+         !resize(&paths->values, count, width * sizeof(int64_t))))
+        status = MR_NO_MEMORY;
     size_t next_suppressed = 0;
     for (size_t path = 0; status == MR_OK && path < count; path++) {
-        const struct path_row *row = &rows[path];
-        paths->node[path] = row->node == INT64_MIN ? -1 : index_of(nodes, row->node);
-        if (row->node != INT64_MIN && paths->node[path] < 0) {
+        const struct pr_row *row = &rows[path];
+        paths->node[path] = row->node == PR_NO_NODE ? -1 : index_of(nodes, row->node);
+        if (row->node != PR_NO_NODE && paths->node[path] < 0) {
             status = MR_CORRUPT;
             break;
         }
         paths->rowid[path] = row->rowid;
         paths->runtime[path] = row->runtime;
         int64_t *values = paths->values + path * width;
-        if (measures->values) {
-            memcpy(values, measures->values + path * width, width * sizeof(int64_t));
-        } else {
-            while (next_suppressed < measures->suppressed_count &&
-                   measures->suppressed[next_suppressed] < (int64_t)path)
-                next_suppressed++;
-            bool suppressed = next_suppressed < measures->suppressed_count &&
-                              measures->suppressed[next_suppressed] == (int64_t)path;
-            status = measure(measures, row->columns, row->runtime, suppressed, values);
-        }
+        status = pr_figures(measures, row, path, &next_suppressed, values);
         bool counted = false;
         for (unsigned m = 0; m < width; m++)
             counted |= values[m] != 0;
@@ -262,24 +175,20 @@ static int read_paths(sqlite3 *db, const struct nodes *nodes, const struct ex_me
 
 /* Opens the caller's copy of a database where it lies, and reads its
  * paths and, nodes not NULL, their nodes. */
-static int read_tables(const void *database, size_t database_size, const struct ex_measures *measures,
+static int read_tables(const void *database, size_t database_size, const struct pr_measures *measures,
                        struct nodes *nodes, struct paths *paths, char *error, size_t error_size)
 {
     if (!measures->values && (!measures->coefficients || !measures->gates))
         return MR_CORRUPT;
-    sqlite3 *db = NULL;
-    int status = MR_OK;
-    /* One thread uses the connection, which so takes no lock a call. */
-    if (sqlite3_open_v2(":memory:", &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK ||
-        sqlite3_deserialize(db, "main", (unsigned char *)(uintptr_t)database, (sqlite3_int64)database_size,
-                            (sqlite3_int64)database_size, SQLITE_DESERIALIZE_READONLY) != SQLITE_OK)
-        status = MR_DATABASE;
-    if (status == MR_OK)
-        status = read_nodes(db, nodes);
+    sqlite3 *db;
+    int status = pr_open(database, database_size, &db, error, error_size);
+    if (status != MR_OK)
+        return status;
+    status = read_nodes(db, nodes);
     if (status == MR_OK)
         status = read_paths(db, nodes, measures, paths);
     if (status == MR_DATABASE)
-        snprintf(error, error_size, "%s", db ? sqlite3_errmsg(db) : "out of memory");
+        snprintf(error, error_size, "%s", sqlite3_errmsg(db));
     sqlite3_close(db);
     return status;
 }
@@ -560,7 +469,7 @@ void ex_pprof_free(struct ex_pprof *pprof)
     free(pprof);
 }
 
-int ex_pprof_walk(const void *database, size_t database_size, const struct ex_measures *measures,
+int ex_pprof_walk(const void *database, size_t database_size, const struct pr_measures *measures,
                   struct ex_pprof **out, char *error, size_t error_size)
 {
     *out = NULL;
@@ -983,7 +892,7 @@ static uint32_t name_of_function(const int64_t *function_ids, const uint32_t *na
     return low < count && function_ids[low] == id ? name_of[low] : NONE;
 }
 
-int ex_collapsed(const void *database, size_t database_size, const struct ex_measures *measures,
+int ex_collapsed(const void *database, size_t database_size, const struct pr_measures *measures,
                  const int64_t *function_ids, const uint32_t *name_of, size_t function_count, const char *names,
                  const uint64_t *name_end, size_t name_count, uint32_t no_chain, char **out, size_t *size,
                  char *error, size_t error_size)

@@ -6,7 +6,7 @@
  *
  * Each reads the path tables from the database as sqlite3_serialize lays it
  * out (the report's in-memory copy), in PathTree.rows()'s order, and counts
- * the paths as diffwalk.h's measures do.  Names stay in Python: functions
+ * the paths as pathrows.h's measures do.  Names stay in Python: functions
  * are their profile's ids, or numbers the caller chose. */
 #ifndef MPROF_REDUCE_EXPORT_H
 #define MPROF_REDUCE_EXPORT_H
@@ -14,22 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "diffwalk.h"
+#include "pathrows.h"
 #include "reduce.h"
-
-/* The figures of each path, as dw_add takes them: width measures, each
- * DW_FIELDS coefficients and gates, the suppressed paths by their place
- * (ascending); or, values not NULL, width figures a path in place of the
- * sums.  A path whose figures are all 0 is not counted. */
-struct ex_measures {
-    unsigned width;
-    const int64_t *coefficients;
-    const uint8_t *gates;
-    const int64_t *suppressed;
-    size_t suppressed_count;
-    const int64_t *values;
-    size_t value_count;
-};
 
 /* What the pprof walk met, in the order the Python reference
  * (tests/python/reference_export.py) meets it, for Python to name: a new
@@ -61,7 +47,7 @@ struct ex_pprof {
 };
 
 /* Walks the paths: each counted path's locations, pprof's ids. */
-MR_EXPORT int ex_pprof_walk(const void *database, size_t database_size, const struct ex_measures *measures,
+MR_EXPORT int ex_pprof_walk(const void *database, size_t database_size, const struct pr_measures *measures,
                             struct ex_pprof **out, char *error, size_t error_size);
 
 /* Encodes the walk's profile: of each function (by pprof id - 1), its
@@ -83,7 +69,7 @@ MR_EXPORT void ex_pprof_free(struct ex_pprof *pprof);
  * ';' or a line's end; a function's name, name_of[n] for function_ids[n]
  * (ascending); a path of no chain is named no_chain alone.  The text is
  * *out, *size bytes, for ex_collapsed_free. */
-MR_EXPORT int ex_collapsed(const void *database, size_t database_size, const struct ex_measures *measures,
+MR_EXPORT int ex_collapsed(const void *database, size_t database_size, const struct pr_measures *measures,
                            const int64_t *function_ids, const uint32_t *name_of, size_t function_count,
                            const char *names, const uint64_t *name_end, size_t name_count, uint32_t no_chain,
                            char **out, size_t *size, char *error, size_t error_size);

@@ -9,9 +9,9 @@ import array
 import ctypes
 import functools
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any
 
-from ..reducer.core import check, library
+from ..reducer.core import address, check, copied, library
 
 PATHS, FUNCTIONS, SITES, CUMULATIVE = 0, 1, 2, 3
 NO_NODE = -(2 ** 63)  # the node of a path of no caller
@@ -59,21 +59,6 @@ def _functions() -> Any:
     return loaded
 
 
-_Code = Literal["q", "Q", "I", "B"]
-
-
-def _array(pointer: Any, count: int, code: _Code) -> array.array[int]:
-    """count values from a C array, in one copy."""
-    values = array.array(code)
-    if count:
-        values.frombytes(ctypes.string_at(pointer, count * values.itemsize))
-    return values
-
-
-def _address(values: array.array[int]) -> int | None:
-    return values.buffer_info()[0] if len(values) else None
-
-
 class Table:
     """A view's rows (diffwalk.h, dw_view) as arrays: width figures a row
     for each side, the node that names the row on each side, whether
@@ -81,10 +66,10 @@ class Table:
 
     def __init__(self, view: _View, width: int) -> None:
         self.count: int = view.count
-        self.figures = [_array(view.figures[side], view.count * width, "q") for side in (0, 1)]
-        self.nodes = [_array(view.node[side], view.count, "q") for side in (0, 1)]
-        self.seen = [_array(view.seen[side], view.count, "B") for side in (0, 1)]
-        self.identity = _array(view.identity, view.count, "I")
+        self.figures = [copied(view.figures[side], view.count * width, "q") for side in (0, 1)]
+        self.nodes = [copied(view.node[side], view.count, "q") for side in (0, 1)]
+        self.seen = [copied(view.seen[side], view.count, "B") for side in (0, 1)]
+        self.identity = copied(view.identity, view.count, "I")
 
 
 class FlameTree:
@@ -93,12 +78,12 @@ class FlameTree:
 
     def __init__(self, flame: _Flame) -> None:
         count = flame.count
-        self.chain = _array(flame.chain, count, "I")
-        self.row = _array(flame.row, count, "I")
-        self.depth = _array(flame.depth, count, "I")
-        self.sums = _array(flame.sums, count * 3, "q")
-        self.first_child = _array(flame.first_child, count, "I")
-        self.next_sibling = _array(flame.next_sibling, count, "I")
+        self.chain = copied(flame.chain, count, "I")
+        self.row = copied(flame.row, count, "I")
+        self.depth = copied(flame.depth, count, "I")
+        self.sums = copied(flame.sums, count * 3, "q")
+        self.first_child = copied(flame.first_child, count, "I")
+        self.next_sibling = copied(flame.next_sibling, count, "I")
 
     def children(self, node: int) -> list[int]:
         found = []
@@ -131,15 +116,15 @@ class Walk:
         also where the profile has no path: there is nothing to count)."""
         error = ctypes.create_string_buffer(512)
         status = self._library.dw_add(
-            self._compare, side, database, len(database), _address(function_ids), _address(function_keys),
-            len(function_ids), _address(coefficients), gates, _address(suppressed), len(suppressed),
-            None if values is None else _address(values), 0 if values is None else len(values), error, len(error))
+            self._compare, side, database, len(database), address(function_ids), address(function_keys),
+            len(function_ids), address(coefficients), gates, address(suppressed), len(suppressed),
+            None if values is None else address(values), 0 if values is None else len(values), error, len(error))
         if status == _DATABASE:
             raise AssertionError(f"the profile's call paths cannot be read: {error.value.decode(errors='replace')}")
         check(status)
 
     def totals(self, side: int) -> list[int]:
-        return _array(self._library.dw_totals(self._compare, side), self.width, "q").tolist()
+        return copied(self._library.dw_totals(self._compare, side), self.width, "q").tolist()
 
     def table(self, kind: int) -> Table:
         view = _View()
@@ -152,7 +137,7 @@ class Walk:
         change; count, the view's rows."""
         rows = array.array("I", bytes(4 * max(count, 1)))
         sizes = array.array("Q", bytes(8 * max(count, 1)))
-        found = self._library.dw_changed(self._compare, kind, index, _address(rows), _address(sizes))
+        found = self._library.dw_changed(self._compare, kind, index, address(rows), address(sizes))
         if found > count:
             raise MemoryError("libmprof-reduce ran out of memory")
         return rows[:found], sizes[:found]
@@ -161,10 +146,10 @@ class Walk:
         """The functions of the side's paths that end at nodes, outermost first."""
         wanted = array.array("q", nodes)
         ends = array.array("Q", bytes(8 * max(len(wanted), 1)))
-        check(self._library.dw_chains(self._compare, side, _address(wanted), len(wanted), _address(ends), None))
+        check(self._library.dw_chains(self._compare, side, address(wanted), len(wanted), address(ends), None))
         functions = array.array("q", bytes(8 * max(ends[len(wanted) - 1] if wanted else 0, 1)))
-        check(self._library.dw_chains(self._compare, side, _address(wanted), len(wanted), _address(ends),
-                                      _address(functions)))
+        check(self._library.dw_chains(self._compare, side, address(wanted), len(wanted), address(ends),
+                                      address(functions)))
         every, stops = functions.tolist(), ends[:len(wanted)].tolist()
         return [every[start:stop] for start, stop in zip([0, *stops], stops, strict=False)]
 

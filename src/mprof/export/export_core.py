@@ -11,7 +11,7 @@ import functools
 from collections.abc import Sequence
 from typing import Any
 
-from ..reducer.core import check, library
+from ..reducer.core import address, check, copied, library
 from ..report.measures import Measure, as_sums
 from ..report.model import Model
 
@@ -60,20 +60,8 @@ def _functions() -> Any:
     return loaded
 
 
-def _array(pointer: Any, count: int, code: str) -> array.array[int]:
-    """count values from a C array, in one copy."""
-    values = array.array(code)
-    if count:
-        values.frombytes(ctypes.string_at(pointer, count * values.itemsize))
-    return values
-
-
-def _address(values: array.array[int]) -> int | None:
-    return values.buffer_info()[0] if len(values) else None
-
-
 class _Counted:
-    """The measures as export.h's struct ex_measures, and what it points at."""
+    """The measures as pathrows.h's struct pr_measures, and what it points at."""
 
     def __init__(self, model: Model, chosen: Sequence[Measure]) -> None:
         sums = as_sums(chosen)
@@ -84,9 +72,9 @@ class _Counted:
         else:
             self.coefficients, self.gates = sums
         self.suppressed = array.array("q", sorted(n for n, pattern in model.path_suppressions.items() if pattern))
-        self.struct = _Measures(len(chosen), _address(self.coefficients), self.gates or None,
-                                _address(self.suppressed), len(self.suppressed),
-                                None if self.values is None else _address(self.values),
+        self.struct = _Measures(len(chosen), address(self.coefficients), self.gates or None,
+                                address(self.suppressed), len(self.suppressed),
+                                None if self.values is None else address(self.values),
                                 0 if self.values is None else len(self.values))
 
 
@@ -111,10 +99,10 @@ class PprofWalk:
         found = self._pointer.contents
         self.counted = ctypes.string_at(found.counted, found.path_count) if found.path_count else b""
         self.event_kinds = ctypes.string_at(found.event_kind, found.event_count) if found.event_count else b""
-        self.event_functions = _array(found.event_function, found.event_count, "q")
-        self.event_paths = _array(found.event_path, found.event_count, "Q")
-        self.runtime_paths = _array(found.runtime_path, found.runtime_count, "Q")
-        self.runtime_rowids = _array(found.runtime_rowid, found.runtime_count, "q")
+        self.event_functions = copied(found.event_function, found.event_count, "q")
+        self.event_paths = copied(found.event_path, found.event_count, "Q")
+        self.runtime_paths = copied(found.runtime_path, found.runtime_count, "Q")
+        self.runtime_rowids = copied(found.runtime_rowid, found.runtime_count, "q")
         self.function_count: int = found.function_count
         self.location_count: int = found.location_count
 
@@ -129,8 +117,8 @@ class PprofWalk:
         by pprof id - 1; each location's mapping id; labels, three arrays
         (path, key, value)."""
         assert len(mappings) == self.location_count and all(len(f) == self.function_count for f in functions)
-        check(self._library.ex_pprof_encode(self._pointer, *map(_address, functions), _address(mappings),
-                                            *map(_address, labels), len(labels[0])))
+        check(self._library.ex_pprof_encode(self._pointer, *map(address, functions), address(mappings),
+                                            *map(address, labels), len(labels[0])))
         found = self._pointer.contents
         encoded = ctypes.string_at(found.bytes, found.size) if found.size else b""
         return (encoded[:found.locations_at], encoded[found.locations_at:found.functions_at],
@@ -153,8 +141,8 @@ def collapsed(model: Model, measure: Measure, function_ids: array.array[int], na
     error = ctypes.create_string_buffer(512)
     text = ctypes.c_void_p()
     size = ctypes.c_size_t()
-    _checked(loaded.ex_collapsed(database, len(database), ctypes.byref(counted.struct), _address(function_ids),
-                                 _address(name_of), len(function_ids), b"".join(names), _address(ends), len(names),
+    _checked(loaded.ex_collapsed(database, len(database), ctypes.byref(counted.struct), address(function_ids),
+                                 address(name_of), len(function_ids), b"".join(names), address(ends), len(names),
                                  no_chain, ctypes.byref(text), ctypes.byref(size), error, len(error)), error)
     try:
         return ctypes.string_at(text, size.value) if size.value else b""

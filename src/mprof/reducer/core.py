@@ -110,15 +110,20 @@ def check(status: int) -> None:
         raise AssertionError(f"libmprof-reduce refused its input ({status})")
 
 
-_Code = Literal["q", "Q", "I"]
+ArrayCode = Literal["q", "Q", "I", "B"]
 
 
-def _ints(pointer: Any, count: int, code: _Code) -> list[int]:
-    """count values from a C array, as Python ints, in one copy."""
+def copied(pointer: Any, count: int, code: ArrayCode) -> array.array[int]:
+    """count values from a C array, in one copy."""
     values = array.array(code)
     if count:
         values.frombytes(ctypes.string_at(pointer, count * values.itemsize))
-    return values.tolist()
+    return values
+
+
+def _ints(pointer: Any, count: int, code: ArrayCode) -> list[int]:
+    """count values from a C array, as Python ints, in one copy."""
+    return copied(pointer, count, code).tolist()
 
 
 def _runs(ends: Any, items: Any, count: int) -> list[list[int]]:
@@ -344,9 +349,9 @@ class Tree:
         return Numbered(out, self)
 
 
-def address(values: array.array[int]) -> int:
-    """Where an array's items are, for a library call."""
-    return values.buffer_info()[0]
+def address(values: array.array[int]) -> int | None:
+    """Where an array's items are, for a library call; NULL for none."""
+    return values.buffer_info()[0] if len(values) else None
 
 
 def subtree_sums(parent: array.array[int], values: array.array[int]) -> None:

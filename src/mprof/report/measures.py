@@ -64,8 +64,8 @@ def by_name(name: str, runtime: bool = False) -> Measure:
 
 # A path's columns, as PathRow holds them, that a measure may sum: allocs,
 # frees, bytes by size class, bytes freed by class, temporaries, peak blocks
-# and bytes (diffwalk.h's DW_FIELDS); and the gates that set a measure to 0,
-# a path being the runtimes' or suppressed (DW_GATE_RUNTIME, DW_GATE_SUPPRESSED).
+# and bytes (pathrows.h's PR_FIELDS); and the gates that set a measure to 0,
+# a path being the runtimes' or suppressed (PR_GATE_RUNTIME, PR_GATE_SUPPRESSED).
 FIELDS = 13
 GATE_RUNTIME, GATE_SUPPRESSED = 1, 2
 
