@@ -21,12 +21,13 @@ file must have each table with those columns and unique keys, and:
   before it (the schema says so, and a report walks up to the root);
 - the summary of a profile holds every figure the reports read.
 
-A sound database costs one query for its shape and one scan of each table
-(a key that is the table's rowid, an integer in every row, is checked
-from its least and greatest values); only a faulty one is looked at
-again, to say what is wrong.  Text stored as TEXT that is not UTF-8 is read as the
-reducer's own BLOB text is read (store._read_row): its bytes, undecodable
-ones as surrogates.
+A sound database costs one query for its shape and one scan of each table,
+which leaves out what SQLite has made sure of: the types of a STRICT
+table's values, and a key that is its table's rowid, whose range its
+least and greatest values give.  Only a faulty database is looked at
+again, to say what is wrong.  Text stored as TEXT that is not UTF-8 is
+read as the reducer's own BLOB text is read (store._read_row): its bytes,
+undecodable ones as surrogates.
 """
 
 from __future__ import annotations
