@@ -20,11 +20,17 @@ and the script sets them with textContent, so nothing here is ever markup."""
 
 from __future__ import annotations
 
+import array
+import functools
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from . import folding, tables
+from jinja2.utils import htmlsafe_json_dumps
+from markupsafe import Markup
+
+from . import folding, page_core, tables
 from .model import Model
 from .tables import GraphEntry, Related, parenthesised, percent
 
@@ -33,10 +39,29 @@ Row = dict[str, Any]
 
 
 @dataclass(frozen=True)
+class EncodedRows:
+    """A table's rows already as the page's JSON, safe in its <script>
+    (the tojson filter's escapes): a big table written by the library
+    rather than a Python object a cell."""
+    json: Markup
+    count: int
+
+    def __len__(self) -> int:
+        return self.count
+
+
+def encoded(rows: list[Row] | EncodedRows) -> Markup:
+    """Rows as the page's JSON, as the tojson filter writes them."""
+    if isinstance(rows, EncodedRows):
+        return rows.json
+    return htmlsafe_json_dumps(rows, dumps=json.dumps, sort_keys=False, separators=(",", ":"))
+
+
+@dataclass(frozen=True)
 class HtmlTables:
     # id, name, label if not the name, entry index, full signature if not the name
     functions: list[tuple[int, str, str | None, int | None, str | None]]
-    peak: list[Row]  # empty for several processes: the peak is one process's
+    peak: list[Row] | EncodedRows  # none for several processes: the peak is one process's
     leaks: list[Row]
     bins: list[Row]
     bin_total: list[str]
@@ -115,17 +140,27 @@ def leak_rows(model: Model, runtime: bool = False) -> list[Row]:
     return rows
 
 
-def peak_rows(model: Model) -> list[Row]:
+def peak_rows(model: Model) -> EncodedRows:
     """blocks, bytes, (%), path: what held the memory at the peak, by whole
-    call path, long paths folded as the leak table's."""
+    call path, long paths folded as the leak table's.  Tens of thousands of
+    paths a hundred frames deep: the library walks them, folds them and
+    writes their JSON, Python names only the functions and the folds."""
     peak = model.summary.get("max_live_bytes", 0)
     paths = tables.peak_paths(model)
-    rows = []
-    for path, shown in zip(paths, tables.shown_whole_paths(model, paths, tables.PATH_WIDTH), strict=True):
-        parts = [_function(function) for function in path.functions]
-        cell = _path_cell(shown.elements, shown.partial, parts) if path.functions else [tables.NO_CHAIN]
-        rows.append({"c": [f"{path.blocks:,}", f"{path.bytes:,}", parenthesised(path.bytes, peak), cell]})
-    return rows
+    nodes = model.tree.arrays()
+    ends = array.array("q", [-1 if node is None else nodes.index(node) for node in paths.nodes()])
+    stops, functions = page_core.chains(nodes.parent, nodes.function, ends)
+    folded = folding.fold_chains(model, stops, functions, tables.PATH_WIDTH)
+    labels = [_json_text(label) for label in folded.labels]
+    text = page_core.path_rows(array.array("q", paths.column(0)), array.array("q", paths.column(1)), peak, stops,
+                               functions, folded.partial, folded.runs, labels)
+    return EncodedRows(Markup(text), len(paths))
+
+
+@functools.cache
+def _json_text(text: str) -> bytes:
+    """A string as the tojson filter writes it (ASCII, <>&' escaped)."""
+    return str(htmlsafe_json_dumps(text, dumps=json.dumps)).encode("ascii")
 
 
 def bin_rows(model: Model) -> tuple[list[Row], list[str]]:

@@ -190,6 +190,11 @@ class RankedPaths(Sequence[WholePath]):
         """Each row's blocks (index 0) or bytes (1), without its functions."""
         return [size for _, size, _ in self._groups] if index else [blocks for blocks, _, _ in self._groups]
 
+    def nodes(self) -> list[int | None]:
+        """Each row's first node (None: the paths of no frame), without its
+        functions."""
+        return [node for _, _, node in self._groups]
+
     def _resolve(self, start: int, end: int) -> None:
         groups = self._groups[start:end]
         functions = self._model.tree.paths_functions(node for _, _, node in groups if node is not None)
