@@ -88,9 +88,9 @@ def build(model: Model, runtime: bool = False) -> HtmlTables:
                           f.full_name if f.full_name != f.name else None))
     bins, bin_total = bin_rows(model)
     direct, direct_total = direct_rows(model)
-    return HtmlTables(functions, peak_rows(model) if len(model.runs) <= 1 else [], leak_rows(model, runtime), bins,
-                      bin_total, direct, direct_total,
-                      graph_rows(model, entries))
+    own = folding.OwnCode(model)  # the path tables' frames classified once
+    return HtmlTables(functions, peak_rows(model, own) if len(model.runs) <= 1 else [], leak_rows(model, runtime, own),
+                      bins, bin_total, direct, direct_total, graph_rows(model, entries))
 
 
 def _function(function_id: int, view: str = "", title: str = "") -> int | dict[str, Any]:
@@ -123,14 +123,14 @@ def _path_cell(elements: tuple[folding.Element, ...], partial: bool, parts_of: l
     return [{"p": shown, "z": 1} if partial else {"p": shown}]
 
 
-def leak_rows(model: Model, runtime: bool = False) -> list[Row]:
+def leak_rows(model: Model, runtime: bool = False, own: folding.OwnCode | None = None) -> list[Row]:
     """objects, bytes, (%), path: each name on the path links to its entry,
     library runs of a long path folded (folding.py); what the runtimes keep
     on purpose only with runtime, and marked."""
     kept_total = tables.leak_total(model, runtime)
     paths = tables.leak_paths(model, False, runtime)
     rows = []
-    for path, shown in zip(paths, tables.shown_leak_paths(model, paths, False, tables.PATH_WIDTH), strict=True):
+    for path, shown in zip(paths, tables.shown_leak_paths(model, paths, False, tables.PATH_WIDTH, own), strict=True):
         parts = [_function(frame.function, title=f"called at {frame.file}:{frame.line}" if frame.line else "")
                  for frame in reversed(path.frames)]
         cell = _path_cell(shown.elements, shown.partial, parts) if path.frames else [tables.NO_CHAIN]
@@ -140,7 +140,7 @@ def leak_rows(model: Model, runtime: bool = False) -> list[Row]:
     return rows
 
 
-def peak_rows(model: Model) -> EncodedRows:
+def peak_rows(model: Model, own: folding.OwnCode | None = None) -> EncodedRows:
     """blocks, bytes, (%), path: what held the memory at the peak, by whole
     call path, long paths folded as the leak table's.  Tens of thousands of
     paths a hundred frames deep: the library walks them, folds them and
@@ -150,7 +150,7 @@ def peak_rows(model: Model) -> EncodedRows:
     nodes = model.tree.arrays()
     ends = array.array("q", [-1 if node is None else nodes.index(node) for node in paths.nodes()])
     stops, functions = page_core.chains(nodes.parent, nodes.function, ends)
-    folded = folding.fold_chains(model, stops, functions, tables.PATH_WIDTH)
+    folded = folding.fold_chains(model, stops, functions, tables.PATH_WIDTH, own)
     labels = [_json_text(label) for label in folded.labels]
     text = page_core.path_rows(array.array("q", paths.column(0)), array.array("q", paths.column(1)), peak, stops,
                                functions, folded.partial, folded.runs, labels)
@@ -211,17 +211,21 @@ def graph_rows(model: Model, entries: list[GraphEntry]) -> list[Row]:
     """index, self+desc, self, (%), size s m l x, frac s m l x, called, name:
     the text table's columns, one entry per row with its callers and callees."""
     total = model.total_bytes
+    names: dict[int, Cell] = {}  # one cell a function: tens of thousands of lines name a few thousand
 
     def name(function_id: int) -> Cell:
-        return _function(function_id, "g")
+        cell = names.get(function_id)
+        if cell is None:
+            cell = names[function_id] = _function(function_id, "g")
+        return cell
 
     def related(line: Related) -> list[Cell]:
         calls = f"{line.calls:,}/{line.all_calls:,}"
         if line.frac_of is None:
             return ["", "", "", "", "", "", "", "", "", "", "", "", calls, name(line.function)]
         edge = sum(line.bytes)
-        return ["", "", f"{edge:,}", "", *(percent(p, edge) for p in line.bytes),
-                *(percent(p, line.frac_of) for p in line.bytes), calls, name(line.function)]
+        return ["", "", f"{edge:,}", "", *_shares(line.bytes, edge), *_shares(line.bytes, line.frac_of), calls,
+                name(line.function)]
 
     rows = []
     for entry in entries:
@@ -242,6 +246,14 @@ def graph_rows(model: Model, entries: list[GraphEntry]) -> list[Row]:
         rows.append({"c": line, "id": function_anchor(f.id), "b": above,
                      "a": [related(line) for line in entry.callees]})
     return rows
+
+
+def _shares(parts: tuple[int, ...], whole: int) -> list[str]:
+    """tables.percent of each part, in one call: the call graph's lines
+    show eight each."""
+    if whole <= 0:
+        return [""] * len(parts)
+    return [f"{part * 100 // whole}" if part * 100 >= whole else "" for part in parts]
 
 
 def _cycle_row(model: Model, entry: GraphEntry, total: int, above: list[list[Cell]],
