@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 from pathlib import Path
 
 from ..reducer.errors import MprofError
@@ -34,10 +35,16 @@ def run(args: argparse.Namespace) -> int:
                          "`make venv` for ./mprof") from None
     output = check_output(args.output)  # a wrong -o refused before the work
     model = for_display(suppressed(load_profile(args.files, selection(args)), args), args.full_names)
+    # The page's rows are hundreds of thousands of containers, none of them
+    # garbage of a cycle: collection passes over them and the model cost a
+    # big page a tenth of a second.
+    gc.disable()
     try:
         page = html.render(model, args.include_runtime)
     except OverflowError as error:  # the flame graphs' sums, of absurd files
         raise MprofError(f"{', '.join(map(str, args.files))}: {error}") from None
+    finally:
+        gc.enable()
     output.write(page)
     return 0
 

@@ -41,12 +41,12 @@ def _library() -> Any:
 _WIDEST = 1 << 62
 
 
-def kinds(identities: list[int]) -> tuple[array.array[int], list[int]]:
-    """The frames numbered by their identities in the order they first
-    come (mr_fold_kinds): each frame's number ("I"), and each number's first
-    frame."""
-    frames = len(identities)
-    identity = array.array("Q", identities)
+def kinds(identity: array.array[int]) -> tuple[array.array[int], list[int]]:
+    """The frames numbered by their identities (64-bit, "Q" or "q") in the
+    order they first come (mr_fold_kinds): each frame's number ("I"), and
+    each number's first frame."""
+    assert identity.itemsize == 8
+    frames = len(identity)
     frame_kind = array.array("I", [0]) * frames
     kind_first = array.array("I", [0]) * max(frames, 1)
     count = ctypes.c_size_t()
@@ -58,7 +58,7 @@ def kinds(identities: list[int]) -> tuple[array.array[int], list[int]]:
 def folded_runs(frame_count: array.array[int], partial: array.array[int], frame_kind: array.array[int],
                 kind_text: array.array[int], kind_origin: array.array[int], kind_own: array.array[int],
                 strings: list[bytes], string_length: array.array[int],
-                width: int) -> tuple[list[int], list[int], list[int], list[int]]:
+                width: int) -> tuple[array.array[int], array.array[int], array.array[int], array.array[int]]:
     """For each path, how many runs of its frames fold, and for each run,
     path after path, its first position, the position after its last, and
     its number, shared by the runs of the same frames (reduce/fold.h:
@@ -76,4 +76,4 @@ def folded_runs(frame_count: array.array[int], partial: array.array[int], frame_
     core.check(_library().mr_fold_paths(ctypes.byref(table), core.address(run_count), core.address(run_start),
                                         core.address(run_end), core.address(run_number)))
     runs = sum(run_count)
-    return run_count.tolist(), run_start[:runs].tolist(), run_end[:runs].tolist(), run_number[:runs].tolist()
+    return run_count, run_start[:runs], run_end[:runs], run_number[:runs]

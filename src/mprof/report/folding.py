@@ -20,7 +20,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from . import fold_core
+from . import fold_core, page_core
 from .model import Model
 from .names import rust_path, short_name
 
@@ -152,6 +152,23 @@ def render(elements: Sequence[Element], partial: bool) -> str:
     return whole([e.label if isinstance(e, Fold) else e.text for e in elements], partial)
 
 
+def _numbered(kinds: Sequence[Frame]) -> tuple[array.array[int], array.array[int], array.array[int], list[bytes],
+                                                array.array[int]]:
+    """What fold_core.folded_runs takes of a table's distinct frames: each
+    one's text and origin as numbers of distinct strings, and whether it is
+    own code; the strings, and their lengths in characters."""
+    strings: dict[str, int] = {}
+    kind_text, kind_origin, kind_own = array.array("I"), array.array("I"), array.array("B")
+    for frame in kinds:
+        kind_text.append(strings.setdefault(frame.text, len(strings)))
+        kind_origin.append(strings.setdefault(frame.origin, len(strings)))
+        kind_own.append(1 if frame.own else 0)
+    # The library compares texts by their bytes: surrogatepass keeps a
+    # name's undecodable bytes (surrogateescape) one to one.
+    return (kind_text, kind_origin, kind_own, [text.encode("utf-8", "surrogatepass") for text in strings],
+            array.array("I", map(len, strings)))
+
+
 def fold_paths(paths: Sequence[Sequence[Frame]], partial: Sequence[bool], width: int | None) -> list[ShownPath]:
     """Each path, outermost first, as a table shows it: whole when it fits
     in width characters (or width is None), else folded; where paths would
@@ -178,19 +195,10 @@ def fold_paths(paths: Sequence[Sequence[Frame]], partial: Sequence[bool], width:
     flat = list(itertools.chain.from_iterable(paths))
     # Rows share their frames (OwnCode makes a function's once a table):
     # the library numbers the objects, and each one's strings are read once.
-    frame_kind, kind_first = fold_core.kinds(list(map(id, flat)))
-    strings: dict[str, int] = {}
-    kind_text, kind_origin, kind_own = array.array("I"), array.array("I"), array.array("B")
-    for frame in map(flat.__getitem__, kind_first):
-        kind_text.append(strings.setdefault(frame.text, len(strings)))
-        kind_origin.append(strings.setdefault(frame.origin, len(strings)))
-        kind_own.append(1 if frame.own else 0)
-    # The library compares texts by their bytes: surrogatepass keeps a
-    # name's undecodable bytes (surrogateescape) one to one.
+    frame_kind, kind_first = fold_core.kinds(array.array("Q", map(id, flat)))
     run_count, run_start, run_end, run_number = fold_core.folded_runs(
         array.array("I", map(len, paths)), array.array("B", [1 if partial[n] else 0 for n in range(count)]),
-        frame_kind, kind_text, kind_origin, kind_own, [text.encode("utf-8", "surrogatepass") for text in strings],
-        array.array("I", map(len, strings)), width)
+        frame_kind, *_numbered([flat[n] for n in kind_first]), width)
     # Elements made only where a path folds; runs of the same frames share
     # their Fold (it is immutable, and its label is then worked out once).
     folds: list[Fold] = []
@@ -212,3 +220,44 @@ def fold_paths(paths: Sequence[Sequence[Frame]], partial: Sequence[bool], width:
         elements += frames[at:]
         shown.append(ShownPath(part, tuple(elements)))
     return shown
+
+
+@dataclass(frozen=True)
+class FoldedChains:
+    """Paths of functions as a table shows them, in numbers: whether each
+    does not reach main ("B"), which of its frames fold (the runs of
+    fold_core.folded_runs, positions in the path) and each run number's
+    label."""
+    partial: array.array[int]
+    runs: tuple[array.array[int], array.array[int], array.array[int], array.array[int]]
+    labels: list[str]
+
+
+def fold_chains(model: Model, stops: Sequence[int], functions: array.array[int], width: int | None,
+                own: OwnCode | None = None) -> FoldedChains:
+    """Paths of functions laid end to end ("q", outermost first, path n's
+    ending at stops[n]), each frame shown by its function's name, folded as
+    fold_paths folds them: a function is one frame wherever it comes, so
+    the library numbers frames by the functions' ids, and no frame of a
+    path becomes an object."""
+    own = own or OwnCode(model)
+    starts = [0, *stops[:-1]] if stops else []
+    counts = array.array("I", [stop - start for start, stop in zip(starts, stops, strict=True)])
+    # A path stops short of main when its outermost frame is not main's.
+    mains = {function.id for function in model.functions.values() if function.name == "main"}
+    partial = array.array("B", [1 if stop > start and functions[start] not in mains else 0
+                                for start, stop in zip(starts, stops, strict=True)])
+    if width is None or not counts:
+        nothing = array.array("I")
+        return FoldedChains(partial, (array.array("I", bytes(4 * len(counts))), nothing, nothing, nothing), [])
+    frame_kind, kind_first = fold_core.kinds(functions)
+    numbered = _numbered([own.named_frame(functions[n]) for n in kind_first])
+    kind_text, kind_origin, kind_own, strings, _ = numbered
+    runs = fold_core.folded_runs(counts, partial, frame_kind, *numbered, width)
+    folded, counted, first, second = page_core.fold_labels(array.array("Q", stops), frame_kind, kind_origin,
+                                                           kind_own, runs)
+    origin = [text.decode("utf-8", "surrogatepass") for text in strings]
+    labels = [f"[{count} {'frame' if count == 1 else 'frames'}]" if alone else
+              f"[{count} {origin[one]}]" if other == page_core.NONE else f"[{count} {origin[one]}, {origin[other]}]"
+              for count, alone, one, other in zip(folded, counted, first, second, strict=True)]
+    return FoldedChains(partial, runs, labels)

@@ -44,6 +44,7 @@ def environment() -> jinja2.Environment:
     env.filters["fixed"] = lambda value, digits=4: f"{value:.{digits}f}"
     # Compact JSON: the call graph of a large program is most of the page.
     env.policies["json.dumps_kwargs"] = {"sort_keys": False, "separators": (",", ":")}
+    env.filters["rows"] = html_rows.encoded
     return env
 
 

@@ -20,11 +20,17 @@ and the script sets them with textContent, so nothing here is ever markup."""
 
 from __future__ import annotations
 
+import array
+import functools
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from . import folding, tables
+from jinja2.utils import htmlsafe_json_dumps
+from markupsafe import Markup
+
+from . import folding, page_core, tables
 from .model import Model
 from .tables import GraphEntry, Related, parenthesised, percent
 
@@ -33,10 +39,29 @@ Row = dict[str, Any]
 
 
 @dataclass(frozen=True)
+class EncodedRows:
+    """A table's rows already as the page's JSON, safe in its <script>
+    (the tojson filter's escapes): a big table written by the library
+    rather than a Python object a cell."""
+    json: Markup
+    count: int
+
+    def __len__(self) -> int:
+        return self.count
+
+
+def encoded(rows: list[Row] | EncodedRows) -> Markup:
+    """Rows as the page's JSON, as the tojson filter writes them."""
+    if isinstance(rows, EncodedRows):
+        return rows.json
+    return htmlsafe_json_dumps(rows, dumps=json.dumps, sort_keys=False, separators=(",", ":"))
+
+
+@dataclass(frozen=True)
 class HtmlTables:
     # id, name, label if not the name, entry index, full signature if not the name
     functions: list[tuple[int, str, str | None, int | None, str | None]]
-    peak: list[Row]  # empty for several processes: the peak is one process's
+    peak: list[Row] | EncodedRows  # none for several processes: the peak is one process's
     leaks: list[Row]
     bins: list[Row]
     bin_total: list[str]
@@ -63,9 +88,9 @@ def build(model: Model, runtime: bool = False) -> HtmlTables:
                           f.full_name if f.full_name != f.name else None))
     bins, bin_total = bin_rows(model)
     direct, direct_total = direct_rows(model)
-    return HtmlTables(functions, peak_rows(model) if len(model.runs) <= 1 else [], leak_rows(model, runtime), bins,
-                      bin_total, direct, direct_total,
-                      graph_rows(model, entries))
+    own = folding.OwnCode(model)  # the path tables' frames classified once
+    return HtmlTables(functions, peak_rows(model, own) if len(model.runs) <= 1 else [], leak_rows(model, runtime, own),
+                      bins, bin_total, direct, direct_total, graph_rows(model, entries))
 
 
 def _function(function_id: int, view: str = "", title: str = "") -> int | dict[str, Any]:
@@ -98,14 +123,14 @@ def _path_cell(elements: tuple[folding.Element, ...], partial: bool, parts_of: l
     return [{"p": shown, "z": 1} if partial else {"p": shown}]
 
 
-def leak_rows(model: Model, runtime: bool = False) -> list[Row]:
+def leak_rows(model: Model, runtime: bool = False, own: folding.OwnCode | None = None) -> list[Row]:
     """objects, bytes, (%), path: each name on the path links to its entry,
     library runs of a long path folded (folding.py); what the runtimes keep
     on purpose only with runtime, and marked."""
     kept_total = tables.leak_total(model, runtime)
     paths = tables.leak_paths(model, False, runtime)
     rows = []
-    for path, shown in zip(paths, tables.shown_leak_paths(model, paths, False, tables.PATH_WIDTH), strict=True):
+    for path, shown in zip(paths, tables.shown_leak_paths(model, paths, False, tables.PATH_WIDTH, own), strict=True):
         parts = [_function(frame.function, title=f"called at {frame.file}:{frame.line}" if frame.line else "")
                  for frame in reversed(path.frames)]
         cell = _path_cell(shown.elements, shown.partial, parts) if path.frames else [tables.NO_CHAIN]
@@ -115,17 +140,27 @@ def leak_rows(model: Model, runtime: bool = False) -> list[Row]:
     return rows
 
 
-def peak_rows(model: Model) -> list[Row]:
+def peak_rows(model: Model, own: folding.OwnCode | None = None) -> EncodedRows:
     """blocks, bytes, (%), path: what held the memory at the peak, by whole
-    call path, long paths folded as the leak table's."""
+    call path, long paths folded as the leak table's.  Tens of thousands of
+    paths a hundred frames deep: the library walks them, folds them and
+    writes their JSON, Python names only the functions and the folds."""
     peak = model.summary.get("max_live_bytes", 0)
     paths = tables.peak_paths(model)
-    rows = []
-    for path, shown in zip(paths, tables.shown_whole_paths(model, paths, tables.PATH_WIDTH), strict=True):
-        parts = [_function(function) for function in path.functions]
-        cell = _path_cell(shown.elements, shown.partial, parts) if path.functions else [tables.NO_CHAIN]
-        rows.append({"c": [f"{path.blocks:,}", f"{path.bytes:,}", parenthesised(path.bytes, peak), cell]})
-    return rows
+    nodes = model.tree.arrays()
+    ends = array.array("q", [-1 if node is None else nodes.index(node) for node in paths.nodes()])
+    stops, functions = page_core.chains(nodes.parent, nodes.function, ends)
+    folded = folding.fold_chains(model, stops, functions, tables.PATH_WIDTH, own)
+    labels = [_json_text(label) for label in folded.labels]
+    text = page_core.path_rows(array.array("q", paths.column(0)), array.array("q", paths.column(1)), peak, stops,
+                               functions, folded.partial, folded.runs, labels)
+    return EncodedRows(Markup(text), len(paths))
+
+
+@functools.cache
+def _json_text(text: str) -> bytes:
+    """A string as the tojson filter writes it (ASCII, <>&' escaped)."""
+    return str(htmlsafe_json_dumps(text, dumps=json.dumps)).encode("ascii")
 
 
 def bin_rows(model: Model) -> tuple[list[Row], list[str]]:
@@ -176,17 +211,21 @@ def graph_rows(model: Model, entries: list[GraphEntry]) -> list[Row]:
     """index, self+desc, self, (%), size s m l x, frac s m l x, called, name:
     the text table's columns, one entry per row with its callers and callees."""
     total = model.total_bytes
+    names: dict[int, Cell] = {}  # one cell a function: tens of thousands of lines name a few thousand
 
     def name(function_id: int) -> Cell:
-        return _function(function_id, "g")
+        cell = names.get(function_id)
+        if cell is None:
+            cell = names[function_id] = _function(function_id, "g")
+        return cell
 
     def related(line: Related) -> list[Cell]:
         calls = f"{line.calls:,}/{line.all_calls:,}"
         if line.frac_of is None:
             return ["", "", "", "", "", "", "", "", "", "", "", "", calls, name(line.function)]
         edge = sum(line.bytes)
-        return ["", "", f"{edge:,}", "", *(percent(p, edge) for p in line.bytes),
-                *(percent(p, line.frac_of) for p in line.bytes), calls, name(line.function)]
+        return ["", "", f"{edge:,}", "", *_shares(line.bytes, edge), *_shares(line.bytes, line.frac_of), calls,
+                name(line.function)]
 
     rows = []
     for entry in entries:
@@ -207,6 +246,14 @@ def graph_rows(model: Model, entries: list[GraphEntry]) -> list[Row]:
         rows.append({"c": line, "id": function_anchor(f.id), "b": above,
                      "a": [related(line) for line in entry.callees]})
     return rows
+
+
+def _shares(parts: tuple[int, ...], whole: int) -> list[str]:
+    """tables.percent of each part, in one call: the call graph's lines
+    show eight each."""
+    if whole <= 0:
+        return [""] * len(parts)
+    return [f"{part * 100 // whole}" if part * 100 >= whole else "" for part in parts]
 
 
 def _cycle_row(model: Model, entry: GraphEntry, total: int, above: list[list[Cell]],

@@ -93,10 +93,11 @@ def whole_path_text(model: Model, functions: tuple[int, ...]) -> str:
     return folding.whole([model.functions[f].name for f in functions], _partial(model, functions))
 
 
-def shown_leak_paths(model: Model, rows: Sequence[LeakPath], call_sites: bool,
-                     width: int | None) -> list[folding.ShownPath]:
-    """The leak paths of a table as it shows them, folded to width (folding.py)."""
-    own = folding.OwnCode(model)
+def shown_leak_paths(model: Model, rows: Sequence[LeakPath], call_sites: bool, width: int | None,
+                     own: folding.OwnCode | None = None) -> list[folding.ShownPath]:
+    """The leak paths of a table as it shows them, folded to width
+    (folding.py); own, the classifier of the page's tables."""
+    own = own or folding.OwnCode(model)
     functions = [[f.function for f in reversed(row.frames)] for row in rows]
     return folding.fold_paths([folding.path_frames(model, functions[n], _leak_names(model, row.frames, call_sites), own)
                                for n, row in enumerate(rows)],
@@ -189,6 +190,11 @@ class RankedPaths(Sequence[WholePath]):
     def column(self, index: int) -> list[int]:
         """Each row's blocks (index 0) or bytes (1), without its functions."""
         return [size for _, size, _ in self._groups] if index else [blocks for blocks, _, _ in self._groups]
+
+    def nodes(self) -> list[int | None]:
+        """Each row's first node (None: the paths of no frame), without its
+        functions."""
+        return [node for _, _, node in self._groups]
 
     def _resolve(self, start: int, end: int) -> None:
         groups = self._groups[start:end]
