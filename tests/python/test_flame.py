@@ -241,8 +241,22 @@ def test_paths_that_share_their_functions_merge_and_the_others_stay_apart() -> N
     # main calls w from two lines, and each w calls x: the two x paths read
     # the same functions; main > a > w is a path of its own.
     model = path_model(NAMES, [((MAIN, (W, 1), X), 10, 0, ""), ((MAIN, (W, 2), X), 5, 0, ""), ((MAIN, A, W), 7, 0, "")])
-    merged = tables._ranked(model, "allocs", "bytes_m")
+    merged = tables._ranked(model, "allocs", "bytes_m", None)
     assert [(row.functions, row.blocks, row.bytes) for row in merged] == [((MAIN, W, X), 2, 15), ((MAIN, A, W), 1, 7)]
+
+
+def test_the_first_rows_of_a_ranking_are_its_first_rows() -> None:
+    # A table of the first screen asks for its first rows alone; they and
+    # the count of all are what the whole ranking says.  Ties (4 and 4)
+    # are broken by the functions' names.
+    model = path_model(NAMES, [((MAIN, (W, 1), X), 10, 0, ""), ((MAIN, (W, 2), X), 5, 0, ""), ((MAIN, A, W), 4, 0, ""),
+                               ((MAIN, A), 4, 0, ""), ((MAIN, W), 9, 0, "")])
+    whole = tables._ranked(model, "allocs", "bytes_m", None)
+    assert [(row.functions, row.bytes) for row in whole] == [
+        ((MAIN, W, X), 15), ((MAIN, W), 9), ((MAIN, A), 4), ((MAIN, A, W), 4)]
+    for first in range(6):
+        some = tables._ranked(model, "allocs", "bytes_m", first)
+        assert list(some) == list(whole)[:first] and some.whole_count == whole.whole_count == 4
 
 
 def test_figures_past_64_bits_along_the_paths_are_refused() -> None:

@@ -244,14 +244,22 @@ class PathTree:
                               "ORDER BY node_id")]
         return self._rows
 
-    def ranked(self, blocks: str, size: str) -> list[tuple[int, int, int | None]]:
+    def ranked(self, blocks: str, size: str, first: int | None = None) -> list[tuple[int, int, int | None]]:
         """(blocks, size, first node) of the paths of each list of functions
         (schema.sql's same_functions_id) where either figure, SQL over a
         path's columns, is not 0: most size, then blocks first, then by
-        their functions' names (name_order), then by their first path."""
+        their functions' names (name_order), then by their first path;
+        the first so many of them, if first."""
         return self.db.execute(
             f"SELECT SUM({blocks}), SUM({size}), MIN(node_id) FROM paths WHERE {blocks} != 0 OR {size} != 0 "
-            "GROUP BY same_functions_id ORDER BY 2 DESC, 1 DESC, MIN(name_order), 3").fetchall()
+            "GROUP BY same_functions_id ORDER BY 2 DESC, 1 DESC, MIN(name_order), 3 LIMIT ?",
+            (-1 if first is None else first,)).fetchall()
+
+    def ranked_count(self, blocks: str, size: str) -> int:
+        """How many rows ranked() has in all."""
+        (count,) = self.db.execute(f"SELECT COUNT(*) FROM (SELECT 1 FROM paths WHERE {blocks} != 0 OR {size} != 0 "
+                                   "GROUP BY same_functions_id)").fetchone()
+        return int(count)
 
     def parents(self) -> dict[int, int | None]:
         """Each node's parent (None: an outermost frame), parents first."""

@@ -13,6 +13,7 @@ import sqlite3
 from typing import Any
 
 from ..reducer import core
+from ..reducer.core import address
 
 _DATABASE = 3
 _i64p = ctypes.POINTER(ctypes.c_int64)
@@ -56,18 +57,6 @@ def _library() -> Any:
     return loaded
 
 
-def _array(pointer: Any, count: int) -> array.array[int]:
-    """count int64 values from a C array, in one copy."""
-    values = array.array("q")
-    if count:
-        values.frombytes(ctypes.string_at(pointer, count * values.itemsize))
-    return values
-
-
-def _address(values: array.array[int]) -> int | None:
-    return values.buffer_info()[0] if len(values) else None
-
-
 def read_nodes(db: sqlite3.Connection) -> tuple[array.array[int], array.array[int], array.array[int]]:
     """path_nodes in the order of their ids (pg_nodes_read): each node's
     id, its parent's index (-1 for an outermost node) and its function,
@@ -82,7 +71,8 @@ def read_nodes(db: sqlite3.Connection) -> tuple[array.array[int], array.array[in
     core.check(status)
     try:
         found = nodes.contents
-        return _array(found.id, found.count), _array(found.parent, found.count), _array(found.function, found.count)
+        return (core.copied(found.id, found.count, "q"), core.copied(found.parent, found.count, "q"),
+                core.copied(found.function, found.count, "q"))
     finally:
         library.pg_nodes_free(nodes)
 
@@ -95,12 +85,12 @@ def chains(parent: array.array[int], function: array.array[int],
     assert parent.typecode == function.typecode == ends.typecode == "q" and len(parent) == len(function)
     library = _library()
     stops = array.array("Q", bytes(8 * max(len(ends), 1)))
-    core.check(library.pg_chains(_address(parent), _address(function), len(parent), _address(ends), len(ends),
-                                 _address(stops), None))
+    core.check(library.pg_chains(address(parent), address(function), len(parent), address(ends), len(ends),
+                                 address(stops), None))
     total = stops[len(ends) - 1] if len(ends) else 0
     functions = array.array("q", bytes(8 * max(total, 1)))
-    core.check(library.pg_chains(_address(parent), _address(function), len(parent), _address(ends), len(ends),
-                                 _address(stops), _address(functions)))
+    core.check(library.pg_chains(address(parent), address(function), len(parent), address(ends), len(ends),
+                                 address(stops), address(functions)))
     return stops[:len(ends)], functions[:total]
 
 
@@ -120,9 +110,9 @@ def fold_labels(stops: array.array[int], frame_kind: array.array[int], kind_orig
     folded, first, second = (array.array("I", [0]) * max(labels, 1) for _ in range(3))
     counted = array.array("B", [0]) * max(labels, 1)
     core.check(_library().pg_fold_labels(
-        _address(stops), len(stops), _address(frame_kind), len(frame_kind), _address(kind_origin),
-        _address(kind_own), len(kind_own), _address(run_count), _address(run_start), _address(run_end),
-        _address(run_number), labels, _address(folded), _address(counted), _address(first), _address(second)))
+        address(stops), len(stops), address(frame_kind), len(frame_kind), address(kind_origin),
+        address(kind_own), len(kind_own), address(run_count), address(run_start), address(run_end),
+        address(run_number), labels, address(folded), address(counted), address(first), address(second)))
     return folded[:labels], counted[:labels], first[:labels], second[:labels]
 
 
@@ -135,15 +125,19 @@ def path_rows(count: array.array[int], size: array.array[int], whole: int, stops
     of fold_core.folded_runs ("I"); labels, each run number's label as JSON
     text safe in a page's <script>."""
     run_count, run_start, run_end, run_number = runs
+    # The library reads as far as these say: the paths' functions up to
+    # the last stop, as many runs as the rows count.
     assert len(count) == len(size) == len(stops) == len(partial) == len(run_count)
+    assert (stops[-1] if stops else 0) <= len(functions)
+    assert sum(run_count) == len(run_start) == len(run_end) == len(run_number)
     label_end = array.array("Q", [0]) * len(labels)
     end = 0
     for n, label in enumerate(labels):
         end += len(label)
         label_end[n] = end
-    table = _PathRows(len(count), _address(count), _address(size), whole, _address(stops), _address(functions),
-                      _address(partial), _address(run_count), _address(run_start), _address(run_end),
-                      _address(run_number), len(labels), _address(label_end), b"".join(labels))
+    table = _PathRows(len(count), address(count), address(size), whole, address(stops), address(functions),
+                      address(partial), address(run_count), address(run_start), address(run_end),
+                      address(run_number), len(labels), address(label_end), b"".join(labels))
     library = _library()
     out = ctypes.c_void_p()
     written = ctypes.c_size_t()

@@ -174,15 +174,16 @@ class RankedPaths(Sequence[WholePath]):
     then of their first paths (as the reducer ranked them: schema.sql's
     name_order).  The figures are known at once, the functions of a row
     when it is asked for: a table that shows twenty rows looks up twenty
-    paths."""
+    paths.  It may hold only the first rows of more (whole_count)."""
 
     # Rows looked up at once, from the one asked for.
     _WINDOW = 64
 
-    def __init__(self, model: Model, groups: list[tuple[int, int, int | None]]) -> None:
+    def __init__(self, model: Model, groups: list[tuple[int, int, int | None]], count: int | None = None) -> None:
         self._model = model
         self._groups = groups  # (blocks, size, the group's first node), in order
         self._rows: list[WholePath | None] = [None] * len(groups)
+        self.whole_count = len(groups) if count is None else count  # the rows of which these are the first
 
     def __len__(self) -> int:
         return len(self._groups)
@@ -226,20 +227,23 @@ class RankedPaths(Sequence[WholePath]):
         return iter(cast(list[WholePath], self._rows))
 
 
-def _ranked(model: Model, blocks: str, size: str) -> RankedPaths:
+def _ranked(model: Model, blocks: str, size: str, first: int | None) -> RankedPaths:
     """The paths' figures, blocks and size (SQL over the paths' columns),
-    merged by their functions."""
-    return RankedPaths(model, model.tree.ranked(blocks, size))
+    merged by their functions; only the first rows, if first, which SQLite
+    finds without ordering them all."""
+    if first is None:
+        return RankedPaths(model, model.tree.ranked(blocks, size))
+    return RankedPaths(model, model.tree.ranked(blocks, size, first), model.tree.ranked_count(blocks, size))
 
 
-def peak_paths(model: Model) -> RankedPaths:
+def peak_paths(model: Model, first: int | None = None) -> RankedPaths:
     """What held the memory at the peak: whole paths by bytes live then."""
-    return _ranked(model, "peak_blocks", "peak_bytes")
+    return _ranked(model, "peak_blocks", "peak_bytes", first)
 
 
-def temporary_paths(model: Model) -> RankedPaths:
+def temporary_paths(model: Model, first: int | None = None) -> RankedPaths:
     """Whole paths by their temporary allocations (bytes: none counted)."""
-    return _ranked(model, "temporaries", "0")
+    return _ranked(model, "temporaries", "0", first)
 
 
 @dataclass(frozen=True)

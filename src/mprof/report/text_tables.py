@@ -106,9 +106,9 @@ def whole_path_table(model: Model, options: Options, heading: list[str], rows: t
     shown = [rows[n] for n in above[:shown_count([weights[n] for n in above], total, options.limit)]]
     paths = tables.shown_whole_paths(model, shown, None if options.wide else options.path_width)
     lines = heading + [f"{figures(row)}  {path.text}" for row, path in zip(shown, paths, strict=True)]
-    if not rows:
+    if not rows.whole_count:
         lines.append(empty)
-    return "\n".join(lines + left_out(len(shown), len(rows)))
+    return "\n".join(lines + left_out(len(shown), rows.whole_count))
 
 
 def peak_table(model: Model, options: Options) -> str:
@@ -118,7 +118,7 @@ def peak_table(model: Model, options: Options) -> str:
     peak = model.summary.get("max_live_bytes", 0)
     heading = [legends.PEAK, "", summary.peak_moment(model), "", f"{'blocks':>10} {'bytes':>13} {'(%)':>5}  path"]
     return whole_path_table(
-        model, options, heading, tables.peak_paths(model), 1, peak,
+        model, options, heading, tables.peak_paths(model, options.limit.rows), 1, peak,
         lambda row: f"{row.blocks:>10,} {row.bytes:>13,} {parenthesised(row.bytes, peak):>5}",
         f"{'':>10} {'':>13} {'':>5}  (nothing was live)")
 
@@ -126,8 +126,8 @@ def peak_table(model: Model, options: Options) -> str:
 def temporaries_table(model: Model, options: Options) -> str:
     total = model.summary.get("temporary_allocs", 0)
     return whole_path_table(
-        model, options, [legends.TEMPORARIES, "", f"{'count':>12} {'(%)':>5}  path"], tables.temporary_paths(model),
-        0, total,
+        model, options, [legends.TEMPORARIES, "", f"{'count':>12} {'(%)':>5}  path"],
+        tables.temporary_paths(model, options.limit.rows), 0, total,
         lambda row: f"{row.blocks:>12,} {parenthesised(row.blocks, total):>5}",
         f"{'':>12} {'':>5}  (no temporary allocation)")
 
