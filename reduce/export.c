@@ -27,16 +27,6 @@ static bool resize(void *array, size_t count, size_t size)
     return true;
 }
 
-/* path_nodes, by index in the order of their ids. */
-struct nodes {
-    size_t count;
-    int64_t *id;
-    int64_t *parent; /* its parent's index, -1: an outermost frame */
-    int64_t *function;
-    int64_t *line;
-    uint8_t *inlined;
-};
-
 /* paths, in PathTree.rows()'s order. */
 struct paths {
     size_t count;
@@ -47,15 +37,6 @@ struct paths {
     int64_t *values; /* width a path */
 };
 
-static void free_nodes(struct nodes *nodes)
-{
-    free(nodes->id);
-    free(nodes->parent);
-    free(nodes->function);
-    free(nodes->line);
-    free(nodes->inlined);
-}
-
 static void free_paths(struct paths *paths)
 {
     free(paths->node);
@@ -65,81 +46,7 @@ static void free_paths(struct paths *paths)
     free(paths->values);
 }
 
-/* The index of the node whose id is id, -1 for none: ids are ascending,
- * and nearly always run without a gap. */
-static int64_t index_of(const struct nodes *nodes, int64_t id)
-{
-    size_t count = nodes->count;
-    if (!count)
-        return -1;
-    if ((uint64_t)nodes->id[count - 1] - (uint64_t)nodes->id[0] == count - 1) {
-        uint64_t at = (uint64_t)id - (uint64_t)nodes->id[0];
-        return id >= nodes->id[0] && at < count ? (int64_t)at : -1;
-    }
-    size_t low = 0, high = count;
-    while (low < high) {
-        size_t middle = low + (high - low) / 2;
-        if (nodes->id[middle] < id)
-            low = middle + 1;
-        else
-            high = middle;
-    }
-    return low < count && nodes->id[low] == id ? (int64_t)low : -1;
-}
-
-static int read_nodes(sqlite3 *db, struct nodes *nodes)
-{
-    sqlite3_stmt *statement;
-    if (sqlite3_prepare_v2(db, "SELECT id, parent_id, function_id, line, inlined FROM path_nodes ORDER BY id", -1,
-                           &statement, NULL) != SQLITE_OK)
-        return MR_DATABASE;
-    size_t capacity = 0;
-    int status = MR_OK, step = SQLITE_DONE;
-    while ((step = sqlite3_step(statement)) == SQLITE_ROW) {
-        size_t n = nodes->count;
-        if (n == capacity) {
-            capacity = capacity ? 2 * capacity : 1024;
-            if (n >= LIMIT || !resize(&nodes->id, capacity, sizeof(int64_t)) ||
-                !resize(&nodes->parent, capacity, sizeof(int64_t)) ||
-                !resize(&nodes->function, capacity, sizeof(int64_t)) ||
-                !resize(&nodes->line, capacity, sizeof(int64_t)) || !resize(&nodes->inlined, capacity, 1)) {
-                status = MR_NO_MEMORY;
-                break;
-            }
-        }
-        nodes->id[n] = sqlite3_column_int64(statement, 0);
-        if (n && nodes->id[n] <= nodes->id[n - 1]) {
-            status = MR_CORRUPT;
-            break;
-        }
-        /* The parent's id for now, its index below; -1 is no node's id
-         * that a parent may have, as ids come from 1. */
-        nodes->parent[n] = sqlite3_column_type(statement, 1) == SQLITE_NULL ? INT64_MIN
-                                                                           : sqlite3_column_int64(statement, 1);
-        nodes->function[n] = sqlite3_column_int64(statement, 2);
-        nodes->line[n] = sqlite3_column_int64(statement, 3);
-        nodes->inlined[n] = sqlite3_column_int64(statement, 4) != 0;
-        nodes->count++;
-    }
-    if (status == MR_OK && step != SQLITE_DONE)
-        status = MR_DATABASE;
-    sqlite3_finalize(statement);
-    /* Parents come first (validate.py holds the database to it): every
-     * walk up a path ends. */
-    for (size_t n = 0; status == MR_OK && n < nodes->count; n++) {
-        if (nodes->parent[n] == INT64_MIN) {
-            nodes->parent[n] = -1;
-            continue;
-        }
-        int64_t parent = index_of(nodes, nodes->parent[n]);
-        if (parent < 0 || (size_t)parent >= n)
-            status = MR_CORRUPT;
-        nodes->parent[n] = parent;
-    }
-    return status;
-}
-
-static int read_paths(sqlite3 *db, const struct nodes *nodes, const struct pr_measures *measures,
+static int read_paths(sqlite3 *db, const struct pr_nodes *nodes, const struct pr_measures *measures,
                       struct paths *paths)
 {
     struct pr_row *rows;
@@ -154,7 +61,7 @@ static int read_paths(sqlite3 *db, const struct nodes *nodes, const struct pr_me
     size_t next_suppressed = 0;
     for (size_t path = 0; status == MR_OK && path < count; path++) {
         const struct pr_row *row = &rows[path];
-        paths->node[path] = row->node == PR_NO_NODE ? -1 : index_of(nodes, row->node);
+        paths->node[path] = row->node == PR_NO_NODE ? -1 : pr_node_index(nodes, row->node);
         if (row->node != PR_NO_NODE && paths->node[path] < 0) {
             status = MR_CORRUPT;
             break;
@@ -176,7 +83,7 @@ static int read_paths(sqlite3 *db, const struct nodes *nodes, const struct pr_me
 /* Opens the caller's copy of a database where it lies, and reads its
  * paths and, nodes not NULL, their nodes. */
 static int read_tables(const void *database, size_t database_size, const struct pr_measures *measures,
-                       struct nodes *nodes, struct paths *paths, char *error, size_t error_size)
+                       struct pr_nodes *nodes, struct paths *paths, char *error, size_t error_size)
 {
     if (!measures->values && (!measures->coefficients || !measures->gates))
         return MR_CORRUPT;
@@ -184,7 +91,7 @@ static int read_tables(const void *database, size_t database_size, const struct 
     int status = pr_open(database, database_size, &db, error, error_size);
     if (status != MR_OK)
         return status;
-    status = read_nodes(db, nodes);
+    status = pr_read_nodes(db, nodes);
     if (status == MR_OK)
         status = read_paths(db, nodes, measures, paths);
     if (status == MR_DATABASE)
@@ -271,7 +178,7 @@ enum { FUNCTION_ID = 1, FUNCTION_NAME = 2, FUNCTION_SYSTEM_NAME = 3, FUNCTION_FI
 
 /* What ex_pprof_encode needs of the walk. */
 struct walk {
-    struct nodes nodes;
+    struct pr_nodes nodes;
     struct paths paths;
     unsigned width;
     uint32_t *location;      /* a node's location id, where a machine frame starts at it; 0: not reached */
@@ -362,7 +269,7 @@ static bool same_lines(const struct walk *walk, uint64_t location, size_t first)
 static int location_of(struct ex_pprof *pprof, struct walk *walk, int64_t node, size_t path, uint32_t *id,
                        int64_t *above)
 {
-    const struct nodes *nodes = &walk->nodes;
+    const struct pr_nodes *nodes = &walk->nodes;
     size_t first = walk->line_count;
     uint64_t hash = 0x9e3779b97f4a7c15ULL;
     int64_t at = node, outermost;
@@ -442,7 +349,7 @@ static void free_walk(struct walk *walk)
 {
     if (!walk)
         return;
-    free_nodes(&walk->nodes);
+    pr_nodes_free(&walk->nodes);
     free_paths(&walk->paths);
     free(walk->location);
     free(walk->next);
@@ -901,7 +808,7 @@ int ex_collapsed(const void *database, size_t database_size, const struct pr_mea
     *size = 0;
     if (measures->width != 1 || no_chain >= name_count)
         return MR_CORRUPT;
-    struct nodes nodes = {0};
+    struct pr_nodes nodes = {0};
     struct paths paths = {0};
     struct stacks stacks = {0};
     uint32_t *stack = NULL, *walked = NULL;
@@ -954,7 +861,7 @@ int ex_collapsed(const void *database, size_t database_size, const struct pr_mea
     }
     if (status == MR_OK)
         status = write_stacks(&stacks, &named, &text);
-    free_nodes(&nodes);
+    pr_nodes_free(&nodes);
     free_paths(&paths);
     free_stacks(&stacks);
     free(stack);

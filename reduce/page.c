@@ -10,111 +10,29 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "grow.h"
 
-void pg_nodes_free(struct pg_nodes *nodes)
+void pg_nodes_free(struct pr_nodes *nodes)
 {
     if (!nodes)
         return;
-    free(nodes->id);
-    free(nodes->parent);
-    free(nodes->function);
+    pr_nodes_free(nodes);
     free(nodes);
 }
 
-/* The index of the node of id, -1 for none: ids ascend, and nearly always
- * run without a gap. */
-static int64_t index_of(const struct pg_nodes *nodes, int64_t id)
-{
-    size_t count = nodes->count;
-    if (!count)
-        return -1;
-    if ((uint64_t)nodes->id[count - 1] - (uint64_t)nodes->id[0] == count - 1) {
-        uint64_t at = (uint64_t)id - (uint64_t)nodes->id[0];
-        return id >= nodes->id[0] && at < count ? (int64_t)at : -1;
-    }
-    size_t low = 0, high = count;
-    while (low < high) {
-        size_t middle = low + (high - low) / 2;
-        if (nodes->id[middle] < id)
-            low = middle + 1;
-        else
-            high = middle;
-    }
-    return low < count && nodes->id[low] == id ? (int64_t)low : -1;
-}
-
-static int read_nodes(sqlite3 *db, struct pg_nodes *nodes)
-{
-    sqlite3_stmt *statement;
-    if (sqlite3_prepare_v2(db, "SELECT id, parent_id, function_id FROM path_nodes ORDER BY id", -1, &statement,
-                           NULL) != SQLITE_OK)
-        return MR_DATABASE;
-    size_t capacity = 0;
-    int status = MR_OK, step;
-    while ((step = sqlite3_step(statement)) == SQLITE_ROW) {
-        size_t n = nodes->count;
-        if (n == capacity) {
-            size_t wanted = capacity ? 2 * capacity : 4096;
-            int64_t *id = realloc(nodes->id, wanted * sizeof *id);
-            if (id)
-                nodes->id = id;
-            int64_t *parent = id ? realloc(nodes->parent, wanted * sizeof *parent) : NULL;
-            if (parent)
-                nodes->parent = parent;
-            int64_t *function = parent ? realloc(nodes->function, wanted * sizeof *function) : NULL;
-            if (!function) {
-                status = MR_NO_MEMORY;
-                break;
-            }
-            nodes->function = function;
-            capacity = wanted;
-        }
-        nodes->id[n] = sqlite3_column_int64(statement, 0);
-        if (n && nodes->id[n] <= nodes->id[n - 1]) {
-            status = MR_CORRUPT;
-            break;
-        }
-        /* The parent's id for now, its index below; INT64_MIN, none. */
-        nodes->parent[n] = sqlite3_column_type(statement, 1) == SQLITE_NULL ? INT64_MIN
-                                                                           : sqlite3_column_int64(statement, 1);
-        nodes->function[n] = sqlite3_column_int64(statement, 2);
-        nodes->count++;
-    }
-    if (status == MR_OK && step != SQLITE_DONE)
-        status = MR_DATABASE;
-    sqlite3_finalize(statement);
-    for (size_t n = 0; status == MR_OK && n < nodes->count; n++) {
-        if (nodes->parent[n] == INT64_MIN) {
-            nodes->parent[n] = -1;
-            continue;
-        }
-        int64_t parent = index_of(nodes, nodes->parent[n]);
-        if (parent < 0 || (size_t)parent >= n)
-            status = MR_CORRUPT;
-        nodes->parent[n] = parent;
-    }
-    return status;
-}
-
-int pg_nodes_read(const void *database, size_t database_size, struct pg_nodes **out, char *error, size_t error_size)
+int pg_nodes_read(const void *database, size_t database_size, struct pr_nodes **out, char *error, size_t error_size)
 {
     *out = NULL;
-    struct pg_nodes *nodes = calloc(1, sizeof *nodes);
+    struct pr_nodes *nodes = calloc(1, sizeof *nodes);
     if (!nodes)
         return MR_NO_MEMORY;
-    sqlite3 *db = NULL;
-    int status = MR_OK;
-    /* One thread uses the connection, which so takes no lock a call. */
-    if (sqlite3_open_v2(":memory:", &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK ||
-        sqlite3_deserialize(db, "main", (unsigned char *)(uintptr_t)database, (sqlite3_int64)database_size,
-                            (sqlite3_int64)database_size, SQLITE_DESERIALIZE_READONLY) != SQLITE_OK)
-        status = MR_DATABASE;
-    if (status == MR_OK)
-        status = read_nodes(db, nodes);
-    if (status == MR_DATABASE)
-        snprintf(error, error_size, "%s", db ? sqlite3_errmsg(db) : "out of memory");
-    sqlite3_close(db);
+    sqlite3 *db;
+    int status = pr_open(database, database_size, &db, error, error_size);
+    if (status == MR_OK) {
+        status = pr_read_nodes(db, nodes);
+        if (status == MR_DATABASE)
+            snprintf(error, error_size, "%s", sqlite3_errmsg(db));
+        sqlite3_close(db);
+    }
     if (status != MR_OK) {
         pg_nodes_free(nodes);
         return status;

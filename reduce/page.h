@@ -11,23 +11,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "pathrows.h"
 #include "reduce.h"
 
-/* path_nodes in the order of their ids: each node's id, its parent's
- * index (-1: an outermost node) and its function. */
-struct pg_nodes {
-    size_t count;
-    int64_t *id;
-    int64_t *parent;
-    int64_t *function;
-};
-
-/* Reads path_nodes from a database as sqlite3_serialize lays it out.
- * MR_CORRUPT: ids not ascending, or a parent that is not a node before its
- * child (validate.py holds a database to both). */
-MR_EXPORT int pg_nodes_read(const void *database, size_t database_size, struct pg_nodes **out, char *error,
+/* Reads path_nodes (pathrows.h's struct pr_nodes) from a database as
+ * sqlite3_serialize lays it out; MR_CORRUPT as pr_read_nodes says. */
+MR_EXPORT int pg_nodes_read(const void *database, size_t database_size, struct pr_nodes **out, char *error,
                             size_t error_size);
-MR_EXPORT void pg_nodes_free(struct pg_nodes *nodes);
+MR_EXPORT void pg_nodes_free(struct pr_nodes *nodes);
 
 /* The functions of the paths that end at the nodes of indexes ends (-1: a
  * path of no frame), outermost first, one path's after another's;

@@ -1,4 +1,4 @@
-/* The paths table read for the C walks, and a path's figures (pathrows.h). */
+/* The path tables read for the C walks, and a path's figures (pathrows.h). */
 #include "pathrows.h"
 
 #include <stdio.h>
@@ -22,6 +22,95 @@ int pr_open(const void *database, size_t database_size, sqlite3 **db, char *erro
     sqlite3_close(*db);
     *db = NULL;
     return MR_DATABASE;
+}
+
+void pr_nodes_free(struct pr_nodes *nodes)
+{
+    free(nodes->id);
+    free(nodes->parent);
+    free(nodes->function);
+    free(nodes->line);
+    free(nodes->inlined);
+}
+
+/* Ids ascend, and nearly always run without a gap. */
+int64_t pr_node_index(const struct pr_nodes *nodes, int64_t id)
+{
+    size_t count = nodes->count;
+    if (!count)
+        return -1;
+    if ((uint64_t)nodes->id[count - 1] - (uint64_t)nodes->id[0] == count - 1) {
+        uint64_t at = (uint64_t)id - (uint64_t)nodes->id[0];
+        return id >= nodes->id[0] && at < count ? (int64_t)at : -1;
+    }
+    size_t low = 0, high = count;
+    while (low < high) {
+        size_t middle = low + (high - low) / 2;
+        if (nodes->id[middle] < id)
+            low = middle + 1;
+        else
+            high = middle;
+    }
+    return low < count && nodes->id[low] == id ? (int64_t)low : -1;
+}
+
+static bool resize(void *array, size_t count, size_t size)
+{
+    void **pointer = array;
+    void *resized = realloc(*pointer, count * size + 1);
+    if (!resized)
+        return false;
+    *pointer = resized;
+    return true;
+}
+
+int pr_read_nodes(sqlite3 *db, struct pr_nodes *nodes)
+{
+    sqlite3_stmt *statement;
+    if (sqlite3_prepare_v2(db, "SELECT id, parent_id, function_id, line, inlined FROM path_nodes ORDER BY id", -1,
+                           &statement, NULL) != SQLITE_OK)
+        return MR_DATABASE;
+    size_t capacity = 0;
+    int status = MR_OK, step = SQLITE_DONE;
+    while ((step = sqlite3_step(statement)) == SQLITE_ROW) {
+        size_t n = nodes->count;
+        if (n == capacity) {
+            capacity = capacity ? 2 * capacity : 4096;
+            if (n >= LIMIT || !resize(&nodes->id, capacity, sizeof(int64_t)) ||
+                !resize(&nodes->parent, capacity, sizeof(int64_t)) ||
+                !resize(&nodes->function, capacity, sizeof(int64_t)) ||
+                !resize(&nodes->line, capacity, sizeof(int64_t)) || !resize(&nodes->inlined, capacity, 1)) {
+                status = MR_NO_MEMORY;
+                break;
+            }
+        }
+        nodes->id[n] = sqlite3_column_int64(statement, 0);
+        if (n && nodes->id[n] <= nodes->id[n - 1]) {
+            status = MR_CORRUPT;
+            break;
+        }
+        /* The parent's id for now, its index below; INT64_MIN, none. */
+        nodes->parent[n] = sqlite3_column_type(statement, 1) == SQLITE_NULL ? INT64_MIN
+                                                                           : sqlite3_column_int64(statement, 1);
+        nodes->function[n] = sqlite3_column_int64(statement, 2);
+        nodes->line[n] = sqlite3_column_int64(statement, 3);
+        nodes->inlined[n] = sqlite3_column_int64(statement, 4) != 0;
+        nodes->count++;
+    }
+    if (status == MR_OK && step != SQLITE_DONE)
+        status = MR_DATABASE;
+    sqlite3_finalize(statement);
+    for (size_t n = 0; status == MR_OK && n < nodes->count; n++) {
+        if (nodes->parent[n] == INT64_MIN) {
+            nodes->parent[n] = -1;
+            continue;
+        }
+        int64_t parent = pr_node_index(nodes, nodes->parent[n]);
+        if (parent < 0 || (size_t)parent >= n)
+            status = MR_CORRUPT;
+        nodes->parent[n] = parent;
+    }
+    return status;
 }
 
 static int by_node(const void *a, const void *b)

@@ -1,5 +1,5 @@
-/* A report's whole paths as the C walks read them (diffwalk.c, export.c):
- * the paths table of the report's database, as sqlite3_serialize lays it
+/* A report's whole paths as the C walks read them (diffwalk.c, export.c,
+ * page.c): the path_nodes and paths tables of the report's database, as sqlite3_serialize lays it
  * out, in PathTree.rows()'s order, and each path's figures as a report's
  * measures count them (src/mprof/report/measures.py's as_sums). */
 #ifndef MPROF_REDUCE_PATHROWS_H
@@ -43,6 +43,26 @@ struct pr_row {
     int64_t columns[PR_FIELDS];
     bool runtime; /* as PathRow.runtime: neither NULL nor empty */
 };
+
+/* path_nodes in the order of their ids (ascending), each parent as its
+ * index, -1 for none. */
+struct pr_nodes {
+    size_t count;
+    int64_t *id;
+    int64_t *parent;
+    int64_t *function;
+    int64_t *line;
+    uint8_t *inlined;
+};
+
+/* Reads path_nodes into nodes (zeroed).  MR_CORRUPT: ids not ascending,
+ * or a parent that is not a node before its child (validate.py holds a
+ * database to both: every walk up a path ends). */
+int pr_read_nodes(sqlite3 *db, struct pr_nodes *nodes);
+/* The arrays of nodes, not nodes itself. */
+void pr_nodes_free(struct pr_nodes *nodes);
+/* The index of the node whose id is id, -1 for none. */
+int64_t pr_node_index(const struct pr_nodes *nodes, int64_t id);
 
 /* The database at database, read where it lies, through a connection of
  * one thread's; MR_DATABASE, and no connection, with SQLite's words in

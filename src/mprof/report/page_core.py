@@ -20,7 +20,9 @@ _i64p = ctypes.POINTER(ctypes.c_int64)
 
 
 class _Nodes(ctypes.Structure):
-    _fields_ = [("count", ctypes.c_size_t), ("id", _i64p), ("parent", _i64p), ("function", _i64p)]
+    """pathrows.h's struct pr_nodes."""
+    _fields_ = [("count", ctypes.c_size_t), ("id", _i64p), ("parent", _i64p), ("function", _i64p), ("line", _i64p),
+                ("inlined", ctypes.POINTER(ctypes.c_uint8))]
 
 
 class _PathRows(ctypes.Structure):
