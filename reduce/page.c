@@ -11,36 +11,6 @@
 #include <string.h>
 
 
-void pg_nodes_free(struct pr_nodes *nodes)
-{
-    if (!nodes)
-        return;
-    pr_nodes_free(nodes);
-    free(nodes);
-}
-
-int pg_nodes_read(const void *database, size_t database_size, struct pr_nodes **out, char *error, size_t error_size)
-{
-    *out = NULL;
-    struct pr_nodes *nodes = calloc(1, sizeof *nodes);
-    if (!nodes)
-        return MR_NO_MEMORY;
-    sqlite3 *db;
-    int status = pr_open(database, database_size, &db, error, error_size);
-    if (status == MR_OK) {
-        status = pr_read_nodes(db, nodes);
-        if (status == MR_DATABASE)
-            snprintf(error, error_size, "%s", sqlite3_errmsg(db));
-        sqlite3_close(db);
-    }
-    if (status != MR_OK) {
-        pg_nodes_free(nodes);
-        return status;
-    }
-    *out = nodes;
-    return MR_OK;
-}
-
 int pg_chains(const int64_t *parent, const int64_t *function, size_t node_count, const int64_t *ends, size_t count,
               uint64_t *stops, int64_t *functions)
 {

@@ -11,14 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "pathrows.h"
 #include "reduce.h"
 
-/* Reads path_nodes (pathrows.h's struct pr_nodes) from a database as
- * sqlite3_serialize lays it out; MR_CORRUPT as pr_read_nodes says. */
-MR_EXPORT int pg_nodes_read(const void *database, size_t database_size, struct pr_nodes **out, char *error,
-                            size_t error_size);
-MR_EXPORT void pg_nodes_free(struct pr_nodes *nodes);
 
 /* The functions of the paths that end at the nodes of indexes ends (-1: a
  * path of no frame), outermost first, one path's after another's;

@@ -113,6 +113,36 @@ int pr_read_nodes(sqlite3 *db, struct pr_nodes *nodes)
     return status;
 }
 
+void pr_nodes_delete(struct pr_nodes *nodes)
+{
+    if (!nodes)
+        return;
+    pr_nodes_free(nodes);
+    free(nodes);
+}
+
+int pr_nodes_read(const void *database, size_t database_size, struct pr_nodes **out, char *error, size_t error_size)
+{
+    *out = NULL;
+    struct pr_nodes *nodes = calloc(1, sizeof *nodes);
+    if (!nodes)
+        return MR_NO_MEMORY;
+    sqlite3 *db;
+    int status = pr_open(database, database_size, &db, error, error_size);
+    if (status == MR_OK) {
+        status = pr_read_nodes(db, nodes);
+        if (status == MR_DATABASE)
+            snprintf(error, error_size, "%s", sqlite3_errmsg(db));
+        sqlite3_close(db);
+    }
+    if (status != MR_OK) {
+        pr_nodes_delete(nodes);
+        return status;
+    }
+    *out = nodes;
+    return MR_OK;
+}
+
 static int by_node(const void *a, const void *b)
 {
     const struct pr_row *x = a, *y = b;

@@ -63,6 +63,12 @@ int pr_read_nodes(sqlite3 *db, struct pr_nodes *nodes);
 void pr_nodes_free(struct pr_nodes *nodes);
 /* The index of the node whose id is id, -1 for none. */
 int64_t pr_node_index(const struct pr_nodes *nodes, int64_t id);
+/* path_nodes of a database as sqlite3_serialize lays it out, into *out
+ * (for pr_nodes_delete); MR_CORRUPT as pr_read_nodes says, MR_DATABASE
+ * with SQLite's words in error. */
+MR_EXPORT int pr_nodes_read(const void *database, size_t database_size, struct pr_nodes **out, char *error,
+                            size_t error_size);
+MR_EXPORT void pr_nodes_delete(struct pr_nodes *nodes);
 
 /* The database at database, read where it lies, through a connection of
  * one thread's; MR_DATABASE, and no connection, with SQLite's words in

@@ -26,6 +26,12 @@ _i64p = ctypes.POINTER(ctypes.c_int64)
 _u32p = ctypes.POINTER(ctypes.c_uint32)
 
 
+class _Nodes(ctypes.Structure):
+    """pathrows.h's struct pr_nodes."""
+    _fields_ = [("count", ctypes.c_size_t), ("id", _i64p), ("parent", _i64p), ("function", _i64p), ("line", _i64p),
+                ("inlined", ctypes.POINTER(ctypes.c_uint8))]
+
+
 class _Calls(ctypes.Structure):
     _fields_ = [("node_count", ctypes.c_size_t), ("parent", _i64p), ("address", _u32p),
                 ("path_count", ctypes.c_size_t), ("path_node", _i64p), ("figures", _u64p)]
@@ -92,6 +98,9 @@ def library() -> Any:
                                              ctypes.c_char_p, ctypes.c_size_t]),
         "mr_subtree_sums": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p]),
         "mr_children": (None, [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p, ctypes.c_void_p]),
+        "pr_nodes_read": (ctypes.c_int, [ctypes.c_char_p, ctypes.c_size_t, ctypes.POINTER(ctypes.POINTER(_Nodes)),
+                                         ctypes.c_char_p, ctypes.c_size_t]),
+        "pr_nodes_delete": (None, [ctypes.POINTER(_Nodes)]),
     }
     for name, (result, arguments) in signatures.items():
         function = getattr(loaded, name)
@@ -352,6 +361,25 @@ class Tree:
 def address(values: array.array[int]) -> int | None:
     """Where an array's items are, for a library call; NULL for none."""
     return values.buffer_info()[0] if len(values) else None
+
+
+def path_nodes(database: bytes) -> tuple[array.array[int], array.array[int], array.array[int]]:
+    """path_nodes of a database as sqlite3's serialize() gives it, in the
+    order of their ids (pr_nodes_read): each node's id, its parent's index
+    (-1 for an outermost node) and its function, int64 ("q") each."""
+    loaded = library()
+    error = ctypes.create_string_buffer(512)
+    nodes = ctypes.POINTER(_Nodes)()
+    status = loaded.pr_nodes_read(database, len(database), ctypes.byref(nodes), error, len(error))
+    if status == _DATABASE:
+        raise AssertionError(f"the profile's call paths cannot be read: {error.value.decode(errors='replace')}")
+    check(status)
+    try:
+        found = nodes.contents
+        return (copied(found.id, found.count, "q"), copied(found.parent, found.count, "q"),
+                copied(found.function, found.count, "q"))
+    finally:
+        loaded.pr_nodes_delete(nodes)
 
 
 def subtree_sums(parent: array.array[int], values: array.array[int]) -> None:

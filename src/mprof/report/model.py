@@ -10,7 +10,6 @@ from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
 from ..reducer import core
-from . import page_core
 from .replays import StoredReplay
 from .replays import load as load_replays
 
@@ -272,7 +271,7 @@ class PathTree:
         if self._arrays is None:
             # Read in the library: a big program's hundreds of thousands of
             # rows cost Python a quarter of a second.
-            ids, parent, function = page_core.read_nodes(self.db)
+            ids, parent, function = core.path_nodes(self.db.serialize())
             first = ids[0] if ids else 0
             dense = not ids or ids[-1] - first + 1 == len(ids)
             positions = None if dense else {node: n for n, node in enumerate(ids)}

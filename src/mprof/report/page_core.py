@@ -1,28 +1,17 @@
 """libmprof-reduce's walks for the HTML page (reduce/page.h) through
-ctypes, loaded by the reducer's loader: a profile's path nodes read from its
-database, the functions of the paths a table shows, and a table of whole
-paths written as the page's JSON, so that no frame of a big table becomes a
-Python object."""
+ctypes, loaded by the reducer's loader: the functions of the paths a table
+shows, and a table of whole paths written as the page's JSON, so that no
+frame of a big table becomes a Python object."""
 
 from __future__ import annotations
 
 import array
 import ctypes
 import functools
-import sqlite3
 from typing import Any
 
 from ..reducer import core
 from ..reducer.core import address
-
-_DATABASE = 3
-_i64p = ctypes.POINTER(ctypes.c_int64)
-
-
-class _Nodes(ctypes.Structure):
-    """pathrows.h's struct pr_nodes."""
-    _fields_ = [("count", ctypes.c_size_t), ("id", _i64p), ("parent", _i64p), ("function", _i64p), ("line", _i64p),
-                ("inlined", ctypes.POINTER(ctypes.c_uint8))]
 
 
 class _PathRows(ctypes.Structure):
@@ -40,9 +29,6 @@ def _library() -> Any:
     """The reducer's library, with page.h's signatures set."""
     loaded = core.library()
     signatures: dict[str, tuple[Any, list[Any]]] = {
-        "pg_nodes_read": (ctypes.c_int, [ctypes.c_char_p, ctypes.c_size_t, ctypes.POINTER(ctypes.POINTER(_Nodes)),
-                                         ctypes.c_char_p, ctypes.c_size_t]),
-        "pg_nodes_free": (None, [ctypes.POINTER(_Nodes)]),
         "pg_chains": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p,
                                      ctypes.c_size_t, ctypes.c_void_p, ctypes.c_void_p]),
         "pg_path_rows": (ctypes.c_int, [ctypes.POINTER(_PathRows), ctypes.POINTER(ctypes.c_void_p),
@@ -57,26 +43,6 @@ def _library() -> Any:
         function.restype = result
         function.argtypes = arguments
     return loaded
-
-
-def read_nodes(db: sqlite3.Connection) -> tuple[array.array[int], array.array[int], array.array[int]]:
-    """path_nodes in the order of their ids (pg_nodes_read): each node's
-    id, its parent's index (-1 for an outermost node) and its function,
-    int64 ("q") each."""
-    library = _library()
-    database = db.serialize()
-    error = ctypes.create_string_buffer(512)
-    nodes = ctypes.POINTER(_Nodes)()
-    status = library.pg_nodes_read(database, len(database), ctypes.byref(nodes), error, len(error))
-    if status == _DATABASE:
-        raise AssertionError(f"the profile's call paths cannot be read: {error.value.decode(errors='replace')}")
-    core.check(status)
-    try:
-        found = nodes.contents
-        return (core.copied(found.id, found.count, "q"), core.copied(found.parent, found.count, "q"),
-                core.copied(found.function, found.count, "q"))
-    finally:
-        library.pg_nodes_free(nodes)
 
 
 def chains(parent: array.array[int], function: array.array[int],
