@@ -12,6 +12,7 @@
 
 #include <sqlite3.h>
 
+#include "grow.h"
 #include "index.h"
 
 /* A row, site, chain or node number that is not one. */
@@ -86,18 +87,6 @@ struct paths {
     uint32_t *file;
     int64_t *line;
 };
-
-/* *array resized to count elements of size bytes; false when memory ran out
- * (the array is kept). */
-static bool resize(void *array, size_t count, size_t size)
-{
-    void **pointer = array;
-    void *resized = realloc(*pointer, count * size + 1);
-    if (!resized)
-        return false;
-    *pointer = resized;
-    return true;
-}
 
 static size_t doubled(size_t capacity)
 {

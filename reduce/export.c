@@ -17,16 +17,6 @@
 /* Entry numbers fit an index slot's 32 bits, NONE apart. */
 #define LIMIT (UINT32_MAX - 2)
 
-static bool resize(void *array, size_t count, size_t size)
-{
-    void **pointer = array;
-    void *resized = realloc(*pointer, count * size + 1);
-    if (!resized)
-        return false;
-    *pointer = resized;
-    return true;
-}
-
 /* paths, in PathTree.rows()'s order. */
 struct paths {
     size_t count;

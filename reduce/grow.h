@@ -20,4 +20,16 @@ static inline bool grow(void **array, size_t *capacity, size_t used, size_t size
     return true;
 }
 
+/* *array resized to count elements of size bytes (one byte more, so that
+ * none is not NULL); false when memory ran out (the array is kept). */
+static inline bool resize(void *array, size_t count, size_t size)
+{
+    void **pointer = array;
+    void *resized = realloc(*pointer, count * size + 1);
+    if (!resized)
+        return false;
+    *pointer = resized;
+    return true;
+}
+
 #endif

@@ -54,16 +54,6 @@ int64_t pr_node_index(const struct pr_nodes *nodes, int64_t id)
     return low < count && nodes->id[low] == id ? (int64_t)low : -1;
 }
 
-static bool resize(void *array, size_t count, size_t size)
-{
-    void **pointer = array;
-    void *resized = realloc(*pointer, count * size + 1);
-    if (!resized)
-        return false;
-    *pointer = resized;
-    return true;
-}
-
 int pr_read_nodes(sqlite3 *db, struct pr_nodes *nodes)
 {
     sqlite3_stmt *statement;
