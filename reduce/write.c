@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+
 #include <sqlite3.h>
 
 static int fail(sqlite3 *db, char *error, size_t error_size)
@@ -38,55 +39,106 @@ static int step(sqlite3_stmt *statement)
     return status == SQLITE_DONE ? SQLITE_OK : status;
 }
 
+/* Rows go in this many to a statement: SQLite's cost is mostly per
+ * statement run, not per value bound (cc1plus's 383,000 path nodes took
+ * 0.18 s a row at a time, 0.11 s 64 at a time). */
+#define ROWS_AT_ONCE 64
+/* The most values a row of a table written here has (paths'). */
+#define MOST_COLUMNS 20
+
+/* An INSERT of rows rows into table, each of columns values. */
+static int prepare_insert(sqlite3 *db, const char *table, int columns, int rows, sqlite3_stmt **statement)
+{
+    char sql[64 + ROWS_AT_ONCE * (2 * MOST_COLUMNS + 2)];
+    int at = snprintf(sql, sizeof sql, "INSERT INTO %s VALUES ", table);
+    for (int row = 0; row < rows; row++) {
+        sql[at++] = row ? ',' : ' ';
+        sql[at++] = '(';
+        for (int column = 0; column < columns; column++) {
+            sql[at++] = '?';
+            sql[at++] = column + 1 < columns ? ',' : ')';
+        }
+    }
+    sql[at] = '\0';
+    return sqlite3_prepare_v2(db, sql, at + 1, statement, NULL);
+}
+
+static int bind_node(sqlite3_stmt *statement, int first, const struct mr_numbered *numbered, size_t row,
+                     const int64_t *function_ids, const struct mr_text *files)
+{
+    const struct mr_frame *frame = &numbered->node_frame[row];
+    sqlite3_bind_int64(statement, first, (sqlite3_int64)row + 1);
+    if (numbered->node_parent[row])
+        sqlite3_bind_int64(statement, first + 1, (sqlite3_int64)numbered->node_parent[row]);
+    else
+        sqlite3_bind_null(statement, first + 1);
+    sqlite3_bind_int64(statement, first + 2, function_ids[frame->function]);
+    sqlite3_bind_int64(statement, first + 4, frame->line);
+    sqlite3_bind_int64(statement, first + 5, frame->inlined);
+    return bind_text(statement, first + 3, &files[frame->file]);
+}
+
 static int write_nodes(sqlite3 *db, const struct mr_numbered *numbered, const int64_t *function_ids,
                        const struct mr_text *files)
 {
-    sqlite3_stmt *statement;
-    int status = sqlite3_prepare_v2(db, "INSERT INTO path_nodes VALUES (?, ?, ?, ?, ?, ?)", -1, &statement, NULL);
-    for (size_t row = 0; status == SQLITE_OK && row < numbered->node_count; row++) {
-        const struct mr_frame *frame = &numbered->node_frame[row];
-        sqlite3_bind_int64(statement, 1, (sqlite3_int64)row + 1);
-        if (numbered->node_parent[row])
-            sqlite3_bind_int64(statement, 2, (sqlite3_int64)numbered->node_parent[row]);
-        else
-            sqlite3_bind_null(statement, 2);
-        sqlite3_bind_int64(statement, 3, function_ids[frame->function]);
-        status = bind_text(statement, 4, &files[frame->file]);
-        sqlite3_bind_int64(statement, 5, frame->line);
-        sqlite3_bind_int64(statement, 6, frame->inlined);
+    enum { COLUMNS = 6 };
+    size_t count = numbered->node_count, whole = count - count % ROWS_AT_ONCE;
+    sqlite3_stmt *many = NULL, *one = NULL;
+    int status = prepare_insert(db, "path_nodes", COLUMNS, ROWS_AT_ONCE, &many);
+    if (status == SQLITE_OK)
+        status = prepare_insert(db, "path_nodes", COLUMNS, 1, &one);
+    for (size_t row = 0; status == SQLITE_OK && row < count; ) {
+        sqlite3_stmt *statement = row < whole ? many : one;
+        size_t end = row < whole ? row + ROWS_AT_ONCE : row + 1;
+        for (int first = 1; status == SQLITE_OK && row < end; row++, first += COLUMNS)
+            status = bind_node(statement, first, numbered, row, function_ids, files);
         if (status == SQLITE_OK)
             status = step(statement);
     }
-    sqlite3_finalize(statement);
+    sqlite3_finalize(many);
+    sqlite3_finalize(one);
     return status;
+}
+
+static int bind_path(sqlite3_stmt *statement, int first, const struct mr_numbered *numbered, size_t row,
+                     const uint32_t *runtime, const struct mr_text *runtimes, const struct path_keys *keys)
+{
+    uint64_t node = numbered->path_node[row];
+    if (node) {
+        sqlite3_bind_int64(statement, first, (sqlite3_int64)node);
+        sqlite3_bind_int64(statement, first + 2 + MR_FIGURES, (sqlite3_int64)keys->same_functions[node - 1]);
+        sqlite3_bind_int64(statement, first + 3 + MR_FIGURES, (sqlite3_int64)keys->name_place[node - 1]);
+    } else {
+        /* No function: before every other path. */
+        sqlite3_bind_null(statement, first);
+        sqlite3_bind_null(statement, first + 2 + MR_FIGURES);
+        sqlite3_bind_int64(statement, first + 3 + MR_FIGURES, 0);
+    }
+    const uint64_t *figures = mr_tree_path_figures(numbered->tree, numbered->path_order[row]);
+    for (int f = 0; f < MR_FIGURES; f++)
+        bind_u64(statement, first + 1 + f, figures[f]);
+    return bind_text(statement, first + 1 + MR_FIGURES, &runtimes[runtime[numbered->path_chain[row]]]);
 }
 
 static int write_paths(sqlite3 *db, const struct mr_numbered *numbered, const uint32_t *runtime,
                        const struct mr_text *runtimes, const struct path_keys *keys)
 {
-    sqlite3_stmt *statement;
-    int status = sqlite3_prepare_v2(db, "INSERT INTO paths VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                                    -1, &statement, NULL);
-    for (size_t row = 0; status == SQLITE_OK && row < numbered->path_count; row++) {
-        uint64_t node = numbered->path_node[row];
-        if (node) {
-            sqlite3_bind_int64(statement, 1, (sqlite3_int64)node);
-            sqlite3_bind_int64(statement, 3 + MR_FIGURES, (sqlite3_int64)keys->same_functions[node - 1]);
-            sqlite3_bind_int64(statement, 4 + MR_FIGURES, (sqlite3_int64)keys->name_place[node - 1]);
-        } else {
-            /* No function: before every other path. */
-            sqlite3_bind_null(statement, 1);
-            sqlite3_bind_null(statement, 3 + MR_FIGURES);
-            sqlite3_bind_int64(statement, 4 + MR_FIGURES, 0);
-        }
-        const uint64_t *figures = mr_tree_path_figures(numbered->tree, numbered->path_order[row]);
-        for (int f = 0; f < MR_FIGURES; f++)
-            bind_u64(statement, 2 + f, figures[f]);
-        status = bind_text(statement, 2 + MR_FIGURES, &runtimes[runtime[numbered->path_chain[row]]]);
+    enum { COLUMNS = 4 + MR_FIGURES };
+    size_t count = numbered->path_count, whole = count - count % ROWS_AT_ONCE;
+    sqlite3_stmt *many = NULL, *one = NULL;
+    int status = prepare_insert(db, "paths", COLUMNS, ROWS_AT_ONCE, &many);
+    if (status == SQLITE_OK)
+        status = prepare_insert(db, "paths", COLUMNS, 1, &one);
+    for (size_t row = 0; status == SQLITE_OK && row < count; ) {
+        sqlite3_stmt *statement = row < whole ? many : one;
+        size_t end = row < whole ? row + ROWS_AT_ONCE : row + 1;
+        for (int first = 1; status == SQLITE_OK && row < end; row++, first += COLUMNS)
+            status = bind_path(statement, first, numbered, row, runtime, runtimes, keys);
         if (status == SQLITE_OK)
             status = step(statement);
     }
-    sqlite3_finalize(statement);
+    sqlite3_finalize(many);
+    sqlite3_finalize(one);
     return status;
 }
 

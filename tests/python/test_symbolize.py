@@ -172,7 +172,7 @@ def test_the_protocol_with_a_resolver_that_plays_its_part(tmp_path: Path, monkey
                "frames\\t1010\\nframe\\tf\\ta.c\\t12\\t/lib/liba.so\\t10\\t1\\n"
                "frame\\tg\\tb.c\\t20\\t/lib/liba.so\\t10\\t0\\nframes\\t1020\\ndone\\n",
                "type\\t204\\twidget\\ntype\\t16\\tstruct pair\\ndone\\n",
-               "error\\tbad address\\n",
+               "error\\tbad address\\ndone\\n",
                ""]
     fake_resolver(tmp_path, monkeypatch, "\n".join(f"IFS= read -r line || exit; printf '%s\\n' \"$line\" >> {log}; "
                                                    f"printf '{a}'" for a in answers))

@@ -232,8 +232,9 @@ def _prepare(paths: list[Path]) -> Prepared:
                 if prepared.database == ours:
                     os.replace(inputs.database, ours)
                 return prepared
-            profile = reduce_files(inputs.files, progress=Progress(False))
-            store.write_database(profile, ours)
+            with store.DatabaseWriter(ours) as writer:
+                profile = reduce_files(inputs.files, progress=Progress(False), paths_ready=writer.start_paths)
+                writer.finish(profile)
             prepared.warnings, prepared.database, prepared.reduced = profile.warnings, ours, True
     except MprofError as error:
         prepared.error = error
@@ -263,8 +264,9 @@ def load_profile(paths: list[Path], chosen: Selection = Selection()) -> Model:
 def reduce_into(files: list[DataFile], database: Path) -> None:
     """Reduces the data files into the database, then prints the warnings
     found on the way: an input refused gets only its error."""
-    profile = reduce_files(files)
-    store.write_database(profile, database)
+    with store.DatabaseWriter(database) as writer:
+        profile = reduce_files(files, paths_ready=writer.start_paths)
+        writer.finish(profile)
     profile.warnings.print()
 
 

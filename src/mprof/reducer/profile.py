@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from . import callgraph, frames_table, pathtree
@@ -66,8 +66,12 @@ def latest_of_each_process(runs: Sequence[Run], warnings: WarningSink) -> list[R
     return kept
 
 
-def reduce_files(files: Sequence[DataFile], *, progress: Progress | None = None) -> Profile:
-    """Symbolizes and merges the data files, read already, in the order given."""
+def reduce_files(files: Sequence[DataFile], *, progress: Progress | None = None,
+                 paths_ready: Callable[[Profile], None] | None = None) -> Profile:
+    """Symbolizes and merges the data files, read already, in the order
+    given.  paths_ready is told as soon as the profile has every function
+    and path, before the call graph's cycles and totals are worked out:
+    a writer starts on the path tables there."""
     progress = progress or Progress(sys.stderr.isatty())
     profile = Profile()
     warnings = profile.warnings
@@ -111,6 +115,8 @@ def reduce_files(files: Sequence[DataFile], *, progress: Progress | None = None)
                 progress.start(f"reading the types of {data.program.exe}")
                 for size, name in resolver.types(data.program.exe):
                     types.setdefault(size, set()).add(name)
+    if paths_ready:
+        paths_ready(profile)
     _warn_without_debug(profile, without_debug, without_symbols)
     progress.start("merging cycles")
     callgraph.finish(profile.graph)

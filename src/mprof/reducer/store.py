@@ -6,7 +6,7 @@ import os
 import sqlite3
 import urllib.parse
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -68,24 +68,21 @@ class _LosslessConnection(sqlite3.Connection):
         return super().execute(sql, tuple(map(_stored, parameters)) if isinstance(parameters, tuple) else parameters)
 
     def executemany(self, sql: str, rows: Any, /) -> sqlite3.Cursor:
+        """The rows as they are, and only where SQLite refuses one of them
+        (text that is not UTF-8, a number past 63 bits: rare) all of them
+        again, each value _stored: a look at every value in Python took as
+        long as SQLite's inserting them."""
         rows = rows if isinstance(rows, list) else list(rows)
-        if _stored_as_they_are(rows):
-            return super().executemany(sql, rows)
-        return super().executemany(sql, (tuple(map(_stored, row)) for row in rows))
-
-
-def _stored_as_they_are(rows: list[Any]) -> bool:
-    """No value of the rows needs _stored: a look at each value is several
-    times cheaper than a call of _stored for each, and most rows are numbers."""
-    for row in rows:
-        for value in row:
-            kind = type(value)
-            if kind is int:
-                if value >= 1 << 63:
-                    return False
-            elif kind is str and not value.isascii():
-                return False
-    return True
+        if not self.in_transaction:
+            super().execute("BEGIN")
+        super().execute("SAVEPOINT lossless")
+        try:
+            cursor = super().executemany(sql, rows)
+        except (OverflowError, UnicodeEncodeError):
+            super().execute("ROLLBACK TO lossless")
+            cursor = super().executemany(sql, (tuple(map(_stored, row)) for row in rows))
+        super().execute("RELEASE lossless")
+        return cursor
 
 
 def connect_for_writing(path: Path | str) -> sqlite3.Connection:
@@ -129,50 +126,94 @@ def write_database(profile: Profile, path: Path) -> None:
     """Makes the database in path, a new or empty file: a temporary one that
     the caller puts in place (mprof db through cli.output, which alone
     decides how a command's file replaces what was there)."""
-    connection = connect_for_writing(path)
-    try:
-        # A database being made, put in place only once whole: nothing to roll back or to sync.  Pages of
-        # 16 KB, not 4: a big program's path tables go in a third faster, and read as fast.
-        connection.executescript("PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; PRAGMA page_size = 16384")
-        connection.executescript(SCHEMA.read_text())
-        _insert(connection, path, profile)
-        connection.commit()
-    except OverflowError:
-        # Each file's sections are checked to add up within 64 bits;
-        # only several absurd files together get here.
-        names = ", ".join(str(run.path) for run in profile.runs)
-        raise MprofError(f"{names}: figures add up past 64 bits, more than any run allocates") from None
-    finally:
-        connection.close()
+    with DatabaseWriter(path) as writer:
+        writer.finish(profile)
 
 
-def _insert(db: sqlite3.Connection, path: Path, profile: Profile) -> None:
-    """Every table: libmprof-reduce writes the path tables, hundreds of
-    thousands of rows, through a connection of its own while this thread
-    makes the other tables' rows, which go in once it is done."""
+class DatabaseWriter:
+    """Makes a profile database in path, a new or empty file: the schema
+    now, the path tables as soon as the reduction has its paths (hundreds
+    of thousands of rows, written by libmprof-reduce through a connection
+    of its own, on a thread that holds Python's lock only to call it), the
+    rest of the tables once it is done."""
+
+    def __enter__(self) -> DatabaseWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._close()
+
+    def __init__(self, path: Path) -> None:
+        self._path = path
+        self._ids: dict[tuple[str, str], int] = {}
+        self._pool = ThreadPoolExecutor(1)
+        self._paths_written: Future[None] | None = None
+        self._connection = connect_for_writing(path)
+        try:
+            # A database being made, put in place only once whole: nothing to roll back or to sync.  Pages of
+            # 16 KB, not 4: a big program's path tables go in a third faster, and read as fast.
+            self._connection.executescript("PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; "
+                                           "PRAGMA page_size = 16384")
+            self._connection.executescript(SCHEMA.read_text())
+            self._connection.commit()  # before the library's connection writes
+        except BaseException:
+            self._close()
+            raise
+
+    def start_paths(self, profile: Profile) -> None:
+        """Starts writing the path tables: profile has every function and
+        path, though its call graph's cycles and totals are yet to come."""
+        self._ids = {key: number for number, key in enumerate(sorted(profile.graph.functions), start=1)}
+        self._paths_written = self._pool.submit(_path_writer(self._path, profile.paths, self._ids))
+
+    def finish(self, profile: Profile) -> None:
+        """Writes the other tables, once the path tables are in."""
+        try:
+            if self._paths_written is None:
+                self.start_paths(profile)
+            assert self._paths_written is not None and len(self._ids) == len(profile.graph.functions)
+            _insert(self._connection, profile, self._ids, self._paths_written)
+            self._connection.commit()
+        except OverflowError:
+            # Each file's sections are checked to add up within 64 bits;
+            # only several absurd files together get here.
+            names = ", ".join(str(run.path) for run in profile.runs)
+            raise MprofError(f"{names}: figures add up past 64 bits, more than any run allocates") from None
+        finally:
+            self._close()
+
+    def _close(self) -> None:
+        """Waits for the path tables' thread (its error is finish's, or
+        gives way to the one that stopped the reduction), then closes."""
+        try:
+            self._pool.shutdown()
+        finally:
+            self._connection.close()
+
+
+def _insert(db: sqlite3.Connection, profile: Profile, ids: dict[tuple[str, str], int],
+            paths_written: Future[None]) -> None:
+    """The tables other than the path tables: their rows are made while
+    the path tables are written, and go in once they are."""
     graph = profile.graph
-    ids = {key: number for number, key in enumerate(sorted(graph.functions), start=1)}
-    db.commit()  # the schema, before the library's connection writes
-    with ThreadPoolExecutor(1) as pool:
-        paths_written = pool.submit(_path_writer(path, profile.paths, ids))
-        cycles = [(c.number, c.self_bytes, c.total_bytes, c.called, c.internal_calls) for c in graph.cycles]
-        functions = [(ids[key], f.name, f.module, f.file, f.line, f.cycle, f.self_calls, *f.self_bytes,
-                      *f.kept_bytes, f.kept_objects, f.total_bytes, f.called, f.recursive_calls)
-                     for key, f in sorted(graph.functions.items())]
-        edges = sorted((ids[caller], ids[callee], e.calls, *e.bytes) for (caller, callee), e in graph.edges.items())
-        sites = sorted(graph.sites.values(), key=lambda s: (s.module, s.offset))
-        site_rows = [(n, ids[s.function], s.module, s.offset, s.file, s.line, s.calls, s.frees, *s.bytes, *s.freed,
-                      s.temporaries, s.peak_blocks, s.peak_bytes) for n, s in enumerate(sites, start=1)]
-        bins = [(b.size, b.allocs, b.frees, b.bytes, b.bytes_freed, b.temporaries, b.peak_blocks, b.peak_bytes,
-                 ", ".join(b.types)) for b in sorted(profile.bins.values(), key=lambda b: b.size)]
-        leaks = sorted(graph.leaks.values(), key=lambda leak: (-(leak.bytes - leak.bytes_freed), -leak.bytes,
-                                                                [(ids[f], line) for f, _, line in leak.frames]))
-        leak_rows = [(n, leak.allocs, leak.frees, leak.bytes, leak.bytes_freed,
-                      runtime_blocks.kept_by(runtime_blocks.chain_of([function for function, _, _ in leak.frames])))
-                     for n, leak in enumerate(leaks, 1)]
-        leak_frames = [(n, position, ids[function], file, line) for n, leak in enumerate(leaks, 1)
-                       for position, (function, file, line) in enumerate(leak.frames)]
-        paths_written.result()
+    cycles = [(c.number, c.self_bytes, c.total_bytes, c.called, c.internal_calls) for c in graph.cycles]
+    functions = [(ids[key], f.name, f.module, f.file, f.line, f.cycle, f.self_calls, *f.self_bytes,
+                  *f.kept_bytes, f.kept_objects, f.total_bytes, f.called, f.recursive_calls)
+                 for key, f in sorted(graph.functions.items())]
+    edges = sorted((ids[caller], ids[callee], e.calls, *e.bytes) for (caller, callee), e in graph.edges.items())
+    sites = sorted(graph.sites.values(), key=lambda s: (s.module, s.offset))
+    site_rows = [(n, ids[s.function], s.module, s.offset, s.file, s.line, s.calls, s.frees, *s.bytes, *s.freed,
+                  s.temporaries, s.peak_blocks, s.peak_bytes) for n, s in enumerate(sites, start=1)]
+    bins = [(b.size, b.allocs, b.frees, b.bytes, b.bytes_freed, b.temporaries, b.peak_blocks, b.peak_bytes,
+             ", ".join(b.types)) for b in sorted(profile.bins.values(), key=lambda b: b.size)]
+    leaks = sorted(graph.leaks.values(), key=lambda leak: (-(leak.bytes - leak.bytes_freed), -leak.bytes,
+                                                            [(ids[f], line) for f, _, line in leak.frames]))
+    leak_rows = [(n, leak.allocs, leak.frees, leak.bytes, leak.bytes_freed,
+                  runtime_blocks.kept_by(runtime_blocks.chain_of([function for function, _, _ in leak.frames])))
+                 for n, leak in enumerate(leaks, 1)]
+    leak_frames = [(n, position, ids[function], file, line) for n, leak in enumerate(leaks, 1)
+                   for position, (function, file, line) in enumerate(leak.frames)]
+    paths_written.result()
     for number, run in enumerate(profile.runs, start=1):
         _insert_run(db, number, run)
     db.executemany("INSERT INTO summary VALUES (?, ?)", sorted(profile.summary.items()))

@@ -94,6 +94,10 @@ def debuginfod_urls() -> str:
     return os.environ.get("DEBUGINFOD_URLS", "").strip()
 
 
+def _request(addresses: Sequence[int]) -> str:
+    return "resolve\t" + "\t".join(f"{address:x}" for address in addresses) + "\n"
+
+
 class Resolver:
     """One mprof-resolve process for one process image's modules."""
 
@@ -109,6 +113,14 @@ class Resolver:
         if debuginfod_urls():
             command.append("--debuginfod")
         self._process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
+        assert self._process.stdin is not None and self._process.stdout is not None
+        self._requests = self._process.stdin.fileno()
+        self._answers = self._process.stdout.fileno()
+        # Requests are written only as far as the pipe takes them, while
+        # answers are read: one request sent ahead of the answer being read
+        # (see resolve) can then never leave both sides waiting on a full pipe.
+        os.set_blocking(self._requests, False)
+        self._unsent = b""
         self._buffer = bytearray()
         lines = []
         for module in self._modules:
@@ -122,30 +134,54 @@ class Resolver:
                 pass
 
     def _send(self, text: str) -> None:
-        assert self._process.stdin is not None
-        self._process.stdin.write(text.encode("utf-8", "surrogateescape"))
+        self._unsent += text.encode("utf-8", "surrogateescape")
+        self._write_unsent()
 
-    def _readline(self, about: str) -> str:
-        assert self._process.stdout is not None
-        fd = self._process.stdout.fileno()
-        while (end := self._buffer.find(b"\n")) < 0:
-            ready, _, _ = select.select([fd], [], [], self._timeout)
-            if not ready:
+    def _write_unsent(self) -> None:
+        try:
+            written = os.write(self._requests, self._unsent)
+        except BlockingIOError:
+            return
+        except BrokenPipeError:
+            written = len(self._unsent)  # it stopped: reading its answer says so
+        self._unsent = self._unsent[written:]
+
+    def _answer(self, about: str) -> tuple[list[str], bool]:
+        """The lines of the resolver's next answer, up to its "done", read
+        whole (a line at a time costs more than the resolver's work); and
+        whether it ended there, not where the resolver stopped."""
+        searched = 0
+        while True:
+            if self._buffer.startswith(b"done\n"):
+                del self._buffer[:5]
+                return [], True
+            end = self._buffer.find(b"\ndone\n", searched)
+            if end >= 0:
+                text = bytes(self._buffer[:end])
+                del self._buffer[:end + 6]
+                return text.decode("utf-8", "surrogateescape").split("\n"), True
+            searched = max(0, len(self._buffer) - 5)
+            readable, writable, _ = select.select([self._answers], [self._requests] if self._unsent else [], [],
+                                                  self._timeout)
+            if writable:
+                self._write_unsent()
+            if not readable:
+                if writable:
+                    continue
                 self._process.kill()
                 raise MprofError(f"mprof-resolve gave no answer in {self._timeout:g} s {about}")
-            chunk = os.read(fd, 1 << 16)
+            chunk = os.read(self._answers, 1 << 16)
             if not chunk:
-                raise MprofError(f"mprof-resolve stopped unexpectedly {about}")
+                whole = self._buffer.rfind(b"\n") + 1
+                lines = bytes(self._buffer[:whole]).decode("utf-8", "surrogateescape").split("\n")[:-1]
+                del self._buffer[:whole]
+                return lines, False
             self._buffer += chunk
-        line = bytes(self._buffer[:end])
-        del self._buffer[:end + 1]
-        return line.decode("utf-8", "surrogateescape")
 
     def _lines_until_done(self, about: str, errors_warn: bool = False) -> Iterable[list[str]]:
-        while True:
-            fields = [unescaped(field) for field in self._readline(about).split("\t")]
-            if fields[0] == "done":
-                return
+        lines, whole = self._answer(about)
+        for line in lines:
+            fields = [unescaped(field) for field in line.split("\t")]
             if fields[0] == "warning":
                 self._warn.warn(fields[1] if len(fields) > 1 else "mprof-resolve: warning")
             elif fields[0] == "nodebug":
@@ -159,26 +195,33 @@ class Resolver:
                 self._warn.warn(message)
             else:
                 yield fields
+        if not whole:
+            raise MprofError(f"mprof-resolve stopped unexpectedly {about}")
 
     def resolve(self, addresses: Iterable[int], progress: Progress | None = None) -> dict[int, list[Frame]]:
         """Logical frames of each return address, innermost first."""
         wanted = sorted(set(addresses))
+        batches = [wanted[start:start + _BATCH] for start in range(0, len(wanted), _BATCH)]
         result: dict[int, list[Frame]] = {}
-        for start in range(0, len(wanted), _BATCH):
-            batch = wanted[start:start + _BATCH]
-            self._send("resolve\t" + "\t".join(f"{a:x}" for a in batch) + "\n")
+        done = 0
+        for number, batch in enumerate(batches):
+            if number == 0:
+                self._send(_request(batch))
+            # The next batch goes out before this answer is read: the
+            # resolver looks it up while this side reads.
+            if number + 1 < len(batches):
+                self._send(_request(batches[number + 1]))
             current: list[Frame] = []
-            address = 0
             for fields in self._lines_until_done("while resolving addresses"):
                 if fields[0] == "frames":
-                    address = int(fields[1], 16)
-                    current = result.setdefault(address, [])
+                    current = result.setdefault(int(fields[1], 16), [])
                 elif fields[0] == "frame":
                     function, file, line, module, offset, inlined = fields[1:7]
                     if function:
                         current.append(Frame(function, file, int(line), module, int(offset, 16), inlined == "1"))
+            done += len(batch)
             if progress:
-                progress.update(min(start + _BATCH, len(wanted)), len(wanted))
+                progress.update(done, len(wanted))
         for address in wanted:
             if not result.get(address):
                 result[address] = [_unknown(address, self._modules)]
@@ -194,11 +237,8 @@ class Resolver:
     def close(self) -> None:
         if self._process.poll() is None:
             assert self._process.stdin is not None
-            try:
-                self._send("quit\n")
-                self._process.stdin.close()
-            except BrokenPipeError:
-                pass
+            self._send("quit\n")
+            self._process.stdin.close()
             # Closed input ends a resolver that missed the quit too (one
             # stopped mid-answer by an error here); a stuck one is killed.
             try:
