@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 #include <sqlite3.h>
 
 static int fail(sqlite3 *db, char *error, size_t error_size)
@@ -63,35 +62,45 @@ static int prepare_insert(sqlite3 *db, const char *table, int columns, int rows,
     return sqlite3_prepare_v2(db, sql, at + 1, statement, NULL);
 }
 
-static int bind_node(sqlite3_stmt *statement, int first, const struct mr_numbered *numbered, size_t row,
-                     const int64_t *function_ids, const struct mr_text *files)
+struct node_rows {
+    const struct mr_numbered *numbered;
+    const int64_t *function_ids;
+    const struct mr_text *files;
+};
+
+static int bind_node(sqlite3_stmt *statement, int first, size_t row, const void *rows)
 {
-    const struct mr_frame *frame = &numbered->node_frame[row];
+    const struct node_rows *nodes = rows;
+    const struct mr_frame *frame = &nodes->numbered->node_frame[row];
+    uint64_t parent = nodes->numbered->node_parent[row];
     sqlite3_bind_int64(statement, first, (sqlite3_int64)row + 1);
-    if (numbered->node_parent[row])
-        sqlite3_bind_int64(statement, first + 1, (sqlite3_int64)numbered->node_parent[row]);
+    if (parent)
+        sqlite3_bind_int64(statement, first + 1, (sqlite3_int64)parent);
     else
         sqlite3_bind_null(statement, first + 1);
-    sqlite3_bind_int64(statement, first + 2, function_ids[frame->function]);
+    sqlite3_bind_int64(statement, first + 2, nodes->function_ids[frame->function]);
     sqlite3_bind_int64(statement, first + 4, frame->line);
     sqlite3_bind_int64(statement, first + 5, frame->inlined);
-    return bind_text(statement, first + 3, &files[frame->file]);
+    return bind_text(statement, first + 3, &nodes->files[frame->file]);
 }
 
-static int write_nodes(sqlite3 *db, const struct mr_numbered *numbered, const int64_t *function_ids,
-                       const struct mr_text *files)
+/* What binds a table's row of the given number to the statement's values
+ * from first on. */
+typedef int bind_row(sqlite3_stmt *statement, int first, size_t row, const void *rows);
+
+/* count rows of columns values into table, ROWS_AT_ONCE a statement. */
+static int write_rows(sqlite3 *db, const char *table, int columns, size_t count, bind_row *bind, const void *rows)
 {
-    enum { COLUMNS = 6 };
-    size_t count = numbered->node_count, whole = count - count % ROWS_AT_ONCE;
+    size_t whole = count - count % ROWS_AT_ONCE;
     sqlite3_stmt *many = NULL, *one = NULL;
-    int status = prepare_insert(db, "path_nodes", COLUMNS, ROWS_AT_ONCE, &many);
+    int status = prepare_insert(db, table, columns, ROWS_AT_ONCE, &many);
     if (status == SQLITE_OK)
-        status = prepare_insert(db, "path_nodes", COLUMNS, 1, &one);
-    for (size_t row = 0; status == SQLITE_OK && row < count; ) {
+        status = prepare_insert(db, table, columns, 1, &one);
+    for (size_t row = 0; status == SQLITE_OK && row < count;) {
         sqlite3_stmt *statement = row < whole ? many : one;
         size_t end = row < whole ? row + ROWS_AT_ONCE : row + 1;
-        for (int first = 1; status == SQLITE_OK && row < end; row++, first += COLUMNS)
-            status = bind_node(statement, first, numbered, row, function_ids, files);
+        for (int first = 1; status == SQLITE_OK && row < end; row++, first += columns)
+            status = bind(statement, first, row, rows);
         if (status == SQLITE_OK)
             status = step(statement);
     }
@@ -100,14 +109,25 @@ static int write_nodes(sqlite3 *db, const struct mr_numbered *numbered, const in
     return status;
 }
 
-static int bind_path(sqlite3_stmt *statement, int first, const struct mr_numbered *numbered, size_t row,
-                     const uint32_t *runtime, const struct mr_text *runtimes, const struct path_keys *keys)
+struct path_rows {
+    const struct mr_numbered *numbered;
+    const uint32_t *runtime;
+    const struct mr_text *runtimes;
+    const struct path_keys *keys;
+};
+
+enum { PATH_COLUMNS = 4 + MR_FIGURES };
+_Static_assert(PATH_COLUMNS <= MOST_COLUMNS, "prepare_insert's statement holds a row of paths");
+
+static int bind_path(sqlite3_stmt *statement, int first, size_t row, const void *rows)
 {
+    const struct path_rows *paths = rows;
+    const struct mr_numbered *numbered = paths->numbered;
     uint64_t node = numbered->path_node[row];
     if (node) {
         sqlite3_bind_int64(statement, first, (sqlite3_int64)node);
-        sqlite3_bind_int64(statement, first + 2 + MR_FIGURES, (sqlite3_int64)keys->same_functions[node - 1]);
-        sqlite3_bind_int64(statement, first + 3 + MR_FIGURES, (sqlite3_int64)keys->name_place[node - 1]);
+        sqlite3_bind_int64(statement, first + 2 + MR_FIGURES, (sqlite3_int64)paths->keys->same_functions[node - 1]);
+        sqlite3_bind_int64(statement, first + 3 + MR_FIGURES, (sqlite3_int64)paths->keys->name_place[node - 1]);
     } else {
         /* No function: before every other path. */
         sqlite3_bind_null(statement, first);
@@ -117,29 +137,7 @@ static int bind_path(sqlite3_stmt *statement, int first, const struct mr_numbere
     const uint64_t *figures = mr_tree_path_figures(numbered->tree, numbered->path_order[row]);
     for (int f = 0; f < MR_FIGURES; f++)
         bind_u64(statement, first + 1 + f, figures[f]);
-    return bind_text(statement, first + 1 + MR_FIGURES, &runtimes[runtime[numbered->path_chain[row]]]);
-}
-
-static int write_paths(sqlite3 *db, const struct mr_numbered *numbered, const uint32_t *runtime,
-                       const struct mr_text *runtimes, const struct path_keys *keys)
-{
-    enum { COLUMNS = 4 + MR_FIGURES };
-    size_t count = numbered->path_count, whole = count - count % ROWS_AT_ONCE;
-    sqlite3_stmt *many = NULL, *one = NULL;
-    int status = prepare_insert(db, "paths", COLUMNS, ROWS_AT_ONCE, &many);
-    if (status == SQLITE_OK)
-        status = prepare_insert(db, "paths", COLUMNS, 1, &one);
-    for (size_t row = 0; status == SQLITE_OK && row < count; ) {
-        sqlite3_stmt *statement = row < whole ? many : one;
-        size_t end = row < whole ? row + ROWS_AT_ONCE : row + 1;
-        for (int first = 1; status == SQLITE_OK && row < end; row++, first += COLUMNS)
-            status = bind_path(statement, first, numbered, row, runtime, runtimes, keys);
-        if (status == SQLITE_OK)
-            status = step(statement);
-    }
-    sqlite3_finalize(many);
-    sqlite3_finalize(one);
-    return status;
+    return bind_text(statement, first + 1 + MR_FIGURES, &paths->runtimes[paths->runtime[numbered->path_chain[row]]]);
 }
 
 int mr_numbered_write(const struct mr_numbered *numbered, const char *database, const int64_t *function_ids,
@@ -155,15 +153,17 @@ int mr_numbered_write(const struct mr_numbered *numbered, const char *database, 
     }
     /* A database being made: the caller puts it in place only once whole. */
     int status = sqlite3_exec(db, "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; BEGIN", NULL, NULL, NULL);
+    struct node_rows nodes = {numbered, function_ids, files};
     if (status == SQLITE_OK)
-        status = write_nodes(db, numbered, function_ids, files);
+        status = write_rows(db, "path_nodes", 6, numbered->node_count, bind_node, &nodes);
     struct path_keys keys;
     if (status == SQLITE_OK && !path_keys_make(numbered, function_ids, function_rank, &keys)) {
         sqlite3_close(db);
         return MR_NO_MEMORY;
     }
     if (status == SQLITE_OK) {
-        status = write_paths(db, numbered, runtime, runtimes, &keys);
+        struct path_rows paths = {numbered, runtime, runtimes, &keys};
+        status = write_rows(db, "paths", PATH_COLUMNS, numbered->path_count, bind_path, &paths);
         path_keys_free(&keys);
     }
     if (status == SQLITE_OK)

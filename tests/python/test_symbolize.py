@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -16,6 +17,7 @@ import pytest
 from mprof import source_tree
 from mprof.reducer.errors import MprofError
 from mprof.reducer.records import Module
+from mprof.reducer.symbolize import _BATCH as BATCH
 from mprof.reducer.symbolize import Frame, Resolver, WarningSink, _unknown, escaped, resolver_path, unescaped
 
 WIDGETS = source_tree.BUILD / "widgets"
@@ -225,3 +227,34 @@ def test_where_the_resolver_is_found(tmp_path: Path, monkeypatch: pytest.MonkeyP
     with pytest.raises(MprofError) as raised:
         resolver_path()
     assert str(raised.value) == "mprof-resolve not found (run make first)"
+
+
+def test_batches_sent_ahead_of_long_answers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A stand-in that answers each address with 40 frames, far more than a
+    # pipe holds, and does not read the next request until its answer is
+    # taken: the next batch, sent before the answer is read, must neither
+    # block this side nor mix the answers up.
+    log = tmp_path / "requests"
+    stand_in = tmp_path / "stand_in.py"
+    stand_in.write_text(f"""import sys
+with open({str(log)!r}, "w") as log:
+    for line in sys.stdin:
+        log.write(line.split("\\t")[0].strip() + "\\n")
+        if line.startswith("resolve"):
+            for address in line.split()[1:]:
+                print(f"frames\\t{{address}}\\t40")
+                for depth in range(40):
+                    print(f"frame\\tf{{address}}_{{depth}}\\t\\t0\\t/lib/liba.so\\t{{depth:x}}\\t{{int(depth < 39)}}")
+        if line.startswith("quit"):
+            break
+        print("done", flush=True)
+""")
+    fake_resolver(tmp_path, monkeypatch, f"exec {sys.executable} {stand_in}")
+    addresses = list(range(0x1000, 0x1000 + 2 * BATCH + 7))
+    with Resolver([Module(0, 0x1000, 0x100000, False, b"", "/lib/liba.so")], WarningSink()) as resolver:
+        frames = resolver.resolve(addresses)
+    assert len(frames) == len(addresses)
+    for address in addresses:
+        assert [frame.function for frame in frames[address]] == [f"f{address:x}_{depth}" for depth in range(40)]
+        assert [frame.inlined for frame in frames[address]] == [True] * 39 + [False]
+    assert log.read_text().splitlines() == ["module", "resolve", "resolve", "resolve", "quit"]
