@@ -85,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
             raise MprofError("the HTML report needs the Jinja2 Python package: install python3-jinja2, or run "
                              "`make venv` for ./mprof") from None
     page = None if args.html is None else check_output(args.html)  # a wrong --html refused before the work
-    base, new = load_profiles([base_paths, new_paths])
+    base, new = load_profiles([base_paths, new_paths], leaks_and_calls=False)  # a comparison of paths
     base_model = _shown(base.result(), base_paths, args)
     comparison = compare(base_model, _shown(new.result(), new_paths, args), measures(args.include_runtime))
     top = None if args.all else args.top

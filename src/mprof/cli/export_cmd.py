@@ -40,7 +40,8 @@ def run(args: argparse.Namespace) -> int:
     output = None if args.output is None else check_output(args.output)  # a wrong -o refused before the work
     if args.format == "pprof" and output is None and sys.stdout.isatty():
         raise MprofError("a pprof profile is binary: name a file with -o, or redirect the output")
-    model = for_display(suppressed(load_profile(args.files, selection(args)), args), args.full_names)
+    model = for_display(suppressed(load_profile(args.files, selection(args), leaks_and_calls=False), args),
+                        args.full_names)  # an export of paths
     if not model.runs:
         raise MprofError(f"{args.files[0]}: holds no profile to export")
     warn_of_partial_paths(model, args.files[0])

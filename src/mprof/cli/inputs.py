@@ -198,6 +198,7 @@ class Prepared:
     reduced: bool = False  # the database is the reducer's, not one given
     directory: tempfile.TemporaryDirectory[str] | None = None  # holds a database made or copied
     error: MprofError | None = None
+    leaks_and_calls: bool = True  # load's: False leaves them out
 
     def result(self) -> Model:
         """The profile, loaded in this thread (its SQLite objects stay in
@@ -209,10 +210,10 @@ class Prepared:
             assert self.database is not None
             if not self.reduced:
                 with validated(self.database, self.paths[0]) as given:
-                    return load(given)
+                    return load(given, self.leaks_and_calls)
             db = store.open_database(self.database)
             try:
-                return load(db)
+                return load(db, self.leaks_and_calls)
             finally:
                 db.close()
         finally:
@@ -220,8 +221,8 @@ class Prepared:
                 self.directory.cleanup()
 
 
-def _prepare(paths: list[Path]) -> Prepared:
-    prepared = Prepared(paths)
+def _prepare(paths: list[Path], leaks_and_calls: bool) -> Prepared:
+    prepared = Prepared(paths, leaks_and_calls=leaks_and_calls)
     try:
         with read_inputs(paths) as inputs:
             prepared.directory = tempfile.TemporaryDirectory(prefix="mprof-")
@@ -241,24 +242,27 @@ def _prepare(paths: list[Path]) -> Prepared:
     return prepared
 
 
-def load_profiles(sides: list[list[Path]]) -> list[Prepared]:
+def load_profiles(sides: list[list[Path]], leaks_and_calls: bool = True) -> list[Prepared]:
     """Each side's data files reduced side by side: libmprof-reduce, SQLite
     and each side's resolver work while the other side's Python does.
     Taking each one's result in turn says what loading one after the other
-    would have said, in its order: a side's warnings, then its error."""
+    would have said, in its order: a side's warnings, then its error.
+    leaks_and_calls as model.load's."""
     with ThreadPoolExecutor(len(sides)) as pool:
-        return list(pool.map(_prepare, sides))
+        return list(pool.map(_prepare, sides, [leaks_and_calls] * len(sides)))
 
 
-def load_profile(paths: list[Path], chosen: Selection = Selection()) -> Model:
+def load_profile(paths: list[Path], chosen: Selection = Selection(), leaks_and_calls: bool = True) -> Model:
+    """The profile of paths' data files or database; leaks_and_calls as
+    model.load's."""
     with read_inputs(paths) as inputs:
         if inputs.database:
             if chosen:
                 raise MprofError(f"{paths[0]}: a profile database holds its processes merged: choose them when "
                                  f"making it (mprof db --pid/--program) or report their data files")
             with validated(inputs.database, paths[0]) as db:
-                return load(db)
-        return _reduce_and_load(selected(inputs.files, chosen))
+                return load(db, leaks_and_calls)
+        return _reduce_and_load(selected(inputs.files, chosen), leaks_and_calls)
 
 
 def reduce_into(files: list[DataFile], database: Path) -> None:
@@ -270,13 +274,13 @@ def reduce_into(files: list[DataFile], database: Path) -> None:
     profile.warnings.print()
 
 
-def _reduce_and_load(files: list[DataFile]) -> Model:
+def _reduce_and_load(files: list[DataFile], leaks_and_calls: bool) -> Model:
     with tempfile.TemporaryDirectory(prefix="mprof-") as directory:
         database = Path(directory) / "profile.db"
         reduce_into(files, database)
         db = store.open_database(database)
         try:
-            return load(db)
+            return load(db, leaks_and_calls)
         finally:
             db.close()
 

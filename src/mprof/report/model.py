@@ -413,6 +413,9 @@ class Model:
     suppressed: list[SuppressedRow] = field(default_factory=list)
     # The suppression each suppressed path fell under, by its place in tree.rows().
     path_suppressions: dict[int, str] = field(default_factory=dict)
+    # False: loaded without edges and leaks (load's leaks_and_calls), which
+    # the leak and call graph tables then refuse to show as empty.
+    leaks_and_calls: bool = True
 
     @property
     def paths(self) -> list[PathRow]:
@@ -466,22 +469,37 @@ def _text(value: str | bytes) -> str:
     return value.decode("utf-8", "surrogateescape") if isinstance(value, bytes) else value
 
 
-def load(db: sqlite3.Connection) -> Model:
+def load(db: sqlite3.Connection, leaks_and_calls: bool = True) -> Model:
     """The profile in a database; text stored as TEXT that is not UTF-8
     (a hand's edit: the reducer stores such text as a BLOB) is read as its
     bytes, undecodable ones as surrogates, as a BLOB is.  SQLite's own
     decoding is tried first: calling Python for each text value would
-    take a tenth of a big profile's report."""
+    take a tenth of a big profile's report.  Without leaks_and_calls, the
+    leak rows and the call graph's edges are left out: mprof diff and
+    export show neither, and a big program has tens of thousands of each."""
     try:
-        return _load(db)
+        return _load(db, leaks_and_calls)
     except sqlite3.OperationalError as error:
         if not str(error).startswith("Could not decode to UTF-8"):
             raise
     db.text_factory = _lossless_text
-    return _load(db)
+    return _load(db, leaks_and_calls)
 
 
-def _load(db: sqlite3.Connection) -> Model:
+def _leaks(raw: sqlite3.Cursor) -> list[LeakRow]:
+    frames: dict[int, list[LeakFrame]] = {}
+    files: dict[str | bytes, str] = {}
+    for leak_id, function, file, line in raw.execute(
+            "SELECT leak_id, function_id, file, line FROM leak_frames ORDER BY leak_id, position"):
+        text = files.get(file)
+        if text is None:
+            text = files[file] = _text(file)
+        frames.setdefault(leak_id, []).append(LeakFrame(function, text, line))
+    return [LeakRow(row[1], row[2], row[3], row[4], tuple(frames.get(row[0], ())), row[5]) for row in raw.execute(
+        "SELECT id, allocs, frees, bytes, bytes_freed, runtime FROM leaks ORDER BY id")]
+
+
+def _load(db: sqlite3.Connection, leaks_and_calls: bool) -> Model:
     figures: dict[int, dict[str, int]] = {}
     for run_id, name, value in db.execute("SELECT run_id, name, value FROM run_figures"):
         figures.setdefault(run_id, {})[name] = value
@@ -506,7 +524,7 @@ def _load(db: sqlite3.Connection) -> Model:
         functions[row[0]] = FunctionRow(row[0], name, _text(row[2]), _text(row[3]), row[4], row[5], row[6],
                                         row[7:11], row[11:15], row[15], row[16], row[17], row[18], name)
     edges = [EdgeRow(row[0], row[1], row[2], row[3:7]) for row in raw.execute(
-        "SELECT * FROM edges ORDER BY caller_id, callee_id")]
+        "SELECT * FROM edges ORDER BY caller_id, callee_id")] if leaks_and_calls else []
     members: dict[int, list[int]] = {}
     for function in functions.values():
         if function.cycle is not None:
@@ -517,18 +535,9 @@ def _load(db: sqlite3.Connection) -> Model:
     bins = [BinRow(*row) for row in db.execute(
         "SELECT size, allocs, frees, bytes, bytes_freed, types, temporaries, peak_blocks, peak_bytes FROM bins "
         "ORDER BY size")]
-    frames: dict[int, list[LeakFrame]] = {}
-    files: dict[str | bytes, str] = {}
-    for leak_id, function, file, line in raw.execute(
-            "SELECT leak_id, function_id, file, line FROM leak_frames ORDER BY leak_id, position"):
-        text = files.get(file)
-        if text is None:
-            text = files[file] = _text(file)
-        frames.setdefault(leak_id, []).append(LeakFrame(function, text, line))
-    leaks = [LeakRow(row[1], row[2], row[3], row[4], tuple(frames.get(row[0], ())), row[5]) for row in raw.execute(
-        "SELECT id, allocs, frees, bytes, bytes_freed, runtime FROM leaks ORDER BY id")]
+    leaks = _leaks(raw) if leaks_and_calls else []
     model = Model(runs, summary, functions, edges, cycles, bins, leaks, tree=PathTree.copy(db),
-                  replays=load_replays(db))
+                  replays=load_replays(db), leaks_and_calls=leaks_and_calls)
     for edge in edges:
         model.callers.setdefault(edge.callee, []).append(edge)
         model.callees.setdefault(edge.caller, []).append(edge)

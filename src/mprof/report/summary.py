@@ -38,6 +38,7 @@ class Figures:
 
 def figures(model: Model) -> Figures:
     s = model.summary
+    assert model.leaks_and_calls
     allocs, allocated = s["allocs"], s["bytes_allocated"]
     seconds = s["elapsed_ns"] / 1e9
     return Figures(

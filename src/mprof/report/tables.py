@@ -139,6 +139,7 @@ def leak_paths(model: Model, call_sites: bool, runtime: bool = False) -> list[Le
     merged: dict[tuple[tuple[int, str, int], ...], list[int]] = {}
     frames: dict[tuple[tuple[int, str, int], ...], tuple[LeakFrame, ...]] = {}
     kept_by: dict[tuple[tuple[int, str, int], ...], str] = {}
+    assert model.leaks_and_calls
     for leak in model.leaks:
         if leak.allocs == leak.frees or (leak.runtime and not runtime):
             continue
@@ -257,6 +258,7 @@ class RuntimeKept:
 def runtime_kept(model: Model) -> list[RuntimeKept]:
     """What the runtimes keep on purpose, by kind, most bytes first."""
     kinds: dict[str, list[int]] = {}
+    assert model.leaks_and_calls
     for leak in model.leaks:
         if leak.runtime and leak.allocs != leak.frees:
             row = kinds.setdefault(leak.runtime, [0, 0])
@@ -476,6 +478,7 @@ def caller_first_ranks(model: Model) -> dict[int, int]:
     name.update({-f.cycle: f"<cycle {f.cycle}>" for f in model.functions.values() if f.cycle is not None})
     successors: dict[int, set[int]] = {}
     pending = dict.fromkeys(name, 0)
+    assert model.leaks_and_calls
     for edge in model.edges:
         caller, callee = node[edge.caller], node[edge.callee]
         if caller != callee:
