@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from datafile_builder import DataFileBuilder, ModuleSpec
+from mprof.cli import inputs
 from mprof.cli.main import main
 from samples import rich
 
@@ -160,6 +161,30 @@ def test_diff_reduces_its_sides_together_and_speaks_in_their_order(tmp_path: Pat
     assert first.returncode == 1 and first.stderr.splitlines() == [error]
     both = mprof("diff", "--no-pager", warned, warned)
     assert both.returncode == 0 and both.stderr.splitlines() == [warning, warning]
+
+
+def test_a_side_reduced_in_its_own_process_says_what_stopped_it(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    # Each side but the first is reduced in a forked process: a bug there
+    # is the caller's exception, with the child's traceback, not a hang or
+    # a side quietly missing; the first side, in this process, goes on.
+    first, second = tmp_path / "first.mprof", tmp_path / "second.mprof"
+    for path in (first, second):
+        path.write_bytes(DataFileBuilder(paths=[((0x1800,), 1, 0, (8, 0, 0, 0), (0,) * 4)]).build())
+    prepare = inputs._prepare
+
+    def failing_on_the_second(prepared: inputs.Prepared) -> None:
+        if prepared.paths == [second]:
+            raise ValueError("a bug in the reduction")
+        prepare(prepared)
+
+    monkeypatch.setattr(inputs, "_prepare", failing_on_the_second)
+    with pytest.raises(RuntimeError) as raised:
+        inputs.load_profiles([[first], [second]])
+    assert str(raised.value).startswith(f"the reduction of {second} failed:\nTraceback")
+    assert "ValueError: a bug in the reduction" in str(raised.value)
+    [base, new] = inputs.load_profiles([[first], [first]])
+    assert base.result().summary == new.result().summary
 
 
 def test_diff_of_databases_through_pipes(tmp_path: Path) -> None:

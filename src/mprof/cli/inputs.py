@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import argparse
 import os
+import pickle
 import stat
 import sys
 import tempfile
-from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
+import traceback
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -221,35 +222,81 @@ class Prepared:
                 self.directory.cleanup()
 
 
-def _prepare(paths: list[Path], leaks_and_calls: bool) -> Prepared:
-    prepared = Prepared(paths, leaks_and_calls=leaks_and_calls)
+def _prepare(prepared: Prepared) -> None:
+    """Reduces prepared's data files into a database in its directory, or
+    takes the database given; or notes the error that stops it."""
+    assert prepared.directory is not None
     try:
-        with read_inputs(paths) as inputs:
-            prepared.directory = tempfile.TemporaryDirectory(prefix="mprof-")
+        with read_inputs(prepared.paths) as inputs:
             ours = Path(prepared.directory.name) / "profile.db"
             if inputs.database:
                 # One copied from a pipe goes when read_inputs ends: keep it.
-                prepared.database = inputs.database if inputs.database in paths else ours
+                prepared.database = inputs.database if inputs.database in prepared.paths else ours
                 if prepared.database == ours:
                     os.replace(inputs.database, ours)
-                return prepared
+                return
             with store.DatabaseWriter(ours) as writer:
                 profile = reduce_files(inputs.files, progress=Progress(False), paths_ready=writer.start_paths)
                 writer.finish(profile)
             prepared.warnings, prepared.database, prepared.reduced = profile.warnings, ours, True
     except MprofError as error:
         prepared.error = error
-    return prepared
+
+
+def _prepare_in_child(prepared: Prepared) -> Callable[[], None]:
+    """Starts _prepare in a process of its own, forked: two reductions on
+    threads of one process take turns at Python's lock.  What it gives waits
+    for the child and takes what it found into prepared."""
+    reader, writer = os.pipe()
+    child = os.fork()
+    if child == 0:
+        os.close(reader)
+        # Warnings, database, reduced, error (message, exit code), a bug's traceback.
+        outcome: tuple[list[str], Path | None, bool, tuple[str, int] | None, str | None]
+        try:
+            _prepare(prepared)
+            error = prepared.error
+            outcome = (prepared.warnings.messages, prepared.database, prepared.reduced,
+                       None if error is None else (error.message, error.exit_code), None)
+        except BaseException:
+            outcome = ([], None, False, None, traceback.format_exc())
+        try:
+            with os.fdopen(writer, "wb") as out:
+                out.write(pickle.dumps(outcome))
+        finally:
+            # Nothing of the parent's is flushed or cleaned up twice: its
+            # buffered output and temporary directories are its own.
+            os._exit(0)
+    os.close(writer)
+
+    def collect() -> None:
+        with os.fdopen(reader, "rb") as source:
+            found = source.read()
+        _, status = os.waitpid(child, 0)
+        if not found:
+            raise RuntimeError(f"the reduction of {', '.join(map(str, prepared.paths))} ended without an answer "
+                               f"(wait status {status})")
+        messages, prepared.database, prepared.reduced, error, failure = pickle.loads(found)
+        if failure:
+            raise RuntimeError(f"the reduction of {', '.join(map(str, prepared.paths))} failed:\n{failure}")
+        prepared.warnings.messages = messages
+        prepared.error = None if error is None else MprofError(*error)
+
+    return collect
 
 
 def load_profiles(sides: list[list[Path]], leaks_and_calls: bool = True) -> list[Prepared]:
-    """Each side's data files reduced side by side: libmprof-reduce, SQLite
-    and each side's resolver work while the other side's Python does.
-    Taking each one's result in turn says what loading one after the other
-    would have said, in its order: a side's warnings, then its error.
-    leaks_and_calls as model.load's."""
-    with ThreadPoolExecutor(len(sides)) as pool:
-        return list(pool.map(_prepare, sides, [leaks_and_calls] * len(sides)))
+    """Each side's data files reduced side by side, each but the first in
+    a process of its own.  Taking each one's result in turn says what
+    loading one after the other would have said, in its order: a side's
+    warnings, then its error.  leaks_and_calls as model.load's."""
+    prepared = [Prepared(paths, directory=tempfile.TemporaryDirectory(prefix="mprof-"),
+                         leaks_and_calls=leaks_and_calls) for paths in sides]
+    collects = [_prepare_in_child(side) for side in prepared[1:]]
+    _prepare(prepared[0])
+    for collect in collects:
+        collect()
+    return prepared
 
 
 def load_profile(paths: list[Path], chosen: Selection = Selection(), leaks_and_calls: bool = True) -> Model:
