@@ -10,12 +10,16 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import jinja2
 from markupsafe import Markup, escape
 
-from . import flame, html_rows, legends, processes, replay_section, size_chart, summary, tables, timeline_chart
+from . import flame, html_rows, legends, processes, size_chart, summary, tables, timeline_chart
 from .model import Model
+
+if TYPE_CHECKING:
+    from . import replay_section
 
 TEMPLATES = Path(__file__).with_name("templates")
 
@@ -102,9 +106,18 @@ def render(model: Model, runtime: bool = False) -> str:
         runtime_note="" if runtime else tables.runtime_note(model, "mprof html --include-runtime"),
         suppressed_note=tables.suppressed_note(model),
         processes=processes.process_rows(model) if processes.merged(model) else [],
-        min_share=flame.MIN_SHARE, sizes=size_chart.chart(model), replays=replay_section.views(model.replays))
+        min_share=flame.MIN_SHARE, sizes=size_chart.chart(model), replays=_replay_views(model))
 
 
 def render_replays(model: Model) -> str:
     """A page of the Allocators section alone."""
-    return environment().get_template("replay.html").render(replays=replay_section.views(model.replays))
+    return environment().get_template("replay.html").render(replays=_replay_views(model))
+
+
+def _replay_views(model: Model) -> list[replay_section.ReplayView]:
+    """Imported only for a profile with replays (see model._replays)."""
+    if not model.replays:
+        return []
+    from . import replay_section
+
+    return replay_section.views(model.replays)

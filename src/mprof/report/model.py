@@ -7,11 +7,12 @@ import json
 import sqlite3
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from ..reducer import core
-from .replays import StoredReplay
-from .replays import load as load_replays
+
+if TYPE_CHECKING:
+    from .replays import StoredReplay
 
 CLASSES = ("s", "m", "l", "x")
 
@@ -486,6 +487,17 @@ def load(db: sqlite3.Connection, leaks_and_calls: bool = True) -> Model:
     return _load(db, leaks_and_calls)
 
 
+def _replays(db: sqlite3.Connection) -> list[StoredReplay]:
+    """mprof replay --db's replays, read by a module imported only when
+    there are any: its figures' dataclasses take a tenth of a report's
+    imports."""
+    if not db.execute("SELECT EXISTS (SELECT 1 FROM replays)").fetchone()[0]:
+        return []
+    from .replays import load as load_replays
+
+    return load_replays(db)
+
+
 def _leaks(raw: sqlite3.Cursor) -> list[LeakRow]:
     frames: dict[int, list[LeakFrame]] = {}
     files: dict[str | bytes, str] = {}
@@ -537,7 +549,7 @@ def _load(db: sqlite3.Connection, leaks_and_calls: bool) -> Model:
         "ORDER BY size")]
     leaks = _leaks(raw) if leaks_and_calls else []
     model = Model(runs, summary, functions, edges, cycles, bins, leaks, tree=PathTree.copy(db),
-                  replays=load_replays(db), leaks_and_calls=leaks_and_calls)
+                  replays=_replays(db), leaks_and_calls=leaks_and_calls)
     for edge in edges:
         model.callers.setdefault(edge.callee, []).append(edge)
         model.callees.setdefault(edge.caller, []).append(edge)
