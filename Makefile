@@ -35,10 +35,11 @@ all: $(BUILD)/libmprof.so $(BUILD)/libmprof.a $(BUILD)/widgets $(BUILD)/mprof-re
 # ./mprof's modules compiled once, by the interpreter it runs (the venv's,
 # else python3), so that no start of it compiles them: where
 # PYTHONDONTWRITEBYTECODE is set, none would ever be cached, and compiling
-# what mprof run imports takes longer than the rest of its start.
+# what mprof run imports takes longer than the rest of its start.  The web
+# page's templates are kept compiled in build/templates by the first page.
 $(BUILD)/.bytecode: $(wildcard src/mprof/*.py src/mprof/*/*.py) | $(BUILD)/.system-packages
 	python=$(VENV)/bin/python3; [ -x $$python ] || python=$(PYTHON); $$python -m compileall -q src/mprof
-	@mkdir -p $(BUILD) && touch $@
+	@mkdir -p $(BUILD)/templates && touch $@
 
 $(BUILD)/.system-packages: Makefile scripts/setup-system.sh
 	./scripts/setup-system.sh $(SYSTEM_PACKAGES)
