@@ -22,7 +22,6 @@ from typing import BinaryIO
 
 from ..reducer import datafile, store
 from ..reducer.errors import MprofError
-from ..reducer.profile import reduce_files
 from ..reducer.records import DataFile
 from ..reducer.symbolize import Progress, WarningSink
 from ..report import suppressions
@@ -235,6 +234,8 @@ def _prepare(prepared: Prepared) -> None:
                 if prepared.database == ours:
                     os.replace(inputs.database, ours)
                 return
+            from ..reducer.profile import reduce_files  # not for a report of a database
+
             with store.DatabaseWriter(ours) as writer:
                 profile = reduce_files(inputs.files, progress=Progress(False), paths_ready=writer.start_paths)
                 writer.finish(profile)
@@ -315,6 +316,8 @@ def load_profile(paths: list[Path], chosen: Selection = Selection(), leaks_and_c
 def reduce_into(files: list[DataFile], database: Path) -> None:
     """Reduces the data files into the database, then prints the warnings
     found on the way: an input refused gets only its error."""
+    from ..reducer.profile import reduce_files  # not for a report of a database
+
     with store.DatabaseWriter(database) as writer:
         profile = reduce_files(files, paths_ready=writer.start_paths)
         writer.finish(profile)

@@ -8,14 +8,16 @@ import urllib.parse
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import runtime_blocks
 from .errors import MprofError
 from .escape import printable
 from .liveness import still_running
-from .pathtree import PathTree
-from .profile import Profile, Run
+
+if TYPE_CHECKING:  # a report of a database imports none of the reduction
+    from .pathtree import PathTree
+    from .profile import Profile, Run
 
 SCHEMA = Path(__file__).with_name("schema.sql")
 SQLITE_MAGIC = b"SQLite format 3\0"
