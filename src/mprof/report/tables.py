@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import cast, overload
+from typing import NamedTuple, cast, overload
 
 from . import folding
 from .model import BinRow, CycleRow, FunctionRow, LeakFrame, Model
@@ -497,9 +497,10 @@ def caller_first_ranks(model: Model) -> dict[int, int]:
     return {f: ranks[node[f]] for f in model.functions}  # condensed, the graph has no cycle: all are ranked
 
 
-@dataclass(frozen=True)
-class Related:
-    """A caller or callee line of a call graph entry."""
+class Related(NamedTuple):
+    """A caller or callee line of a call graph entry: a big program's call
+    graph has tens of thousands, made several times as fast as a frozen
+    dataclass's instances."""
     function: int
     calls: int
     all_calls: int  # of the entry (a caller line) or of the callee (a callee line)
