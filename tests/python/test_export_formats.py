@@ -4,7 +4,6 @@ colours of a change and the widths of what shrank to nothing."""
 
 from __future__ import annotations
 
-import dataclasses
 import gzip
 
 from mprof.diff import flame as diff_flame
@@ -42,7 +41,7 @@ def test_the_first_pprof_mapping_is_the_programs() -> None:
     # The only path allocates in libstdc++'s operator new: its mapping would
     # come first if mappings came in the order paths reach them.
     model = path_model({1: "main", 2: "operator new"}, [((1, 2), 64, 0, "")])
-    model.functions[2] = dataclasses.replace(model.functions[2], module="/lib/x86_64-linux-gnu/libstdc++.so.6")
+    model.functions[2] = model.functions[2]._replace(module="/lib/x86_64-linux-gnu/libstdc++.so.6")
     profile = profile_pb2.Profile.FromString(gzip.decompress(pprof.profile(model, measures(), "alloc_space")))
     assert [profile.string_table[mapping.filename] for mapping in profile.mapping] == [
         "prog", "/lib/x86_64-linux-gnu/libstdc++.so.6"]

@@ -39,8 +39,10 @@ class RunInfo:
     running: bool = False  # a checkpoint whose process still ran when the profile was made
 
 
-@dataclass(frozen=True)
-class FunctionRow:
+# The rows a big program has thousands or tens of thousands of (functions,
+# edges, leaks and their frames) are named tuples, made several times as
+# fast as a frozen dataclass's instances.
+class FunctionRow(NamedTuple):
     id: int
     name: str
     module: str
@@ -63,8 +65,6 @@ class FunctionRow:
         return self.signature or self.name
 
 
-# The two rows a big program has tens of thousands of are named tuples,
-# made several times as fast as a frozen dataclass's instances.
 class EdgeRow(NamedTuple):
     caller: int
     callee: int
@@ -101,8 +101,7 @@ class LeakFrame(NamedTuple):
     line: int
 
 
-@dataclass(frozen=True)
-class LeakRow:
+class LeakRow(NamedTuple):
     allocs: int
     frees: int
     bytes: int

@@ -143,9 +143,10 @@ def _match(model: Model, frames: list[tuple[int, str, int]], rules: list[Suppres
 
 
 def _less(row: LeakRow, paths: list[PathRow]) -> LeakRow:
-    return replace(row, allocs=row.allocs - sum(p.allocs for p in paths), frees=row.frees - sum(p.frees for p in paths),
-                   bytes=row.bytes - sum(sum(p.bytes) for p in paths),
-                   bytes_freed=row.bytes_freed - sum(sum(p.freed) for p in paths))
+    return row._replace(allocs=row.allocs - sum(p.allocs for p in paths),
+                        frees=row.frees - sum(p.frees for p in paths),
+                        bytes=row.bytes - sum(sum(p.bytes) for p in paths),
+                        bytes_freed=row.bytes_freed - sum(sum(p.freed) for p in paths))
 
 
 def suppress(model: Model, rules: list[Suppression]) -> Model:
