@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import sqlite3
 import urllib.parse
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -218,15 +219,28 @@ def _insert(db: sqlite3.Connection, profile: Profile, ids: dict[tuple[str, str],
     paths_written.result()
     for number, run in enumerate(profile.runs, start=1):
         _insert_run(db, number, run)
-    db.executemany("INSERT INTO summary VALUES (?, ?)", sorted(profile.summary.items()))
-    db.executemany("INSERT INTO cycles VALUES (?, ?, ?, ?, ?)", cycles)
-    db.executemany("INSERT INTO functions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                   functions)
-    db.executemany("INSERT INTO edges VALUES (?, ?, ?, ?, ?, ?, ?)", edges)
-    db.executemany("INSERT INTO sites VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", site_rows)
-    db.executemany("INSERT INTO bins VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", bins)
-    db.executemany("INSERT INTO leaks VALUES (?, ?, ?, ?, ?, ?)", leak_rows)
-    db.executemany("INSERT INTO leak_frames VALUES (?, ?, ?, ?, ?)", leak_frames)
+    for table, rows in (("summary", sorted(profile.summary.items())), ("cycles", cycles), ("functions", functions),
+                        ("edges", edges), ("sites", site_rows), ("bins", bins), ("leaks", leak_rows),
+                        ("leak_frames", leak_frames)):
+        _insert_rows(db, table, rows)
+
+
+# Rows go in this many to a statement: bound through one statement run,
+# not one each, cc1plus's 39,000 leak frames go in twice as fast.
+_ROWS_AT_ONCE = 64
+
+
+def _insert_rows(db: sqlite3.Connection, table: str, rows: Sequence[tuple[object, ...]]) -> None:
+    """rows into table, _ROWS_AT_ONCE to a statement."""
+    if not rows:
+        return
+    row = "(" + ", ".join("?" * len(rows[0])) + ")"
+    whole = len(rows) - len(rows) % _ROWS_AT_ONCE
+    if whole:
+        db.executemany(f"INSERT INTO {table} VALUES " + ", ".join([row] * _ROWS_AT_ONCE),
+                       [tuple(itertools.chain.from_iterable(rows[at:at + _ROWS_AT_ONCE]))
+                        for at in range(0, whole, _ROWS_AT_ONCE)])
+    db.executemany(f"INSERT INTO {table} VALUES {row}", rows[whole:])
 
 
 def _path_writer(path: Path, tree: PathTree, ids: dict[tuple[str, str], int]) -> Callable[[], None]:
