@@ -226,8 +226,8 @@ def add_graph_run(graph: CallGraph, data: Totals, call_graph: bool, frames: Mapp
     outgoing: dict[int, tuple[int, list[int]]] = {}
     for pair in kept:
         callee_frames = logical(pair.callee)
-        graph.edge(graph.function(logical(pair.caller)[-1]), graph.function(callee_frames[0])).add(pair.calls,
-                                                                                                   pair.bytes)
+        _edge(graph, graph.function(logical(pair.caller)[-1]), graph.function(callee_frames[0])).add(pair.calls,
+                                                                                                     pair.bytes)
         if len(callee_frames) > 1:
             _add_inline_edges(graph, callee_frames, pair.calls, pair.bytes)
         calls, by_class = outgoing.get(pair.caller, (0, [0] * CLASSES))
@@ -244,4 +244,8 @@ def add_graph_run(graph: CallGraph, data: Totals, call_graph: bool, frames: Mapp
 
 def _add_inline_edges(graph: CallGraph, logical: Sequence[Frame], calls: int, by_class: Sequence[int]) -> None:
     for outer, inner in itertools.pairwise(logical):
-        graph.edge(graph.function(outer), graph.function(inner)).add(calls, by_class)
+        _edge(graph, graph.function(outer), graph.function(inner)).add(calls, by_class)
+
+
+def _edge(graph: CallGraph, caller: FunctionKey, callee: FunctionKey) -> cg.Edge:
+    return graph.edges.setdefault((caller, callee), cg.Edge())

@@ -103,9 +103,6 @@ class CallGraph:
             self.functions[key] = Function(frame.function, frame.module, frame.file, frame.line)
         return key
 
-    def edge(self, caller: FunctionKey, callee: FunctionKey) -> Edge:
-        return self.edges.setdefault((caller, callee), Edge())
-
 
 def add_run(graph: CallGraph, data: DataFile, table: FramesTable, names: Names) -> None:
     """Adds one data file's call graph, made by libmprof-reduce from its
@@ -150,8 +147,14 @@ def add_run(graph: CallGraph, data: DataFile, table: FramesTable, names: Names) 
         leak.bytes += leak_figures[at + 2]
         leak.bytes_freed += leak_figures[at + 3]
     e = built.edge_figures
+    edges = graph.edges
     for caller, callee, at in zip(built.edge_callers, built.edge_callees, range(0, len(e), core.BELOW), strict=True):
-        graph.edge(keys[caller], keys[callee]).add(e[at], e[at + 1:at + 5])
+        pair = (keys[caller], keys[callee])
+        edge = edges.get(pair)
+        if edge is None:  # each of a file's edges, the first time: made whole
+            edges[pair] = Edge(e[at], e[at + 1:at + 5])
+        else:
+            edge.add(e[at], e[at + 1:at + 5])
 
 
 def finish(graph: CallGraph) -> None:
