@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 import os
 import sqlite3
@@ -71,21 +72,24 @@ class _LosslessConnection(sqlite3.Connection):
         return super().execute(sql, tuple(map(_stored, parameters)) if isinstance(parameters, tuple) else parameters)
 
     def executemany(self, sql: str, rows: Any, /) -> sqlite3.Cursor:
-        """The rows as they are, and only where SQLite refuses one of them
-        (text that is not UTF-8, a number past 63 bits: rare) all of them
-        again, each value _stored: a look at every value in Python took as
-        long as SQLite's inserting them."""
         rows = rows if isinstance(rows, list) else list(rows)
-        if not self.in_transaction:
-            super().execute("BEGIN")
-        super().execute("SAVEPOINT lossless")
-        try:
-            cursor = super().executemany(sql, rows)
-        except (OverflowError, UnicodeEncodeError):
-            super().execute("ROLLBACK TO lossless")
-            cursor = super().executemany(sql, (tuple(map(_stored, row)) for row in rows))
-        super().execute("RELEASE lossless")
-        return cursor
+        if _stored_as_they_are(rows):
+            return super().executemany(sql, rows)
+        return super().executemany(sql, (tuple(map(_stored, row)) for row in rows))
+
+
+def _stored_as_they_are(rows: list[Any]) -> bool:
+    """No value of the rows needs _stored: a look at each value is several
+    times cheaper than a call of _stored for each, and most rows are numbers."""
+    for row in rows:
+        for value in row:
+            kind = type(value)
+            if kind is int:
+                if value >= 1 << 63:
+                    return False
+            elif kind is str and not value.isascii():
+                return False
+    return True
 
 
 def connect_for_writing(path: Path | str) -> sqlite3.Connection:
@@ -231,16 +235,31 @@ _ROWS_AT_ONCE = 64
 
 
 def _insert_rows(db: sqlite3.Connection, table: str, rows: Sequence[tuple[object, ...]]) -> None:
-    """rows into table, _ROWS_AT_ONCE to a statement."""
+    """rows into table, which they alone fill: as they are, and only where
+    SQLite refuses one of them (text that is not UTF-8, a number past 63
+    bits: rare) all of them again, each value _stored.  A look at every
+    value in Python took as long as SQLite's inserting them."""
+    try:
+        _insert_as_they_are(db, table, rows)
+    except (OverflowError, UnicodeEncodeError):
+        # A database being made has no journal to roll back (write_database).
+        db.execute(f"DELETE FROM {table}")
+        _insert_as_they_are(db, table, [tuple(map(_stored, row)) for row in rows])
+
+
+def _insert_as_they_are(db: sqlite3.Connection, table: str, rows: Sequence[tuple[object, ...]]) -> None:
+    """rows into table, _ROWS_AT_ONCE to a statement, through sqlite3's own
+    executemany."""
     if not rows:
         return
+    insert = functools.partial(sqlite3.Connection.executemany, db)
     row = "(" + ", ".join("?" * len(rows[0])) + ")"
     whole = len(rows) - len(rows) % _ROWS_AT_ONCE
     if whole:
-        db.executemany(f"INSERT INTO {table} VALUES " + ", ".join([row] * _ROWS_AT_ONCE),
-                       [tuple(itertools.chain.from_iterable(rows[at:at + _ROWS_AT_ONCE]))
-                        for at in range(0, whole, _ROWS_AT_ONCE)])
-    db.executemany(f"INSERT INTO {table} VALUES {row}", rows[whole:])
+        insert(f"INSERT INTO {table} VALUES " + ", ".join([row] * _ROWS_AT_ONCE),
+               [tuple(itertools.chain.from_iterable(rows[at:at + _ROWS_AT_ONCE]))
+                for at in range(0, whole, _ROWS_AT_ONCE)])
+    insert(f"INSERT INTO {table} VALUES {row}", rows[whole:])
 
 
 def _path_writer(path: Path, tree: PathTree, ids: dict[tuple[str, str], int]) -> Callable[[], None]:
