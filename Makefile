@@ -88,7 +88,7 @@ $(BUILD)/mprof-resolve: $(wildcard resolve/*.c resolve/*.h) | $(BUILD)/.system-p
 $(BUILD)/libmprof-reduce.so: $(wildcard reduce/*.c reduce/*.h) | $(BUILD)/.system-packages
 	@mkdir -p $(BUILD)
 	$(CC) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $(CFLAGS) -fPIC -fvisibility=hidden -shared \
-		-o $@ $(filter %.c,$^) -lsqlite3
+		-o $@ $(filter %.c,$^) -lsqlite3 -pthread
 
 # Plays a trace back against an allocator (see mprof(1), mprof replay).
 $(BUILD)/mprof-replay: $(wildcard replayer/*.c replayer/*.h) | $(BUILD)/.system-packages

@@ -158,15 +158,20 @@ struct mr_text {
 };
 
 /* Inserts the numbered tree into the tables path_nodes and paths of the
- * database file, whose schema is made and which no one else is writing.
- * function_ids, function_rank (the functions' order by their names, equal
- * for equal names) and files are by the frames' numbers; runtime[c] is the
- * index in runtimes of what keeps the blocks of chain c's paths on
- * purpose.  MR_DATABASE: SQLite's message is in error. */
-MR_EXPORT int mr_numbered_write(const struct mr_numbered *numbered, const char *database,
-                                const int64_t *function_ids, const uint32_t *function_rank,
-                                const struct mr_text *files, const uint32_t *runtime, const struct mr_text *runtimes,
-                                char *error, size_t error_size);
+ * database file, whose schema is made and which no one else is writing:
+ * mr_write_start starts a thread that writes them, works out the keys the
+ * paths are merged and sorted by meanwhile, and returns; mr_write_finish
+ * waits for the write and says how it went (MR_DATABASE: SQLite's message
+ * is in error).  function_ids, function_rank (the functions' order by
+ * their names, equal for equal names) and files are by the frames'
+ * numbers; runtime[c] is the index in runtimes of what keeps the blocks of
+ * chain c's paths on purpose.  All of them, and numbered, must last until
+ * mr_write_finish, which every mr_write_start that returned MR_OK needs. */
+struct mr_write;
+MR_EXPORT int mr_write_start(const struct mr_numbered *numbered, const char *database, const int64_t *function_ids,
+                             const uint32_t *function_rank, const struct mr_text *files, const uint32_t *runtime,
+                             const struct mr_text *runtimes, struct mr_write **out);
+MR_EXPORT int mr_write_finish(struct mr_write *job, char *error, size_t error_size);
 /* For a report's flame graphs, over a tree of count nodes by index, each
  * node's parent an index before its own or -1 for an outermost node.
  * mr_subtree_sums adds each node's value into its ancestors' (MR_OVERFLOW:

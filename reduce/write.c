@@ -4,6 +4,8 @@
 #include "merge.h"
 #include "reduce.h"
 
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -140,36 +142,107 @@ static int bind_path(sqlite3_stmt *statement, int first, size_t row, const void 
     return bind_text(statement, first + 1 + MR_FIGURES, &paths->runtimes[paths->runtime[numbered->path_chain[row]]]);
 }
 
-int mr_numbered_write(const struct mr_numbered *numbered, const char *database, const int64_t *function_ids,
-                      const uint32_t *function_rank, const struct mr_text *files, const uint32_t *runtime,
-                      const struct mr_text *runtimes, char *error, size_t error_size)
+/* A write of the path tables: its thread inserts the nodes while the
+ * starting thread works out the paths' keys, which the paths need. */
+struct mr_write {
+    const struct mr_numbered *numbered;
+    char *database;
+    const int64_t *function_ids;
+    const struct mr_text *files;
+    const uint32_t *runtime;
+    const struct mr_text *runtimes;
+    pthread_mutex_t lock; /* guards keys_done, set once by the starting thread */
+    pthread_cond_t keys_ready;
+    bool keys_done;
+    bool keys_made; /* false: memory ran out */
+    struct path_keys keys;
+    bool threaded;
+    pthread_t thread;
+    int status;
+    char error[512];
+};
+
+static void wait_for_keys(struct mr_write *job)
+{
+    pthread_mutex_lock(&job->lock);
+    while (!job->keys_done)
+        pthread_cond_wait(&job->keys_ready, &job->lock);
+    pthread_mutex_unlock(&job->lock);
+}
+
+static void write_tables(struct mr_write *job)
 {
     sqlite3 *db = NULL;
     /* One thread writes through this connection: no locks around each call. */
-    if (sqlite3_open_v2(database, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
-        int status = fail(db, error, error_size);
+    if (sqlite3_open_v2(job->database, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+        job->status = fail(db, job->error, sizeof job->error);
         sqlite3_close(db);
-        return status;
+        return;
     }
     /* A database being made: the caller puts it in place only once whole. */
     int status = sqlite3_exec(db, "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; BEGIN", NULL, NULL, NULL);
-    struct node_rows nodes = {numbered, function_ids, files};
+    struct node_rows nodes = {job->numbered, job->function_ids, job->files};
     if (status == SQLITE_OK)
-        status = write_rows(db, "path_nodes", 6, numbered->node_count, bind_node, &nodes);
-    struct path_keys keys;
-    if (status == SQLITE_OK && !path_keys_make(numbered, function_ids, function_rank, &keys)) {
+        status = write_rows(db, "path_nodes", 6, job->numbered->node_count, bind_node, &nodes);
+    wait_for_keys(job);
+    if (!job->keys_made) {
         sqlite3_close(db);
-        return MR_NO_MEMORY;
+        job->status = MR_NO_MEMORY;
+        return;
     }
-    if (status == SQLITE_OK) {
-        struct path_rows paths = {numbered, runtime, runtimes, &keys};
-        status = write_rows(db, "paths", PATH_COLUMNS, numbered->path_count, bind_path, &paths);
-        path_keys_free(&keys);
-    }
+    struct path_rows paths = {job->numbered, job->runtime, job->runtimes, &job->keys};
+    if (status == SQLITE_OK)
+        status = write_rows(db, "paths", PATH_COLUMNS, job->numbered->path_count, bind_path, &paths);
     if (status == SQLITE_OK)
         status = sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
-    if (status != SQLITE_OK)
-        status = fail(db, error, error_size);
+    job->status = status == SQLITE_OK ? MR_OK : fail(db, job->error, sizeof job->error);
     sqlite3_close(db);
+}
+
+static void *writing(void *argument)
+{
+    write_tables(argument);
+    return NULL;
+}
+
+int mr_write_start(const struct mr_numbered *numbered, const char *database, const int64_t *function_ids,
+                   const uint32_t *function_rank, const struct mr_text *files, const uint32_t *runtime,
+                   const struct mr_text *runtimes, struct mr_write **out)
+{
+    struct mr_write *job = calloc(1, sizeof *job);
+    char *name = strdup(database);
+    if (!job || !name) {
+        free(job);
+        free(name);
+        return MR_NO_MEMORY;
+    }
+    *job = (struct mr_write){.numbered = numbered, .database = name, .function_ids = function_ids, .files = files,
+                             .runtime = runtime, .runtimes = runtimes};
+    pthread_mutex_init(&job->lock, NULL);
+    pthread_cond_init(&job->keys_ready, NULL);
+    job->threaded = pthread_create(&job->thread, NULL, writing, job) == 0;
+    job->keys_made = path_keys_make(numbered, function_ids, function_rank, &job->keys);
+    pthread_mutex_lock(&job->lock);
+    job->keys_done = true;
+    pthread_cond_signal(&job->keys_ready);
+    pthread_mutex_unlock(&job->lock);
+    *out = job;
+    return MR_OK;
+}
+
+int mr_write_finish(struct mr_write *job, char *error, size_t error_size)
+{
+    if (job->threaded)
+        pthread_join(job->thread, NULL);
+    else
+        write_tables(job); /* no thread to be had: the write is the caller's */
+    int status = job->status;
+    if (status == MR_DATABASE)
+        snprintf(error, error_size, "%s", job->error);
+    path_keys_free(&job->keys);
+    pthread_cond_destroy(&job->keys_ready);
+    pthread_mutex_destroy(&job->lock);
+    free(job->database);
+    free(job);
     return status;
 }

@@ -79,7 +79,7 @@ def test_the_path_tables_are_the_python_reductions(seed: int, tmp_path: Path) ->
     db = store.connect_for_writing(database)
     db.executescript(store.SCHEMA.read_text())
     db.close()
-    store._path_writer(database, paths, ids)()
+    store._start_paths(database, paths, ids).finish()
     written = sqlite3.connect(database)
     node_rows, path_rows = reference.rows(expected, ids)
     assert written.execute("SELECT * FROM path_nodes ORDER BY id").fetchall() == node_rows

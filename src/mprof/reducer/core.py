@@ -93,9 +93,10 @@ def library() -> Any:
         "mr_tree_number": (ctypes.c_int, [ctypes.c_void_p, _u32p, ctypes.c_char_p, ctypes.c_size_t,
                                           ctypes.POINTER(ctypes.POINTER(_Numbered))]),
         "mr_numbered_free": (None, [ctypes.POINTER(_Numbered)]),
-        "mr_numbered_write": (ctypes.c_int, [ctypes.POINTER(_Numbered), ctypes.c_char_p, ctypes.c_void_p,
-                                             ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
-                                             ctypes.c_char_p, ctypes.c_size_t]),
+        "mr_write_start": (ctypes.c_int, [ctypes.POINTER(_Numbered), ctypes.c_char_p, ctypes.c_void_p,
+                                          ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
+                                          ctypes.POINTER(ctypes.c_void_p)]),
+        "mr_write_finish": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t]),
         "mr_subtree_sums": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p]),
         "mr_children": (None, [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p, ctypes.c_void_p]),
         "pr_nodes_read": (ctypes.c_int, [ctypes.c_char_p, ctypes.c_size_t, ctypes.POINTER(ctypes.POINTER(_Nodes)),
@@ -310,17 +311,40 @@ class Numbered:
         if getattr(self, "_pointer", None):
             self._library.mr_numbered_free(self._pointer)
 
-    def write(self, database: Path, function_ids: Sequence[int], function_ranks: Sequence[int],
-              files: Sequence[str | bytes], runtime: Sequence[int], runtimes: Sequence[str]) -> None:
-        """Into the database's path_nodes and paths (reduce.h,
-        mr_numbered_write); runtime by chain."""
+    def start_writing(self, database: Path, function_ids: Sequence[int], function_ranks: Sequence[int],
+                      files: Sequence[str | bytes], runtime: Sequence[int], runtimes: Sequence[str]) -> Writing:
+        """Starts writing into the database's path_nodes and paths (reduce.h,
+        mr_write_start); runtime by chain."""
+        return Writing(self, database, function_ids, function_ranks, files, runtime, runtimes)
+
+
+class Writing:
+    """A write of the path tables on a thread of the library's own, started
+    (mr_write_start): it holds what the thread reads until finish."""
+
+    def __init__(self, numbered: Numbered, database: Path, function_ids: Sequence[int],
+                 function_ranks: Sequence[int], files: Sequence[str | bytes], runtime: Sequence[int],
+                 runtimes: Sequence[str]) -> None:
+        self._library = library()
+        self._database = database
+        self._held = (numbered, (ctypes.c_int64 * max(len(function_ids), 1))(*function_ids),
+                      (ctypes.c_uint32 * max(len(function_ranks), 1))(*function_ranks), _texts(files),
+                      (ctypes.c_uint32 * max(len(runtime), 1))(*runtime), _texts(runtimes))
+        self._job = ctypes.c_void_p()
+        check(self._library.mr_write_start(numbered._pointer, os.fsencode(database), *self._held[1:],
+                                           ctypes.byref(self._job)))
+
+    def finish(self) -> None:
+        """Waits for the write; an error of SQLite's is the database's,
+        in one line.  Called once, whatever came in between."""
         error = ctypes.create_string_buffer(512)
-        status = self._library.mr_numbered_write(
-            self._pointer, os.fsencode(database), (ctypes.c_int64 * max(len(function_ids), 1))(*function_ids),
-            (ctypes.c_uint32 * max(len(function_ranks), 1))(*function_ranks), _texts(files),
-            (ctypes.c_uint32 * max(len(runtime), 1))(*runtime), _texts(runtimes), error, len(error))
+        job, self._job = self._job, ctypes.c_void_p()
+        if not job:
+            return
+        status = self._library.mr_write_finish(job, error, len(error))
         if status == _DATABASE:
-            raise MprofError(f"{database}: cannot write the call paths: {error.value.decode(errors='replace')}")
+            raise MprofError(f"{self._database}: cannot write the call paths: "
+                             f"{error.value.decode(errors='replace')}")
         check(status)
 
 

@@ -7,12 +7,11 @@ import itertools
 import os
 import sqlite3
 import urllib.parse
-from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import runtime_blocks
+from . import core, runtime_blocks
 from .errors import MprofError
 from .escape import printable
 from .liveness import still_running
@@ -141,20 +140,22 @@ class DatabaseWriter:
     """Makes a profile database in path, a new or empty file: the schema
     now, the path tables as soon as the reduction has its paths (hundreds
     of thousands of rows, written by libmprof-reduce through a connection
-    of its own, on a thread that holds Python's lock only to call it), the
-    rest of the tables once it is done."""
+    and on a thread of its own), the rest of the tables once it is done."""
 
     def __enter__(self) -> DatabaseWriter:
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self._close()
+    def __exit__(self, kind: type[BaseException] | None, *rest: object) -> None:
+        try:
+            self._close()
+        except Exception:
+            if kind is None:
+                raise  # else the error that stopped the reduction is the one to tell
 
     def __init__(self, path: Path) -> None:
         self._path = path
         self._ids: dict[tuple[str, str], int] = {}
-        self._pool = ThreadPoolExecutor(1)
-        self._paths_written: Future[None] | None = None
+        self._paths_written: core.Writing | None = None
         self._connection = connect_for_writing(path)
         try:
             # A database being made, put in place only once whole: nothing to roll back or to sync.  Pages of
@@ -171,7 +172,7 @@ class DatabaseWriter:
         """Starts writing the path tables: profile has every function and
         path, though its call graph's cycles and totals are yet to come."""
         self._ids = {key: number for number, key in enumerate(sorted(profile.graph.functions), start=1)}
-        self._paths_written = self._pool.submit(_path_writer(self._path, profile.paths, self._ids))
+        self._paths_written = _start_paths(self._path, profile.paths, self._ids)
 
     def finish(self, profile: Profile) -> None:
         """Writes the other tables, once the path tables are in."""
@@ -190,16 +191,16 @@ class DatabaseWriter:
             self._close()
 
     def _close(self) -> None:
-        """Waits for the path tables' thread (its error is finish's, or
-        gives way to the one that stopped the reduction), then closes."""
+        """Waits for the path tables' thread, then closes."""
         try:
-            self._pool.shutdown()
+            if self._paths_written is not None:
+                self._paths_written.finish()
         finally:
             self._connection.close()
 
 
 def _insert(db: sqlite3.Connection, profile: Profile, ids: dict[tuple[str, str], int],
-            paths_written: Future[None]) -> None:
+            paths_written: core.Writing) -> None:
     """The tables other than the path tables: their rows are made while
     the path tables are written, and go in once they are."""
     graph = profile.graph
@@ -220,7 +221,7 @@ def _insert(db: sqlite3.Connection, profile: Profile, ids: dict[tuple[str, str],
                  for n, leak in enumerate(leaks, 1)]
     leak_frames = [(n, position, ids[function], file, line) for n, leak in enumerate(leaks, 1)
                    for position, (function, file, line) in enumerate(leak.frames)]
-    paths_written.result()
+    paths_written.finish()
     for number, run in enumerate(profile.runs, start=1):
         _insert_run(db, number, run)
     for table, rows in (("summary", sorted(profile.summary.items())), ("cycles", cycles), ("functions", functions),
@@ -262,12 +263,12 @@ def _insert_as_they_are(db: sqlite3.Connection, table: str, rows: Sequence[tuple
     insert(f"INSERT INTO {table} VALUES {row}", rows[whole:])
 
 
-def _path_writer(path: Path, tree: PathTree, ids: dict[tuple[str, str], int]) -> Callable[[], None]:
-    """What writes the nodes on some path (start-up frames above main are
-    on none when every path reaches main), numbered from 1 in their order,
-    and the paths with what keeps their blocks on purpose (runtime_blocks),
-    through libmprof-reduce: made here, run by another thread, which holds
-    Python's lock only to call it."""
+def _start_paths(path: Path, tree: PathTree, ids: dict[tuple[str, str], int]) -> core.Writing:
+    """Starts writing the nodes on some path (start-up frames above main
+    are on none when every path reaches main), numbered from 1 in their
+    order, and the paths with what keeps their blocks on purpose
+    (runtime_blocks), through libmprof-reduce, which writes them on a thread
+    of its own."""
     functions = tree.names.functions
     numbered = tree.tree.numbered([runtime_blocks.groups_of(name) for name, _ in functions],
                                   [not runtime_blocks.in_stdcxx(module) for _, module in functions])
@@ -285,7 +286,7 @@ def _path_writer(path: Path, tree: PathTree, ids: dict[tuple[str, str], int]) ->
     function_ids = [ids.get(key, 0) for key in functions]
     ranks = [rank[name] for name in shown]
     files = [_lossless_text(name) for name in tree.names.files]
-    return lambda: numbered.write(path, function_ids, ranks, files, runtime, list(runtimes))
+    return numbered.start_writing(path, function_ids, ranks, files, runtime, list(runtimes))
 
 
 def _insert_run(db: sqlite3.Connection, number: int, run: Run) -> None:
