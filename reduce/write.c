@@ -64,6 +64,8 @@ static int prepare_insert(sqlite3 *db, const char *table, int columns, int rows,
     return sqlite3_prepare_v2(db, sql, at + 1, statement, NULL);
 }
 
+enum { NODE_COLUMNS = 6 };
+
 struct node_rows {
     const struct mr_numbered *numbered;
     const int64_t *function_ids;
@@ -183,7 +185,7 @@ static void write_tables(struct mr_write *job)
     int status = sqlite3_exec(db, "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; BEGIN", NULL, NULL, NULL);
     struct node_rows nodes = {job->numbered, job->function_ids, job->files};
     if (status == SQLITE_OK)
-        status = write_rows(db, "path_nodes", 6, job->numbered->node_count, bind_node, &nodes);
+        status = write_rows(db, "path_nodes", NODE_COLUMNS, job->numbered->node_count, bind_node, &nodes);
     wait_for_keys(job);
     if (!job->keys_made) {
         sqlite3_close(db);
@@ -209,7 +211,7 @@ int mr_write_start(const struct mr_numbered *numbered, const char *database, con
                    const uint32_t *function_rank, const struct mr_text *files, const uint32_t *runtime,
                    const struct mr_text *runtimes, struct mr_write **out)
 {
-    struct mr_write *job = calloc(1, sizeof *job);
+    struct mr_write *job = malloc(sizeof *job);
     char *name = strdup(database);
     if (!job || !name) {
         free(job);

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from ..reducer import datafile, store
 from ..reducer.errors import MprofError
@@ -29,6 +29,9 @@ from ..report.model import Model, load
 from ..report.tables import leak_total
 from ..report.validate import validated
 from .arguments import LEAK_EXIT_STATUS
+
+if TYPE_CHECKING:
+    from ..reducer.profile import Profile
 
 
 @dataclass(frozen=True)
@@ -234,11 +237,7 @@ def _prepare(prepared: Prepared) -> None:
                 if prepared.database == ours:
                     os.replace(inputs.database, ours)
                 return
-            from ..reducer.profile import reduce_files  # not for a report of a database
-
-            with store.DatabaseWriter(ours) as writer:
-                profile = reduce_files(inputs.files, progress=Progress(False), paths_ready=writer.start_paths)
-                writer.finish(profile)
+            profile = _reduce(inputs.files, ours, Progress(False))
             prepared.warnings, prepared.database, prepared.reduced = profile.warnings, ours, True
     except MprofError as error:
         prepared.error = error
@@ -313,15 +312,21 @@ def load_profile(paths: list[Path], chosen: Selection = Selection(), leaks_and_c
         return _reduce_and_load(selected(inputs.files, chosen), leaks_and_calls)
 
 
-def reduce_into(files: list[DataFile], database: Path) -> None:
-    """Reduces the data files into the database, then prints the warnings
-    found on the way: an input refused gets only its error."""
+def _reduce(files: list[DataFile], database: Path, progress: Progress | None = None) -> Profile:
+    """The data files reduced and written into the database, the path
+    tables from as soon as the reduction has them."""
     from ..reducer.profile import reduce_files  # not for a report of a database
 
     with store.DatabaseWriter(database) as writer:
-        profile = reduce_files(files, paths_ready=writer.start_paths)
+        profile = reduce_files(files, progress=progress, paths_ready=writer.start_paths)
         writer.finish(profile)
-    profile.warnings.print()
+    return profile
+
+
+def reduce_into(files: list[DataFile], database: Path) -> None:
+    """Reduces the data files into the database, then prints the warnings
+    found on the way: an input refused gets only its error."""
+    _reduce(files, database).warnings.print()
 
 
 def _reduce_and_load(files: list[DataFile], leaks_and_calls: bool) -> Model:

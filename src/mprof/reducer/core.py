@@ -315,24 +315,23 @@ class Numbered:
                       files: Sequence[str | bytes], runtime: Sequence[int], runtimes: Sequence[str]) -> Writing:
         """Starts writing into the database's path_nodes and paths (reduce.h,
         mr_write_start); runtime by chain."""
-        return Writing(self, database, function_ids, function_ranks, files, runtime, runtimes)
+        arrays = ((ctypes.c_int64 * max(len(function_ids), 1))(*function_ids),
+                  (ctypes.c_uint32 * max(len(function_ranks), 1))(*function_ranks), _texts(files),
+                  (ctypes.c_uint32 * max(len(runtime), 1))(*runtime), _texts(runtimes))
+        job = ctypes.c_void_p()
+        check(self._library.mr_write_start(self._pointer, os.fsencode(database), *arrays, ctypes.byref(job)))
+        return Writing(job, database, (self, arrays))
 
 
 class Writing:
     """A write of the path tables on a thread of the library's own, started
-    (mr_write_start): it holds what the thread reads until finish."""
+    (Numbered.start_writing): it holds what the thread reads until finish."""
 
-    def __init__(self, numbered: Numbered, database: Path, function_ids: Sequence[int],
-                 function_ranks: Sequence[int], files: Sequence[str | bytes], runtime: Sequence[int],
-                 runtimes: Sequence[str]) -> None:
+    def __init__(self, job: ctypes.c_void_p, database: Path, held: object) -> None:
         self._library = library()
+        self._job = job
         self._database = database
-        self._held = (numbered, (ctypes.c_int64 * max(len(function_ids), 1))(*function_ids),
-                      (ctypes.c_uint32 * max(len(function_ranks), 1))(*function_ranks), _texts(files),
-                      (ctypes.c_uint32 * max(len(runtime), 1))(*runtime), _texts(runtimes))
-        self._job = ctypes.c_void_p()
-        check(self._library.mr_write_start(numbered._pointer, os.fsencode(database), *self._held[1:],
-                                           ctypes.byref(self._job)))
+        self._held = held
 
     def finish(self) -> None:
         """Waits for the write; an error of SQLite's is the database's,

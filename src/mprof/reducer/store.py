@@ -142,16 +142,6 @@ class DatabaseWriter:
     of thousands of rows, written by libmprof-reduce through a connection
     and on a thread of its own), the rest of the tables once it is done."""
 
-    def __enter__(self) -> DatabaseWriter:
-        return self
-
-    def __exit__(self, kind: type[BaseException] | None, *rest: object) -> None:
-        try:
-            self._close()
-        except Exception:
-            if kind is None:
-                raise  # else the error that stopped the reduction is the one to tell
-
     def __init__(self, path: Path) -> None:
         self._path = path
         self._ids: dict[tuple[str, str], int] = {}
@@ -167,6 +157,16 @@ class DatabaseWriter:
         except BaseException:
             self._close()
             raise
+
+    def __enter__(self) -> DatabaseWriter:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, *rest: object) -> None:
+        try:
+            self._close()
+        except Exception:
+            if kind is None:
+                raise  # else the error that stopped the reduction is the one to tell
 
     def start_paths(self, profile: Profile) -> None:
         """Starts writing the path tables: profile has every function and
@@ -243,7 +243,7 @@ def _insert_rows(db: sqlite3.Connection, table: str, rows: Sequence[tuple[object
     try:
         _insert_as_they_are(db, table, rows)
     except (OverflowError, UnicodeEncodeError):
-        # A database being made has no journal to roll back (write_database).
+        # A database being made has no journal to roll back (DatabaseWriter).
         db.execute(f"DELETE FROM {table}")
         _insert_as_they_are(db, table, [tuple(map(_stored, row)) for row in rows])
 

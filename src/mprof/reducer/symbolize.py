@@ -7,6 +7,7 @@ becomes module+0xoffset, never nothing.
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import select
@@ -204,13 +205,13 @@ class Resolver:
         batches = [wanted[start:start + _BATCH] for start in range(0, len(wanted), _BATCH)]
         result: dict[int, list[Frame]] = {}
         done = 0
-        for number, batch in enumerate(batches):
-            if number == 0:
-                self._send(_request(batch))
+        if batches:
+            self._send(_request(batches[0]))
+        for batch, following in itertools.zip_longest(batches, batches[1:]):
             # The next batch goes out before this answer is read: the
             # resolver looks it up while this side reads.
-            if number + 1 < len(batches):
-                self._send(_request(batches[number + 1]))
+            if following:
+                self._send(_request(following))
             current: list[Frame] = []
             for fields in self._lines_until_done("while resolving addresses"):
                 if fields[0] == "frames":
