@@ -212,28 +212,13 @@ static void trace_allocated(struct monitor_tls *tls, struct thread_state *state,
         trace_allocation(&state->trace, sequence, field, size, tls->trace_alignment, (uintptr_t)block, entry);
 }
 
-MONITOR_TEXT void monitor_alloc(void *block, size_t size, enum mprof_summary_field field, bool headed)
+/* Counts the allocation of block, whose chain was walked; the guard is up,
+ * and is let down at the end. */
+MONITOR_TEXT_INLINE static inline __attribute__((always_inline)) void
+count_allocation(struct monitor_tls *tls, struct thread_state *state, void *block, size_t size,
+                 enum mprof_summary_field field, bool headed, const uintptr_t *chain, unsigned depth,
+                 bool truncated)
 {
-    struct monitor_tls *tls = &monitor_tls;
-    tls->busy = 1;
-    struct thread_state *state = current_state();
-    if (unlikely(!state)) {
-        if (headed)
-            header_write(block, size, BLOCK_HEADER_UNTRACKED);
-        monitor_count_untracked();
-        leave(tls);
-        return;
-    }
-    if (!headed)
-        block_map_prefetch((uintptr_t)block);
-    unsigned max_depth = monitor.options.stack_depth;
-    if (!monitor.options.call_graph)
-        max_depth = monitor.options.leak_depth;
-    bool truncated;
-    uintptr_t *chain = state->scratch;
-    struct walk_memory *walk = monitor.options.cached_rules ? &state->walk : NULL;
-    unsigned depth = unwind_chain(chain, max_depth, walk, &truncated);
-
     lock_own(state);
     uint32_t path = path_of_chain(state, chain, depth);
     struct path_counts *counts = path != PATH_NONE ? counts_of(state, path) : NULL;
@@ -283,6 +268,47 @@ MONITOR_TEXT void monitor_alloc(void *block, size_t size, enum mprof_summary_fie
             checkpoint_tick();
     }
     leave(tls);
+}
+
+/* The exiting threads' shared state (thread.h): each walks into a chain on
+ * its own stack, since they may walk at once, and with libunwind, since the
+ * walk memory is one thread's. */
+MONITOR_TEXT static void count_shared_allocation(struct monitor_tls *tls, struct thread_state *state, void *block,
+                                                 size_t size, enum mprof_summary_field field, bool headed,
+                                                 unsigned max_depth)
+{
+    uintptr_t chain[UNWIND_BUFFER_SIZE(max_depth)];
+    bool truncated;
+    unsigned depth = unwind_chain(chain, max_depth, NULL, &truncated);
+    count_allocation(tls, state, block, size, field, headed, chain, depth, truncated);
+}
+
+MONITOR_TEXT void monitor_alloc(void *block, size_t size, enum mprof_summary_field field, bool headed)
+{
+    struct monitor_tls *tls = &monitor_tls;
+    tls->busy = 1;
+    struct thread_state *state = current_state();
+    if (unlikely(!state)) {
+        if (headed)
+            header_write(block, size, BLOCK_HEADER_UNTRACKED);
+        monitor_count_untracked();
+        leave(tls);
+        return;
+    }
+    if (!headed)
+        block_map_prefetch((uintptr_t)block);
+    unsigned max_depth = monitor.options.stack_depth;
+    if (!monitor.options.call_graph)
+        max_depth = monitor.options.leak_depth;
+    if (unlikely(state->shared)) {
+        count_shared_allocation(tls, state, block, size, field, headed, max_depth);
+        return;
+    }
+    bool truncated;
+    uintptr_t *chain = state->scratch;
+    struct walk_memory *walk = monitor.options.cached_rules ? &state->walk : NULL;
+    unsigned depth = unwind_chain(chain, max_depth, walk, &truncated);
+    count_allocation(tls, state, block, size, field, headed, chain, depth, truncated);
 }
 
 /* Counts the free of a block of the map; called with the thread's lock

@@ -65,6 +65,7 @@ struct thread_state *thread_state_shared(unsigned stack_depth)
     spin_lock(&registry_lock);
     if (!shared_state && (shared_state = make_state(stack_depth))) {
         shared_state->claimed = 1;
+        shared_state->shared = true;
         shared_state->next = states;
         __atomic_store_n(&states, shared_state, __ATOMIC_RELEASE);
     }

@@ -48,6 +48,9 @@ struct thread_state {
     spinlock_t lock;           /* see above */
     struct thread_state *next; /* registry list; states are reused, never freed */
     atomic_int claimed;        /* 1 while a thread owns the state */
+    /* The exiting threads' state: they may walk at once, so none walks
+     * into its scratch chain or with its walk memory (record.c). */
+    bool shared;
 
     uint64_t counters[MPROF_SUM_FIELD_COUNT]; /* the max_live ones stay 0: they are global */
     uint64_t bin_allocs[MPROF_BIN_COUNT];
