@@ -7,6 +7,7 @@ does not show at all."""
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -151,3 +152,21 @@ def test_wrong_arguments_get_one_line(arguments: tuple[str, ...], message: str) 
     completed = mprof("diff", *arguments, check=False)
     assert completed.returncode == 1
     assert completed.stderr == f"mprof: {message}\n"
+
+
+@pytest.mark.parametrize("corrupt_side", ["base", "new"])
+def test_a_faulty_database_on_either_side_is_refused_in_one_line(runs: dict[str, list[Path]], tmp_path: Path,
+                                                                  corrupt_side: str) -> None:
+    # Both databases are checked at once, while the first is read: the
+    # refusal must still name the faulty one, whichever side it is.
+    databases = {}
+    for side in ("base", "new"):
+        databases[side] = tmp_path / f"{side}.db"
+        mprof("db", "-o", databases[side], runs[side][0])
+    with sqlite3.connect(databases[corrupt_side]) as db:
+        db.execute("UPDATE path_nodes SET parent_id = 999999999 WHERE id = (SELECT MAX(id) FROM path_nodes)")
+    db.close()
+    completed = mprof("diff", "--no-pager", databases["base"], databases["new"], check=False)
+    assert completed.returncode == 1 and completed.stdout == ""
+    assert completed.stderr == (f"mprof: {databases[corrupt_side]}: table path_nodes: parent_id names no row of "
+                                "path_nodes in 1 row: 999999999\n")

@@ -15,6 +15,7 @@ import sys
 import tempfile
 import traceback
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,7 +28,7 @@ from ..reducer.symbolize import Progress, WarningSink
 from ..report import suppressions
 from ..report.model import Model, load
 from ..report.tables import leak_total
-from ..report.validate import validated
+from ..report.validate import Checking, start_checking, validated
 from .arguments import LEAK_EXIT_STATUS
 
 if TYPE_CHECKING:
@@ -202,6 +203,7 @@ class Prepared:
     directory: tempfile.TemporaryDirectory[str] | None = None  # holds a database made or copied
     error: MprofError | None = None
     leaks_and_calls: bool = True  # load's: False leaves them out
+    checking: Checking | None = None  # the given database's check, started early
 
     def result(self) -> Model:
         """The profile, loaded in this thread (its SQLite objects stay in
@@ -212,7 +214,7 @@ class Prepared:
                 raise self.error
             assert self.database is not None
             if not self.reduced:
-                with validated(self.database, self.paths[0]) as given:
+                with validated(self.database, self.paths[0], self.checking) as given:
                     return load(given, self.leaks_and_calls)
             db = store.open_database(self.database)
             try:
@@ -296,6 +298,15 @@ def load_profiles(sides: list[list[Path]], leaks_and_calls: bool = True) -> list
     _prepare(prepared[0])
     for collect in collects:
         collect()
+    # The given databases are checked side by side, each on a thread, and
+    # each side's result() reads while they run.
+    given = [side for side in prepared if side.error is None and not side.reduced]
+    if len(given) > 1:
+        pool = ThreadPoolExecutor(len(given))
+        for side in given:
+            assert side.database is not None
+            side.checking = start_checking(side.database, pool)
+        pool.shutdown(wait=False)  # the checks run on; each result() waits for its own
     return prepared
 
 

@@ -35,8 +35,8 @@ from __future__ import annotations
 import functools
 import sqlite3
 from collections.abc import Iterator, Mapping
-from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -474,18 +474,29 @@ def _checked(path: Path) -> Problem | sqlite3.Error | None:
     return None
 
 
+Checking = Future[Problem | sqlite3.Error | None]
+
+
+def start_checking(path: Path, pool: Executor) -> Checking:
+    """The check validated() waits for, started on a thread of pool: SQLite
+    lets Python's other threads run while it scans, so the checks of two
+    databases, started together, take the time of one on two processors."""
+    return pool.submit(_checked, path)
+
+
 @contextmanager
-def validated(path: Path, name: str | Path) -> Iterator[sqlite3.Connection]:
+def validated(path: Path, name: str | Path, checking: Checking | None = None) -> Iterator[sqlite3.Connection]:
     """The profile database at path for reading (store.open_database),
     refused in one line that names name, the file as its user gave it,
     unless it holds what the reports read.  An SQLite error while it is
     read, too, ends in one line.
 
-    It is checked on a thread of its own while the caller reads it: SQLite
-    lets Python's other thread run while it scans, and the reading is done
-    by then.  The caller must write nothing before the block ends: only
-    then is the check's word known, and it comes before any error that
-    reading a faulty database ran into."""
+    It is checked on a thread of its own while the caller reads it (or
+    checking, one start_checking() started): SQLite lets Python's other
+    thread run while it scans, and the reading is done by then.  The
+    caller must write nothing before the block ends: only then is the
+    check's word known, and it comes before any error that reading a
+    faulty database ran into."""
     try:
         db = store.open_database(path)
     except MprofError as error:
@@ -493,8 +504,9 @@ def validated(path: Path, name: str | Path) -> Iterator[sqlite3.Connection]:
         if error.message.startswith(f"{path}: ") and str(path) != str(name):
             raise MprofError(f"{name}: {error.message[len(str(path)) + 2:]}", error.exit_code) from None
         raise
-    with ThreadPoolExecutor(1) as pool:
-        checking = pool.submit(_checked, path)
+    with ExitStack() as stack:
+        if checking is None:
+            checking = start_checking(path, stack.enter_context(ThreadPoolExecutor(1)))
         try:
             yield db
         except sqlite3.Error as error:
