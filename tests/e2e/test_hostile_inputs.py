@@ -8,9 +8,9 @@ file's line is shown escaped once."""
 from __future__ import annotations
 
 import os
-import resource
 import signal
 import subprocess
+import sys
 import threading
 import time
 import zlib
@@ -43,33 +43,54 @@ class Answer:
     max_rss_mb: float
 
 
-def _limited() -> None:
-    resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE, ADDRESS_SPACE))
+# The command is started from a small python3 of its own, which waits for
+# it and writes its exit status and peak resident set to a pipe: Linux
+# carries a process's peak across fork and exec, so a command started
+# straight from pytest, big by the time this runs, would count pytest's.
+MEASURER = r"""
+import os, resource, signal, sys
+limit, report = int(sys.argv[1]), int(sys.argv[2])
+pid = os.fork()
+if pid == 0:
+    os.close(report)
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # as a shell leaves it
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    try:
+        os.execv(sys.argv[3], sys.argv[3:])
+    finally:
+        os._exit(127)
+_, status, usage = os.wait4(pid, 0)
+os.write(report, f"{os.waitstatus_to_exitcode(status)} {usage.ru_maxrss}".encode())
+"""
 
 
 def answer(arguments: Sequence[str | Path], stdin: int | None = None) -> Answer:
     """mprof run as a user runs it, under ADDRESS_SPACE; its wall time and
     its largest resident size (or a child's: mprof-replay's), from wait4."""
     started = time.monotonic()
-    process = subprocess.Popen([MPROF, *map(str, arguments)], stdin=subprocess.DEVNULL if stdin is None else stdin,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=_limited)
+    reader, writer = os.pipe()
+    process = subprocess.Popen([sys.executable, "-c", MEASURER, str(ADDRESS_SPACE), str(writer), str(MPROF),
+                                *map(str, arguments)], stdin=subprocess.DEVNULL if stdin is None else stdin,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, pass_fds=(writer,),
+                               start_new_session=True)
+    os.close(writer)
     out, err = process.stdout, process.stderr
     assert out is not None and err is not None
-    watchdog = threading.Timer(MAX_SECONDS * 6, process.kill)
+    watchdog = threading.Timer(MAX_SECONDS * 6, os.killpg, (process.pid, signal.SIGKILL))
     watchdog.start()
     stdout: list[bytes] = []
     reading = threading.Thread(target=lambda: stdout.append(out.read()))
     reading.start()
     stderr = err.read()
     reading.join()
-    # wait4, not wait: the resident size of this child alone (with its own).
-    _, status, usage = os.wait4(process.pid, 0)
+    process.wait()
     watchdog.cancel()
-    process.returncode = os.waitstatus_to_exitcode(status)
+    with os.fdopen(reader, "rb") as report:
+        status, max_rss_kb = map(int, report.read().split())
     out.close()
     err.close()
-    return Answer(process.returncode, stdout[0].decode(errors="replace"), stderr.decode(errors="replace"),
-                  time.monotonic() - started, usage.ru_maxrss / 1024)
+    return Answer(status, stdout[0].decode(errors="replace"), stderr.decode(errors="replace"),
+                  time.monotonic() - started, max_rss_kb / 1024)
 
 
 @pytest.fixture(scope="module")
