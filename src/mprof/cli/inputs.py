@@ -8,19 +8,19 @@ or time than its valid bytes would."""
 from __future__ import annotations
 
 import argparse
+import functools
 import os
-import pickle
 import stat
 import sys
 import tempfile
-import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
+from ..forked import InChild
 from ..reducer import datafile, store
 from ..reducer.errors import MprofError
 from ..reducer.records import DataFile
@@ -245,46 +245,13 @@ def _prepare(prepared: Prepared) -> None:
         prepared.error = error
 
 
-def _prepare_in_child(prepared: Prepared) -> Callable[[], None]:
-    """Starts _prepare in a process of its own, forked: two reductions on
-    threads of one process take turns at Python's lock.  What it gives waits
-    for the child and takes what it found into prepared."""
-    reader, writer = os.pipe()
-    child = os.fork()
-    if child == 0:
-        os.close(reader)
-        # Warnings, database, reduced, error (message, exit code), a bug's traceback.
-        outcome: tuple[list[str], Path | None, bool, tuple[str, int] | None, str | None]
-        try:
-            _prepare(prepared)
-            error = prepared.error
-            outcome = (prepared.warnings.messages, prepared.database, prepared.reduced,
-                       None if error is None else (error.message, error.exit_code), None)
-        except BaseException:
-            outcome = ([], None, False, None, traceback.format_exc())
-        try:
-            with os.fdopen(writer, "wb") as out:
-                out.write(pickle.dumps(outcome))
-        finally:
-            # Nothing of the parent's is flushed or cleaned up twice: its
-            # buffered output and temporary directories are its own.
-            os._exit(0)
-    os.close(writer)
-
-    def collect() -> None:
-        with os.fdopen(reader, "rb") as source:
-            found = source.read()
-        _, status = os.waitpid(child, 0)
-        if not found:
-            raise RuntimeError(f"the reduction of {', '.join(map(str, prepared.paths))} ended without an answer "
-                               f"(wait status {status})")
-        messages, prepared.database, prepared.reduced, error, failure = pickle.loads(found)
-        if failure:
-            raise RuntimeError(f"the reduction of {', '.join(map(str, prepared.paths))} failed:\n{failure}")
-        prepared.warnings.messages = messages
-        prepared.error = None if error is None else MprofError(*error)
-
-    return collect
+def _prepared(prepared: Prepared) -> tuple[list[str], Path | None, bool, tuple[str, int] | None]:
+    """_prepare, and what it found: warnings, database, whether reduced,
+    and the error's message and exit code, if one stopped it."""
+    _prepare(prepared)
+    error = prepared.error
+    return (prepared.warnings.messages, prepared.database, prepared.reduced,
+            None if error is None else (error.message, error.exit_code))
 
 
 def load_profiles(sides: list[list[Path]], leaks_and_calls: bool = True) -> list[Prepared]:
@@ -294,10 +261,15 @@ def load_profiles(sides: list[list[Path]], leaks_and_calls: bool = True) -> list
     warnings, then its error.  leaks_and_calls as model.load's."""
     prepared = [Prepared(paths, directory=tempfile.TemporaryDirectory(prefix="mprof-"),
                          leaks_and_calls=leaks_and_calls) for paths in sides]
-    collects = [_prepare_in_child(side) for side in prepared[1:]]
-    _prepare(prepared[0])
-    for collect in collects:
-        collect()
+    with ExitStack() as stack:
+        # Two reductions on threads of one process take turns at Python's lock.
+        children = [stack.enter_context(InChild(functools.partial(_prepared, side),
+                                                f"the reduction of {', '.join(map(str, side.paths))}"))
+                    for side in prepared[1:]]
+        _prepare(prepared[0])
+        for side, child in zip(prepared[1:], children, strict=True):
+            side.warnings.messages, side.database, side.reduced, error = child.result()
+            side.error = None if error is None else MprofError(*error)
     # The given databases are checked side by side, each on a thread, and
     # each side's result() reads while they run.
     given = [side for side in prepared if side.error is None and not side.reduced]

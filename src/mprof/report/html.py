@@ -16,6 +16,7 @@ import jinja2
 from markupsafe import Markup, escape
 
 from .. import source_tree
+from ..forked import InChild
 from . import flame, html_rows, legends, processes, size_chart, summary, tables, timeline_chart
 from .model import Model
 
@@ -111,6 +112,14 @@ def render(model: Model, runtime: bool = False) -> str:
     (mprof replay --db without a profile) gets a page of them alone."""
     if not model.runs and model.replays:
         return render_replays(model)
+    # The call graph's tables are made in a process of their own while this
+    # one makes the others and the flame graphs: they are a fifth of a big
+    # program's page, and the second processor is otherwise idle.
+    with InChild(lambda: html_rows.graph_tables(model), "the call graph's tables") as graph:
+        flames = dict(allocation_flame=flame.allocation_flame(model),
+                      leak_flame=flame.leak_flame(model, runtime=runtime), peak_flame=flame.peak_flame(model),
+                      temporary_flame=flame.temporary_flame(model))
+        rows = html_rows.build(model, runtime, graph.result)
     runs = [RunLine(run.pid, "fork child" if run.forked else "process", run.command_line or run.program,
                     ", ".join(summary.run_notes(run))) for run in model.runs]
     program = model.runs[0].program if model.runs else ""
@@ -119,10 +128,7 @@ def render(model: Model, runtime: bool = False) -> str:
         figures=summary.figures(model), kept_label=summary.kept_label(model), summary_rows=summary.rows(model),
         runtime=runtime, leaked_bytes=tables.leak_total(model, runtime),
         leaked_objects=tables.leaked_objects(model, runtime), suppressed_bytes=model.suppressed_bytes,
-        legends=legends,
-        tables=html_rows.build(model, runtime), call_graph=model.call_graph,
-        allocation_flame=flame.allocation_flame(model), leak_flame=flame.leak_flame(model, runtime=runtime),
-        peak_flame=flame.peak_flame(model), temporary_flame=flame.temporary_flame(model),
+        legends=legends, tables=rows, call_graph=model.call_graph, **flames,
         peak_moment=summary.peak_moment(model) if len(model.runs) <= 1 else "",
         several=len(model.runs) > 1, timeline=timeline_chart.chart(model),
         runtime_note="" if runtime else tables.runtime_note(model, "mprof html --include-runtime"),

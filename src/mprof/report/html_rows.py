@@ -58,16 +58,24 @@ def encoded(rows: list[Row] | EncodedRows) -> Markup:
 
 
 @dataclass(frozen=True)
-class HtmlTables:
+class GraphTables:
+    """What the call graph gives the page: every function, and the graph's
+    rows (none in mprof- mode)."""
     # id, name, label if not the name, entry index, full signature if not the name
     functions: list[tuple[int, str, str | None, int | None, str | None]]
+    graph: EncodedRows
+
+
+@dataclass(frozen=True)
+class HtmlTables:
+    functions: list[tuple[int, str, str | None, int | None, str | None]]  # GraphTables's
     peak: list[Row] | EncodedRows  # none for several processes: the peak is one process's
     leaks: list[Row]
     bins: list[Row]
     bin_total: list[str]
     direct: list[Row]
     direct_total: list[str]
-    graph: list[Row]  # empty in mprof- mode
+    graph: EncodedRows
 
 
 def function_anchor(function_id: int) -> str:
@@ -78,7 +86,7 @@ def cycle_anchor(number: int) -> str:
     return f"cycle-{number}"
 
 
-def build(model: Model, runtime: bool = False) -> HtmlTables:
+def graph_tables(model: Model) -> GraphTables:
     entries = tables.graph_entries(model, 0.0) if model.call_graph else []  # every entry, whatever its share
     index = {entry.key: entry.index for entry in entries if entry.kind == "function"}
     functions = []
@@ -86,11 +94,21 @@ def build(model: Model, runtime: bool = False) -> HtmlTables:
         label = model.label(f.id)
         functions.append((f.id, f.name, label if label != f.name else None, index.get(f.id),
                           f.full_name if f.full_name != f.name else None))
+    rows = graph_rows(model, entries)
+    return GraphTables(functions, EncodedRows(encoded(rows), len(rows)))
+
+
+def build(model: Model, runtime: bool = False,
+          graph: Callable[[], GraphTables] | None = None) -> HtmlTables:
+    """The page's tables; graph gives the call graph's, made elsewhere, when
+    all the others are made."""
     bins, bin_total = bin_rows(model)
     direct, direct_total = direct_rows(model)
     own = folding.OwnCode(model)  # the path tables' frames classified once
-    return HtmlTables(functions, peak_rows(model, own) if len(model.runs) <= 1 else [], leak_rows(model, runtime, own),
-                      bins, bin_total, direct, direct_total, graph_rows(model, entries))
+    peak: list[Row] | EncodedRows = peak_rows(model, own) if len(model.runs) <= 1 else []
+    leaks = leak_rows(model, runtime, own)
+    made = graph() if graph else graph_tables(model)
+    return HtmlTables(made.functions, peak, leaks, bins, bin_total, direct, direct_total, made.graph)
 
 
 def _function(function_id: int, view: str = "", title: str = "") -> int | dict[str, Any]:
