@@ -233,14 +233,13 @@ class FoldedChains:
     labels: list[str]
 
 
-def fold_chains(model: Model, stops: Sequence[int], functions: array.array[int], width: int | None,
-                own: OwnCode | None = None) -> FoldedChains:
+def fold_chains(model: Model, stops: Sequence[int], functions: array.array[int], width: int | None) -> FoldedChains:
     """Paths of functions laid end to end ("q", outermost first, path n's
     ending at stops[n]), each frame shown by its function's name, folded as
     fold_paths folds them: a function is one frame wherever it comes, so
     the library numbers frames by the functions' ids, and no frame of a
     path becomes an object."""
-    own = own or OwnCode(model)
+    own = OwnCode(model)
     starts = [0, *stops[:-1]] if stops else []
     counts = array.array("I", [stop - start for start, stop in zip(starts, stops, strict=True)])
     # A path stops short of main when its outermost frame is not main's.

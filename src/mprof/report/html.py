@@ -112,14 +112,15 @@ def render(model: Model, runtime: bool = False) -> str:
     (mprof replay --db without a profile) gets a page of them alone."""
     if not model.runs and model.replays:
         return render_replays(model)
-    # The call graph's tables are made in a process of their own while this
-    # one makes the others and the flame graphs: they are a fifth of a big
-    # program's page, and the second processor is otherwise idle.
-    with InChild(lambda: html_rows.graph_tables(model), "the call graph's tables") as graph:
+    # The tables but the peak's are made in a process of their own while
+    # this one makes the peak table and the flame graphs: each half is a
+    # third of a big program's page, and the second processor is otherwise
+    # idle.
+    with InChild(lambda: html_rows.other_tables(model, runtime), "the page's tables") as others:
         flames = dict(allocation_flame=flame.allocation_flame(model),
                       leak_flame=flame.leak_flame(model, runtime=runtime), peak_flame=flame.peak_flame(model),
                       temporary_flame=flame.temporary_flame(model))
-        rows = html_rows.build(model, runtime, graph.result)
+        rows = html_rows.build(model, runtime, others.result)
     runs = [RunLine(run.pid, "fork child" if run.forked else "process", run.command_line or run.program,
                     ", ".join(summary.run_notes(run))) for run in model.runs]
     program = model.runs[0].program if model.runs else ""

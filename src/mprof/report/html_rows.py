@@ -58,22 +58,28 @@ def encoded(rows: list[Row] | EncodedRows) -> Markup:
 
 
 @dataclass(frozen=True)
-class GraphTables:
-    """What the call graph gives the page: every function, and the graph's
-    rows (none in mprof- mode)."""
+class OtherTables:
+    """Every table of the page but the peak's, its rows already the page's
+    JSON: made in a process of their own while the peak table and the flame
+    graphs are made (html.render)."""
     # id, name, label if not the name, entry index, full signature if not the name
     functions: list[tuple[int, str, str | None, int | None, str | None]]
-    graph: EncodedRows
+    leaks: EncodedRows
+    bins: EncodedRows
+    bin_total: list[str]
+    direct: EncodedRows
+    direct_total: list[str]
+    graph: EncodedRows  # empty in mprof- mode
 
 
 @dataclass(frozen=True)
 class HtmlTables:
-    functions: list[tuple[int, str, str | None, int | None, str | None]]  # GraphTables's
+    functions: list[tuple[int, str, str | None, int | None, str | None]]
     peak: list[Row] | EncodedRows  # none for several processes: the peak is one process's
-    leaks: list[Row]
-    bins: list[Row]
+    leaks: EncodedRows
+    bins: EncodedRows
     bin_total: list[str]
-    direct: list[Row]
+    direct: EncodedRows
     direct_total: list[str]
     graph: EncodedRows
 
@@ -86,7 +92,11 @@ def cycle_anchor(number: int) -> str:
     return f"cycle-{number}"
 
 
-def graph_tables(model: Model) -> GraphTables:
+def _encoded_rows(rows: list[Row]) -> EncodedRows:
+    return EncodedRows(encoded(rows), len(rows))
+
+
+def other_tables(model: Model, runtime: bool = False) -> OtherTables:
     entries = tables.graph_entries(model, 0.0) if model.call_graph else []  # every entry, whatever its share
     index = {entry.key: entry.index for entry in entries if entry.kind == "function"}
     functions = []
@@ -94,21 +104,19 @@ def graph_tables(model: Model) -> GraphTables:
         label = model.label(f.id)
         functions.append((f.id, f.name, label if label != f.name else None, index.get(f.id),
                           f.full_name if f.full_name != f.name else None))
-    rows = graph_rows(model, entries)
-    return GraphTables(functions, EncodedRows(encoded(rows), len(rows)))
-
-
-def build(model: Model, runtime: bool = False,
-          graph: Callable[[], GraphTables] | None = None) -> HtmlTables:
-    """The page's tables; graph gives the call graph's, made elsewhere, when
-    all the others are made."""
     bins, bin_total = bin_rows(model)
     direct, direct_total = direct_rows(model)
-    own = folding.OwnCode(model)  # the path tables' frames classified once
-    peak: list[Row] | EncodedRows = peak_rows(model, own) if len(model.runs) <= 1 else []
-    leaks = leak_rows(model, runtime, own)
-    made = graph() if graph else graph_tables(model)
-    return HtmlTables(made.functions, peak, leaks, bins, bin_total, direct, direct_total, made.graph)
+    return OtherTables(functions, _encoded_rows(leak_rows(model, runtime)), _encoded_rows(bins), bin_total,
+                       _encoded_rows(direct), direct_total, _encoded_rows(graph_rows(model, entries)))
+
+
+def build(model: Model, runtime: bool = False, others: Callable[[], OtherTables] | None = None) -> HtmlTables:
+    """The page's tables; others gives the rest of them, made elsewhere,
+    once the peak table is made here."""
+    peak: list[Row] | EncodedRows = peak_rows(model) if len(model.runs) <= 1 else []
+    rest = others() if others else other_tables(model, runtime)
+    return HtmlTables(rest.functions, peak, rest.leaks, rest.bins, rest.bin_total, rest.direct, rest.direct_total,
+                      rest.graph)
 
 
 def _function(function_id: int, view: str = "", title: str = "") -> int | dict[str, Any]:
@@ -141,14 +149,14 @@ def _path_cell(elements: tuple[folding.Element, ...], partial: bool, parts_of: l
     return [{"p": shown, "z": 1} if partial else {"p": shown}]
 
 
-def leak_rows(model: Model, runtime: bool = False, own: folding.OwnCode | None = None) -> list[Row]:
+def leak_rows(model: Model, runtime: bool = False) -> list[Row]:
     """objects, bytes, (%), path: each name on the path links to its entry,
     library runs of a long path folded (folding.py); what the runtimes keep
     on purpose only with runtime, and marked."""
     kept_total = tables.leak_total(model, runtime)
     paths = tables.leak_paths(model, False, runtime)
     rows = []
-    for path, shown in zip(paths, tables.shown_leak_paths(model, paths, False, tables.PATH_WIDTH, own), strict=True):
+    for path, shown in zip(paths, tables.shown_leak_paths(model, paths, False, tables.PATH_WIDTH), strict=True):
         parts = [_function(frame.function, title=f"called at {frame.file}:{frame.line}" if frame.line else "")
                  for frame in reversed(path.frames)]
         cell = _path_cell(shown.elements, shown.partial, parts) if path.frames else [tables.NO_CHAIN]
@@ -158,7 +166,7 @@ def leak_rows(model: Model, runtime: bool = False, own: folding.OwnCode | None =
     return rows
 
 
-def peak_rows(model: Model, own: folding.OwnCode | None = None) -> EncodedRows:
+def peak_rows(model: Model) -> EncodedRows:
     """blocks, bytes, (%), path: what held the memory at the peak, by whole
     call path, long paths folded as the leak table's.  Tens of thousands of
     paths a hundred frames deep: the library walks them, folds them and
@@ -168,7 +176,7 @@ def peak_rows(model: Model, own: folding.OwnCode | None = None) -> EncodedRows:
     nodes = model.tree.arrays()
     ends = array.array("q", [-1 if node is None else nodes.index(node) for node in paths.nodes()])
     stops, functions = page_core.chains(nodes.parent, nodes.function, ends)
-    folded = folding.fold_chains(model, stops, functions, tables.PATH_WIDTH, own)
+    folded = folding.fold_chains(model, stops, functions, tables.PATH_WIDTH)
     labels = [_json_text(label) for label in folded.labels]
     text = page_core.path_rows(array.array("q", paths.column(0)), array.array("q", paths.column(1)), peak, stops,
                                functions, folded.partial, folded.runs, labels)

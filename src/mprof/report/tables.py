@@ -93,11 +93,11 @@ def whole_path_text(model: Model, functions: tuple[int, ...]) -> str:
     return folding.whole([model.functions[f].name for f in functions], _partial(model, functions))
 
 
-def shown_leak_paths(model: Model, rows: Sequence[LeakPath], call_sites: bool, width: int | None,
-                     own: folding.OwnCode | None = None) -> list[folding.ShownPath]:
+def shown_leak_paths(model: Model, rows: Sequence[LeakPath], call_sites: bool,
+                     width: int | None) -> list[folding.ShownPath]:
     """The leak paths of a table as it shows them, folded to width
-    (folding.py); own, the classifier of the page's tables."""
-    own = own or folding.OwnCode(model)
+    (folding.py)."""
+    own = folding.OwnCode(model)
     functions = [[f.function for f in reversed(row.frames)] for row in rows]
     return folding.fold_paths([folding.path_frames(model, functions[n], _leak_names(model, row.frames, call_sites), own)
                                for n, row in enumerate(rows)],
