@@ -191,6 +191,27 @@ def test_the_never_freed_graph_adds_what_each_path_keeps() -> None:
                                                             "main > b": 7, "main > b > x": 7}
 
 
+def test_the_never_freed_graph_leaves_out_what_a_suppression_took() -> None:
+    model = path_model(NAMES, [
+        ((MAIN, A, W), 90, 30, ""),  # 60 kept
+        ((MAIN, B, X), 20, 0, ""),  # 20 kept, suppressed
+        ((MAIN, B), 4, 0, "stdio buffer"),  # the runtime's
+    ])
+    suppressed = next(n for n, row in enumerate(model.tree.rows()) if sum(row.bytes) == 20)
+    model = replace(model, path_suppressions={suppressed: "leak:x"})
+    kept = {"": 60, "main": 60, "main > a": 60, "main > a > w": 60}
+    assert paths(flame.leak_flame(model)) == kept
+    assert paths(flame.leak_flame(model, runtime=True)) == {**kept, "": 64, "main": 64, "main > b": 4}
+    # The page's graphs, made in one walk, are the same as each made alone.
+    for runtime in (False, True):
+        together = flame.page_flames(model, runtime)
+        assert together.leak == flame.leak_flame(model, runtime=runtime)
+        assert together.allocation == flame.allocation_flame(model)
+        assert together.peak == flame.peak_flame(model) and together.temporary == flame.temporary_flame(model)
+    assert paths(flame.allocation_flame(model)) == {"": 114, "main": 114, "main > a": 90, "main > a > w": 90,
+                                                    "main > b": 24, "main > b > x": 20}
+
+
 def test_nothing_kept_is_an_empty_graph_and_one_byte_is_not() -> None:
     assert flame.leak_flame(path_model(NAMES, [((MAIN,), 8, 8, "")])) == flame.Flame([], 0, 0, 0)
     one = flame.leak_flame(path_model(NAMES, [((MAIN,), 1, 0, "")]))

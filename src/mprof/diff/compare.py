@@ -351,7 +351,7 @@ def compare(base: Model, new: Model, measures: tuple[Measure, ...]) -> Compariso
         if sums is None and model.paths:
             values = array.array("q", [measure.of(path) for path in model.paths for measure in measures])
         suppressed = array.array("q", sorted(n for n, pattern in model.path_suppressions.items() if pattern))
-        walk.add(side, model.tree.db.serialize(), function_ids, numbered, coefficients, gates, suppressed, values)
+        walk.add(side, model.tree.serialized(), function_ids, numbered, coefficients, gates, suppressed, values)
     names = (sides[0][0], sides[1][0])
     views = [View(name, title, _Table(walk, names, keys, kind)) for name, title, kind in (
         ("paths", "Call paths", walk_core.PATHS), ("functions", "Functions, own allocations", walk_core.FUNCTIONS),

@@ -12,21 +12,15 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..reducer.core import address, check, copied, library
-from ..report.measures import Measure, as_sums
+from ..report.measured import Counted, PrMeasures, checked
+from ..report.measures import Measure
 from ..report.model import Model
 
 EX_FUNCTION, EX_LOCATION, EX_NO_CHAIN = 0, 1, 2
-_DATABASE = 3
 
 _u8p = ctypes.POINTER(ctypes.c_uint8)
 _i64p = ctypes.POINTER(ctypes.c_int64)
 _u64p = ctypes.POINTER(ctypes.c_uint64)
-
-
-class _Measures(ctypes.Structure):
-    _fields_ = [("width", ctypes.c_uint), ("coefficients", ctypes.c_void_p), ("gates", ctypes.c_char_p),
-                ("suppressed", ctypes.c_void_p), ("suppressed_count", ctypes.c_size_t),
-                ("values", ctypes.c_void_p), ("value_count", ctypes.c_size_t)]
 
 
 class _Pprof(ctypes.Structure):
@@ -42,11 +36,11 @@ class _Pprof(ctypes.Structure):
 def _functions() -> Any:
     loaded = library()
     signatures: dict[str, tuple[Any, list[Any]]] = {
-        "ex_pprof_walk": (ctypes.c_int, [ctypes.c_char_p, ctypes.c_size_t, ctypes.POINTER(_Measures),
+        "ex_pprof_walk": (ctypes.c_int, [ctypes.c_char_p, ctypes.c_size_t, ctypes.POINTER(PrMeasures),
                                          ctypes.POINTER(ctypes.POINTER(_Pprof)), ctypes.c_char_p, ctypes.c_size_t]),
         "ex_pprof_encode": (ctypes.c_int, [ctypes.POINTER(_Pprof)] + [ctypes.c_void_p] * 8 + [ctypes.c_size_t]),
         "ex_pprof_free": (None, [ctypes.POINTER(_Pprof)]),
-        "ex_collapsed": (ctypes.c_int, [ctypes.c_char_p, ctypes.c_size_t, ctypes.POINTER(_Measures),
+        "ex_collapsed": (ctypes.c_int, [ctypes.c_char_p, ctypes.c_size_t, ctypes.POINTER(PrMeasures),
                                         ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_char_p,
                                         ctypes.c_void_p, ctypes.c_size_t, ctypes.c_uint32,
                                         ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_size_t),
@@ -60,41 +54,17 @@ def _functions() -> Any:
     return loaded
 
 
-class _Counted:
-    """The measures as pathrows.h's struct pr_measures, and what it points at."""
-
-    def __init__(self, model: Model, chosen: Sequence[Measure]) -> None:
-        sums = as_sums(chosen)
-        self.values = None
-        if sums is None:
-            self.coefficients, self.gates = array.array("q"), b""
-            self.values = array.array("q", [measure.of(path) for path in model.paths for measure in chosen])
-        else:
-            self.coefficients, self.gates = sums
-        self.suppressed = array.array("q", sorted(n for n, pattern in model.path_suppressions.items() if pattern))
-        self.struct = _Measures(len(chosen), address(self.coefficients), self.gates or None,
-                                address(self.suppressed), len(self.suppressed),
-                                None if self.values is None else address(self.values),
-                                0 if self.values is None else len(self.values))
-
-
-def _checked(status: int, error: Any) -> None:
-    if status == _DATABASE:
-        raise AssertionError(f"the profile's call paths cannot be read: {error.value.decode(errors='replace')}")
-    check(status)
-
-
 class PprofWalk:
     """The pprof walk of a model's paths (ex_pprof_walk): what it met, as
     arrays, for Python to name, and then the encoding."""
 
     def __init__(self, model: Model, chosen: Sequence[Measure]) -> None:
         self._library = _functions()
-        counted = _Counted(model, chosen)
-        database = model.tree.db.serialize()
+        counted = Counted(model, chosen)
+        database = model.tree.serialized()
         error = ctypes.create_string_buffer(512)
         self._pointer = ctypes.POINTER(_Pprof)()
-        _checked(self._library.ex_pprof_walk(database, len(database), ctypes.byref(counted.struct),
+        checked(self._library.ex_pprof_walk(database, len(database), ctypes.byref(counted.struct),
                                              ctypes.byref(self._pointer), error, len(error)), error)
         found = self._pointer.contents
         self.counted = ctypes.string_at(found.counted, found.path_count) if found.path_count else b""
@@ -131,8 +101,8 @@ def collapsed(model: Model, measure: Measure, function_ids: array.array[int], na
     place in names, sorted and distinct; no_chain, the place of the name
     of a path of no chain."""
     loaded = _functions()
-    counted = _Counted(model, (measure,))
-    database = model.tree.db.serialize()
+    counted = Counted(model, (measure,))
+    database = model.tree.serialized()
     ends = array.array("Q")
     end = 0
     for name in names:
@@ -141,7 +111,7 @@ def collapsed(model: Model, measure: Measure, function_ids: array.array[int], na
     error = ctypes.create_string_buffer(512)
     text = ctypes.c_void_p()
     size = ctypes.c_size_t()
-    _checked(loaded.ex_collapsed(database, len(database), ctypes.byref(counted.struct), address(function_ids),
+    checked(loaded.ex_collapsed(database, len(database), ctypes.byref(counted.struct), address(function_ids),
                                  address(name_of), len(function_ids), b"".join(names), address(ends), len(names),
                                  no_chain, ctypes.byref(text), ctypes.byref(size), error, len(error)), error)
     try:

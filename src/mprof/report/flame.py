@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from typing import cast
 
 from ..reducer import core
+from .measured import node_sums
+from .measures import measures
 from .model import Model
 from .tables import NO_CHAIN
 
@@ -60,29 +62,12 @@ Candidate = tuple[str, str, int, object]
 Children = Callable[[object, int], list[Candidate]]
 
 
-# The paths' figures the flame graphs draw, as SQL over their columns.
-_BYTES = "bytes_s + bytes_m + bytes_l + bytes_x"
-_KEPT = f"{_BYTES} - freed_s - freed_m - freed_l - freed_x"
-
-
-def _path_flame(model: Model, weight: str, min_share: float, max_frames: int,
-                left_out: frozenset[int | None] = frozenset()) -> Flame:
-    """The paths' tree, each path counting weight (SQL over its columns),
-    but those ending at the nodes left_out."""
-    tree = model.tree
-    nodes = tree.arrays()
-    subtotal = array.array("q", bytes(8 * len(nodes.parent)))
-    unwound = 0
-    for node, value in tree.db.execute(f"SELECT node_id, {weight} FROM paths WHERE {weight} != 0"):
-        if node in left_out:
-            continue
-        if not isinstance(value, int):  # SQLite's sum of integers past 64 bits is a REAL
-            raise OverflowError("figures add up past 64 bits along the call paths")
-        if node is None:
-            unwound += value
-        else:
-            subtotal[nodes.index(node)] += value
-    core.subtree_sums(nodes.parent, subtotal)  # OverflowError past 64 bits, as above
+def _path_flame(model: Model, sums: tuple[array.array[int], int], min_share: float, max_frames: int) -> Flame:
+    """The paths' tree, each node counting sums' figure of the paths that
+    end there, those of no caller counted apart (measured.node_sums)."""
+    nodes = model.tree.arrays()
+    subtotal, unwound = sums
+    core.subtree_sums(nodes.parent, subtotal)  # OverflowError past 64 bits
 
     def children(key: object, value: int) -> list[Candidate]:
         # A frame is the nodes of one function under the frame above.
@@ -104,12 +89,32 @@ def _path_flame(model: Model, weight: str, min_share: float, max_frames: int,
     return expand("all", root_bytes, children, min_share, max_frames)
 
 
+def _suppressed(model: Model) -> list[int]:
+    """The places in tree.rows() of the paths a leak suppression took,
+    and of every other path that ends at one of their nodes."""
+    if not model.path_suppressions:
+        return []
+    rows = model.tree.rows()
+    nodes = {rows[n].node for n in model.path_suppressions}
+    return [n for n, row in enumerate(rows) if row.node in nodes]
+
+
+def _flames(model: Model, names: list[str], runtime: bool = False, min_share: float = MIN_SHARE,
+            max_frames: int = MAX_FRAMES) -> list[Flame]:
+    """The flame graphs of the measures named, their figures summed by
+    node in one walk of the paths."""
+    chosen = {measure.name: measure for measure in measures(runtime)}
+    sums = node_sums(model, [chosen[name] for name in names], model.tree.arrays().ids, _suppressed(model))
+    return [_path_flame(model, each, min_share, max_frames) for each in sums]
+
+
 def allocation_flame(model: Model, min_share: float = MIN_SHARE, max_frames: int = MAX_FRAMES) -> Flame | None:
     """Bytes allocated, by whole call path; None in mprof- mode, whose paths
     stop at the leak depth."""
     if not model.call_graph:
         return None
-    return _path_flame(model, _BYTES, min_share, max_frames)
+    [flame] = _flames(model, ["alloc_space"], min_share=min_share, max_frames=max_frames)
+    return flame
 
 
 def leak_flame(model: Model, min_share: float = MIN_SHARE, max_frames: int = MAX_FRAMES,
@@ -117,10 +122,8 @@ def leak_flame(model: Model, min_share: float = MIN_SHARE, max_frames: int = MAX
     """Bytes never freed, by whole call path; what the runtimes keep on
     purpose only with runtime, and what suppressions took out never, as in
     the leak table."""
-    rows = model.tree.rows() if model.path_suppressions else []
-    suppressed = frozenset(rows[n].node for n in model.path_suppressions)
-    return _path_flame(model, _KEPT if runtime else f"CASE WHEN runtime = '' THEN {_KEPT} ELSE 0 END", min_share,
-                       max_frames, suppressed)
+    [flame] = _flames(model, ["leak_space"], runtime, min_share, max_frames)
+    return flame
 
 
 def tone_by_name(name: str, key: object) -> int:
@@ -189,9 +192,29 @@ def peak_flame(model: Model, min_share: float = MIN_SHARE, max_frames: int = MAX
     processes, whose peaks are moments of their own."""
     if len(model.runs) > 1:
         return None
-    return _path_flame(model, "peak_bytes", min_share, max_frames)
+    [flame] = _flames(model, ["peak_space"], min_share=min_share, max_frames=max_frames)
+    return flame
 
 
 def temporary_flame(model: Model, min_share: float = MIN_SHARE, max_frames: int = MAX_FRAMES) -> Flame:
     """Temporary allocations, by whole call path: a count, not bytes."""
-    return _path_flame(model, "temporaries", min_share, max_frames)
+    [flame] = _flames(model, ["temp_objects"], min_share=min_share, max_frames=max_frames)
+    return flame
+
+
+@dataclass(frozen=True)
+class PageFlames:
+    """The page's flame graphs, as the functions above draw each."""
+    allocation: Flame | None
+    leak: Flame
+    peak: Flame | None
+    temporary: Flame
+
+
+def page_flames(model: Model, runtime: bool = False) -> PageFlames:
+    """allocation_flame, leak_flame (with runtime), peak_flame and
+    temporary_flame, from one walk of the paths."""
+    allocation, leak, peak, temporary = _flames(model, ["alloc_space", "leak_space", "peak_space", "temp_objects"],
+                                                runtime)
+    return PageFlames(allocation if model.call_graph else None, leak, peak if len(model.runs) <= 1 else None,
+                      temporary)

@@ -112,15 +112,12 @@ def render(model: Model, runtime: bool = False) -> str:
     (mprof replay --db without a profile) gets a page of them alone."""
     if not model.runs and model.replays:
         return render_replays(model)
-    # The tables but the peak's are made in a process of their own while
-    # this one makes the peak table and the flame graphs: each half is a
-    # third of a big program's page, and the second processor is otherwise
-    # idle.
-    with InChild(lambda: html_rows.other_tables(model, runtime), "the page's tables") as others:
-        flames = dict(allocation_flame=flame.allocation_flame(model),
-                      leak_flame=flame.leak_flame(model, runtime=runtime), peak_flame=flame.peak_flame(model),
-                      temporary_flame=flame.temporary_flame(model))
-        rows = html_rows.build(model, runtime, others.result)
+    # The call graph's tables are made in a process of their own while this
+    # one makes the others and the flame graphs: each half is a third of a
+    # big program's page, and the second processor is otherwise idle.
+    with InChild(lambda: html_rows.graph_tables(model), "the call graph's tables") as graph:
+        flames = flame.page_flames(model, runtime)
+        rows = html_rows.build(model, runtime, graph.result)
     runs = [RunLine(run.pid, "fork child" if run.forked else "process", run.command_line or run.program,
                     ", ".join(summary.run_notes(run))) for run in model.runs]
     program = model.runs[0].program if model.runs else ""
@@ -129,7 +126,8 @@ def render(model: Model, runtime: bool = False) -> str:
         figures=summary.figures(model), kept_label=summary.kept_label(model), summary_rows=summary.rows(model),
         runtime=runtime, leaked_bytes=tables.leak_total(model, runtime),
         leaked_objects=tables.leaked_objects(model, runtime), suppressed_bytes=model.suppressed_bytes,
-        legends=legends, tables=rows, call_graph=model.call_graph, **flames,
+        legends=legends, tables=rows, call_graph=model.call_graph, allocation_flame=flames.allocation,
+        leak_flame=flames.leak, peak_flame=flames.peak, temporary_flame=flames.temporary,
         peak_moment=summary.peak_moment(model) if len(model.runs) <= 1 else "",
         several=len(model.runs) > 1, timeline=timeline_chart.chart(model),
         runtime_note="" if runtime else tables.runtime_note(model, "mprof html --include-runtime"),

@@ -58,17 +58,12 @@ def encoded(rows: list[Row] | EncodedRows) -> Markup:
 
 
 @dataclass(frozen=True)
-class OtherTables:
-    """Every table of the page but the peak's, its rows already the page's
-    JSON: made in a process of their own while the peak table and the flame
-    graphs are made (html.render)."""
+class GraphTables:
+    """What the call graph gives the page, its rows already the page's
+    JSON: made in a process of their own while the other tables and the
+    flame graphs are made (html.render)."""
     # id, name, label if not the name, entry index, full signature if not the name
     functions: list[tuple[int, str, str | None, int | None, str | None]]
-    leaks: EncodedRows
-    bins: EncodedRows
-    bin_total: list[str]
-    direct: EncodedRows
-    direct_total: list[str]
     graph: EncodedRows  # empty in mprof- mode
 
 
@@ -76,10 +71,10 @@ class OtherTables:
 class HtmlTables:
     functions: list[tuple[int, str, str | None, int | None, str | None]]
     peak: list[Row] | EncodedRows  # none for several processes: the peak is one process's
-    leaks: EncodedRows
-    bins: EncodedRows
+    leaks: list[Row]
+    bins: list[Row]
     bin_total: list[str]
-    direct: EncodedRows
+    direct: list[Row]
     direct_total: list[str]
     graph: EncodedRows
 
@@ -92,11 +87,7 @@ def cycle_anchor(number: int) -> str:
     return f"cycle-{number}"
 
 
-def _encoded_rows(rows: list[Row]) -> EncodedRows:
-    return EncodedRows(encoded(rows), len(rows))
-
-
-def other_tables(model: Model, runtime: bool = False) -> OtherTables:
+def graph_tables(model: Model) -> GraphTables:
     entries = tables.graph_entries(model, 0.0) if model.call_graph else []  # every entry, whatever its share
     index = {entry.key: entry.index for entry in entries if entry.kind == "function"}
     functions = []
@@ -104,19 +95,19 @@ def other_tables(model: Model, runtime: bool = False) -> OtherTables:
         label = model.label(f.id)
         functions.append((f.id, f.name, label if label != f.name else None, index.get(f.id),
                           f.full_name if f.full_name != f.name else None))
+    rows = graph_rows(model, entries)
+    return GraphTables(functions, EncodedRows(encoded(rows), len(rows)))
+
+
+def build(model: Model, runtime: bool = False, graph: Callable[[], GraphTables] | None = None) -> HtmlTables:
+    """The page's tables; graph gives the call graph's, made elsewhere, once
+    the others are made here."""
     bins, bin_total = bin_rows(model)
     direct, direct_total = direct_rows(model)
-    return OtherTables(functions, _encoded_rows(leak_rows(model, runtime)), _encoded_rows(bins), bin_total,
-                       _encoded_rows(direct), direct_total, _encoded_rows(graph_rows(model, entries)))
-
-
-def build(model: Model, runtime: bool = False, others: Callable[[], OtherTables] | None = None) -> HtmlTables:
-    """The page's tables; others gives the rest of them, made elsewhere,
-    once the peak table is made here."""
     peak: list[Row] | EncodedRows = peak_rows(model) if len(model.runs) <= 1 else []
-    rest = others() if others else other_tables(model, runtime)
-    return HtmlTables(rest.functions, peak, rest.leaks, rest.bins, rest.bin_total, rest.direct, rest.direct_total,
-                      rest.graph)
+    leaks = leak_rows(model, runtime)
+    made = graph() if graph else graph_tables(model)
+    return HtmlTables(made.functions, peak, leaks, bins, bin_total, direct, direct_total, made.graph)
 
 
 def _function(function_id: int, view: str = "", title: str = "") -> int | dict[str, Any]:

@@ -149,6 +149,7 @@ class NodeArrays:
     """Every node of a tree by its index, the order of the nodes' ids:
     compact columns (8 bytes a node) for what walks the whole tree."""
     first: int  # the first node's id
+    ids: array.array[int]  # each node's id, ascending
     parent: array.array[int]  # each node's parent's index, -1 for an outermost node
     function: array.array[int]
     positions: dict[int, int] | None  # index by id, None when the ids run from first without a gap
@@ -183,6 +184,7 @@ class PathTree:
         self._texts: dict[bytes | str, str] = {}
         self._functions: dict[int, tuple[int, ...]] = {}
         self._arrays: NodeArrays | None = None
+        self._serialized: bytes | None = None
         self._chains: dict[int, tuple[int, ...]] = {}  # the functions of paths by their nodes' indexes
         # A file's text as its bytes where they are UTF-8 (decoded once
         # each, _text), else through the text factory.
@@ -266,16 +268,23 @@ class PathTree:
             self._parent = dict(self.db.execute("SELECT id, parent_id FROM path_nodes ORDER BY id"))
         return self._parent
 
+    def serialized(self) -> bytes:
+        """The tree's database as sqlite3's serialize() lays it out, for the
+        library's walks: made once, a copy of every page."""
+        if self._serialized is None:
+            self._serialized = self.db.serialize()
+        return self._serialized
+
     def arrays(self) -> NodeArrays:
         """The nodes as compact columns, read once."""
         if self._arrays is None:
             # Read in the library: a big program's hundreds of thousands of
             # rows cost Python a quarter of a second.
-            ids, parent, function = core.path_nodes(self.db.serialize())
+            ids, parent, function = core.path_nodes(self.serialized())
             first = ids[0] if ids else 0
             dense = not ids or ids[-1] - first + 1 == len(ids)
             positions = None if dense else {node: n for n, node in enumerate(ids)}
-            self._arrays = NodeArrays(first, parent, function, positions, *core.children(parent))
+            self._arrays = NodeArrays(first, ids, parent, function, positions, *core.children(parent))
         return self._arrays
 
     def functions_of_nodes(self) -> dict[int, int]:
