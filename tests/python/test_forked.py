@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 import time
 
 import pytest
 
 from mprof.forked import InChild
+from mprof.reducer.errors import MprofError
 
 
 def test_the_result_comes_from_another_process() -> None:
@@ -56,3 +58,27 @@ def test_output_the_parent_had_not_written_is_written_once(capfd: pytest.Capture
         assert child.result() == 7
     sys.stdout.flush()
     assert capfd.readouterr().out == "before the fork"
+
+
+def test_while_another_thread_runs_the_work_runs_here() -> None:
+    # A fork would copy none of that thread, and none of the locks it holds
+    # would ever be let go of in the child.
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:
+        with InChild(os.getpid, "a pid") as child:
+            assert child.result() == os.getpid()
+    finally:
+        stop.set()
+        other.join()
+
+
+def test_an_expected_error_comes_back_as_it_is() -> None:
+    def refused() -> int:
+        raise MprofError("prof.db: holds no profile to export", 3)
+
+    with InChild(refused, "an export", expected=(MprofError,)) as child, pytest.raises(MprofError) as raised:
+        child.result()
+    assert (raised.value.message, raised.value.exit_code) == ("prof.db: holds no profile to export", 3)
+    assert any("in refused" in note for note in raised.value.__notes__)

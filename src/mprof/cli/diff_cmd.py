@@ -71,7 +71,7 @@ def _shown(model: Model, paths: list[Path], args: argparse.Namespace) -> Model:
     model = for_display(suppressed(model, args), args.full_names)
     if not model.runs:
         raise MprofError(f"{paths[0]}: holds no profile to compare")
-    warn_of_partial_paths(model, paths[0])
+    warn_of_partial_paths(model.runs, paths[0])
     return model
 
 

@@ -11,8 +11,9 @@ from ..export import collapsed, pprof
 from ..reducer.errors import MprofError
 from ..report.display import for_display
 from ..report.measures import DEFAULT_MEASURE, MEASURE_NAMES, by_name, measures
+from ..report.model import Model, RunInfo
 from .arguments import add_leak_arguments, add_naming_arguments, add_selection_arguments
-from .inputs import load_profile, selection, suppressed, warn_of_partial_paths
+from .inputs import made_of_profile, selection, suppressed, warn_of_partial_paths
 from .output import check_output
 
 
@@ -40,18 +41,23 @@ def run(args: argparse.Namespace) -> int:
     output = None if args.output is None else check_output(args.output)  # a wrong -o refused before the work
     if args.format == "pprof" and output is None and sys.stdout.isatty():
         raise MprofError("a pprof profile is binary: name a file with -o, or redirect the output")
-    model = for_display(suppressed(load_profile(args.files, selection(args), leaks_and_calls=False), args),
-                        args.full_names)  # an export of paths
-    if not model.runs:
-        raise MprofError(f"{args.files[0]}: holds no profile to export")
-    warn_of_partial_paths(model, args.files[0])
-    try:
-        if args.format == "pprof":
-            data = pprof.profile(model, measures(args.include_runtime), args.sample)
-        else:
-            data = collapsed.collapsed(model, by_name(args.sample, args.include_runtime))
-    except OverflowError as error:  # a path's figures or a stack's sum, of absurd files
-        raise MprofError(f"{', '.join(map(str, args.files))}: {error}") from None
+
+    def exported(loaded: Model) -> tuple[list[RunInfo], bytes | str]:
+        """The runs, and the export, or why its figures cannot be written."""
+        model = for_display(suppressed(loaded, args), args.full_names)
+        if not model.runs:
+            raise MprofError(f"{args.files[0]}: holds no profile to export")
+        try:
+            if args.format == "pprof":
+                return model.runs, pprof.profile(model, measures(args.include_runtime), args.sample)
+            return model.runs, collapsed.collapsed(model, by_name(args.sample, args.include_runtime))
+        except OverflowError as error:  # a path's figures or a stack's sum, of absurd files
+            return model.runs, str(error)
+
+    runs, data = made_of_profile(args.files, exported, selection(args), leaks_and_calls=False)  # an export of paths
+    warn_of_partial_paths(runs, args.files[0])
+    if isinstance(data, str):
+        raise MprofError(f"{', '.join(map(str, args.files))}: {data}")
     if output is None:
         sys.stdout.buffer.write(data)
         sys.stdout.flush()

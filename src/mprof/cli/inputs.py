@@ -13,12 +13,12 @@ import os
 import stat
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO
+from typing import TYPE_CHECKING, BinaryIO, TypeVar
 
 from ..forked import InChild
 from ..reducer import datafile, store
@@ -26,9 +26,9 @@ from ..reducer.errors import MprofError
 from ..reducer.records import DataFile
 from ..reducer.symbolize import Progress, WarningSink
 from ..report import suppressions
-from ..report.model import Model, load
+from ..report.model import Model, RunInfo, load
 from ..report.tables import leak_total
-from ..report.validate import Checking, start_checking, validated
+from ..report.validate import Checking, read_checked, start_checking, validated
 from .arguments import LEAK_EXIT_STATUS
 
 if TYPE_CHECKING:
@@ -287,12 +287,32 @@ def load_profile(paths: list[Path], chosen: Selection = Selection(), leaks_and_c
     model.load's."""
     with read_inputs(paths) as inputs:
         if inputs.database:
-            if chosen:
-                raise MprofError(f"{paths[0]}: a profile database holds its processes merged: choose them when "
-                                 f"making it (mprof db --pid/--program) or report their data files")
+            _refuse_selection(paths, chosen)
             with validated(inputs.database, paths[0]) as db:
                 return load(db, leaks_and_calls)
         return _reduce_and_load(selected(inputs.files, chosen), leaks_and_calls)
+
+
+Made = TypeVar("Made")
+
+
+def made_of_profile(paths: list[Path], make: Callable[[Model], Made], chosen: Selection = Selection(),
+                    leaks_and_calls: bool = True) -> Made:
+    """make() of load_profile's profile.  Of a database, the profile is
+    loaded and made in a process of its own while this one checks the
+    database (validate.read_checked): make() must write nothing, and what
+    it gives must pickle."""
+    with read_inputs(paths) as inputs:
+        if inputs.database:
+            _refuse_selection(paths, chosen)
+            return read_checked(inputs.database, paths[0], lambda db: make(load(db, leaks_and_calls)))
+        return make(_reduce_and_load(selected(inputs.files, chosen), leaks_and_calls))
+
+
+def _refuse_selection(paths: list[Path], chosen: Selection) -> None:
+    if chosen:
+        raise MprofError(f"{paths[0]}: a profile database holds its processes merged: choose them when "
+                         f"making it (mprof db --pid/--program) or report their data files")
 
 
 def _reduce(files: list[DataFile], database: Path, progress: Progress | None = None) -> Profile:
@@ -323,10 +343,10 @@ def _reduce_and_load(files: list[DataFile], leaks_and_calls: bool) -> Model:
             db.close()
 
 
-def warn_of_partial_paths(model: Model, path: Path) -> None:
+def warn_of_partial_paths(runs: Sequence[RunInfo], path: Path) -> None:
     """Says on stderr, once, that a profile taken in mprof- mode has paths
     only as deep as its leak records: what is made of them is partial."""
-    partial = [run for run in model.runs if not run.call_graph]
+    partial = [run for run in runs if not run.call_graph]
     if partial:
         depth = max(run.leak_depth for run in partial)
         print(f"mprof: warning: {path}: taken in mprof- mode (--no-call-graph): its call paths stop after "

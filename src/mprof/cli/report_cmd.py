@@ -10,10 +10,11 @@ from pathlib import Path
 from ..reducer.errors import MprofError
 from ..report import json_tables, text_tables
 from ..report.display import for_display
+from ..report.model import Model
 from ..report.tables import EVERY_ROW, FIRST_SCREEN, Limit
 from . import pager
 from .arguments import add_leak_arguments, add_naming_arguments, add_selection_arguments
-from .inputs import leak_verdict, load_profile, selection, suppressed
+from .inputs import leak_verdict, made_of_profile, selection, suppressed
 
 
 def _tables(text: str) -> tuple[str, ...]:
@@ -87,18 +88,21 @@ def limit(args: argparse.Namespace) -> Limit:
 
 
 def run(args: argparse.Namespace) -> int:
-    model = for_display(suppressed(load_profile(args.files, selection(args)), args), args.full_names)
-    if not model.runs and model.replays:
-        raise MprofError(f"{args.files[0]}: holds replays alone (mprof replay --db), no profile to report: "
-                         f"mprof html shows them, sqlite3 reads them")
-    options = text_tables.Options(tables=args.tables, cutoff=args.cutoff or 0.0, call_sites=args.call_sites,
-                                  wide=args.wide, limit=limit(args),
-                                  runtime=args.include_runtime)
-    if args.format == "json":
-        text = json.dumps(json_tables.tables(model, options), indent=1) + "\n"
-    else:
-        text = text_tables.render(model, options)
-    status, why = leak_verdict(model, args.fail_on_leak)
+    def reported(loaded: Model) -> tuple[str, int, str]:
+        """The report, and leak_verdict's."""
+        model = for_display(suppressed(loaded, args), args.full_names)
+        if not model.runs and model.replays:
+            raise MprofError(f"{args.files[0]}: holds replays alone (mprof replay --db), no profile to report: "
+                             f"mprof html shows them, sqlite3 reads them")
+        options = text_tables.Options(tables=args.tables, cutoff=args.cutoff or 0.0, call_sites=args.call_sites,
+                                      wide=args.wide, limit=limit(args), runtime=args.include_runtime)
+        if args.format == "json":
+            text = json.dumps(json_tables.tables(model, options), indent=1) + "\n"
+        else:
+            text = text_tables.render(model, options)
+        return (text, *leak_verdict(model, args.fail_on_leak))
+
+    text, status, why = made_of_profile(args.files, reported, selection(args))
     # A failing CI job's log shows the leaks: no pager to wait on.
     pager.show(text, not args.no_pager and not status)
     if why:

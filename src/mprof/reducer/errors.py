@@ -25,6 +25,11 @@ class MprofError(Exception):
         # stderr line by line.
         return printable(self.message)
 
+    def __reduce__(self) -> tuple[type[MprofError], tuple[str, int]]:
+        # From a forked child (forked.py) with its exit code: pickle's
+        # default passes only what Exception.__init__ was given.
+        return MprofError, (self.message, self.exit_code)
+
 
 class DataFileError(MprofError):
     """A data file that cannot be read or is not a valid mprof data file."""

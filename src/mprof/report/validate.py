@@ -34,12 +34,14 @@ from __future__ import annotations
 
 import functools
 import sqlite3
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
+from ..forked import InChild
 from ..reducer import store
 from ..reducer.errors import MprofError
 from ..reducer.records import Summary
@@ -484,6 +486,18 @@ def start_checking(path: Path, pool: Executor) -> Checking:
     return pool.submit(_checked, path)
 
 
+def _opened(path: Path, name: str | Path) -> sqlite3.Connection:
+    """The profile database at path for reading (store.open_database), or
+    its refusal, which names name, the file as its user gave it."""
+    try:
+        return store.open_database(path)
+    except MprofError as error:
+        # A database through a pipe is read from a copy: name the pipe.
+        if error.message.startswith(f"{path}: ") and str(path) != str(name):
+            raise MprofError(f"{name}: {error.message[len(str(path)) + 2:]}", error.exit_code) from None
+        raise
+
+
 @contextmanager
 def validated(path: Path, name: str | Path, checking: Checking | None = None) -> Iterator[sqlite3.Connection]:
     """The profile database at path for reading (store.open_database),
@@ -497,13 +511,7 @@ def validated(path: Path, name: str | Path, checking: Checking | None = None) ->
     caller must write nothing before the block ends: only then is the
     check's word known, and it comes before any error that reading a
     faulty database ran into."""
-    try:
-        db = store.open_database(path)
-    except MprofError as error:
-        # A database through a pipe is read from a copy: name the pipe.
-        if error.message.startswith(f"{path}: ") and str(path) != str(name):
-            raise MprofError(f"{name}: {error.message[len(str(path)) + 2:]}", error.exit_code) from None
-        raise
+    db = _opened(path, name)
     with ExitStack() as stack:
         if checking is None:
             checking = start_checking(path, stack.enter_context(ThreadPoolExecutor(1)))
@@ -518,6 +526,33 @@ def validated(path: Path, name: str | Path, checking: Checking | None = None) ->
         finally:
             db.close()
         _refused(checking.result(), name)
+
+
+Read = TypeVar("Read")
+
+
+def read_checked(path: Path, name: str | Path, read: Callable[[sqlite3.Connection], Read]) -> Read:
+    """What read() gives of the profile database at path, refused as
+    validated() refuses it.  read() runs in a process of its own while this
+    one checks the database, and must write nothing: a read that a faulty
+    database sends astray (a loop of parents, walked for ever) ends with
+    the refusal, as the check comes first.  What read() gives, or an
+    MprofError or SQLite error it raises, must pickle."""
+    _opened(path, name).close()  # not a profile database, or a newer one's: said at once
+
+    def in_child() -> Read:
+        db = store.open_database(path)
+        try:
+            return read(db)
+        finally:
+            db.close()
+
+    with InChild(in_child, f"the report of {name}", expected=(MprofError, sqlite3.Error)) as reading:
+        _refused(_checked(path), name)
+        try:
+            return reading.result()
+        except sqlite3.Error as error:
+            raise MprofError(f"{name}: not a readable profile database ({error})") from None
 
 
 def _refused(problem: Problem | sqlite3.Error | None, name: str | Path) -> None:
