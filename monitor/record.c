@@ -270,9 +270,9 @@ count_allocation(struct monitor_tls *tls, struct thread_state *state, void *bloc
     leave(tls);
 }
 
-/* The exiting threads' shared state (thread.h): each walks into a chain on
- * its own stack, since they may walk at once, and with libunwind, since the
- * walk memory is one thread's. */
+/* The exiting threads' shared state, which has no chain buffer (thread.h):
+ * each walks into a chain on its own stack, since they may walk at once,
+ * and with libunwind, since the walk memory is one thread's. */
 MONITOR_TEXT static void count_shared_allocation(struct monitor_tls *tls, struct thread_state *state, void *block,
                                                  size_t size, enum mprof_summary_field field, bool headed,
                                                  unsigned max_depth)
@@ -300,12 +300,12 @@ MONITOR_TEXT void monitor_alloc(void *block, size_t size, enum mprof_summary_fie
     unsigned max_depth = monitor.options.stack_depth;
     if (!monitor.options.call_graph)
         max_depth = monitor.options.leak_depth;
-    if (unlikely(state->shared)) {
+    uintptr_t *chain = state->scratch;
+    if (unlikely(!chain)) {
         count_shared_allocation(tls, state, block, size, field, headed, max_depth);
         return;
     }
     bool truncated;
-    uintptr_t *chain = state->scratch;
     struct walk_memory *walk = monitor.options.cached_rules ? &state->walk : NULL;
     unsigned depth = unwind_chain(chain, max_depth, walk, &truncated);
     count_allocation(tls, state, block, size, field, headed, chain, depth, truncated);

@@ -15,17 +15,20 @@ static struct thread_state *states;
 /* Made once, under registry_lock. */
 static struct thread_state *shared_state;
 
-static struct thread_state *make_state(unsigned stack_depth)
+/* own_chain: a chain buffer of the state's own, which only the shared
+ * state lacks (thread.h, scratch). */
+static struct thread_state *make_state(unsigned stack_depth, bool own_chain)
 {
     struct thread_state *state = arena_alloc(sizeof(*state));
     if (!state)
         return NULL;
-    state->scratch = arena_alloc(UNWIND_BUFFER_SIZE(stack_depth) * sizeof(uintptr_t));
+    state->scratch = own_chain ? arena_alloc(UNWIND_BUFFER_SIZE(stack_depth) * sizeof(uintptr_t)) : NULL;
     state->cached_addrs = arena_alloc(stack_depth * sizeof(uintptr_t));
     state->cached_ids = arena_alloc(stack_depth * sizeof(*state->cached_ids));
     state->cached_folds = arena_alloc(stack_depth * sizeof(*state->cached_folds));
     state->bin_peak = arena_alloc(MPROF_BIN_COUNT * sizeof(struct peak_figures));
-    if (!state->scratch || !state->cached_addrs || !state->cached_ids || !state->cached_folds || !state->bin_peak)
+    if ((own_chain && !state->scratch) || !state->cached_addrs || !state->cached_ids || !state->cached_folds ||
+        !state->bin_peak)
         return NULL;
     state->cached_path = PATH_NONE;
     return state;
@@ -41,7 +44,7 @@ struct thread_state *thread_state_claim(unsigned stack_depth)
             return state;
         }
     }
-    struct thread_state *state = make_state(stack_depth);
+    struct thread_state *state = make_state(stack_depth, true);
     if (state) {
         state->claimed = 1;
         state->next = states;
@@ -63,9 +66,8 @@ void thread_state_release(struct thread_state *state)
 struct thread_state *thread_state_shared(unsigned stack_depth)
 {
     spin_lock(&registry_lock);
-    if (!shared_state && (shared_state = make_state(stack_depth))) {
+    if (!shared_state && (shared_state = make_state(stack_depth, false))) {
         shared_state->claimed = 1;
-        shared_state->shared = true;
         shared_state->next = states;
         __atomic_store_n(&states, shared_state, __ATOMIC_RELEASE);
     }

@@ -48,9 +48,6 @@ struct thread_state {
     spinlock_t lock;           /* see above */
     struct thread_state *next; /* registry list; states are reused, never freed */
     atomic_int claimed;        /* 1 while a thread owns the state */
-    /* The exiting threads' state: they may walk at once, so none walks
-     * into its scratch chain or with its walk memory (record.c). */
-    bool shared;
 
     uint64_t counters[MPROF_SUM_FIELD_COUNT]; /* the max_live ones stay 0: they are global */
     uint64_t bin_allocs[MPROF_BIN_COUNT];
@@ -73,7 +70,11 @@ struct thread_state {
     /* The previous chain (paper 3.2), outermost first, with the node of
      * each of its paths: cached_ids[i] is the node of the path
      * cached_addrs[0..i], cached_folds[i] a fold of those addresses. */
-    uintptr_t *scratch; /* UNWIND_BUFFER_SIZE(stack_depth) entries for the new chain */
+    /* UNWIND_BUFFER_SIZE(stack_depth) entries for the new chain; NULL in
+     * the exiting threads' shared state, whose threads may walk at once:
+     * each walks into a chain of its own, without the walk memory
+     * (record.c). */
+    uintptr_t *scratch;
     uintptr_t *cached_addrs;
     uint32_t *cached_ids;
     uint64_t *cached_folds;

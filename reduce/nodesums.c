@@ -6,25 +6,6 @@
 
 #include <sqlite3.h>
 
-/* The place of id among ids (ascending), or node_count when absent: most
- * profiles number their nodes 1 .. n, where the place is id - ids[0]. */
-static size_t place_of(const int64_t *ids, size_t node_count, int64_t id)
-{
-    if (!node_count)
-        return 0;
-    if (id >= ids[0] && (uint64_t)id - (uint64_t)ids[0] < node_count && ids[id - ids[0]] == id)
-        return (size_t)(id - ids[0]);
-    size_t low = 0, high = node_count;
-    while (low < high) {
-        size_t middle = low + (high - low) / 2;
-        if (ids[middle] < id)
-            low = middle + 1;
-        else
-            high = middle;
-    }
-    return low < node_count && ids[low] == id ? low : node_count;
-}
-
 static int add(int64_t *sum, int64_t value)
 {
     return __builtin_add_overflow(*sum, value, sum) ? MR_OVERFLOW : MR_OK;
@@ -48,14 +29,16 @@ int ns_node_sums(const void *database, size_t database_size, const struct pr_mea
     int64_t *values = status == MR_OK ? malloc((width + 1) * sizeof(int64_t)) : NULL;
     if (status == MR_OK && !values)
         status = MR_NO_MEMORY;
+    /* The nodes by id, as pr_node_index finds them: only their ids. */
+    const struct pr_nodes nodes = {.count = node_count, .id = (int64_t *)(uintptr_t)ids};
     size_t next_suppressed = 0;
     for (size_t path = 0; status == MR_OK && path < count; path++) {
         status = pr_figures(measures, &rows[path], path, &next_suppressed, values);
         int64_t *into = unwound;
         size_t stride = 1;
         if (status == MR_OK && rows[path].node != PR_NO_NODE) {
-            size_t place = place_of(ids, node_count, rows[path].node);
-            if (place == node_count)
+            int64_t place = pr_node_index(&nodes, rows[path].node);
+            if (place < 0)
                 status = MR_CORRUPT;
             into = sums + place;
             stride = node_count;
