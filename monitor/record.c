@@ -51,34 +51,21 @@ static inline void lock_own(struct thread_state *state)
 /* A block of size bytes goes live (bytes and blocks positive) or is freed
  * (negative): the process's live figures change (live.h).  Called with the
  * thread's lock held, which the ledger may let go of and take again: so
- * before any of the state's figures change. */
-static inline struct peak_change live_change(struct thread_state *state, int64_t bytes, int64_t blocks)
+ * before any of the state's figures change.  False when the change was
+ * logged: the merge changes the figures at the peak of counts and bin;
+ * else the caller does (thread_state_peak_change), with *change. */
+static inline bool live_change(struct thread_state *state, int64_t bytes, int64_t blocks,
+                               struct path_counts *counts, unsigned bin, struct peak_change *change)
 {
-    struct peak_change change;
-    if (likely(!threads_share()))
-        return live_change_ledger(bytes, blocks);
-    if (likely(live_change_granted(&state->grant, bytes, blocks, &change)))
-        return change;
-    return live_change_settled(state, bytes, blocks);
-}
-
-/* The change in its path's and its bin's figures at the peak; the
- * thread's lock held. */
-static inline void peak_change_of(struct thread_state *state, struct path_counts *counts, unsigned bin,
-                                  struct peak_change change, int64_t bytes, int64_t blocks)
-{
-    if (likely(counts))
-        peak_record(&counts->peak, change, bytes, blocks);
-    peak_record(&state->bin_peak[bin], change, bytes, blocks);
-    if (change.after > change.before) {
-        /* While the live bytes grow, every allocation is a new peak: when
-         * it came is read at the thread's next change that is none. */
-        state->set_highest = change.after;
-        state->set_allocs = state->counters[MPROF_SUM_ALLOCS];
-        state->set_pending = true;
-    } else if (unlikely(state->set_pending)) {
-        thread_state_stamp_peak(state);
+    if (likely(!threads_share())) {
+        *change = live_change_ledger(bytes, blocks);
+        return true;
     }
+    if (likely(live_change_granted(&state->grant, bytes, blocks, change)))
+        return true;
+    if (live_logging() && live_log_append(&state->log, bytes, blocks, counts, bin))
+        return false;
+    return live_change_settled(state, bytes, blocks, counts, bin, change);
 }
 
 static void apply_deferred(struct monitor_tls *tls);
@@ -228,14 +215,13 @@ count_allocation(struct monitor_tls *tls, struct thread_state *state, void *bloc
     bool tracked = counts && (headed || block_map_insert((uintptr_t)block, size, path, &replaced));
     if (headed)
         header_write(block, size, tracked ? path : BLOCK_HEADER_UNTRACKED);
+    unsigned bin = bin_of(size);
     struct peak_change change = {0};
-    if (likely(tracked))
-        change = live_change(state, (int64_t)size, 1);
+    bool counted_now = tracked && live_change(state, (int64_t)size, 1, counts, bin, &change);
     if (likely(counts)) {
         counts->allocs++;
         counts->bytes[size_class(size)] += size;
     }
-    unsigned bin = bin_of(size);
     state->bin_allocs[bin]++;
     if (bin == MPROF_BIN_LARGE)
         state->large_bytes += size;
@@ -244,8 +230,8 @@ count_allocation(struct monitor_tls *tls, struct thread_state *state, void *bloc
     state->counters[MPROF_SUM_BYTES_ALLOCATED] += size;
     /* mprof- mode stops at the leak chain on purpose. */
     state->counters[MPROF_SUM_TRUNCATED_CHAINS] += truncated && monitor.options.call_graph;
-    if (likely(tracked))
-        peak_change_of(state, counts, bin, change, (int64_t)size, 1);
+    if (likely(counted_now))
+        thread_state_peak_change(state, counts, bin, change, (int64_t)size, 1);
     state->last_block = tracked ? (uintptr_t)block : 0;
     if (unlikely(trace_enabled)) {
         if (tracked)
@@ -319,10 +305,11 @@ MONITOR_TEXT static void account_free(struct thread_state *state, uintptr_t bloc
         state->counters[MPROF_SUM_INHERITED_FREES]++;
         return;
     }
-    struct peak_change change = live_change(state, -(int64_t)info->size, -1);
     struct path_counts *counts = counts_of(state, info->record);
     unsigned class = size_class(info->size);
     unsigned bin = bin_of(info->size);
+    struct peak_change change;
+    bool counted_now = live_change(state, -(int64_t)info->size, -1, counts, bin, &change);
     bool temporary = block == state->last_block;
     if (temporary) {
         state->last_block = 0;
@@ -334,7 +321,8 @@ MONITOR_TEXT static void account_free(struct thread_state *state, uintptr_t bloc
         counts->freed[class] += info->size;
         counts->temporaries += temporary;
     }
-    peak_change_of(state, counts, bin, change, -(int64_t)info->size, -1);
+    if (counted_now)
+        thread_state_peak_change(state, counts, bin, change, -(int64_t)info->size, -1);
     state->bin_frees[bin]++;
     if (bin == MPROF_BIN_LARGE)
         state->large_freed += info->size;

@@ -554,6 +554,9 @@ bool snapshot_write(const struct snapshot_request *request)
     }
     memset(all, 0, sizeof(*all));
     all->first_path = paths_first_own_path();
+    /* The changes waiting in the threads' logs are in the highs, and in
+     * the records' figures at them, before they are read. */
+    live_merge_logs(bounded_write);
     all->highest = (uint64_t)__atomic_load_n(&live_ledger.highest_bytes, __ATOMIC_ACQUIRE);
     thread_states_each(gather_thread, all, bounded_write);
     if (!all->out_of_memory)

@@ -92,19 +92,42 @@ bool thread_states_each(void (*visit)(struct thread_state *, void *), void *cont
     return all;
 }
 
-void thread_states_lock_all(void)
+bool thread_states_lock_each_within(bool bounded)
 {
-    spin_lock(&live_ledger.lock);
-    spin_lock(&registry_lock);
-    for (struct thread_state *state = states; state; state = state->next)
-        spin_lock(&state->lock);
+    if (!spin_lock_within(&registry_lock, bounded))
+        return false;
+    for (struct thread_state *state = states; state; state = state->next) {
+        if (!spin_lock_within(&state->lock, bounded)) {
+            for (struct thread_state *locked = states; locked != state; locked = locked->next)
+                spin_unlock(&locked->lock);
+            spin_unlock(&registry_lock);
+            return false;
+        }
+    }
+    return true;
 }
 
-void thread_states_unlock_all(void)
+void thread_states_lock_each(void)
+{
+    thread_states_lock_each_within(false);
+}
+
+void thread_states_unlock_each(void)
 {
     for (struct thread_state *state = states; state; state = state->next)
         spin_unlock(&state->lock);
     spin_unlock(&registry_lock);
+}
+
+void thread_states_lock_all(void)
+{
+    spin_lock(&live_ledger.lock);
+    thread_states_lock_each();
+}
+
+void thread_states_unlock_all(void)
+{
+    thread_states_unlock_each();
     spin_unlock(&live_ledger.lock);
 }
 
@@ -159,6 +182,7 @@ void thread_states_fork_child(struct thread_state *survivor)
         state->set_highest = state->set_allocs = state->set_tsc = state->set_index = 0;
         state->set_pending = false;
         state->grant = (struct live_grant){0};
+        state->log = (struct live_log){.entries = state->log.entries};
         state->cached_depth = 0;
         state->cached_path = PATH_NONE;
         memset(state->recent_nodes, 0, sizeof state->recent_nodes);

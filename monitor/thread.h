@@ -66,6 +66,7 @@ struct thread_state {
     uint64_t set_highest, set_allocs, set_tsc, set_index;
     bool set_pending;
     struct live_grant grant; /* the thread's side of the live figures (live.h) */
+    struct live_log log;     /* its changes waiting for a merge (live.h) */
 
     /* The previous chain (paper 3.2), outermost first, with the node of
      * each of its paths: cached_ids[i] is the node of the path
@@ -110,6 +111,13 @@ bool thread_states_each(void (*visit)(struct thread_state *, void *), void *cont
  * late frees land here.  Guarded by its own lock like any state. */
 struct thread_state *thread_state_shared(unsigned stack_depth);
 
+/* The list's lock and every state's, in the locks' order: for the merge of
+ * the live figures' logs (live.h), whose caller holds the ledger's.
+ * bounded: from a signal handler, false (holding none) when a lock stays
+ * held. */
+bool thread_states_lock_each_within(bool bounded);
+void thread_states_lock_each(void);
+void thread_states_unlock_each(void);
 /* Every state's lock, and the list's and the live ledger's before them:
  * for fork(2), and for retagging. */
 void thread_states_lock_all(void);
@@ -121,6 +129,26 @@ void thread_state_retag(struct thread_state *state);
  * allocation count then, as every state counts it now less what this
  * thread allocated since (exact when one thread allocates). */
 void thread_state_stamp_peak(struct thread_state *state);
+/* The change in the figures at the peak of a path's record (NULL: none)
+ * and of a size bin; the state's lock held.  From the allocation or free
+ * itself, or from the merge of a log (live.h). */
+static inline void thread_state_peak_change(struct thread_state *state, struct path_counts *counts, unsigned bin,
+                                            struct peak_change change, int64_t bytes, int64_t blocks)
+{
+    if (counts)
+        peak_record(&counts->peak, change, bytes, blocks);
+    peak_record(&state->bin_peak[bin], change, bytes, blocks);
+    if (change.after > change.before) {
+        /* While the live bytes grow, every allocation is a new peak: when
+         * it came is read at the thread's next change that is none. */
+        state->set_highest = change.after;
+        state->set_allocs = state->counters[MPROF_SUM_ALLOCS];
+        state->set_pending = true;
+    } else if (state->set_pending) {
+        thread_state_stamp_peak(state);
+    }
+}
+
 /* The newest state, the head of the list of every state: the list only
  * grows, at its head, and states are never freed, so it can be walked
  * without a lock. */

@@ -98,19 +98,59 @@ def test_highs_that_threads_reach_together(targets: Targets, tmp_path: Path) -> 
         assert all(point.live_bytes <= summary["max_live_bytes"] for point in datafile.read(output).timeline)
 
 
+def test_threads_that_grow_at_once_and_changes_the_program_orders(targets: Targets, tmp_path: Path) -> None:
+    # tests/targets/peak_growing.c: two threads grow together, nearly every
+    # allocation a new high (the threads log their changes, live.h); the
+    # first's 10 MiB is the peak; then, the live bytes at their high, the
+    # threads take turns, each woken by the other: a free in the first,
+    # then an allocation of a byte less in the second, 1,000 times, and the
+    # 10 MiB freed before 10 MiB less a byte is allocated.  In the order of
+    # the changes' stamps (mprof(5)), none of the second's turns is live at
+    # the peak.  Run several times: how the threads interleave differs.
+    for run in range(3):
+        output = tmp_path / f"growing{run}.mprof"
+        subprocess.run([targets.build("peak_growing", "-pthread")], env=monitor_env(output), check=True,
+                       timeout=120)
+        model = load_profile([output])
+        paths = by_path(model)
+        named = {name: [paths[key] for key in paths if key.endswith(name)]
+                 for name in ("first > grow_a", "second > grow_b", "first > big_a", "second > handoff_b",
+                              "second > late_b", "first > passing", "second > passing")}
+        assert all(len(found) == 1 for found in named.values())
+        part = {name: found[0] for name, found in named.items()}
+        assert part["first > grow_a"] == (50_000, 0, 50_000, 5_000_000)
+        assert part["second > grow_b"] == (50_000, 0, 50_000, 10_000_000)
+        assert part["first > big_a"] == (1, 1, 1, 10 * MIB)  # freed before its thread allocates again
+        assert part["second > handoff_b"][2:] == (0, 0)
+        assert part["second > late_b"] == (1, 1, 0, 0)
+        assert part["first > passing"] == (50_000, 50_000, 0, 0)
+        assert part["second > passing"] == (50_000, 50_000, 0, 0)
+        summary = model.summary
+        assert sum(path.peak_bytes for path in model.paths) == summary["max_live_bytes"]
+        grown = 5_000_000 + 10_000_000 + 10 * MIB
+        assert grown <= summary["max_live_bytes"] < grown + 100_000
+        # Every allocation of the growth came before the peak, nothing of the turns.
+        assert 200_001 <= summary["peak_allocs"] <= 200_001 + 50
+        bins = {b.size: b for b in model.bins}
+        assert (bins[100].peak_blocks, bins[200].peak_blocks, bins[99].peak_blocks) == (50_000, 50_000, 0)
+
+
 def test_the_ledger_keeps_the_highs_exact_at_every_step(targets: Targets) -> None:
     # live_ledger.c: monitor/live.c alone, four made-up threads taking turns
-    # at random through phases of growth and shrinking, two million changes;
-    # after each, the highs, what the change saw of the peak and the live
-    # figures are those the program kept itself.  Most changes fit their
-    # thread's grant, which is what spares them a shared write.
+    # at random through phases of growth and shrinking, two million changes
+    # from eight paths; after each, the highs, what the change saw of the
+    # peak and the live figures are those the program kept itself, and after
+    # the logs are merged, every path's figures at the peak too.  Most
+    # changes fit their thread's grant, which is what spares them a shared
+    # write; the new highs of the growing phases are logged.
     monitor = REPO_ROOT / "monitor"
     program = targets.build("live_ledger", "-std=c11", "-D_GNU_SOURCE", "-Wall", "-Wextra", "-Werror",
                             f"-I{monitor}", str(monitor / "live.c"))
     completed = subprocess.run([program], capture_output=True, text=True, timeout=60, check=True)
-    steps, verdict, within_grants = completed.stdout.split()
+    steps, verdict, within_grants, logged = completed.stdout.split()
     assert (steps, verdict) == ("2000000", "exact")
     assert int(within_grants) > 1_000_000
+    assert int(logged) > 10_000
 
 
 def test_the_reports_of_the_peak_and_of_temporaries(targets: Targets, tmp_path: Path) -> None:
