@@ -115,7 +115,7 @@ static void sift_down(uint32_t count, uint32_t i)
  * thread out of memory). */
 static void merge(struct live_ledger *ledger)
 {
-    uint32_t count = 0;
+    uint32_t count = 0, logs = 0;
     uint64_t everyone = 0, logged_allocs = 0;
     bool every_log = true;
     for (struct thread_state *state = thread_states_newest(); state; state = state->next) {
@@ -138,6 +138,7 @@ static void merge(struct live_ledger *ledger)
         if (state->set_pending)
             thread_state_stamp_peak(state);
         heads[count++] = (struct merge_head){state, 0};
+        logs++;
         for (uint32_t i = 0; i < state->log.count; i++)
             logged_allocs += state->log.entries[i].blocks > 0;
     }
@@ -150,6 +151,7 @@ static void merge(struct live_ledger *ledger)
         logged_allocs -= entry->blocks > 0;
         thread_state_peak_change(state, entry->counts, entry->bin, change, entry->bytes, entry->blocks);
         if (change.after > change.before) {
+            ledger->last_grower = state;
             state->set_tsc = entry->stamp;
             state->set_index = everyone - logged_allocs;
             state->set_pending = false;
@@ -163,7 +165,9 @@ static void merge(struct live_ledger *ledger)
         }
         sift_down(count, 0);
     }
-    if (every_log && ledger->bytes < ledger->highest_bytes && ledger->blocks < ledger->highest_blocks)
+    /* One thread alone growing goes faster through the ledger, which
+     * sends it back to the logs when another reaches a high. */
+    if (every_log && (logs == 1 || (ledger->bytes < ledger->highest_bytes && ledger->blocks < ledger->highest_blocks)))
         atomic_store_explicit(&ledger->logging, false, memory_order_relaxed);
 }
 
@@ -183,9 +187,12 @@ MONITOR_TEXT bool live_change_settled(struct thread_state *state, int64_t bytes,
     if (!logging && (ledger->bytes + bytes + ledger->granted_bytes > ledger->highest_bytes ||
                      ledger->blocks + blocks + ledger->granted_blocks > ledger->highest_blocks)) {
         call_back_grants(ledger);
-        /* A new high while other threads run: from here on, logs. */
-        logging = ledger->bytes + bytes > ledger->highest_bytes || ledger->blocks + blocks > ledger->highest_blocks;
-        atomic_store_explicit(&ledger->logging, logging, memory_order_relaxed);
+        if (ledger->bytes + bytes > ledger->highest_bytes || ledger->blocks + blocks > ledger->highest_blocks) {
+            /* A new high after another thread's: from here on, logs. */
+            logging = ledger->last_grower && ledger->last_grower != state;
+            atomic_store_explicit(&ledger->logging, logging, memory_order_relaxed);
+            ledger->last_grower = state;
+        }
     }
     if (logging && !live_log_append(&state->log, bytes, blocks, counts, bin)) {
         /* The log is full: every log is merged, every state held, in the

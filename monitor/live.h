@@ -10,15 +10,16 @@
  * allocate that much again.  A change that does not fit settles the
  * thread's figures into the ledger under its lock.
  *
- * A change that would make a new high while other threads run does not go
- * through the ledger: every grant is called back, and from then on every
- * thread logs its changes, each stamped with the time-stamp counter, in a
+ * A change that would make a new high while other threads run, the latest
+ * high before it having been another thread's, does not go through the
+ * ledger: every grant is called back, and from then on every thread logs
+ * its changes, each stamped with the time-stamp counter, in a
  * log of its own (no shared write), until a thread's log is full or a data
  * file is written.  Then one thread merges every log into the ledger, in
  * the order of the stamps, under every state's lock, and sets the highs and
  * each record's figures at them (peak.h) as if the changes had come one at
- * a time in that order.  When the merge leaves room under the highs, the
- * threads go back to grants.  So with several threads the peak is exact
+ * a time in that order.  When the merge leaves room under the highs, or
+ * found one thread's log alone, the threads go back to grants.  So with several threads the peak is exact
  * for the order of the changes' stamps: each thread's own changes in the
  * order it made them, and a block's free after its allocation, whichever
  * threads made them (the allocation is stamped before its block reaches
@@ -50,6 +51,10 @@ struct live_ledger {
      * running, cleared by a merge that leaves room under the highs; read
      * without the lock by every change that finds no grant. */
     atomic_bool logging;
+    /* The state whose change reached the latest high through the ledger:
+     * while the same thread alone keeps reaching new highs, its lock is
+     * not contended and logs would cost it more than it. */
+    const struct thread_state *last_grower;
     int64_t bytes, blocks;
     /* Changed only under the ledger's lock and the setting thread's state's
      * lock: a writer holding every state's lock reads them still. */
