@@ -135,6 +135,26 @@ def test_threads_that_grow_at_once_and_changes_the_program_orders(targets: Targe
         assert (bins[100].peak_blocks, bins[200].peak_blocks, bins[99].peak_blocks) == (50_000, 50_000, 0)
 
 
+def test_the_logs_of_growing_threads_reach_the_file_of_a_crash(targets: Targets, tmp_path: Path) -> None:
+    # peak_growing abort: the process aborts at its peak, right after two
+    # threads grew together; the monitor's handler writes the final file
+    # with the changes still in the threads' logs merged (live.h).
+    output = tmp_path / "aborted.mprof"
+    completed = subprocess.run([targets.build("peak_growing", "-pthread"), "abort"], env=monitor_env(output),
+                               timeout=120)
+    assert completed.returncode == -6  # SIGABRT, as without the monitor
+    model = load_profile([output])
+    paths = by_path(model)
+    peaks = {name: [value[2:] for key, value in paths.items() if key.endswith(name)]
+             for name in ("first > grow_a", "second > grow_b", "first > big_a")}
+    assert peaks == {"first > grow_a": [(50_000, 5_000_000)], "second > grow_b": [(50_000, 10_000_000)],
+                     "first > big_a": [(1, 10 * MIB)]}
+    summary = model.summary
+    assert sum(path.peak_bytes for path in model.paths) == summary["max_live_bytes"]
+    grown = 5_000_000 + 10_000_000 + 10 * MIB
+    assert grown <= summary["max_live_bytes"] < grown + 100_000
+
+
 def test_the_ledger_keeps_the_highs_exact_at_every_step(targets: Targets) -> None:
     # live_ledger.c: monitor/live.c alone, four made-up threads taking turns
     # at random through phases of growth and shrinking, two million changes

@@ -14,7 +14,13 @@
  * the second allocates 10 MiB less a byte (late_b()).  In the order the
  * program puts them in, none of handoff_b()'s or late_b()'s blocks is live
  * at the peak; in another order (the second's allocation before the free
- * that let it happen) one would be, and the peak higher. */
+ * that let it happen) one would be, and the peak higher.
+ *
+ *     peak_growing abort
+ *
+ * ends the process with abort() right after big_a(), the changes of the
+ * growth still in the threads' logs: the final file, written from the
+ * monitor's handler, must hold them at the peak all the same. */
 #include <pthread.h>
 #include <semaphore.h>
 #include <stdlib.h>
@@ -24,6 +30,7 @@
 #define BIG (10u << 20)
 
 static pthread_barrier_t grown;
+static int aborting;
 static sem_t first_done, second_done;
 static void *volatile kept_a[KEPT], *volatile kept_b[KEPT];
 
@@ -66,6 +73,8 @@ static void *first(void *unused)
     }
     pthread_barrier_wait(&grown);
     void *big = big_a();
+    if (aborting)
+        abort();
     pthread_barrier_wait(&grown);
     for (int i = 0; i < HANDOFFS; i++) {
         free(kept_a[i]);
@@ -99,8 +108,9 @@ static void *second(void *unused)
     return NULL;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    aborting = argc > 1 && argv[1][0] == 'a';
     pthread_barrier_init(&grown, NULL, 2);
     sem_init(&first_done, 0, 0);
     sem_init(&second_done, 0, 0);
