@@ -115,7 +115,7 @@ static void sift_down(uint32_t count, uint32_t i)
  * thread out of memory). */
 static void merge(struct live_ledger *ledger)
 {
-    uint32_t count = 0, logs = 0;
+    uint32_t count = 0;
     uint64_t everyone = 0, logged_allocs = 0;
     bool every_log = true;
     for (struct thread_state *state = thread_states_newest(); state; state = state->next) {
@@ -138,10 +138,10 @@ static void merge(struct live_ledger *ledger)
         if (state->set_pending)
             thread_state_stamp_peak(state);
         heads[count++] = (struct merge_head){state, 0};
-        logs++;
         for (uint32_t i = 0; i < state->log.count; i++)
             logged_allocs += state->log.entries[i].blocks > 0;
     }
+    uint32_t logs = count;
     for (uint32_t i = count / 2; i-- > 0;)
         sift_down(count, i);
     while (count) {

@@ -19,12 +19,13 @@
  * the order of the stamps, under every state's lock, and sets the highs and
  * each record's figures at them (peak.h) as if the changes had come one at
  * a time in that order.  When the merge leaves room under the highs, or
- * found one thread's log alone, the threads go back to grants.  So with several threads the peak is exact
- * for the order of the changes' stamps: each thread's own changes in the
- * order it made them, and a block's free after its allocation, whichever
- * threads made them (the allocation is stamped before its block reaches
- * the program, the free after the program gave it back).  With one thread,
- * no grant and no log: every change goes straight into the ledger.
+ * found one thread's log alone, the threads go back to grants.  So with
+ * several threads the peak is exact for the order of the changes' stamps:
+ * each thread's own changes in the order it made them, and a block's free
+ * after its allocation, whichever threads made them (the allocation is
+ * stamped before its block reaches the program, the free after the program
+ * gave it back).  With one thread, no grant and no log: every change goes
+ * straight into the ledger.
  *
  * At 64 threads: a grant costs nothing shared; a new high costs the
  * call-back of every grant once, when logging starts; a logged change
@@ -47,9 +48,10 @@
 
 struct live_ledger {
     spinlock_t lock; /* guards every field while threads share it */
-    /* Set under the lock when a change at the highs finds other threads
-     * running, cleared by a merge that leaves room under the highs; read
-     * without the lock by every change that finds no grant. */
+    /* Set under the lock when a change at the highs follows another
+     * thread's high, cleared by a merge that leaves room under the highs or
+     * found one log alone; read without the lock by every change that
+     * finds no grant. */
     atomic_bool logging;
     /* The state whose change reached the latest high through the ledger:
      * while the same thread alone keeps reaching new highs, its lock is

@@ -9,6 +9,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "compiler.h"
 #include "format.h"
 #include "live.h"
 #include "lock.h"
@@ -144,7 +145,7 @@ static inline void thread_state_peak_change(struct thread_state *state, struct p
         state->set_highest = change.after;
         state->set_allocs = state->counters[MPROF_SUM_ALLOCS];
         state->set_pending = true;
-    } else if (state->set_pending) {
+    } else if (unlikely(state->set_pending)) {
         thread_state_stamp_peak(state);
     }
 }
