@@ -15,7 +15,7 @@ REPLAY_PACKAGES := libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0
 # strace: a test checks which descriptors the monitor writes through;
 # libpython3.11-testsuite: CPython's own tests, run with and without mprof;
 # rustc: Rust programs built in both symbol manglings, for the names.
-TEST_PACKAGES := valgrind gawk perl sqlite3 chromium chromium-driver strace libpython3.11-testsuite rustc
+TEST_PACKAGES := valgrind gawk perl sqlite3 chromium chromium-driver strace libpython3.11-testsuite rustc tmux
 
 CC ?= cc
 CFLAGS ?= -O2 -g

@@ -26,6 +26,7 @@
 #include "paths.h"
 #include "timeline.h"
 #include "trace.h"
+#include "watch.h"
 #include "rules.h"
 #include "runlog.h"
 #include "signals.h"
@@ -142,6 +143,8 @@ static void fork_parent(void)
     monitor_tls.busy--;
 }
 
+static void write_watched(const char *path);
+
 /* The child starts from zero: its file describes only what it does, and a
  * parent's file and its children's can be reduced together. */
 static void fork_child(void)
@@ -168,6 +171,7 @@ static void fork_child(void)
     log_forget_failure();
     checkpoint_start(&monitor.options, monitor.start_monotonic_ns);
     timeline_start(monitor.start_monotonic_ns);
+    watch_start(monitor.pid, write_watched);
     if (monitor.options.follow_children)
         runlog_start();
     else
@@ -195,6 +199,7 @@ void monitor_init(void)
         find_executable();
         checkpoint_start(&monitor.options, monitor.start_monotonic_ns);
         timeline_start(monitor.start_monotonic_ns);
+        watch_start(monitor.pid, write_watched);
         pthread_atfork(fork_prepare, fork_parent, fork_child);
     }
     monitor_tls.busy--;
@@ -272,6 +277,13 @@ void monitor_write_checkpoint(void)
 {
     if (atomic_load(&monitor_status) == MONITOR_ACTIVE && !atomic_load(&finished))
         write_file(&(struct snapshot_request){.kind = SNAPSHOT_CHECKPOINT});
+}
+
+/* A viewer's snapshot (watch.h), from an allocating thread. */
+static void write_watched(const char *path)
+{
+    if (atomic_load(&monitor_status) == MONITOR_ACTIVE && !atomic_load(&finished) && getpid() == monitor.pid)
+        write_file(&(struct snapshot_request){.kind = SNAPSHOT_WATCH, .path = path});
 }
 
 static void write_at_exit(void)

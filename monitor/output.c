@@ -55,9 +55,7 @@ void output_append(struct output *output, const char *text)
     append(output->path, strlen(output->path), sizeof output->path, text);
 }
 
-/* A descriptor the program closed its 0, 1 or 2 and may reopen at any time:
- * the file must not take their place, even briefly. */
-static int above_standard(int fd)
+int output_above_standard(int fd)
 {
     if (fd > STDERR_FILENO)
         return fd;
@@ -81,7 +79,7 @@ int output_open(struct output *output, const char *pattern, pid_t pid, bool is_r
         append(output->temporary, used, sizeof output->temporary, format_u64(attempt_text, attempt));
         int fd = open(output->temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
         if (fd >= 0) {
-            if ((fd = above_standard(fd)) >= 0)
+            if ((fd = output_above_standard(fd)) >= 0)
                 return fd;
             int error = errno;
             unlink(output->temporary);
@@ -101,7 +99,7 @@ int output_open(struct output *output, const char *pattern, pid_t pid, bool is_r
 int output_reopen(const struct output *output)
 {
     int fd = open(output->temporary, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
-    return fd >= 0 ? above_standard(fd) : -1;
+    return fd >= 0 ? output_above_standard(fd) : -1;
 }
 
 /* rename without replacing: renameat2 where the filesystem has it, else

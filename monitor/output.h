@@ -29,6 +29,10 @@ int output_open(struct output *output, const char *pattern, pid_t pid, bool is_r
  * that the program never finds a descriptor of the monitor's); -1 on
  * failure. */
 int output_reopen(const struct output *output);
+/* fd, or a copy of it above 2 when it is 0, 1 or 2 (closing fd): the
+ * program closed those and may reopen them at any time, and a file of the
+ * monitor's must not take their place, even briefly.  -1 on failure. */
+int output_above_standard(int fd);
 /* Renames the temporary file into place, or removes it when ok is false.
  * The first rename of a process never replaces an existing file unless it
  * is the root's own FILE; it takes FILE.1, FILE.2, ... instead. */

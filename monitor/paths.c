@@ -98,7 +98,7 @@ static uint32_t add_node(uint32_t parent, uintptr_t address)
     node->parent = parent;
     node->id = id;
     atomic_init(&node->path, 0);
-    registry.node_count++;
+    __atomic_store_n(&registry.node_count, id + 1, __ATOMIC_RELAXED); /* paths_node_count reads it unlocked */
     return id;
 }
 
@@ -262,7 +262,8 @@ MONITOR_TEXT uint32_t paths_path_of_id(uint32_t id)
                !grow(&registry.path_nodes, &registry.path_capacity, sizeof(*registry.path_nodes))) {
         path = PATH_NONE;
     } else {
-        path = registry.path_count++;
+        path = registry.path_count;
+        __atomic_store_n(&registry.path_count, path + 1, __ATOMIC_RELAXED); /* paths_count reads it unlocked */
         registry.path_nodes[path] = node->id;
         atomic_store_explicit(&((struct path_node *)node)->path, path + 1, memory_order_release);
     }
@@ -313,6 +314,16 @@ void paths_retag(uintptr_t start, uintptr_t end, uintptr_t tag_bits)
         region_unmap(table, table_size(table->bits));
     }
     spin_unlock(&registry.lock);
+}
+
+uint32_t paths_count(void)
+{
+    return __atomic_load_n(&registry.path_count, __ATOMIC_RELAXED);
+}
+
+uint32_t paths_node_count(void)
+{
+    return __atomic_load_n(&registry.node_count, __ATOMIC_RELAXED);
 }
 
 uint32_t paths_first_own_path(void)

@@ -64,6 +64,9 @@ uint32_t paths_held_node_of_path(uint32_t path);
  * the tag bits (see retag.h), and rehashes.  Callers hold every thread
  * state's lock, which come before the registry's. */
 void paths_retag(uintptr_t start, uintptr_t end, uintptr_t tag_bits);
+/* How many paths and nodes there are now: more may come at once. */
+uint32_t paths_count(void);
+uint32_t paths_node_count(void);
 /* Paths below this were made before the last fork, by the parent. */
 uint32_t paths_first_own_path(void);
 

@@ -12,6 +12,7 @@
 #include "state.h"
 #include "timeline.h"
 #include "trace.h"
+#include "watch.h"
 
 /* The memory over time is looked at every this many allocations of a
  * thread, and at every block this large, which may change it at once. */
@@ -250,6 +251,7 @@ count_allocation(struct monitor_tls *tls, struct thread_state *state, void *bloc
     tls->allocs_since_clock++;
     if (unlikely((tls->allocs_since_clock & (TIMELINE_TICK_EVERY - 1)) == 0 || size >= TIMELINE_LARGE_BLOCK)) {
         timeline_tick();
+        watch_tick();
         if ((tls->allocs_since_clock & (CHECKPOINT_CLOCK_EVERY - 1)) == 0)
             checkpoint_tick();
     }

@@ -23,7 +23,7 @@
 /* Guards everything below: one write at a time (exit, exec, dump signal). */
 static spinlock_t write_lock = SPINLOCK_INIT;
 static struct output output;          /* the process's own file */
-static struct output snapshot_output; /* the on-demand snapshot being written */
+static struct output snapshot_output; /* the on-demand or watched snapshot being written */
 static unsigned snapshots_written;
 static bool bounded_write; /* this write is a signal handler's: locks are taken with a bound */
 static struct writer writer;
@@ -105,6 +105,7 @@ struct gathered {
     unsigned point_count;
     struct file_node *nodes; /* the tree's nodes on the paths written, parents first */
     uint64_t node_count;
+    uint32_t node_room; /* the entries nodes and addresses were made with */
     uint64_t *addresses; /* every address the nodes hold, sorted, unique */
     size_t address_count;
     bool out_of_memory;
@@ -182,21 +183,61 @@ static void gather_thread(struct thread_state *state, void *context)
 /* The nodes of the paths used, each with its ancestors, numbered parents
  * first (a node is made after its parent, so in the order of their ids).
  * Holds the registry while it reads the tree. */
+/* Arrays of room entries each, their pages touched: made before the
+ * registry is held, so that no new path waits on the writer's page faults. */
+struct node_arrays {
+    uint32_t *index; /* index[n - root]: 0 while node n is not written, else its file index + 1 */
+    struct file_node *nodes;
+    uint64_t *addresses;
+    uint32_t room;
+};
+
+static bool map_node_arrays(struct node_arrays *arrays, uint32_t room)
+{
+    arrays->room = room;
+    arrays->index = region_array(room, sizeof(uint32_t));
+    arrays->nodes = region_array(room, sizeof(struct file_node));
+    arrays->addresses = region_array(room, sizeof(uint64_t));
+    if (!arrays->index || !arrays->nodes || !arrays->addresses)
+        return false;
+    memset(arrays->index, 0, room * sizeof(uint32_t));
+    memset(arrays->nodes, 0, room * sizeof(struct file_node));
+    memset(arrays->addresses, 0, room * sizeof(uint64_t));
+    return true;
+}
+
+static void unmap_node_arrays(struct node_arrays *arrays)
+{
+    region_unmap(arrays->index, (arrays->room ? arrays->room : 1) * sizeof(uint32_t));
+    region_unmap(arrays->nodes, (arrays->room ? arrays->room : 1) * sizeof(struct file_node));
+    region_unmap(arrays->addresses, (arrays->room ? arrays->room : 1) * sizeof(uint64_t));
+    memset(arrays, 0, sizeof *arrays);
+}
+
+/* Room for the nodes made while the arrays are made. */
+#define NODES_TO_SPARE 4096u
+
 static void gather_nodes(struct gathered *all, bool bounded)
 {
+    struct node_arrays arrays = {0};
+    bool mapped = map_node_arrays(&arrays, paths_node_count() + NODES_TO_SPARE);
     if (!paths_hold(bounded)) {
         all->out_of_memory = true; /* as good as: the tree cannot be read */
+        unmap_node_arrays(&arrays);
         return;
     }
     uint32_t root = paths_root();
     uint32_t span = paths_held_node_count() - root;
-    /* index[n - root]: 0 while node n is not written, else its file index + 1. */
-    uint32_t *index = region_array(span, sizeof(uint32_t));
-    if (!index) {
-        all->out_of_memory = true;
-        paths_release();
-        return;
+    if (!mapped || span > arrays.room) { /* more came than were spared for */
+        unmap_node_arrays(&arrays);
+        if (!map_node_arrays(&arrays, span)) {
+            all->out_of_memory = true;
+            paths_release();
+            unmap_node_arrays(&arrays);
+            return;
+        }
     }
+    uint32_t *index = arrays.index;
     for (uint32_t i = 0; i < all->path_capacity; i++) {
         if (!all->paths[i].used)
             continue;
@@ -205,29 +246,25 @@ static void gather_nodes(struct gathered *all, bool bounded)
              n = paths_held_node(n)->parent)
             index[n - root] = 1;
     }
-    for (uint32_t n = 1; n < span; n++)
-        all->node_count += index[n] != 0;
-    all->nodes = region_array(all->node_count, sizeof(struct file_node));
-    all->addresses = region_array(all->node_count, sizeof(uint64_t));
-    if (!all->nodes || !all->addresses) {
-        all->out_of_memory = true;
-    } else {
-        uint32_t next = 0;
-        for (uint32_t n = 1; n < span; n++) {
-            if (!index[n])
-                continue;
-            const struct path_node *node = paths_held_node(root + n);
-            uint32_t parent = index[node->parent - root];
-            all->nodes[next] = (struct file_node){.up = parent ? next + 1 - parent : 0, .address = node->address};
-            all->addresses[next] = node->address;
-            index[n] = ++next;
-        }
-        for (uint32_t i = 0; i < all->path_capacity; i++)
-            if (all->paths[i].used)
-                all->paths[i].node_ref = index[paths_held_node_of_path(all->first_path + i) - root];
+    uint32_t next = 0;
+    for (uint32_t n = 1; n < span; n++) {
+        if (!index[n])
+            continue;
+        const struct path_node *node = paths_held_node(root + n);
+        uint32_t parent = index[node->parent - root];
+        arrays.nodes[next] = (struct file_node){.up = parent ? next + 1 - parent : 0, .address = node->address};
+        arrays.addresses[next] = node->address;
+        index[n] = ++next;
     }
+    for (uint32_t i = 0; i < all->path_capacity; i++)
+        if (all->paths[i].used)
+            all->paths[i].node_ref = index[paths_held_node_of_path(all->first_path + i) - root];
     paths_release();
-    region_unmap(index, (span ? span : 1) * sizeof(uint32_t));
+    all->node_count = next;
+    all->nodes = arrays.nodes;
+    all->addresses = arrays.addresses;
+    all->node_room = arrays.room;
+    region_unmap(arrays.index, (arrays.room ? arrays.room : 1) * sizeof(uint32_t));
 }
 
 /* An address of a node, and the node's index. */
@@ -522,9 +559,15 @@ static void emit_file(const struct gathered *all, const struct snapshot_request 
  * after it. */
 static struct output *destination(const struct snapshot_request *request)
 {
-    if (request->kind != SNAPSHOT_ON_DEMAND)
+    if (request->kind == SNAPSHOT_FINAL || request->kind == SNAPSHOT_CHECKPOINT)
         return &output;
     memset(&snapshot_output, 0, sizeof snapshot_output);
+    if (request->kind == SNAPSHOT_WATCH) {
+        output_append(&snapshot_output, request->path);
+        snapshot_output.chosen = true;
+        snapshot_output.replace = true; /* the viewer's file, each answer over the last */
+        return &snapshot_output;
+    }
     output_name(&snapshot_output, monitor.options.output, monitor.pid, monitor.is_root);
     char number[24];
     output_append(&snapshot_output, ".snap");
@@ -534,7 +577,7 @@ static struct output *destination(const struct snapshot_request *request)
 
 static bool take_write_lock(const struct snapshot_request *request)
 {
-    if (request->kind == SNAPSHOT_CHECKPOINT)
+    if (request->kind == SNAPSHOT_CHECKPOINT || request->kind == SNAPSHOT_WATCH)
         return spin_trylock(&write_lock);
     return spin_lock_within(&write_lock, request->end_signal != 0);
 }
@@ -558,6 +601,11 @@ bool snapshot_write(const struct snapshot_request *request)
      * the records' figures at them, before they are read. */
     live_merge_logs(bounded_write);
     all->highest = (uint64_t)__atomic_load_n(&live_ledger.highest_bytes, __ATOMIC_ACQUIRE);
+    /* The totals' pages are made and touched before any thread's lock is
+     * taken: a thread waits on its lock only while its figures are read. */
+    uint32_t path_count = paths_count();
+    if (path_count > all->first_path && path_slot(all, path_count - 1))
+        memset(all->paths, 0, all->path_capacity * sizeof(struct path_total));
     thread_states_each(gather_thread, all, bounded_write);
     if (!all->out_of_memory)
         gather_nodes(all, bounded_write);
@@ -589,7 +637,7 @@ bool snapshot_write(const struct snapshot_request *request)
         if (!ok && log_first_failure())
             log_line("cannot write ", target->temporary, ": ", strerrordesc_np(writer.errno_value), NULL);
         written = output_commit(target, fd, ok);
-        if (written) {
+        if (written && request->kind != SNAPSHOT_WATCH) { /* the viewer's, not the run's */
             static const char *const kinds[] = {
                 [SNAPSHOT_FINAL] = "final", [SNAPSHOT_CHECKPOINT] = "checkpoint", [SNAPSHOT_ON_DEMAND] = "snapshot"};
             runlog_wrote(kinds[request->kind], target->path);
@@ -601,8 +649,8 @@ bool snapshot_write(const struct snapshot_request *request)
     }
 release:
     region_unmap(all->paths, all->path_capacity * sizeof(struct path_total));
-    region_unmap(all->nodes, (all->node_count ? all->node_count : 1) * sizeof(struct file_node));
-    region_unmap(all->addresses, (all->node_count ? all->node_count : 1) * sizeof(uint64_t));
+    region_unmap(all->nodes, (all->node_room ? all->node_room : 1) * sizeof(struct file_node));
+    region_unmap(all->addresses, (all->node_room ? all->node_room : 1) * sizeof(uint64_t));
     scratch_release();
     spin_unlock(&write_lock);
     return written;

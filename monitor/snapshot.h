@@ -14,6 +14,9 @@ enum snapshot_kind {
     /* Asked for with the dump signal or mprof_dump(): a file of its own,
      * the process's name with .snapN after it. */
     SNAPSHOT_ON_DEMAND,
+    /* Asked for by a viewer (watch.h): to the file it named, replaced by
+     * the next. */
+    SNAPSHOT_WATCH,
 };
 
 struct snapshot_request {
@@ -25,11 +28,13 @@ struct snapshot_request {
      * locks are taken with a bound, since the interrupted code may hold
      * one.  0 otherwise. */
     int end_signal;
+    /* SNAPSHOT_WATCH's file, an absolute name. */
+    const char *path;
 };
 
 /* Writes the file; false when nothing was written.  Serialised: concurrent
- * calls write one after the other, except a checkpoint, which is skipped
- * while another write is under way. */
+ * calls write one after the other, except a checkpoint or a watched
+ * snapshot, which is skipped while another write is under way. */
 bool snapshot_write(const struct snapshot_request *request);
 /* In a fork child: the next write chooses the child's own name. */
 void snapshot_forget_output(void);

@@ -332,6 +332,19 @@ def reduce_into(files: list[DataFile], database: Path) -> None:
     _reduce(files, database).warnings.print()
 
 
+def profile_of_snapshot(path: Path) -> tuple[Model, list[str]]:
+    """A data file's profile without leak rows and call graph, and the
+    reduction's warnings unprinted: for a view that owns the terminal."""
+    with read_inputs([path]) as inputs, tempfile.TemporaryDirectory(prefix="mprof-") as directory:
+        database = Path(directory) / "profile.db"
+        warnings = _reduce(inputs.files, database, Progress(False)).warnings.messages
+        db = store.open_database(database)
+        try:
+            return load(db, leaks_and_calls=False), warnings
+        finally:
+            db.close()
+
+
 def _reduce_and_load(files: list[DataFile], leaks_and_calls: bool) -> Model:
     with tempfile.TemporaryDirectory(prefix="mprof-") as directory:
         database = Path(directory) / "profile.db"

@@ -19,7 +19,7 @@ from ..reducer.errors import MprofError
 # take several times longer to import than mprof run takes to start a
 # program.  Help, and a command line that names none, load them all.
 _COMMANDS = {"run": "run", "report": "report_cmd", "html": "html_cmd", "diff": "diff_cmd", "export": "export_cmd",
-             "db": "db_cmd", "dump": "dump_cmd", "replay": "replay_cmd"}
+             "db": "db_cmd", "dump": "dump_cmd", "replay": "replay_cmd", "top": "top_cmd"}
 
 # A dest no subcommand module would choose, so that their own set_defaults()
 # calls cannot collide with the dispatch.

@@ -18,6 +18,7 @@ import shutil
 import signal
 import stat
 import sys
+import time
 from pathlib import Path
 
 from .. import source_tree
@@ -66,6 +67,10 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     parser.add_argument(
         "--trace", action="store_true",
         help="also write each process's allocation events in order to FILE.trace, for mprof replay",
+    )
+    parser.add_argument(
+        "--live", action="store_true",
+        help="show the live view (as mprof top) while the program runs; q leaves it, the program running",
     )
     parser.add_argument("--quiet", action="store_true",
                         help="do not list the files written (a process that left none is still named)")
@@ -245,6 +250,42 @@ def _wait(pid: int, forwarded: set[int], mask: set[int]) -> int:
         signal.signal(signal.SIGCHLD, child_action)
 
 
+def _start_view(pid: int, mask: set[int]) -> int:
+    """Forks the live view of the program (mprof top's), with mprof run's
+    signal mask as it was before the run; its pid."""
+    viewer = os.fork()
+    if viewer:
+        return viewer
+    status = 1
+    try:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        # Ctrl-C, and _end_view's SIGTERM, leave the view through curses,
+        # which gives the terminal back as it was.
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.signal(signal.SIGTERM, signal.default_int_handler)
+        from ..live.screen import Settings, run_view
+
+        status = run_view(Settings(pid, 1.0, leave_when_ended=True, repaint=True))
+    except MprofError as error:
+        print(f"mprof: {error}", file=sys.stderr)
+    except KeyboardInterrupt:
+        status = 0
+    finally:
+        os._exit(status)
+
+
+def _end_view(viewer: int) -> None:
+    """Waits for the view, which leaves by itself once the program has
+    ended; one that does not within a few seconds is ended."""
+    deadline = time.monotonic() + 3
+    while time.monotonic() < deadline:
+        if os.waitpid(viewer, os.WNOHANG)[0]:
+            return
+        time.sleep(0.02)
+    os.kill(viewer, signal.SIGTERM)
+    os.waitpid(viewer, 0)
+
+
 def _stop_as(number: int) -> None:
     """Stops mprof run by the signal that stopped the program, so that the
     shell sees the job stopped as it would see the program; returns when a
@@ -372,6 +413,10 @@ def run(args: argparse.Namespace) -> int:
     depths = run_settings.check(args.depth, args.leak_depth, args.dump_signal, output, args.trace,
                                 dict(os.environ))
     _check_output(output)
+    if args.live:
+        from .top_cmd import check_terminal  # only for a run that asks: mprof run imports little
+
+        check_terminal()
     if args.trace:
         _check_output(f"{output}.trace")
     if os.sep not in program and not shutil.which(program):
@@ -390,7 +435,10 @@ def run(args: argparse.Namespace) -> int:
         except BaseException:
             signal.pthread_sigmask(signal.SIG_SETMASK, mask)
             raise
+        viewer = _start_view(pid, mask) if args.live else 0
         status = _wait(pid, forwarded, mask)
+        if viewer:
+            _end_view(viewer)
         sys.stdout.flush()
         written = _report(run_directory, args.quiet)
     finally:

@@ -256,6 +256,15 @@ class PathTree:
             "GROUP BY same_functions_id ORDER BY 2 DESC, 1 DESC, MIN(name_order), 3 LIMIT ?",
             (-1 if first is None else first,)).fetchall()
 
+    def by_functions(self) -> list[tuple[int, int, int, int, int]]:
+        """(allocations, live blocks, live bytes, temporaries, first node)
+        of the paths of each list of functions (schema.sql's
+        same_functions_id), those of no frame last."""
+        return self.db.execute(
+            "SELECT SUM(allocs), SUM(allocs - frees), SUM(bytes_s + bytes_m + bytes_l + bytes_x - freed_s - freed_m "
+            "- freed_l - freed_x), SUM(temporaries), MIN(node_id) FROM paths GROUP BY same_functions_id "
+            "ORDER BY MIN(node_id) IS NULL, MIN(node_id)").fetchall()
+
     def ranked_count(self, blocks: str, size: str) -> int:
         """How many rows ranked() has in all."""
         (count,) = self.db.execute(f"SELECT COUNT(*) FROM (SELECT 1 FROM paths WHERE {blocks} != 0 OR {size} != 0 "

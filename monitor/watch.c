@@ -1,0 +1,169 @@
+/* Looking for a viewer's request, and the thread that answers (watch.h). */
+#include "watch.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "compiler.h"
+#include "log.h"
+#include "options.h"
+#include "output.h"
+#include "real.h"
+
+/* How often the request is looked at: one fstatat a tenth of a second
+ * costs nothing a program could measure. */
+#define LOOK_EVERY_NS 100000000u
+/* After an answer, no look for this many times as long as it took to
+ * write, so that a viewer costs a process whose files are slow to write at
+ * most 2% of its time. */
+#define SPACING_FACTOR 50
+/* A request this long unchanged, or gone, ends the answering thread: the
+ * viewer has left. */
+#define IDLE_NS 10000000000u
+
+/* Written by watch_start only, while one thread runs. */
+static char request_path[64];
+static pid_t watched_pid;
+static watch_writer write_snapshot;
+/* Coarse monotonic time of the next look from the hot path; UINT64_MAX
+ * while a thread looks: whichever thread moves it there looks, and moves it
+ * on. */
+static atomic_uint_least64_t next_look_ns;
+/* Whether the answering thread runs: set by the thread that starts it,
+ * cleared by the thread itself as it ends. */
+static atomic_bool answering;
+/* The modification time of the request last answered: written only by the
+ * answering thread, read by the hot path's look while none runs. */
+static struct timespec answered;
+
+static uint64_t clock_ns(clockid_t clock)
+{
+    struct timespec now;
+    clock_gettime(clock, &now);
+    return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+}
+
+void watch_start(pid_t pid, watch_writer writer)
+{
+    char pid_text[24];
+    strcpy(request_path, "/tmp/mprof-watch.");
+    strcat(request_path, format_u64(pid_text, (unsigned long long)pid));
+    watched_pid = pid;
+    write_snapshot = writer;
+    memset(&answered, 0, sizeof answered);
+    atomic_store(&answering, false); /* a fork child has no thread of its parent's */
+    atomic_store(&next_look_ns, 0);
+}
+
+static bool newer(struct timespec a, struct timespec b)
+{
+    return a.tv_sec != b.tv_sec ? a.tv_sec > b.tv_sec : a.tv_nsec > b.tv_nsec;
+}
+
+/* The request's modification time, if there is one newer than the last
+ * answered: a regular file of this user's (read_target checks again what
+ * it opens). */
+static bool new_request(struct timespec *modified)
+{
+    struct stat request;
+    if (fstatat(AT_FDCWD, request_path, &request, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(request.st_mode) ||
+        request.st_uid != geteuid())
+        return false;
+    *modified = request.st_mtim;
+    return newer(request.st_mtim, answered);
+}
+
+/* The file the request names: its first line, an absolute name.  Read
+ * without following a symbolic link, and from a file of this user's only:
+ * nobody else can have the process write. */
+static bool read_target(char *target, size_t capacity, struct timespec *modified)
+{
+    int fd = open(request_path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0 || (fd = output_above_standard(fd)) < 0)
+        return false;
+    ssize_t length = -1;
+    struct stat request;
+    if (fstat(fd, &request) == 0 && S_ISREG(request.st_mode) && request.st_uid == geteuid()) {
+        length = read(fd, target, capacity - 1);
+        *modified = request.st_mtim;
+    }
+    close(fd);
+    if (length <= 0)
+        return false;
+    target[length] = '\0';
+    char *end = memchr(target, '\n', (size_t)length);
+    if (end)
+        *end = '\0';
+    return target[0] == '/' && strlen(target) == (size_t)(end ? end - target : length);
+}
+
+static void *answer_requests(void *unused)
+{
+    (void)unused;
+    uint64_t asked_ns = clock_ns(CLOCK_MONOTONIC);
+    for (;;) {
+        uint64_t wait = LOOK_EVERY_NS;
+        struct timespec modified;
+        char target[MPROF_PATH_MAX];
+        if (new_request(&modified)) {
+            asked_ns = clock_ns(CLOCK_MONOTONIC);
+            if (read_target(target, sizeof target, &modified)) {
+                answered = modified;
+                write_snapshot(target);
+                uint64_t took = clock_ns(CLOCK_MONOTONIC) - asked_ns;
+                if (took > wait / SPACING_FACTOR)
+                    wait = took * SPACING_FACTOR;
+            }
+        } else if (clock_ns(CLOCK_MONOTONIC) - asked_ns > IDLE_NS) {
+            atomic_store(&answering, false);
+            return NULL;
+        }
+        struct timespec pause = {.tv_sec = (time_t)(wait / 1000000000u), .tv_nsec = (long)(wait % 1000000000u)};
+        while (clock_nanosleep(CLOCK_MONOTONIC, 0, &pause, &pause) == EINTR)
+            ;
+    }
+}
+
+/* With every signal blocked, so that none meant for the program's threads
+ * comes to this one. */
+static void start_answering(void)
+{
+    if (atomic_exchange(&answering, true))
+        return;
+    pthread_t thread;
+    pthread_attr_t attributes;
+    pthread_attr_init(&attributes);
+    pthread_attr_setdetachstate(&attributes, PTHREAD_CREATE_DETACHED);
+    sigset_t all, previous;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &previous);
+    if (real.pthread_create(&thread, &attributes, answer_requests, NULL) != 0)
+        atomic_store(&answering, false);
+    pthread_sigmask(SIG_SETMASK, &previous, NULL);
+    pthread_attr_destroy(&attributes);
+}
+
+MONITOR_TEXT void watch_tick(void)
+{
+    uint64_t due = atomic_load_explicit(&next_look_ns, memory_order_relaxed);
+    if (clock_ns(CLOCK_MONOTONIC_COARSE) < due ||
+        !atomic_compare_exchange_strong(&next_look_ns, &due, UINT64_MAX))
+        return;
+    int saved_errno = errno; /* a missing request is not the program's error */
+    struct timespec modified;
+    /* A vfork child shares the memory but not the request, and must not
+     * start threads. */
+    if (!atomic_load(&answering) && new_request(&modified) && getpid() == watched_pid)
+        start_answering();
+    atomic_store(&next_look_ns, clock_ns(CLOCK_MONOTONIC_COARSE) + LOOK_EVERY_NS);
+    errno = saved_errno;
+}

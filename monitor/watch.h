@@ -1,0 +1,26 @@
+/* Answering mprof top (mprof(5), WATCHING A RUNNING PROCESS): a viewer asks
+ * for the figures by writing the absolute name of a file into
+ * /tmp/mprof-watch.PID, and again each time it wants newer ones; the
+ * process answers each new request with a snapshot written to that name.
+ * An allocating thread looks for the first request as it looks at its
+ * clock; the answers come from a thread of the monitor's, started then, so
+ * that no thread of the program's waits while a file is written, and gone
+ * once the viewer has stopped asking: with no one watching, the process has
+ * no thread, signal handler or descriptor of the monitor's for it. */
+#ifndef MPROF_WATCH_H
+#define MPROF_WATCH_H
+
+#include <sys/types.h>
+
+/* Writes a snapshot to the file named; the monitor's own, registered at
+ * start so that this layer does not call up into monitor.c. */
+typedef void (*watch_writer)(const char *path);
+
+/* At start-up and in a fork child (whose pid the request names), while the
+ * process has one thread. */
+void watch_start(pid_t pid, watch_writer writer);
+/* From the hot path, now and then: looks for a new request about ten times
+ * a second while no thread answers, and starts one when there is. */
+void watch_tick(void);
+
+#endif

@@ -1,0 +1,1 @@
+"""Watching a running process: mprof top and mprof run --live."""

@@ -1,0 +1,157 @@
+"""What the live view shows, as lines of text: the process's figures, its
+memory over the run, and the top whole call paths by the chosen order.
+Kept apart from the terminal (screen.py) so that what it says can be
+checked without one."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ..report import tables
+from .sample import PathFigures, Sample
+
+
+@dataclass(frozen=True)
+class Order:
+    key: str  # the key that chooses it
+    title: str
+    figure: Callable[[PathRow], float]
+
+
+@dataclass(frozen=True)
+class PathRow:
+    figures: PathFigures
+    allocs_per_second: float  # since the sample before, else since the start
+    growth: int  # live bytes since the view's first sample
+
+
+ORDERS = (
+    Order("l", "live bytes", lambda row: row.figures.live_bytes),
+    Order("a", "allocations/s", lambda row: row.allocs_per_second),
+    Order("t", "temporaries", lambda row: row.figures.temporaries),
+    Order("g", "growth since the view began", lambda row: row.growth),
+)
+ORDER_KEYS = "".join(order.key for order in ORDERS)
+# The sparklines' levels, in ASCII: a plain terminal has no block characters.
+LEVELS = " _.-~=+*#"
+
+
+@dataclass
+class ViewState:
+    """The samples the view compares, and what the user chose."""
+    pid: int
+    first: Sample | None = None  # the view's first: growth is counted from it
+    previous: Sample | None = None
+    current: Sample | None = None
+    order: Order = ORDERS[0]
+    resident: int | None = None  # the resident set, read by the viewer itself
+    ended: bool = False
+    note: str = ""  # a line for the user: waiting, a warning
+
+    def add(self, sample: Sample) -> None:
+        if self.first is None:
+            self.first = sample
+        self.previous, self.current = self.current, sample
+
+    def choose(self, key: str) -> bool:
+        for order in ORDERS:
+            if order.key == key:
+                self.order = order
+                return True
+        return False
+
+    def rows(self) -> list[PathRow]:
+        current = self.current
+        if current is None:
+            return []
+        previous, first = self.previous, self.first
+        assert first is not None
+        seconds = ((current.elapsed_ns - previous.elapsed_ns) if previous else current.elapsed_ns) / 1e9
+        rows = []
+        for key, figures in current.paths.items():
+            before = previous.paths.get(key) if previous else None
+            allocs = figures.allocs - (before.allocs if before else 0)
+            started = first.paths.get(key)
+            rows.append(PathRow(figures, allocs / seconds if seconds > 0 else 0.0,
+                                figures.live_bytes - (started.live_bytes if started else 0)))
+        figure = self.order.figure
+        rows = [row for row in rows if figure(row)]
+        rows.sort(key=lambda row: (-figure(row), -row.figures.live_bytes, row.figures.names))
+        return rows
+
+
+def _size(value: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if abs(value) < 1024 or unit == "GiB":
+            return f"{value:,.0f} {unit}" if unit == "B" else f"{value:,.1f} {unit}"
+        value /= 1024
+    raise AssertionError
+
+
+def compact(value: float, binary: bool = False, sign: bool = False) -> str:
+    """value in at most 6 characters: 4,902 as it is, 14,015 as 14.0k (or,
+    binary, 13.7K for 1024s), then M and G."""
+    step, units = (1024, "KMG") if binary else (1000, "kMG")
+    prefix = ("+" if value > 0 else "-" if value < 0 else "") if sign else ("-" if value < 0 else "")
+    magnitude = abs(value)
+    if magnitude < 10_000:
+        return f"{prefix}{magnitude:,.0f}"
+    for unit in units:
+        magnitude /= step
+        if magnitude < 999.5 or unit == "G":
+            return f"{prefix}{magnitude:.1f}{unit}" if magnitude < 99.95 else f"{prefix}{magnitude:.0f}{unit}"
+    raise AssertionError
+
+
+def _duration(ns: int) -> str:
+    seconds = ns // 1_000_000_000
+    return f"{seconds // 3600}:{seconds // 60 % 60:02}:{seconds % 60:02}"
+
+
+def sparkline(values: list[int], width: int) -> str:
+    """values (oldest first) as width characters, each the highest of the
+    values it stands for, scaled to the highest of all."""
+    if not values or width <= 0:
+        return ""
+    columns = [max(values[n * len(values) // width:max((n + 1) * len(values) // width, n * len(values) // width + 1)])
+               for n in range(min(width, len(values)))]
+    top = max(columns) or 1
+    return "".join(LEVELS[min(len(LEVELS) - 1, value * (len(LEVELS) - 1) // top + (value > 0))] for value in columns)
+
+
+def lines(state: ViewState, width: int, height: int) -> list[str]:
+    """The screen, a line each, none wider than width; no more than height."""
+    current = state.current
+    program = current.model.runs[0].command_line or current.model.runs[0].program if current else ""
+    status = "ended" if state.ended else f"at {_duration(current.elapsed_ns)}" if current else "waiting"
+    out = [f"mprof top  pid {state.pid}  {status}  {program}"]
+    if current is None:
+        out += ["", state.note or "waiting for the first figures"]
+    else:
+        resident = f"{state.resident:,} bytes" if state.resident is not None else "-"
+        out.append(f"live {current.live_bytes:,} bytes in {current.live_blocks:,} blocks   "
+                   f"peak {current.peak_bytes:,} bytes at {_duration(current.peak_ns)}")
+        assert state.first is not None
+        out.append(f"resident {resident}   growth {current.live_bytes - state.first.live_bytes:+,} bytes "
+                   "since the view began")
+        points = current.timeline
+        for label, column in (("live", 1), ("resident", 3)):
+            values = [point[column] for point in points]
+            out.append(f"{label:<8} {_size(max(values, default=0)):>11} |{sparkline(values, width - 22)}")
+        keys = "  ".join(f"{order.key}:{order.title.split()[0]}" for order in ORDERS)
+        out.append(f"by {state.order.title}   [{keys}  q:quit]")
+        out.append(state.note)
+        heading = f"{'live bytes':>14} {'blocks':>6} {'allocs/s':>8} {'temps':>6} {'growth':>7}  path"
+        out.append(heading)
+        rows = state.rows()[:max(0, height - len(out))]
+        shown = tables.shown_whole_paths(
+            current.model, [tables.WholePath(row.figures.functions, row.figures.live_blocks, row.figures.live_bytes)
+                            for row in rows], max(20, width - len(heading) + len("path")))
+        for row, path in zip(rows, shown, strict=True):
+            out.append(f"{row.figures.live_bytes:>14,} {compact(row.figures.live_blocks):>6} "
+                       f"{compact(row.allocs_per_second):>8} {compact(row.figures.temporaries):>6} "
+                       f"{compact(row.growth, binary=True, sign=True):>7}  {path.text}")
+        if not rows:
+            out.append(f"{'':>14} (no path has any {state.order.title})")
+    return [line[:width] for line in out[:height]]

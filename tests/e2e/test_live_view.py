@@ -1,0 +1,287 @@
+"""The live view: mprof top and mprof run --live, driven as a user drives
+them, in a real terminal (tmux: send-keys, capture-pane), against
+tests/targets/grower.c, whose figures at every moment are known from its
+own log; and the request a viewer writes, answered by the monitor as
+mprof(5) says (WATCHING A RUNNING PROCESS)."""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import subprocess
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from e2e_support import MPROF, Targets, monitor_env, path_name
+from mprof.cli.inputs import load_profile
+from mprof.reducer import datafile
+
+KEPT_PER_STEP, KEPT_SIZE, CHURNED_PER_STEP = 8, 512, 200  # grower.c's
+GROWN = "main > grow_cache > remember"
+CHURNED = "main > churn > scratch"
+REFRESH_S = 1.0  # the view's default interval
+# What a shown figure may lag behind the truth beyond one refresh: the
+# monitor's look at the request (a tenth of a second), the write and the
+# reduction of the snapshot, on a busy machine.
+LAG_S = 0.7
+# A path's row: its live bytes exactly, then blocks, allocations a second,
+# temporaries and growth, each in six characters (4,902, 14.0k, +2.3M).
+COMPACT = r"([-+]?[\d,.]+[kKMG]?)"
+ROW = re.compile(rf"^\s*([\d,]+)\s+{COMPACT}\s+{COMPACT}\s+{COMPACT}\s+{COMPACT}\s+(\S.*)$")
+
+
+class Terminal:
+    """A tmux server of the test's own with one 80x24 window running a
+    shell command."""
+
+    def __init__(self, directory: Path, command: str) -> None:
+        self.socket = directory / "tmux.socket"
+        env = {k: v for k, v in os.environ.items() if not k.startswith("MPROF_") and k not in ("LD_PRELOAD", "TMUX")}
+        env["TERM"] = "xterm"
+        self._env = env
+        self._tmux("new-session", "-d", "-x", "80", "-y", "24", f"{command}; echo exit-status=$?; sleep 600")
+
+    def _tmux(self, *arguments: str) -> str:
+        return subprocess.run(["tmux", "-S", str(self.socket), "-f", "/dev/null", *arguments], env=self._env,
+                              check=True, capture_output=True, text=True, timeout=30).stdout
+
+    def screen(self) -> list[str]:
+        return self._tmux("capture-pane", "-p").splitlines()
+
+    def keys(self, *keys: str) -> None:
+        self._tmux("send-keys", *keys)
+
+    def wait_for(self, ready: Callable[[list[str]], bool], what: str, timeout: float = 30) -> list[str]:
+        deadline = time.monotonic() + timeout
+        while True:
+            screen = self.screen()
+            if ready(screen):
+                return screen
+            if time.monotonic() > deadline:
+                raise AssertionError(f"no {what} on the screen:\n" + "\n".join(screen))
+            time.sleep(0.1)
+
+    def close(self) -> None:
+        subprocess.run(["tmux", "-S", str(self.socket), "kill-server"], env=self._env, capture_output=True)
+
+
+@pytest.fixture
+def terminals(tmp_path: Path) -> Iterator[Callable[[str], Terminal]]:
+    started: list[Terminal] = []
+
+    def start(command: str) -> Terminal:
+        started.append(Terminal(tmp_path, command))
+        return started[-1]
+
+    yield start
+    for terminal in started:
+        terminal.close()
+
+
+def log_steps(log: Path) -> list[tuple[int, int]]:
+    """grower's log: (CLOCK_MONOTONIC ns, steps done then)."""
+    return [(int(ns), int(steps)) for ns, steps in (line.split() for line in log.read_text().splitlines()
+                                                     if line.count(" ") == 1 and line.endswith(tuple("0123456789")))]
+
+
+def steps_at(log: Path, ns: int) -> int:
+    """The steps grower had done at that moment."""
+    return max((steps for at, steps in log_steps(log) if at <= ns), default=0)
+
+
+def wait_for_steps(log: Path, count: int) -> None:
+    deadline = time.monotonic() + 30
+    while not log.exists() or len(log_steps(log)) < count:
+        assert time.monotonic() < deadline, "grower made no progress"
+        time.sleep(0.05)
+
+
+def rows(screen: list[str]) -> list[tuple[int, str, str, str, str, str]]:
+    """The path rows on the screen: live bytes, then blocks, allocations/s,
+    temporaries and growth as shown, and the path."""
+    found = []
+    for line in screen:
+        if match := ROW.match(line):
+            live, blocks, rate, temporaries, growth, path = match.groups()
+            found.append((int(live.replace(",", "")), blocks, rate, temporaries, growth, path.strip()))
+    return found
+
+
+def first_path(screen: list[str]) -> str:
+    shown = rows(screen)
+    return shown[0][5] if shown else ""
+
+
+def exact_counts(output: Path, steps: int) -> None:
+    """The data file the run wrote holds exactly what grower did."""
+    model = load_profile([output])
+    paths = {path_name(model, path): path for path in model.paths}
+    grown, churned = paths[GROWN], paths[CHURNED]
+    kept = KEPT_PER_STEP * steps
+    assert (grown.allocs, grown.frees, sum(grown.bytes)) == (kept, 0, kept * KEPT_SIZE)
+    churned_count = CHURNED_PER_STEP * steps
+    assert (churned.allocs, churned.frees, sum(churned.bytes)) == (churned_count, churned_count, 24 * churned_count)
+
+
+def test_top_shows_a_growing_path_within_a_refresh_sorts_by_key_and_leaves_the_program_running(
+        targets: Targets, tmp_path: Path, terminals: Callable[[str], Terminal]) -> None:
+    grower = targets.build("grower")
+    log, stop, output = tmp_path / "grower.log", tmp_path / "stop", tmp_path / "grower.mprof"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MPROF_") and k != "LD_PRELOAD"}
+    run = subprocess.Popen([MPROF, "run", "-o", output, "--", grower, log, stop], env=env, stdin=subprocess.DEVNULL,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for_steps(log, 3)
+        [pid] = (int(line) for line in Path(f"/proc/{run.pid}/task/{run.pid}/children").read_text().split())
+        assert len(os.listdir(f"/proc/{pid}/task")) == 1  # nobody watches: no thread of the monitor's
+        terminal = terminals(f"{shlex.quote(str(MPROF))} top {pid}")
+        screen = terminal.wait_for(lambda screen: first_path(screen) == GROWN, "growing path")
+        assert screen[0].startswith(f"mprof top  pid {pid}") and str(grower) in screen[0]
+        assert "by live bytes" in "\n".join(screen)
+
+        # The growing path's bytes, three times over: what grower had kept
+        # at a moment no more than a refresh (and the lag) before the screen.
+        for _ in range(3):
+            time.sleep(REFRESH_S / 2)
+            screen = terminal.screen()
+            seen = time.monotonic_ns()
+            live = {path: live for live, *_, path in rows(screen)}[GROWN]
+            assert live % (KEPT_PER_STEP * KEPT_SIZE) == 0, screen
+            steps = live // (KEPT_PER_STEP * KEPT_SIZE)
+            oldest = steps_at(log, seen - int((REFRESH_S + LAG_S) * 1e9))
+            assert oldest <= steps <= steps_at(log, time.monotonic_ns()), (steps, oldest, screen)
+            # Nothing else on the process: its descriptors are the program's.
+            assert sorted(os.listdir(f"/proc/{pid}/fd")) == ["0", "1", "2", "3"]
+
+        # The keys: the churning path allocates 25 times as often and all
+        # its blocks are temporaries; growth is the growing path's alone.
+        terminal.keys("a")
+        screen = terminal.wait_for(lambda screen: first_path(screen) == CHURNED, "order by allocations")
+        assert "by allocations/s" in "\n".join(screen)
+        churned = next(row for row in rows(screen) if row[5] == CHURNED)
+        assert churned[0] == 0 and churned[3] not in ("0", "") and churned[4] == "0", churned
+        terminal.keys("t")
+        terminal.wait_for(lambda screen: "by temporaries" in "\n".join(screen) and first_path(screen) == CHURNED,
+                          "order by temporaries")
+        terminal.keys("g")
+        screen = terminal.wait_for(lambda screen: "by growth" in "\n".join(screen) and first_path(screen) == GROWN,
+                                   "order by growth")
+        assert CHURNED not in [row[5] for row in rows(screen)]  # it never grew
+        terminal.keys("l")
+        terminal.wait_for(lambda screen: "by live bytes" in "\n".join(screen) and first_path(screen) == GROWN,
+                          "order by live bytes")
+
+        terminal.keys("q")
+        terminal.wait_for(lambda screen: "exit-status=0" in screen, "mprof top's exit")
+        assert not Path(f"/tmp/mprof-watch.{pid}").exists()
+        left = len(log_steps(log))
+        wait_for_steps(log, left + 3)  # still running
+        assert run.poll() is None
+        stop.touch()
+        out, err = run.communicate(timeout=60)
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.wait()
+    assert run.returncode == 3, err
+    steps = len(log_steps(log))
+    assert out == f"grew {steps} steps\n"
+    exact_counts(output, steps)
+
+
+def test_run_live_shows_the_view_and_the_run_ends_as_the_program_did(
+        targets: Targets, tmp_path: Path, terminals: Callable[[str], Terminal]) -> None:
+    grower = targets.build("grower")
+    log, stop, output = tmp_path / "grower.log", tmp_path / "stop", tmp_path / "grower.mprof"
+    command = " ".join(shlex.quote(str(part)) for part in (MPROF, "run", "--live", "-o", output, "--", grower, log,
+                                                          stop))
+    terminal = terminals(f"{command} > {shlex.quote(str(tmp_path / 'out'))}")
+    terminal.wait_for(lambda screen: first_path(screen) == GROWN, "growing path")
+    terminal.keys("q")
+    terminal.wait_for(lambda screen: not any(line.startswith("mprof top") for line in screen), "end of the view")
+    wait_for_steps(log, len(log_steps(log)) + 3)  # the program runs on
+    stop.touch()
+    screen = terminal.wait_for(lambda screen: any(line.startswith("exit-status=") for line in screen), "run's exit")
+    assert "exit-status=3" in screen, screen
+    assert any(line.startswith("mprof: the run wrote 1 data file") for line in screen), screen
+    steps = len(log_steps(log))
+    assert (tmp_path / "out").read_text() == f"grew {steps} steps\n"
+    exact_counts(output, steps)
+
+
+def test_the_monitor_answers_a_request_as_mprof5_says(targets: Targets, tmp_path: Path) -> None:
+    """A request written by hand, as mprof(5) describes it: each new
+    modification time gets a snapshot at the name it gives; another user's
+    request and a symbolic link get none; the answering thread is there
+    only while someone asks."""
+    grower = targets.build("grower")
+    log, stop = tmp_path / "grower.log", tmp_path / "stop"
+    program = subprocess.Popen([grower, log, stop], env=monitor_env(tmp_path / "grower.mprof"),
+                               stdout=subprocess.PIPE, text=True)
+    request = Path(f"/tmp/mprof-watch.{program.pid}")
+    answer, elsewhere = tmp_path / "answer.mprof", tmp_path / "elsewhere"
+
+    def answered_within(seconds: float, path: Path = answer) -> bool:
+        deadline = time.monotonic() + seconds
+        while not path.exists():
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.02)
+        return True
+
+    try:
+        wait_for_steps(log, 2)
+        # Another user's request, then a symbolic link to one of ours: not answered.
+        request.write_text(f"{answer}\n")
+        os.chown(request, 65534, 65534)
+        assert not answered_within(1.0)
+        request.unlink()
+        (tmp_path / "ours").write_text(f"{answer}\n")
+        request.symlink_to(tmp_path / "ours")
+        assert not answered_within(1.0)
+        request.unlink()
+        assert len(os.listdir(f"/proc/{program.pid}/task")) == 1
+
+        request.write_text(f"{answer}\n")
+        assert answered_within(5.0)
+        first = datafile.read(answer)
+        assert not first.header.final and not first.header.checkpoint
+        grown = steps_at(log, time.monotonic_ns())
+        assert first.summary["allocs"] <= (KEPT_PER_STEP + CHURNED_PER_STEP) * grown + 10
+        assert len(os.listdir(f"/proc/{program.pid}/task")) == 2  # the monitor's answering thread
+
+        # A new modification time: a newer snapshot, to the name the request gives now.
+        request.write_text(f"{elsewhere}\n")
+        assert answered_within(5.0, elsewhere)
+        assert datafile.read(elsewhere).summary["allocs"] > first.summary["allocs"]
+        request.unlink()
+        deadline = time.monotonic() + 20
+        while len(os.listdir(f"/proc/{program.pid}/task")) != 1:  # the viewer has gone: so has the thread
+            assert time.monotonic() < deadline, "the answering thread stayed"
+            time.sleep(0.2)
+        stop.touch()
+        assert program.wait(timeout=30) == 3
+    finally:
+        request.unlink(missing_ok=True)
+        if program.poll() is None:
+            program.kill()
+            program.wait()
+
+
+def test_top_refuses_what_it_cannot_watch(tmp_path: Path) -> None:
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    refused = subprocess.run([MPROF, "top", str(gone.pid)], capture_output=True, text=True, timeout=60,
+                             stdin=subprocess.DEVNULL, start_new_session=True)  # no controlling terminal
+    assert (refused.returncode, refused.stderr) == (1, "mprof: the live view needs a terminal: standard input and "
+                                                       "output are not one, and there is no controlling terminal\n")
+    script = tmp_path / "top.sh"
+    script.write_text(f"{shlex.quote(str(MPROF))} top {gone.pid}\n")
+    in_terminal = subprocess.run(["script", "-qec", f"sh {shlex.quote(str(script))}", "/dev/null"],
+                                 capture_output=True, text=True, timeout=60)
+    assert f"mprof: process {gone.pid}: no such process" in in_terminal.stdout
+    assert in_terminal.returncode == 1

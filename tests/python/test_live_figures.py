@@ -1,0 +1,49 @@
+"""The live view's figures that do not need a process: the compact numbers
+of its columns, its sparklines, and what each order puts first given two
+samples whose figures are written out here."""
+
+from __future__ import annotations
+
+from mprof.live.sample import PathFigures, Sample
+from mprof.live.view import ViewState, compact, sparkline
+from mprof.report.model import Model
+
+
+def test_compact_numbers_fit_six_characters() -> None:
+    assert [compact(value) for value in (0, 7, 4902, 9999, 10_000, 14_015, 140_150, 999_499, 999_500, 1_234_567,
+                                         5_000_000_000_000)] == [
+        "0", "7", "4,902", "9,999", "10.0k", "14.0k", "140k", "999k", "1.0M", "1.2M", "5000G"]
+    assert [compact(value, binary=True, sign=True) for value in (0, -5, 10_240, 2_379_776, -3 << 30)] == [
+        "0", "-5", "+10.0K", "+2.3M", "-3.0G"]
+
+
+def test_a_sparkline_keeps_each_columns_highest() -> None:
+    assert sparkline([], 10) == ""
+    assert sparkline([0, 8, 4, 2], 4) == " #=-"
+    # Two values a column: the higher of each pair, scaled to the highest.
+    assert sparkline([0, 1, 8, 0, 4, 4, 0, 0], 4) == ".#= "
+
+
+def _sample(elapsed_s: float, paths: dict[str, tuple[int, int, int]]) -> Sample:
+    """paths: name -> (allocations, live bytes, temporaries)."""
+    figures = {(name,): PathFigures((name,), (), allocs, 1, live, temporaries)
+               for name, (allocs, live, temporaries) in paths.items()}
+    return Sample(model=Model([], {}, {}, [], {}, [], []), elapsed_ns=int(elapsed_s * 1e9), allocs=0, live_blocks=0,
+                  live_bytes=sum(live for _, live, _ in paths.values()), peak_bytes=0, peak_ns=0, timeline=(),
+                  paths=figures, warnings=[])
+
+
+def test_each_order_ranks_the_paths_by_its_figure() -> None:
+    state = ViewState(pid=1)
+    state.add(_sample(1.0, {"cache": (10, 1000, 0), "churn": (500, 0, 500), "steady": (5, 5000, 0)}))
+    state.add(_sample(3.0, {"cache": (30, 3000, 0), "churn": (2500, 0, 2500), "steady": (5, 5000, 0),
+                            "new": (1, 100, 0)}))
+    by = {}
+    for key in "latg":
+        assert state.choose(key)
+        by[key] = [(row.figures.names[0], row.allocs_per_second, row.growth) for row in state.rows()]
+    assert by["l"] == [("steady", 0.0, 0), ("cache", 10.0, 2000), ("new", 0.5, 100)]
+    assert [name for name, _, _ in by["a"]] == ["churn", "cache", "new"]  # 1000, 10 and 0.5 a second
+    assert [name for name, _, _ in by["t"]] == ["churn"]
+    assert by["g"] == [("cache", 10.0, 2000), ("new", 0.5, 100)]  # steady did not grow, churn holds nothing
+    assert not state.choose("x")
