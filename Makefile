@@ -29,7 +29,7 @@ MONITOR_OBJECTS := $(MONITOR_SOURCES:monitor/%.c=$(BUILD)/monitor/%.o)
 
 .PHONY: all demo replay-demo check test bench install clean setup setup-test venv mutate
 all: $(BUILD)/libmprof.so $(BUILD)/libmprof.a $(BUILD)/widgets $(BUILD)/mprof-resolve $(BUILD)/libmprof-reduce.so \
-	$(BUILD)/mprof-replay \
+	$(BUILD)/mprof-replay $(BUILD)/mprof-inject \
 	$(BUILD)/.bytecode
 
 # ./mprof's modules compiled once, by the interpreter it runs (the venv's,
@@ -94,6 +94,11 @@ $(BUILD)/libmprof-reduce.so: $(wildcard reduce/*.c reduce/*.h) | $(BUILD)/.syste
 $(BUILD)/mprof-replay: $(wildcard replayer/*.c replayer/*.h) | $(BUILD)/.system-packages
 	@mkdir -p $(BUILD)
 	$(CC) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $(CFLAGS) -pthread -o $@ $(filter %.c,$^) -lzstd -ldl
+
+# Loads the monitor into a running process for mprof attach (inject/inject.c).
+$(BUILD)/mprof-inject: $(wildcard inject/*.c inject/*.h) | $(BUILD)/.system-packages
+	@mkdir -p $(BUILD)
+	$(CC) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $(CFLAGS) -o $@ $(filter %.c,$^) -ldl
 
 # -O0 keeps the paper's four functions apart, as the figures show them.
 $(BUILD)/widgets: examples/widgets.c | $(BUILD)/.system-packages
@@ -174,6 +179,7 @@ install: all $(VENV)/.installed
 	install -m 755 $(BUILD)/mprof-resolve $(DESTDIR)$(PREFIX)/lib/mprof/mprof-resolve
 	install -m 755 $(BUILD)/libmprof-reduce.so $(DESTDIR)$(PREFIX)/lib/mprof/libmprof-reduce.so
 	install -m 755 $(BUILD)/mprof-replay $(DESTDIR)$(PREFIX)/lib/mprof/mprof-replay
+	install -m 755 $(BUILD)/mprof-inject $(DESTDIR)$(PREFIX)/lib/mprof/mprof-inject
 	for pc in mprof mprof-static; do \
 		sed -e 's|@PREFIX@|$(PREFIX)|g' $$pc.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/$$pc.pc; \
 	done
@@ -186,6 +192,7 @@ install: all $(VENV)/.installed
 		-e 's|@RESOLVE@|$(PREFIX)/lib/mprof/mprof-resolve|g' \
 		-e 's|@REDUCE@|$(PREFIX)/lib/mprof/libmprof-reduce.so|g' \
 		-e 's|@REPLAY@|$(PREFIX)/lib/mprof/mprof-replay|g' \
+		-e 's|@INJECT@|$(PREFIX)/lib/mprof/mprof-inject|g' \
 		scripts/mprof.installed.in > $(DESTDIR)$(PREFIX)/bin/mprof
 	chmod 755 $(DESTDIR)$(PREFIX)/bin/mprof
 	install -m 644 man/mprof.1 $(DESTDIR)$(PREFIX)/share/man/man1/mprof.1

@@ -30,6 +30,7 @@
 #define MPROF_FLAG_FORKED 0x4u     /* the process is a fork child of a profiled process */
 #define MPROF_FLAG_CHECKPOINT 0x8u /* rewritten while the process ran, in case it never ends cleanly */
 #define MPROF_FLAG_COMPRESSED 0x10u /* the sections are one zlib stream */
+#define MPROF_FLAG_ATTACHED 0x20u   /* recorded from mprof attach on: blocks allocated before are unknown */
 
 /* Section tags: four ASCII characters read as a little-endian u32. */
 #define MPROF_TAG(a, b, c, d) \

@@ -144,6 +144,8 @@ static void fork_parent(void)
 }
 
 static void write_watched(const char *path);
+static void thread_exit(void *state);
+static void write_at_exit(void);
 
 /* The child starts from zero: its file describes only what it does, and a
  * parent's file and its children's can be reduced together. */
@@ -187,7 +189,7 @@ void monitor_init(void)
     int saved_errno = errno; /* dlsym's and /proc's failures are not the program's */
     monitor_tls.busy++;
     int status = MONITOR_ACTIVE;
-    if (!real_functions_resolve() || getauxval(AT_SECURE))
+    if (!real_functions_resolve(false) || getauxval(AT_SECURE))
         status = MONITOR_OFF; /* secure-execution programs are left alone */
     if (status == MONITOR_ACTIVE) {
         options_read(&monitor.options);
@@ -205,6 +207,48 @@ void monitor_init(void)
     monitor_tls.busy--;
     errno = saved_errno;
     atomic_store_explicit(&monitor_status, status, memory_order_release);
+}
+
+bool monitor_start_attached(const char *output)
+{
+    int expected = MONITOR_UNINITIALISED;
+    if (!atomic_compare_exchange_strong(&monitor_status, &expected, MONITOR_STARTING))
+        return false; /* attached already, or preloaded */
+    int saved_errno = errno;
+    monitor_tls.busy++;
+    int status = real_functions_resolve(true) && !getauxval(AT_SECURE) ? MONITOR_ACTIVE : MONITOR_OFF;
+    if (status == MONITOR_ACTIVE) {
+        /* The process's environment was not set for the monitor: the
+         * defaults, the file named, and no headers, since the blocks it
+         * allocated before and will allocate after have none. */
+        options_default(&monitor.options);
+        size_t length = strlen(output);
+        if (length < sizeof monitor.options.output - 32)
+            memcpy(monitor.options.output, output, length + 1);
+        monitor.options.follow_children = false;
+        monitor.options.block_headers = false;
+        monitor.block_headers = false;
+        monitor.attached = true;
+        monitor.is_root = true;
+        /* Threads may have started, and may start, without the monitor's
+         * pthread_create seeing them. */
+        atomic_store(&monitor.threads_started, true);
+        paths_init();
+        monitor.pid = getpid();
+        start_clocks();
+        find_executable();
+        checkpoint_start(&monitor.options, monitor.start_monotonic_ns);
+        timeline_start(monitor.start_monotonic_ns);
+        watch_start(monitor.pid, write_watched);
+        pthread_atfork(fork_prepare, fork_parent, fork_child);
+        thread_exit_key_made = pthread_key_create(&thread_exit_key, thread_exit) == 0;
+        monitor.lsan_suppressions = lsan_suppressions_find();
+        atexit(write_at_exit);
+    }
+    monitor_tls.busy--;
+    errno = saved_errno;
+    atomic_store_explicit(&monitor_status, status, memory_order_release);
+    return status == MONITOR_ACTIVE;
 }
 
 static void thread_exit(void *state)
@@ -365,10 +409,26 @@ static void stop_following(void)
     *out = '\0';
 }
 
+/* Whether this library's malloc is the one the process calls: not when
+ * mprof attach loaded it with dlopen into a process that had started. */
+static bool interposing(void)
+{
+    Dl_info own, called;
+    void *malloc_called = dlsym(RTLD_DEFAULT, "malloc");
+    return !malloc_called || !dladdr((void *)interposing, &own) || !dladdr(malloc_called, &called) ||
+           own.dli_fbase == called.dli_fbase;
+}
+
 __attribute__((constructor)) static void monitor_constructor(int argc, char **argv, char **envp)
 {
     (void)envp;
     int saved_errno = errno;
+    if (atomic_load(&monitor_status) == MONITOR_UNINITIALISED && !interposing()) {
+        /* Loaded by mprof attach: nothing starts until mprof_attach. */
+        keep_command_line(argc, argv);
+        errno = saved_errno;
+        return;
+    }
     monitor_init();
     if (atomic_load(&monitor_status) != MONITOR_ACTIVE)
         return;

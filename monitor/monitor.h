@@ -82,6 +82,11 @@ void monitor_count_untracked(void);
  * handler): writes its final file, once; afterwards the monitor forwards
  * every call without recording. */
 void monitor_finish(int end_signal);
+/* mprof attach (attach.c): starts the monitor in a process that loaded it
+ * with dlopen, to write output; false when it had started already, or
+ * cannot. */
+bool monitor_start_attached(const char *output);
+
 /* A checkpoint of the process's file, unless another write is under way;
  * called with the busy guard set. */
 void monitor_write_checkpoint(void);

@@ -124,7 +124,7 @@ static void make_absolute(char *path, size_t capacity)
     path[directory_size] = '/';
 }
 
-void options_read(struct options *options)
+void options_default(struct options *options)
 {
     *options = (struct options){
         .stack_depth = 128,
@@ -136,8 +136,13 @@ void options_read(struct options *options)
         .checkpoint_growth_permille = 1250,
         .checkpoint_interval_ms = 10000,
     };
-    const char *value;
     strcpy(options->output, "mprof.out.%p");
+}
+
+void options_read(struct options *options)
+{
+    options_default(options);
+    const char *value;
     if ((value = getenv("MPROF_OUTPUT")) && *value) {
         if (strlen(value) < sizeof options->output - 32)
             strcpy(options->output, value);

@@ -39,6 +39,8 @@ struct options {
     unsigned refused_size;
 };
 
+/* The defaults, as an unset environment gives them (mprof attach's). */
+void options_default(struct options *options);
 /* Fills options from the environment; a value it cannot use keeps the
  * default and is noted in refused. */
 void options_read(struct options *options);

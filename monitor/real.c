@@ -1,4 +1,6 @@
-/* Finding the wrapped functions of real.h with dlsym(RTLD_NEXT). */
+/* Finding the wrapped functions of real.h with dlsym: RTLD_NEXT when
+ * preloaded, RTLD_DEFAULT when attached (the program's own allocator, which
+ * may not be glibc's). */
 #include "real.h"
 
 #include <dlfcn.h>
@@ -74,10 +76,11 @@ bool real_allocator_is_glibc(void)
     return true;
 }
 
-#define RESOLVE(field, name) (real.field = (__typeof__(real.field))dlsym(RTLD_NEXT, name))
+#define RESOLVE(field, name) (real.field = (__typeof__(real.field))dlsym(scope, name))
 
-int real_functions_resolve(void)
+int real_functions_resolve(bool attached)
 {
+    void *scope = attached ? RTLD_DEFAULT : RTLD_NEXT;
     RESOLVE(malloc, "malloc");
     RESOLVE(free, "free");
     RESOLVE(calloc, "calloc");
@@ -93,6 +96,7 @@ int real_functions_resolve(void)
     RESOLVE(fexecve, "fexecve");
     RESOLVE(exit_now, "_exit");
     RESOLVE(dlclose, "dlclose");
+    RESOLVE(dlopen, "dlopen");
     RESOLVE(pthread_create, "pthread_create");
     RESOLVE(new_nothrow, "_ZnwmRKSt9nothrow_t");
     RESOLVE(new_array_nothrow, "_ZnamRKSt9nothrow_t");

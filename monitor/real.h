@@ -23,6 +23,7 @@ struct real_functions {
     int (*fexecve)(int, char *const[], char *const[]);
     void (*exit_now)(int) __attribute__((noreturn)); /* _exit */
     int (*dlclose)(void *);
+    void *(*dlopen)(const char *, int); /* attached: the routed dlopen's (attach.c) */
     int (*pthread_create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
     /* libstdc++'s, NULL in a program without it. */
     void *(*new_nothrow)(size_t, const void *);
@@ -36,8 +37,10 @@ struct real_functions {
 /* Filled by real_functions_resolve, once, before the monitor turns active. */
 extern struct real_functions real;
 
-/* False when the allocator cannot be found, which leaves the monitor off. */
-int real_functions_resolve(void);
+/* False when the allocator cannot be found, which leaves the monitor off.
+ * attached: in a process that loaded the monitor with dlopen (mprof
+ * attach), whose own functions are the real ones. */
+int real_functions_resolve(bool attached);
 
 /* Whether the functions found are glibc's own allocator, whose blocks
  * can carry a header (header.h). */

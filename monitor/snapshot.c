@@ -539,7 +539,7 @@ static void emit_file(const struct gathered *all, const struct snapshot_request 
     uint32_t flags = MPROF_FLAG_COMPRESSED | (monitor.options.call_graph ? MPROF_FLAG_CALL_GRAPH : 0) |
                      (request->kind == SNAPSHOT_FINAL ? MPROF_FLAG_FINAL : 0) |
                      (request->kind == SNAPSHOT_CHECKPOINT ? MPROF_FLAG_CHECKPOINT : 0) |
-                     (monitor.forked ? MPROF_FLAG_FORKED : 0);
+                     (monitor.forked ? MPROF_FLAG_FORKED : 0) | (monitor.attached ? MPROF_FLAG_ATTACHED : 0);
     emit_header(flags, (uint32_t)request->end_signal, 9);
     emit_program();
     emit_modules();

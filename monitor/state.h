@@ -21,6 +21,7 @@ struct monitor_globals {
     pid_t pid;
     bool is_root;  /* the first process of the run: writes FILE, not FILE.PID */
     bool forked;   /* a fork child of a profiled process */
+    bool attached; /* started by mprof attach in a running process (attach.c), not at its start */
     uint64_t start_unix_ns;
     uint64_t start_monotonic_ns;
     uint64_t start_tsc; /* read with start_monotonic_ns: the peak's time is a count of cycles from it */

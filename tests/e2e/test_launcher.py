@@ -14,7 +14,7 @@ from e2e_support import BUILD, MPROF, REPO_ROOT
 from mprof.reducer import datafile
 
 ENTRY = REPO_ROOT / "src" / "mprof" / "cli" / "entry.py"
-COMMANDS = ["run", "report", "html", "diff", "export", "db", "dump", "replay", "top"]
+COMMANDS = ["run", "report", "html", "diff", "export", "db", "dump", "replay", "top", "attach", "detach"]
 
 
 def test_mprof_run_imports_only_what_starting_a_program_needs(tmp_path: Path) -> None:

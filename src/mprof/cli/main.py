@@ -19,7 +19,8 @@ from ..reducer.errors import MprofError
 # take several times longer to import than mprof run takes to start a
 # program.  Help, and a command line that names none, load them all.
 _COMMANDS = {"run": "run", "report": "report_cmd", "html": "html_cmd", "diff": "diff_cmd", "export": "export_cmd",
-             "db": "db_cmd", "dump": "dump_cmd", "replay": "replay_cmd", "top": "top_cmd"}
+             "db": "db_cmd", "dump": "dump_cmd", "replay": "replay_cmd", "top": "top_cmd",
+             "attach": "attach_cmd", "detach": "attach_cmd"}
 
 # A dest no subcommand module would choose, so that their own set_defaults()
 # calls cannot collide with the dispatch.
@@ -30,9 +31,11 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The parser of every command, or of command alone."""
     parser = argparse.ArgumentParser(prog="mprof", description="A memory allocation profiler.")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    added = set()
     for name, module_name in _COMMANDS.items():
-        if command is not None and name != command:
-            continue
+        if (command is not None and name != command) or module_name in added:
+            continue  # a module adds all its commands at once
+        added.add(module_name)
         module = importlib.import_module(f"{__package__}.{module_name}")
         # add_parser() need not return its parser nor name it to us: whatever
         # names it registered are the new keys of choices.

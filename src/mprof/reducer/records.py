@@ -42,6 +42,10 @@ class Header:
     def checkpoint(self) -> bool:
         return bool(self.flags & fmt.FLAG_CHECKPOINT)
 
+    @property
+    def attached(self) -> bool:
+        return bool(self.flags & fmt.FLAG_ATTACHED)
+
 
 @dataclass(frozen=True)
 class Program:

@@ -8,7 +8,7 @@
 -- and offsets are unsigned 64-bit values stored as signed two's complement:
 -- a negative v stands for v + 2^64.
 PRAGMA application_id = 1836085871;
-PRAGMA user_version = 12;
+PRAGMA user_version = 13;
 
 CREATE TABLE runs (
     id INTEGER PRIMARY KEY,
@@ -27,7 +27,8 @@ CREATE TABLE runs (
     forked INTEGER NOT NULL,
     stack_depth INTEGER NOT NULL,
     leak_depth INTEGER NOT NULL,
-    lsan_suppressions TEXT NOT NULL  -- what the program's __lsan_default_suppressions returned, or empty
+    lsan_suppressions TEXT NOT NULL, -- what the program's __lsan_default_suppressions returned, or empty
+    attached INTEGER NOT NULL        -- 1: recorded from mprof attach on, not from the process's start
 );
 
 CREATE TABLE modules (

@@ -292,11 +292,11 @@ def _start_paths(path: Path, tree: PathTree, ids: dict[tuple[str, str], int]) ->
 def _insert_run(db: sqlite3.Connection, number: int, run: Run) -> None:
     h = run.data.header
     running = h.checkpoint and still_running(h.pid, h.start_unix_ns, run.data.program.exe)
-    db.execute("INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    db.execute("INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                (number, run.path, h.pid, h.ppid, run.data.program.exe, " ".join(run.data.program.argv),
                 h.start_unix_ns, h.elapsed_ns, int(h.call_graph), int(h.final), int(h.checkpoint), int(running),
                 h.end_signal,
-                int(h.forked), h.stack_depth, h.leak_depth, run.data.program.lsan_suppressions))
+                int(h.forked), h.stack_depth, h.leak_depth, run.data.program.lsan_suppressions, int(h.attached)))
     db.executemany("INSERT OR REPLACE INTO timeline VALUES (?, ?, ?, ?, ?)",
                    [(number, point.ns, point.live_bytes, point.live_blocks, point.resident_bytes)
                     for point in run.data.timeline])

@@ -37,6 +37,7 @@ class RunInfo:
     timeline: tuple[tuple[int, int, int, int], ...] = ()
     lsan_suppressions: str = ""  # what its __lsan_default_suppressions returned
     running: bool = False  # a checkpoint whose process still ran when the profile was made
+    attached: bool = False  # recorded from mprof attach on: blocks allocated before were unknown
 
 
 # The rows a big program has thousands or tens of thousands of (functions,
@@ -538,10 +539,10 @@ def _load(db: sqlite3.Connection, leaks_and_calls: bool) -> Model:
         points.setdefault(run_id, []).append((ns, live, blocks, resident))
     runs = [RunInfo(row[1], row[2], row[3], row[4], row[5], bool(row[6]), bool(row[7]), bool(row[8]), row[9],
                     bool(row[10]), row[11], figures.get(row[0], {}), row[12], tuple(points.get(row[0], ())),
-                    row[13], bool(row[14]))
+                    row[13], bool(row[14]), bool(row[15]))
             for row in db.execute("SELECT id, pid, ppid, program, command_line, elapsed_ns, call_graph, final, "
                                   "checkpoint, end_signal, forked, leak_depth, start_unix_ns, lsan_suppressions, "
-                                  "running FROM runs ORDER BY id")]
+                                  "running, attached FROM runs ORDER BY id")]
     summary = dict(db.execute("SELECT name, value FROM summary"))
     # The big tables are read without the connection's row factory, which
     # looks at every value: only their text columns can hold a BLOB.

@@ -72,6 +72,8 @@ def run_notes(run: RunInfo) -> list[str]:
                          f"without writing its final file")
     elif not run.final:
         notes.append(f"snapshot at {run.elapsed_ns / 1e9:.3f} s")
+    if run.attached:
+        notes.append("attached: from the attach on")
     if run.end_signal:
         notes.append(f"ended by {signal_name(run.end_signal)}")
     if not run.call_graph:
@@ -82,7 +84,8 @@ def run_notes(run: RunInfo) -> list[str]:
 def kept_label(model: Model) -> str:
     """What the blocks allocated and not freed are: kept at exit only when
     every file was written as its process ended."""
-    kinds = {"checkpoint" if run.checkpoint else "final" if run.final else "snapshot" for run in model.runs}
+    kinds = {"checkpoint" if run.checkpoint else "detach" if run.attached and run.final else
+             "final" if run.final else "snapshot" for run in model.runs}
     if kinds <= {"final"}:
         return "kept at exit"
     if len(kinds) == 1:
@@ -109,7 +112,9 @@ def rows(model: Model) -> list[tuple[str, str]]:
                      f"{f.allocs_per_second:,.0f} allocations/s"),
         ("calls", ", ".join(f"{name} {s[key]:,}" for name, key in CALLS)),
         ("unusual", ", ".join(f"{name} {s[key]:,}" for name, key in UNUSUAL)),
-    ]
+    ] + ([("before attaching", f"{s['unknown_frees']:,} frees of blocks allocated before mprof attached, "
+                              "outside these figures (the unknown frees)")]
+         if any(run.attached for run in model.runs) else [])
 
 
 def share_of(part: int, whole: int, of: str) -> str:

@@ -1,0 +1,1 @@
+"""mprof attach and detach: the monitor loaded into a running process."""
