@@ -4,6 +4,7 @@
 #include "real.h"
 
 #include <dlfcn.h>
+#include <link.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -76,11 +77,59 @@ bool real_allocator_is_glibc(void)
     return true;
 }
 
-#define RESOLVE(field, name) (real.field = (__typeof__(real.field))dlsym(scope, name))
+/* Whether address is where a module defines name: not the PLT entry of a
+ * program built without -fPIE that takes the function's address, which the
+ * dynamic loader gives as the function to every lookup, and which calls
+ * through the program's GOT slot, routed to the monitor when attached. */
+static bool defined_at(void *address)
+{
+    Dl_info info; /* a symbol defined there, by this name or an alias (__libc_malloc) */
+    const ElfW(Sym) *symbol = NULL;
+    return address && dladdr1(address, &info, (void **)&symbol, RTLD_DL_SYMENT) && info.dli_saddr == address &&
+           symbol && symbol->st_shndx != SHN_UNDEF;
+}
+
+struct definition {
+    const char *name;
+    void *address;
+};
+
+static int find_definition(struct dl_phdr_info *module, size_t size, void *context)
+{
+    (void)size;
+    struct definition *wanted = context;
+    const char *name = module->dlpi_name;
+    if (!name || !*name || strstr(name, "libmprof")) /* the program's PLT entry; a monitor */
+        return 0;
+    void *handle = dlopen(name, RTLD_LAZY | RTLD_NOLOAD);
+    if (!handle)
+        return 0;
+    void *address = dlsym(handle, wanted->name);
+    dlclose(handle);
+    if (!defined_at(address))
+        return 0;
+    wanted->address = address;
+    return 1;
+}
+
+/* The function the process's own calls reach: RTLD_DEFAULT's, unless that
+ * is a PLT entry; then the first module's, in the order they were loaded,
+ * that defines it. */
+static void *attached_lookup(const char *name)
+{
+    void *address = dlsym(RTLD_DEFAULT, name);
+    if (!address || defined_at(address))
+        return address;
+    struct definition wanted = {name, NULL};
+    dl_iterate_phdr(find_definition, &wanted);
+    return wanted.address;
+}
+
+#define RESOLVE(field, name) \
+    (real.field = (__typeof__(real.field))(attached ? attached_lookup(name) : dlsym(RTLD_NEXT, name)))
 
 int real_functions_resolve(bool attached)
 {
-    void *scope = attached ? RTLD_DEFAULT : RTLD_NEXT;
     RESOLVE(malloc, "malloc");
     RESOLVE(free, "free");
     RESOLVE(calloc, "calloc");
