@@ -1,0 +1,219 @@
+"""mprof attach and detach on processes started without mprof: a threaded C
+server written for the test (tests/targets/request_server.c), whose every
+allocation between two moments is known, and Debian's own python3 serving
+files with http.server; each answers correctly before, during and after,
+and what it did while attached is in the file, exactly."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from e2e_support import MPROF, Targets, path_name
+from mprof.cli.inputs import load_profile
+from mprof.report.model import Model
+
+REPLY_SIZE, SESSION_SIZE = 256, 1000  # request_server.c's
+# http.server sends a file through shutil.copyfileobj, which reads it 64 KiB
+# at a time: a 128 KiB file takes two full reads and one at its end, each
+# into a new bytes object of 64 KiB and the 33 bytes of CPython 3.11's
+# PyBytesObject in front of them.
+BLOB_SIZE, READ_BLOCK, READS_PER_GET = 128 << 10, (64 << 10) + 33, 3
+
+
+class Connection:
+    def __init__(self, port: int) -> None:
+        self.socket = socket.create_connection(("127.0.0.1", port), timeout=30)
+        self.file = self.socket.makefile("rwb")
+
+    def ask(self, line: str) -> str:
+        self.file.write(f"{line}\n".encode())
+        self.file.flush()
+        return self.file.readline().decode().rstrip("\n")
+
+    def close(self) -> None:
+        self.file.close()
+        self.socket.close()
+
+
+@pytest.fixture
+def server(targets: Targets) -> Iterator[tuple[subprocess.Popen[str], int]]:
+    program = targets.build("request_server")
+    started = subprocess.Popen([program], stdout=subprocess.PIPE, text=True, env=_plain_env())
+    try:
+        assert started.stdout is not None
+        port = int(started.stdout.readline().split()[1])
+        yield started, port
+    finally:
+        started.kill()
+        started.wait()
+
+
+def _plain_env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if not k.startswith("MPROF_") and k != "LD_PRELOAD"}
+
+
+def attach(pid: int, output: Path, *options: str) -> subprocess.Popen[str]:
+    """mprof attach, once it says it has attached."""
+    started = subprocess.Popen([MPROF, "attach", str(pid), "-o", str(output), *options], stderr=subprocess.PIPE,
+                               text=True, env=_plain_env())
+    assert started.stderr is not None
+    line = started.stderr.readline()
+    assert line.startswith(f"mprof: attached to process {pid};"), line + started.stderr.read()
+    return started
+
+
+def ended(attached: subprocess.Popen[str]) -> str:
+    """What mprof attach said after it attached; it must end with status 0."""
+    assert attached.stderr is not None
+    said = attached.stderr.read()
+    assert attached.wait(timeout=60) == 0, said
+    return said
+
+
+def by_path(model: Model, ending: str) -> tuple[int, int, int]:
+    """(allocations, frees, bytes) of the whole paths ending so."""
+    rows = [path for path in model.paths if path_name(model, path).endswith(ending)]
+    return sum(row.allocs for row in rows), sum(row.frees for row in rows), sum(sum(row.bytes) for row in rows)
+
+
+def test_a_threaded_server_attached_twice_counts_exactly_what_it_did_meanwhile(
+        server: tuple[subprocess.Popen[str], int], tmp_path: Path) -> None:
+    process, port = server
+    connections = [Connection(port) for _ in range(4)]  # a thread each, waiting in read
+    works = 0
+
+    def work(count: int) -> None:
+        nonlocal works
+        for n in range(count):
+            works += 1
+            assert connections[n % 4].ask("work") == f"ok {works}"
+
+    work(100)
+    first = tmp_path / "first.mprof"
+    attached = attach(process.pid, first)
+    work(10_000)
+    for n in range(100):
+        assert connections[n % 4].ask("leak") == f"kept {n + 1}"
+    detached = subprocess.run([MPROF, "detach", str(process.pid)], capture_output=True, text=True, timeout=60)
+    assert (detached.returncode, detached.stderr) == (0, f"mprof: detached from process {process.pid}\n")
+    assert ended(attached) == f"mprof: detached from process {process.pid} (by mprof detach); it wrote {first}\n"
+    work(100)
+
+    model = load_profile([first])
+    assert model.runs[0].attached and model.runs[0].final
+    assert by_path(model, "serve > make_reply") == (10_000, 10_000, 10_000 * REPLY_SIZE)
+    assert by_path(model, "serve > remember_session") == (100, 0, 100 * SESSION_SIZE)
+    summary = model.summary
+    assert (summary["allocs"], summary["frees"], summary["unknown_frees"]) == (10_100, 10_000, 0)
+    # One reply at a time was live while the works came, then the sessions
+    # piled up: the peak since the attach is the hundred sessions.
+    assert summary["max_live_bytes"] == 100 * SESSION_SIZE
+    report = subprocess.run([MPROF, "report", "--no-pager", first], capture_output=True, text=True, timeout=300)
+    assert re.search(r"\n  live at the detach +100 blocks, 100,000 bytes\n", report.stdout), report.stdout
+    assert re.search(r"\n  before attaching +0 frees of blocks allocated before mprof attached", report.stdout)
+
+    # Again, to a time limit: the second file holds only what came after it.
+    second = tmp_path / "second.mprof"
+    attached = attach(process.pid, second, "--duration", "3")
+    work(50)
+    for n in range(5):
+        assert connections[n % 4].ask("leak") == f"kept {101 + n}"
+    assert ended(attached) == f"mprof: detached from process {process.pid}; it wrote {second}\n"
+    model = load_profile([second])
+    assert by_path(model, "serve > make_reply") == (50, 50, 50 * REPLY_SIZE)
+    assert by_path(model, "serve > remember_session") == (5, 0, 5 * SESSION_SIZE)
+    assert (model.summary["allocs"], model.summary["frees"]) == (55, 50)
+    work(100)
+    assert process.poll() is None
+    for connection in connections:
+        connection.close()
+
+
+def test_python_http_server_attached_and_detached_by_ctrl_c(tmp_path: Path) -> None:
+    """Debian's python3 (built without -fPIE: its PLT entry is malloc's
+    address to every lookup) with its allocations through malloc."""
+    python = Path("/usr/bin/python3")
+    site = tmp_path / "site"
+    site.mkdir()
+    blob = os.urandom(BLOB_SIZE)
+    (site / "blob.bin").write_bytes(blob)
+    served = subprocess.Popen([python, "-u", "-m", "http.server", "--bind", "127.0.0.1", "0"], cwd=site,
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                              env=_plain_env() | {"PYTHONMALLOC": "malloc"})
+    try:
+        assert served.stdout is not None
+        port = int(served.stdout.readline().split(" port ")[1].split()[0])
+
+        def get(count: int) -> None:
+            for _ in range(count):
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/blob.bin", timeout=30) as response:
+                    assert response.read() == blob
+
+        get(5)
+        output = tmp_path / "http.mprof"
+        attached = attach(served.pid, output)
+        get(100)
+        attached.send_signal(signal.SIGINT)
+        assert ended(attached) == f"mprof: detached from process {served.pid}; it wrote {output}\n"
+        get(5)
+        assert served.poll() is None
+    finally:
+        served.kill()
+        served.wait()
+    model = load_profile([output])
+    reads = [path for path in model.paths if sum(path.bytes) == READ_BLOCK * path.allocs
+             and "PyBytes_FromStringAndSize" in path_name(model, path)]
+    assert (sum(path.allocs for path in reads), sum(path.frees for path in reads)) == (100 * READS_PER_GET,) * 2
+
+
+def test_refusals_say_why_in_one_line(server: tuple[subprocess.Popen[str], int], targets: Targets,
+                                      tmp_path: Path) -> None:
+    process, _ = server
+    not_attached = subprocess.run([MPROF, "detach", str(process.pid)], capture_output=True, text=True, timeout=60)
+    assert (not_attached.returncode, not_attached.stderr) == (
+        1, f"mprof: process {process.pid}: mprof is not attached to it\n")
+
+    # A process has one tracer at a time: ptrace refuses a second.
+    tracer = subprocess.Popen(["strace", "-f", "-o", os.devnull, "-p", str(process.pid)],
+                              stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 30
+        while f"TracerPid:\t{tracer.pid}\n" not in Path(f"/proc/{process.pid}/status").read_text():
+            assert time.monotonic() < deadline, "strace did not attach"
+            time.sleep(0.05)
+        refused = subprocess.run([MPROF, "attach", str(process.pid), "-o", str(tmp_path / "x.mprof")],
+                                 capture_output=True, text=True, timeout=60)
+    finally:
+        tracer.terminate()
+        tracer.wait()
+    assert refused.returncode == 1
+    assert refused.stderr == (f"mprof: process {process.pid}: it is traced already, by process {tracer.pid} "
+                              "(strace): a process has one tracer at a time; end that one (a debugger, strace) "
+                              "first\n")
+    assert not (tmp_path / "x.mprof").exists()
+
+    # A process under mprof run has the monitor from its start.
+    program = targets.build("request_server")
+    run = subprocess.Popen([MPROF, "run", "-o", tmp_path / "run.mprof", "--", program], stdout=subprocess.PIPE,
+                           stderr=subprocess.DEVNULL, text=True, env=_plain_env())
+    assert run.stdout is not None
+    run.stdout.readline()
+    [pid] = (int(child) for child in Path(f"/proc/{run.pid}/task/{run.pid}/children").read_text().split())
+    try:
+        under_run = subprocess.run([MPROF, "attach", str(pid)], capture_output=True, text=True, timeout=60)
+    finally:
+        os.kill(pid, signal.SIGKILL)
+        run.wait()
+    assert under_run.returncode == 1
+    assert under_run.stderr.startswith(f"mprof: process {pid}: runs under mprof already")
+    assert under_run.stderr.count("\n") == 1
