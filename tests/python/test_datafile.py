@@ -398,8 +398,8 @@ def test_ending_signal_must_fit_the_flags(tmp_path: Path, flags: int, end_signal
 
 
 def test_unknown_header_flags(tmp_path: Path) -> None:
-    path = write(tmp_path, DataFileBuilder(flags=0x3 | 0x20).build())
-    assert refused(path) == "corrupt: unknown header flags 0x20"
+    path = write(tmp_path, DataFileBuilder(flags=0x3 | 0x40).build())
+    assert refused(path) == "corrupt: unknown header flags 0x40"
 
 
 def test_section_reserved_not_zero(tmp_path: Path) -> None:

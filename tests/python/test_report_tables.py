@@ -503,9 +503,9 @@ def test_databases_of_other_versions_and_applications(program: Path, tmp_path: P
                                                       capsys: pytest.CaptureFixture[str]) -> None:
     database = tmp_path / "p.db"
     report(capsys, "db", program, "-o", database)
-    # The schema's version, from schema.sql: 12.
-    for version, problem in ((99, "profile schema version 99 is newer than this mprof understands (12)"),
-                             (11, "profile schema version 11 is older than this mprof reads (12); make it again "
+    # The schema's version, from schema.sql: 13.
+    for version, problem in ((99, "profile schema version 99 is newer than this mprof understands (13)"),
+                             (11, "profile schema version 11 is older than this mprof reads (13); make it again "
                                  "from the data files with mprof db"),
                              (0, "not an mprof profile database")):
         with sqlite3.connect(database) as db:
@@ -719,10 +719,10 @@ def test_two_processes_in_the_database(tmp_path: Path, capsys: pytest.CaptureFix
             for run in runs] == [
         {"pid": 1, "ppid": 1, "program": "/bin/prog", "command_line": "prog run", "elapsed_ns": 2_500_000_000,
          "call_graph": True, "final": True, "checkpoint": False, "end_signal": 0, "forked": False, "leak_depth": 5,
-         "lsan_suppressions": "", "running": False},
+         "lsan_suppressions": "", "running": False, "attached": False},
         {"pid": 2, "ppid": 1, "program": "/bin/prog", "command_line": "prog run", "elapsed_ns": 2_500_000_000,
          "call_graph": True, "final": True, "checkpoint": False, "end_signal": 0, "forked": True, "leak_depth": 5,
-         "lsan_suppressions": "", "running": False}]
+         "lsan_suppressions": "", "running": False, "attached": False}]
 
 
 def test_a_missing_library_is_a_warning(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
