@@ -11,11 +11,9 @@
  * 1 (the process cannot be traced: ptrace refused), 2 (usage), 3 (the
  * library or function is not there), 4 (no thread waited in a system call
  * in time, or the call failed).  x86-64 only, as the monitor. */
-#include <dirent.h>
 #include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -23,7 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
-#include <sys/stat.h>
 #include <sys/uio.h>
 #include <sys/user.h>
 #include <sys/wait.h>
@@ -141,8 +138,8 @@ static bool call(struct stopped *thread, uint64_t function, const uint64_t *argu
     }
 }
 
-/* Stops the thread with PTRACE_SEIZE and PTRACE_INTERRUPT; true when it
- * was then waiting in a system call that is a safe point. */
+/* Stops the thread with PTRACE_SEIZE and PTRACE_INTERRUPT, and reads its
+ * registers: whether it stopped at a safe point is the caller's to judge. */
 static enum exit_status stop_thread(struct stopped *thread, char *why, size_t why_size)
 {
     if (ptrace(PTRACE_SEIZE, thread->tid, NULL, NULL) != 0) {

@@ -99,10 +99,11 @@ static void route_relocations(const struct dl_phdr_info *module, const ElfW(Rela
             void *original = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
             if (original == walk->routes[r].replacement)
                 break; /* routed already */
-            if (!remember(slot, original, walk->routes[r].replacement) ||
-                !store(slot, walk->routes[r].replacement, relro_start, relro_end)) {
+            if (!remember(slot, original, walk->routes[r].replacement)) {
                 walk->ok = false;
-                routed_count -= routed_count && routed[routed_count - 1].slot == slot;
+            } else if (!store(slot, walk->routes[r].replacement, relro_start, relro_end)) {
+                routed_count--; /* left as it was */
+                walk->ok = false;
             }
             break;
         }
