@@ -409,21 +409,22 @@ static void stop_following(void)
     *out = '\0';
 }
 
-/* Whether this library's malloc is the one the process calls: not when
- * mprof attach loaded it with dlopen into a process that had started. */
-static bool interposing(void)
+/* Whether mprof attach loaded this library with dlopen into a process that
+ * had started: it loads a copy from a directory of its own, named so
+ * (src/mprof/attach/inject.py).  Which malloc a lookup finds cannot tell:
+ * a program built without -fPIE has every lookup of malloc give its own PLT
+ * entry. */
+static bool loaded_by_attach(void)
 {
-    Dl_info own, called;
-    void *malloc_called = dlsym(RTLD_DEFAULT, "malloc");
-    return !malloc_called || !dladdr((void *)interposing, &own) || !dladdr(malloc_called, &called) ||
-           own.dli_fbase == called.dli_fbase;
+    Dl_info own;
+    return dladdr((void *)loaded_by_attach, &own) && own.dli_fname && strstr(own.dli_fname, "/mprof-attach-");
 }
 
 __attribute__((constructor)) static void monitor_constructor(int argc, char **argv, char **envp)
 {
     (void)envp;
     int saved_errno = errno;
-    if (atomic_load(&monitor_status) == MONITOR_UNINITIALISED && !interposing()) {
+    if (atomic_load(&monitor_status) == MONITOR_UNINITIALISED && loaded_by_attach()) {
         /* Loaded by mprof attach: nothing starts until mprof_attach. */
         keep_command_line(argc, argv);
         errno = saved_errno;

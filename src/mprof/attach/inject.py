@@ -15,6 +15,8 @@ from pathlib import Path
 from .. import source_tree
 from ..reducer.errors import MprofError
 
+# The directory of a copy: the monitor knows by it that it was loaded to be
+# attached, not preloaded (monitor.c, loaded_by_attach).
 COPY_PREFIX = "mprof-attach-"
 # mprof_attach's results (monitor/attach.c).
 ATTACHED, ALREADY, CANNOT_START, PARTLY_ROUTED = 0, 1, 2, 3
