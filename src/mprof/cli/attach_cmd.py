@@ -99,6 +99,7 @@ def attach(args: argparse.Namespace) -> int:
         inject.remove_copy(copy)
         raise MprofError(f"process {pid}: mprof is attached to it already; mprof detach {pid} ends that")
     if result == inject.CANNOT_START:
+        inject.remove_copy(copy)
         raise MprofError(f"process {pid}: the monitor could not start in it (a secure-execution program, or an "
                          "allocator it cannot find)")
     print(f"mprof: attached to process {pid}; Ctrl-C or mprof detach {pid} ends it"

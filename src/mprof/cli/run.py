@@ -259,10 +259,9 @@ def _start_view(pid: int, mask: set[int]) -> int:
     status = 1
     try:
         signal.pthread_sigmask(signal.SIG_SETMASK, mask)
-        # Ctrl-C, and _end_view's SIGTERM, leave the view through curses,
-        # which gives the terminal back as it was.
+        # Ctrl-C leaves the view through curses, which gives the terminal
+        # back as it was (run_view does the same for _end_view's SIGTERM).
         signal.signal(signal.SIGINT, signal.default_int_handler)
-        signal.signal(signal.SIGTERM, signal.default_int_handler)
         from ..live.screen import Settings, run_view
 
         status = run_view(Settings(pid, 1.0, leave_when_ended=True, repaint=True))

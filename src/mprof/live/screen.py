@@ -7,6 +7,7 @@ from __future__ import annotations
 import curses
 import locale
 import os
+import signal
 import sys
 import time
 from dataclasses import dataclass
@@ -44,8 +45,15 @@ def _on_terminal() -> None:
     os.close(terminal)
 
 
+def _leave(number: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
 def run_view(settings: Settings) -> int:
-    """Shows the view until q; 0."""
+    """Shows the view until q; 0.  A hang-up or SIGTERM leaves it as q
+    does: the terminal as it was, the request and the snapshots removed."""
+    signal.signal(signal.SIGHUP, _leave)
+    signal.signal(signal.SIGTERM, _leave)
     _on_terminal()
     locale.setlocale(locale.LC_ALL, "")
     with Watch(settings.pid) as watch:
