@@ -26,8 +26,9 @@ CHURNED = "main > churn > scratch"
 REFRESH_S = 1.0  # the view's default interval
 # What a shown figure may lag behind the truth beyond one refresh: the
 # monitor's look at the request (a tenth of a second), the write and the
-# reduction of the snapshot, on a busy machine.
-LAG_S = 0.7
+# reduction of the snapshot (a tenth of a second here), and tmux's capture,
+# on a machine busy with other work.
+LAG_S = 1.0
 # A path's row: its live bytes exactly, then blocks, allocations a second,
 # temporaries and growth, each in six characters (4,902, 14.0k, +2.3M).
 COMPACT = r"([-+]?[\d,.]+[kKMG]?)"
