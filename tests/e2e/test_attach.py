@@ -22,7 +22,7 @@ from e2e_support import MPROF, Targets, path_name
 from mprof.cli.inputs import load_profile
 from mprof.report.model import Model
 
-REPLY_SIZE, SESSION_SIZE = 256, 1000  # request_server.c's
+REPLY_SIZE, SESSION_SIZE, PLUGIN_BLOCK_SIZE = 256, 1000, 4000  # request_server.c's
 # http.server sends a file through shutil.copyfileobj, which reads it 64 KiB
 # at a time: a 128 KiB file takes two full reads and one at its end, each
 # into a new bytes object of 64 KiB and the 33 bytes of CPython 3.11's
@@ -87,8 +87,9 @@ def by_path(model: Model, ending: str) -> tuple[int, int, int]:
 
 
 def test_a_threaded_server_attached_twice_counts_exactly_what_it_did_meanwhile(
-        server: tuple[subprocess.Popen[str], int], tmp_path: Path) -> None:
+        server: tuple[subprocess.Popen[str], int], targets: Targets, tmp_path: Path) -> None:
     process, port = server
+    plugin = targets.build("libplugin.so", source="plugin.c", shared=True)
     connections = [Connection(port) for _ in range(4)]  # a thread each, waiting in read
     works = 0
 
@@ -122,17 +123,20 @@ def test_a_threaded_server_attached_twice_counts_exactly_what_it_did_meanwhile(
     assert re.search(r"\n  live at the detach +100 blocks, 100,000 bytes\n", report.stdout), report.stdout
     assert re.search(r"\n  before attaching +0 frees of blocks allocated before mprof attached", report.stdout)
 
-    # Again, to a time limit: the second file holds only what came after it.
+    # Again, to a time limit: the second file holds only what came after it,
+    # and the calls of a library loaded meanwhile.
     second = tmp_path / "second.mprof"
     attached = attach(process.pid, second, "--duration", "3")
     work(50)
     for n in range(5):
         assert connections[n % 4].ask("leak") == f"kept {101 + n}"
+    for _ in range(2):
+        assert connections[0].ask(f"plugin {plugin}") == "plugged"
     assert ended(attached) == f"mprof: detached from process {process.pid}; it wrote {second}\n"
     model = load_profile([second])
     assert by_path(model, "serve > make_reply") == (50, 50, 50 * REPLY_SIZE)
     assert by_path(model, "serve > remember_session") == (5, 0, 5 * SESSION_SIZE)
-    assert (model.summary["allocs"], model.summary["frees"]) == (55, 50)
+    assert by_path(model, "serve > use_plugin > plugin_allocate") == (2, 0, 2 * PLUGIN_BLOCK_SIZE)
     work(100)
     assert process.poll() is None
     for connection in connections:

@@ -4,10 +4,14 @@
  *   "work"  make_reply allocates 256 bytes, writes "ok N" (N: the works
  *           served so far) into them, sends them and frees them;
  *   "leak"  remember_session allocates 1000 bytes and keeps them; the
- *           answer is "kept N" (N: the sessions kept so far).
+ *           answer is "kept N" (N: the sessions kept so far);
+ *   "plugin PATH"  use_plugin loads the library PATH (plugin.c) with
+ *           dlopen, if not loaded yet, and keeps the 4000 bytes its
+ *           plugin_allocate allocates; the answer is "plugged". 
  * Nothing else allocates once a connection is up, so that what it did
  * between two moments is known exactly. */
 #include <arpa/inet.h>
+#include <dlfcn.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -20,6 +24,7 @@
 #define REPLY_SIZE 256
 #define SESSION_SIZE 1000
 #define SESSIONS_MAX 100000
+#define PLUGIN_BLOCK_SIZE 4000
 
 static atomic_long works, sessions;
 static void *kept[SESSIONS_MAX];
@@ -59,6 +64,19 @@ __attribute__((noinline)) static int remember_session(int fd)
     return send_all(fd, answer, (size_t)length);
 }
 
+__attribute__((noinline)) static int use_plugin(int fd, const char *path)
+{
+    void *library = dlopen(path, RTLD_NOW);
+    void *(*allocate)(size_t) = library ? (void *(*)(size_t))dlsym(library, "plugin_allocate") : NULL;
+    if (!allocate)
+        return send_all(fd, "no plugin\n", 10);
+    static void *kept_by_plugin[1000];
+    static int plugged;
+    if (plugged < 1000)
+        kept_by_plugin[plugged++] = allocate(PLUGIN_BLOCK_SIZE);
+    return send_all(fd, "plugged\n", 8);
+}
+
 /* Reads one line into line (no allocation: a byte at a time); its length,
  * or -1 at the end of the connection. */
 static int read_line(int fd, char *line, int capacity)
@@ -80,10 +98,12 @@ static int read_line(int fd, char *line, int capacity)
 __attribute__((noinline)) static void *serve(void *connection)
 {
     int fd = (int)(long)connection;
-    char line[64];
+    char line[4200];
     while (read_line(fd, line, sizeof line) >= 0) {
-        int result = !strcmp(line, "work") ? make_reply(fd) : !strcmp(line, "leak") ? remember_session(fd)
-                                                                                    : send_all(fd, "what?\n", 6);
+        int result = !strcmp(line, "work")               ? make_reply(fd)
+                     : !strcmp(line, "leak")             ? remember_session(fd)
+                     : !strncmp(line, "plugin ", 7)      ? use_plugin(fd, line + 7)
+                                                         : send_all(fd, "what?\n", 6);
         if (result != 0)
             break;
     }
