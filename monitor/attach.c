@@ -17,8 +17,9 @@
 #include "real.h"
 #include "state.h"
 
-/* The allocator's functions and C++'s operators, as modules import them;
- * routed to this library's definitions of the same names. */
+/* The allocator's functions and C++'s operators, and those the monitor
+ * must see called, as modules import them; routed to this library's
+ * definitions of the same names. */
 static const char *const routed_names[] = {
     "malloc", "free", "calloc", "realloc", "reallocarray", "posix_memalign", "aligned_alloc", "memalign", "valloc",
     "pvalloc", "_Znwm", "_Znam", "_ZnwmRKSt9nothrow_t", "_ZnamRKSt9nothrow_t", "_ZnwmSt11align_val_t",
@@ -26,6 +27,7 @@ static const char *const routed_names[] = {
     "_ZdaPv", "_ZdlPvm", "_ZdaPvm", "_ZdlPvRKSt9nothrow_t", "_ZdaPvRKSt9nothrow_t", "_ZdlPvSt11align_val_t",
     "_ZdaPvSt11align_val_t", "_ZdlPvmSt11align_val_t", "_ZdaPvmSt11align_val_t",
     "_ZdlPvSt11align_val_tRKSt9nothrow_t", "_ZdaPvSt11align_val_tRKSt9nothrow_t", "dlclose",
+    "pthread_create", /* to know when the process is no longer single-threaded */
 };
 #define ROUTE_COUNT (sizeof routed_names / sizeof *routed_names + 1) /* and dlopen */
 

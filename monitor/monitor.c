@@ -2,6 +2,7 @@
 #include "monitor.h"
 #include "mprof.h"
 
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -147,6 +148,19 @@ static void write_watched(const char *path);
 static void thread_exit(void *state);
 static void write_at_exit(void);
 
+/* How many threads the process has, from /proc; 2 when it cannot tell. */
+static unsigned threads_running(void)
+{
+    DIR *tasks = opendir("/proc/self/task");
+    if (!tasks)
+        return 2;
+    unsigned count = 0;
+    for (struct dirent *entry; (entry = readdir(tasks));)
+        count += entry->d_name[0] != '.';
+    closedir(tasks);
+    return count;
+}
+
 /* The child starts from zero: its file describes only what it does, and a
  * parent's file and its children's can be reduced together. */
 static void fork_child(void)
@@ -230,9 +244,9 @@ bool monitor_start_attached(const char *output)
         monitor.block_headers = false;
         monitor.attached = true;
         monitor.is_root = true;
-        /* Threads may have started, and may start, without the monitor's
-         * pthread_create seeing them. */
-        atomic_store(&monitor.threads_started, true);
+        /* The threads running now; those started later come through the
+         * routed pthread_create (attach.c). */
+        atomic_store(&monitor.threads_started, threads_running() > 1);
         paths_init();
         monitor.pid = getpid();
         start_clocks();
