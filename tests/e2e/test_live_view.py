@@ -24,11 +24,12 @@ KEPT_PER_STEP, KEPT_SIZE, CHURNED_PER_STEP = 8, 512, 200  # grower.c's
 GROWN = "main > grow_cache > remember"
 CHURNED = "main > churn > scratch"
 REFRESH_S = 1.0  # the view's default interval
-# What a shown figure may lag behind the truth beyond one refresh: the
-# monitor's look at the request (a tenth of a second), the write and the
-# reduction of the snapshot (a tenth of a second here), and tmux's capture,
-# on a machine busy with other work.
-LAG_S = 1.0
+# What a shown figure may lag behind the truth beyond one refresh.  The view
+# asks for the next figures as long before the refresh as the last took to
+# come (measured here: never older than 1.06 s at a 1 s refresh); this is
+# for grower's 50 ms steps, tmux's capture, and a reduction slower than the
+# one before on a machine busy with other work.
+LAG_S = 0.5
 # A path's row: its live bytes exactly, then blocks, allocations a second,
 # temporaries and growth, each in six characters (4,902, 14.0k, +2.3M).
 COMPACT = r"([-+]?[\d,.]+[kKMG]?)"

@@ -89,12 +89,13 @@ def _loop(screen: curses.window, watch: Watch, settings: Settings) -> int:
     screen.timeout(_KEY_WAIT_MS)
     state = ViewState(settings.pid)
     started = time.monotonic()
-    next_ask = 0.0
+    next_ask = asked = 0.0
     while True:
         now = time.monotonic()
         changed = False
         if not state.ended and now >= next_ask:
             watch.ask()
+            asked = now
             next_ask = now + settings.interval
             state.resident = resident_bytes(settings.pid)
             changed = True
@@ -108,6 +109,10 @@ def _loop(screen: curses.window, watch: Watch, settings: Settings) -> int:
                 state.add(sample)
                 state.note = f"warning: {sample.warnings[0]}" if sample.warnings else ""
             changed = True
+            # The next figures are asked for as long before the refresh as
+            # these took to come and be reduced: none on the screen is
+            # older than one interval.
+            next_ask = max(asked + settings.interval - (time.monotonic() - asked), asked + _KEY_WAIT_MS / 1000)
         if not state.ended and not running(settings.pid):
             if settings.leave_when_ended:
                 return 0
