@@ -180,6 +180,36 @@ def test_python_http_server_attached_and_detached_by_ctrl_c(tmp_path: Path) -> N
     assert (sum(path.allocs for path in reads), sum(path.frees for path in reads)) == (100 * READS_PER_GET,) * 2
 
 
+def test_an_attached_process_forks_and_executes_as_before(targets: Targets, tmp_path: Path) -> None:
+    """Its children run with the routed slots but not recorded: they end
+    as they would, and only the process itself has a file."""
+    program = targets.build("fork_on_request")
+    process = subprocess.Popen([program], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=_plain_env())
+    try:
+        assert process.stdin is not None and process.stdout is not None
+
+        def request() -> None:
+            process.stdin.write("go\n")
+            process.stdin.flush()
+            assert process.stdout.readline() == "children 7 0\n"
+
+        request()
+        output = tmp_path / "forks.mprof"
+        attached = attach(process.pid, output)
+        request()
+        request()
+        detached = subprocess.run([MPROF, "detach", str(process.pid)], capture_output=True, text=True, timeout=60)
+        assert detached.returncode == 0, detached.stderr
+        ended(attached)
+        request()
+    finally:
+        process.kill()
+        process.wait()
+    model = load_profile([output])
+    assert (model.summary["allocs"], model.summary["frees"], model.summary["bytes_allocated"]) == (2, 0, 400)
+    assert sorted(tmp_path.glob("forks.mprof*")) == [output]
+
+
 def test_refusals_say_why_in_one_line(server: tuple[subprocess.Popen[str], int], targets: Targets,
                                       tmp_path: Path) -> None:
     process, _ = server
