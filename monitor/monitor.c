@@ -23,6 +23,7 @@
 #include "live.h"
 #include "log.h"
 #include "modules.h"
+#include "own_thread.h"
 #include "real.h"
 #include "paths.h"
 #include "timeline.h"
@@ -195,6 +196,19 @@ static void fork_child(void)
     monitor_tls.busy--;
 }
 
+/* What every start does once the options are set: preloaded or attached. */
+static void start_recording(void)
+{
+    paths_init();
+    monitor.pid = getpid();
+    start_clocks();
+    find_executable();
+    checkpoint_start(&monitor.options, monitor.start_monotonic_ns);
+    timeline_start(monitor.start_monotonic_ns);
+    watch_start(monitor.pid, write_watched);
+    pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
+
 void monitor_init(void)
 {
     int expected = MONITOR_UNINITIALISED;
@@ -209,14 +223,7 @@ void monitor_init(void)
         options_read(&monitor.options);
         monitor.block_headers = monitor.options.block_headers && real_allocator_is_glibc();
         trace_enabled = monitor.options.trace[0] != '\0';
-        paths_init();
-        monitor.pid = getpid();
-        start_clocks();
-        find_executable();
-        checkpoint_start(&monitor.options, monitor.start_monotonic_ns);
-        timeline_start(monitor.start_monotonic_ns);
-        watch_start(monitor.pid, write_watched);
-        pthread_atfork(fork_prepare, fork_parent, fork_child);
+        start_recording();
     }
     monitor_tls.busy--;
     errno = saved_errno;
@@ -247,14 +254,7 @@ bool monitor_start_attached(const char *output)
         /* The threads running now; those started later come through the
          * routed pthread_create (attach.c). */
         atomic_store(&monitor.threads_started, threads_running() > 1);
-        paths_init();
-        monitor.pid = getpid();
-        start_clocks();
-        find_executable();
-        checkpoint_start(&monitor.options, monitor.start_monotonic_ns);
-        timeline_start(monitor.start_monotonic_ns);
-        watch_start(monitor.pid, write_watched);
-        pthread_atfork(fork_prepare, fork_parent, fork_child);
+        start_recording();
         thread_exit_key_made = pthread_key_create(&thread_exit_key, thread_exit) == 0;
         monitor.lsan_suppressions = lsan_suppressions_find();
         atexit(write_at_exit);
@@ -375,20 +375,9 @@ static void *dump_thread(void *unused)
 
 static void start_dump_thread(int signal_number)
 {
-    if (sem_init(&dump_requests, 0, 0) != 0)
-        return;
-    pthread_t thread;
-    pthread_attr_t attributes;
-    pthread_attr_init(&attributes);
-    pthread_attr_setdetachstate(&attributes, PTHREAD_CREATE_DETACHED);
-    /* The dump thread must not take the signal, or it could block itself. */
-    sigset_t all, previous;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &previous);
-    int error = pthread_create(&thread, &attributes, dump_thread, NULL);
-    pthread_sigmask(SIG_SETMASK, &previous, NULL);
-    pthread_attr_destroy(&attributes);
-    if (error)
+    /* The dump thread must not take the signal, or it could block itself:
+     * own threads block every signal. */
+    if (sem_init(&dump_requests, 0, 0) != 0 || !own_thread_start(dump_thread))
         return;
     struct sigaction action = {.sa_handler = request_dump, .sa_flags = SA_RESTART};
     sigemptyset(&action.sa_mask);

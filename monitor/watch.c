@@ -3,8 +3,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -17,7 +15,7 @@
 #include "log.h"
 #include "options.h"
 #include "output.h"
-#include "real.h"
+#include "own_thread.h"
 
 /* How often the request is looked at: one fstatat a tenth of a second
  * costs nothing a program could measure. */
@@ -133,23 +131,10 @@ static void *answer_requests(void *unused)
     }
 }
 
-/* With every signal blocked, so that none meant for the program's threads
- * comes to this one. */
 static void start_answering(void)
 {
-    if (atomic_exchange(&answering, true))
-        return;
-    pthread_t thread;
-    pthread_attr_t attributes;
-    pthread_attr_init(&attributes);
-    pthread_attr_setdetachstate(&attributes, PTHREAD_CREATE_DETACHED);
-    sigset_t all, previous;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &previous);
-    if (real.pthread_create(&thread, &attributes, answer_requests, NULL) != 0)
+    if (!atomic_exchange(&answering, true) && !own_thread_start(answer_requests))
         atomic_store(&answering, false);
-    pthread_sigmask(SIG_SETMASK, &previous, NULL);
-    pthread_attr_destroy(&attributes);
 }
 
 MONITOR_TEXT void watch_tick(void)

@@ -23,11 +23,7 @@ ATTACHED, ALREADY, CANNOT_START, PARTLY_ROUTED = 0, 1, 2, 3
 
 
 def injector_path() -> Path:
-    configured = os.environ.get("MPROF_INJECT")
-    injector = Path(configured) if configured else source_tree.BUILD / "mprof-inject"
-    if not injector.is_file():
-        raise MprofError(f"{injector}: mprof-inject not found (run make first)")
-    return injector
+    return source_tree.built("MPROF_INJECT", "mprof-inject", "mprof-inject")
 
 
 def _call(pid: int, library: Path, function: str, argument: str, loaded: bool) -> int:

@@ -14,8 +14,6 @@ from ..reducer.errors import MprofError
 
 # How often the wait looks at the process and its file.
 _POLL_S = 0.1
-# mprof(5)'s header: the flags word, and FINAL among them.
-_FLAGS_AT, _FINAL = 12, 0x2
 
 
 def _duration(text: str) -> float:
@@ -48,22 +46,16 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
 def _final_written(output: Path, since_ns: int) -> bool:
     """Whether the process has written its final file (at a detach, or as it
     ended): a checkpoint is rewritten at the same name meanwhile."""
+    from ..reducer import format as fmt
+
     try:
         if output.stat().st_mtime_ns < since_ns:
             return False
         with open(output, "rb") as file:
-            header = file.read(_FLAGS_AT + 4)
+            header = file.read(fmt.HEADER_SIZE)
     except OSError:
         return False
-    return len(header) == _FLAGS_AT + 4 and bool(int.from_bytes(header[_FLAGS_AT:], "little") & _FINAL)
-
-
-def _running(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as stat:
-            return stat.read().rpartition(b")")[2].split()[0] not in (b"Z", b"X")
-    except (OSError, IndexError):
-        return False
+    return len(header) == fmt.HEADER_SIZE and bool(fmt.HEADER.unpack_from(header)[3] & fmt.FLAG_FINAL)
 
 
 def _stop_on_signals() -> list[int]:
@@ -80,6 +72,7 @@ def _stop_on_signals() -> list[int]:
 
 def attach(args: argparse.Namespace) -> int:
     from ..attach import inject
+    from ..live.watch import running
     from .run import library_path
 
     pid = args.pid
@@ -111,7 +104,7 @@ def attach(args: argparse.Namespace) -> int:
     deadline = time.monotonic() + args.duration if args.duration else None
     try:
         while not received and (deadline is None or time.monotonic() < deadline):
-            if not _running(pid):
+            if not running(pid):
                 if _final_written(output, started_ns):
                     print(f"mprof: process {pid} ended while attached; it wrote {output} as it ended",
                           file=sys.stderr)

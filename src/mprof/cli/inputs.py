@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import functools
 import os
+import sqlite3
 import stat
 import sys
 import tempfile
@@ -335,23 +336,27 @@ def reduce_into(files: list[DataFile], database: Path) -> None:
 def profile_of_snapshot(path: Path) -> tuple[Model, list[str]]:
     """A data file's profile without leak rows and call graph, and the
     reduction's warnings unprinted: for a view that owns the terminal."""
-    with read_inputs([path]) as inputs, tempfile.TemporaryDirectory(prefix="mprof-") as directory:
-        database = Path(directory) / "profile.db"
-        warnings = _reduce(inputs.files, database, Progress(False)).warnings.messages
-        db = store.open_database(database)
-        try:
-            return load(db, leaks_and_calls=False), warnings
-        finally:
-            db.close()
+    with read_inputs([path]) as inputs, _reduced(inputs.files, Progress(False)) as (db, warnings):
+        return load(db, leaks_and_calls=False), warnings.messages
 
 
 def _reduce_and_load(files: list[DataFile], leaks_and_calls: bool) -> Model:
+    with _reduced(files) as (db, warnings):
+        warnings.print()
+        return load(db, leaks_and_calls)
+
+
+@contextmanager
+def _reduced(files: list[DataFile], progress: Progress | None = None) -> Iterator[tuple[sqlite3.Connection,
+                                                                                         WarningSink]]:
+    """The files reduced into a temporary database, open, and the
+    reduction's warnings."""
     with tempfile.TemporaryDirectory(prefix="mprof-") as directory:
         database = Path(directory) / "profile.db"
-        reduce_into(files, database)
+        warnings = _reduce(files, database, progress).warnings
         db = store.open_database(database)
         try:
-            return load(db, leaks_and_calls)
+            yield db, warnings
         finally:
             db.close()
 

@@ -82,11 +82,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
 
 def library_path() -> Path:
-    configured = os.environ.get("MPROF_LIBRARY")
-    library = Path(configured) if configured else source_tree.BUILD / "libmprof.so"
-    if not library.is_file():
-        raise MprofError(f"{library}: monitor library not found (run make first)")
-    return library
+    return source_tree.built("MPROF_LIBRARY", "libmprof.so", "monitor library")
 
 
 def _given_lc_ctype() -> tuple[bool, str | None]:
