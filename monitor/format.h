@@ -20,7 +20,7 @@
 
 #define MPROF_MAGIC "MPROFDAT"
 #define MPROF_MAGIC_SIZE 8
-#define MPROF_FORMAT_VERSION 6
+#define MPROF_FORMAT_VERSION 7
 #define MPROF_HEADER_SIZE 64
 #define MPROF_SECTION_HEADER_SIZE 16
 
@@ -43,7 +43,13 @@
 #define MPROF_TAG_NODES MPROF_TAG('N', 'O', 'D', 'E')
 #define MPROF_TAG_PATHS MPROF_TAG('P', 'A', 'T', 'H')
 #define MPROF_TAG_TIMELINE MPROF_TAG('T', 'I', 'M', 'E')
+#define MPROF_TAG_POOLS MPROF_TAG('P', 'O', 'O', 'L')
 #define MPROF_TAG_END MPROF_TAG('E', 'N', 'D', ' ')
+
+/* A pool's objects (libmprof(3)) are counted under their call path with one
+ * more innermost frame at this address plus the pool frame's index in the
+ * POOL section: never code, x86-64 user addresses being below it. */
+#define MPROF_POOL_FRAME_BASE 0x800000000000ull
 
 /* The paper's size classes: s 0-32, m 33-256, l 257-2048, x > 2048. */
 #define MPROF_SIZE_CLASSES 4
@@ -89,6 +95,13 @@ enum mprof_summary_field {
     MPROF_SUM_TEMPORARY_ALLOCS, /* blocks freed by their thread before it allocated again */
     MPROF_SUM_PEAK_NS,          /* when the live bytes reached max_live_bytes, since the start */
     MPROF_SUM_PEAK_ALLOCS,      /* allocations made up to that moment, that one included */
+    MPROF_SUM_POOL_ALLOC_CALLS, /* objects a pool allocated or reallocated (libmprof(3)) */
+    MPROF_SUM_POOL_FREE_CALLS,  /* objects a pool freed one by one */
+    MPROF_SUM_POOL_RESETS,      /* pools reset or destroyed, their objects freed at once */
+    MPROF_SUM_BACKING_BLOCKS,   /* pools' backing blocks: allocated, and in no figure above */
+    MPROF_SUM_BACKING_BYTES,
+    MPROF_SUM_BACKING_FREES,
+    MPROF_SUM_BACKING_BYTES_FREED,
     MPROF_SUM_FIELD_COUNT
 };
 

@@ -26,6 +26,7 @@
 #include "own_thread.h"
 #include "real.h"
 #include "paths.h"
+#include "pools.h"
 #include "timeline.h"
 #include "trace.h"
 #include "watch.h"
@@ -127,6 +128,7 @@ static void fork_prepare(void)
     thread_states_fork_prepare();
     trace_fork_prepare();
     paths_fork_prepare();
+    pools_fork_prepare();
     block_map_fork_prepare();
     modules_fork_prepare();
     rules_fork_prepare();
@@ -139,6 +141,7 @@ static void fork_parent(void)
     rules_fork_parent();
     modules_fork_parent();
     block_map_fork_parent();
+    pools_fork_parent();
     paths_fork_parent();
     trace_fork_parent();
     thread_states_fork_parent();
@@ -170,6 +173,7 @@ static void fork_child(void)
     rules_fork_child();
     modules_fork_child();
     block_map_fork_child();
+    pools_fork_child();
     paths_fork_child();
     monitor.pid = getpid();
     trace_fork_child();

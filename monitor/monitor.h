@@ -41,6 +41,10 @@ struct monitor_tls {
     size_t trace_alignment;
     uintptr_t trace_realloc_from;
     uint64_t trace_realloc_sequence;
+    /* Whether the thread's next allocations are a pool's backing (pools.h):
+     * bit 0 for the next alone (a realloc of a backing block), 2 for each
+     * MPROF_POOL_BACKING the thread is inside. */
+    unsigned backing;
     /* Blocks a signal handler freed while it interrupted the monitor: the
      * map cannot be touched then, so they stay allocated until the monitor
      * returns (monitor_apply_deferred).  Pushed by handlers, popped with
@@ -77,6 +81,28 @@ bool monitor_take(void *block, struct block_info *info);
  * realloc, or 0 when not tracing. */
 void monitor_released(void *block, bool known, const struct block_info *info, uint64_t sequence, bool freed);
 void monitor_count_untracked(void);
+
+struct block_table;
+/* A pool's object (pools.c): counted as monitor_alloc counts a block, in
+ * the pool's own table, under its call path and the pool's frame. */
+void monitor_pool_alloc(struct block_table *objects, uint32_t frame, const void *object, size_t size);
+/* A piece of a pool of backing (mprof.h's MPROF_POOL_OF_BACKING) into the
+ * pool's table, counted as backing only. */
+void monitor_pool_backing(struct block_table *objects, const void *piece, size_t size);
+/* Frees one object of the pool's table; an object it does not hold is an
+ * unknown free. */
+void monitor_pool_free(struct block_table *objects, const void *object);
+/* Frees every object of a table taken out of its pool (slots of them, wide
+ * entries), as a pool reset does. */
+void monitor_pool_free_all(const uint64_t *words, uint64_t slots);
+/* The live block the program holds at block, allocated by the monitor,
+ * becomes backing: out of every figure from now on, its allocation too. */
+void monitor_make_backing(void *block);
+struct block_header;
+/* Whether block is a live block the monitor returned that holds
+ * [object, object + size); header: what precedes block, or NULL when it
+ * could not be read. */
+bool monitor_block_holds(void *block, const struct block_header *header, const void *object, size_t size);
 
 /* The process is ending (exit, _exit, quick_exit, or end_signal, from its
  * handler): writes its final file, once; afterwards the monitor forwards

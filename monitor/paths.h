@@ -16,6 +16,10 @@
 #ifndef PATH_ID_LIMIT
 #define PATH_ID_LIMIT ((1u << 24) - 1)
 #endif
+/* The record of a block that is a pool's backing memory (pools.h): in no
+ * figure, and not a path id, which stay below PATH_ID_LIMIT. */
+#define BACKING_RECORD ((UINT32_C(1) << 24) - 1)
+_Static_assert(PATH_ID_LIMIT <= BACKING_RECORD, "path ids stay clear of the backing record");
 /* No node or path: out of memory. */
 #define PATH_NONE UINT32_MAX
 

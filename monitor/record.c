@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "arena.h"
+#include "block_table.h"
 #include "checkpoint.h"
 #include "header.h"
 #include "monitor.h"
@@ -200,12 +201,62 @@ static void trace_allocated(struct monitor_tls *tls, struct thread_state *state,
         trace_allocation(&state->trace, sequence, field, size, tls->trace_alignment, (uintptr_t)block, entry);
 }
 
+/* Puts a pool's object into its table; the thread's lock held, which
+ * comes before the table's. */
+static inline bool table_put(struct block_table *objects, void *block, size_t size, uint32_t path, bool *replaced)
+{
+    uintptr_t pointer = (uintptr_t)block;
+    spin_lock(&objects->lock);
+    bool put = block_table_insert(objects, block_table_hash(pointer),
+                                  (struct block_entry){pointer, kind_pack(size, path)}, true, replaced);
+    spin_unlock(&objects->lock);
+    return put;
+}
+
+/* A pool's backing block (pools.h): kept with BACKING_RECORD, so that its
+ * free is known as one, and counted apart from every figure.  The guard is
+ * up, and let down at the end. */
+MONITOR_TEXT static void count_backing(struct monitor_tls *tls, struct thread_state *state, void *block, size_t size,
+                                       enum mprof_summary_field field, bool headed)
+{
+    tls->backing &= ~1u;
+    bool replaced = false;
+    lock_own(state);
+    if (headed)
+        header_write(block, size, BACKING_RECORD);
+    else if (!block_map_insert((uintptr_t)block, size, BACKING_RECORD, &replaced))
+        monitor_count_untracked();
+    state->counters[field]++;
+    state->counters[MPROF_SUM_BACKING_BLOCKS]++;
+    state->counters[MPROF_SUM_BACKING_BYTES] += size;
+    spin_unlock(&state->lock);
+    leave(tls);
+}
+
+void monitor_pool_backing(struct block_table *objects, const void *piece, size_t size)
+{
+    struct monitor_tls *tls = &monitor_tls;
+    tls->busy = 1;
+    struct thread_state *state = current_state();
+    if (likely(state)) {
+        bool replaced = false;
+        lock_own(state);
+        if (!table_put(objects, (void *)piece, size, BACKING_RECORD, &replaced))
+            monitor_count_untracked();
+        state->counters[MPROF_SUM_POOL_ALLOC_CALLS]++;
+        state->counters[MPROF_SUM_BACKING_BLOCKS]++;
+        state->counters[MPROF_SUM_BACKING_BYTES] += size;
+        spin_unlock(&state->lock);
+    }
+    leave(tls);
+}
+
 /* Counts the allocation of block, whose chain was walked; the guard is up,
  * and is let down at the end. */
 MONITOR_TEXT_INLINE static inline __attribute__((always_inline)) void
 count_allocation(struct monitor_tls *tls, struct thread_state *state, void *block, size_t size,
-                 enum mprof_summary_field field, bool headed, const uintptr_t *chain, unsigned depth,
-                 bool truncated)
+                 enum mprof_summary_field field, bool headed, struct block_table *objects, const uintptr_t *chain,
+                 unsigned depth, bool truncated)
 {
     lock_own(state);
     uint32_t path = path_of_chain(state, chain, depth);
@@ -213,7 +264,8 @@ count_allocation(struct monitor_tls *tls, struct thread_state *state, void *bloc
     bool replaced = false;
     /* Untracked (out of memory): counted as allocated but never freed,
      * nothing better is known. */
-    bool tracked = counts && (headed || block_map_insert((uintptr_t)block, size, path, &replaced));
+    bool tracked = counts && (headed || (objects ? table_put(objects, block, size, path, &replaced)
+                                                 : block_map_insert((uintptr_t)block, size, path, &replaced)));
     if (headed)
         header_write(block, size, tracked ? path : BLOCK_HEADER_UNTRACKED);
     unsigned bin = bin_of(size);
@@ -234,7 +286,8 @@ count_allocation(struct monitor_tls *tls, struct thread_state *state, void *bloc
     if (likely(counted_now))
         thread_state_peak_change(state, counts, bin, change, (int64_t)size, 1);
     state->last_block = tracked ? (uintptr_t)block : 0;
-    if (unlikely(trace_enabled)) {
+    /* The trace is of the malloc family's calls, for replaying them. */
+    if (unlikely(trace_enabled) && !objects) {
         if (tracked)
             trace_allocated(tls, state, block, size, field, path);
         tls->trace_alignment = 0;
@@ -260,15 +313,45 @@ count_allocation(struct monitor_tls *tls, struct thread_state *state, void *bloc
 
 /* The exiting threads' shared state, which has no chain buffer (thread.h):
  * each walks into a chain on its own stack, since they may walk at once,
- * and with libunwind, since the walk memory is one thread's. */
+ * and with libunwind, since the walk memory is one thread's.  frame: a
+ * pool's object's innermost frame, with objects. */
 MONITOR_TEXT static void count_shared_allocation(struct monitor_tls *tls, struct thread_state *state, void *block,
                                                  size_t size, enum mprof_summary_field field, bool headed,
-                                                 unsigned max_depth)
+                                                 struct block_table *objects, uintptr_t frame, unsigned max_depth)
 {
-    uintptr_t chain[UNWIND_BUFFER_SIZE(max_depth)];
+    uintptr_t chain[UNWIND_BUFFER_SIZE(max_depth) + 1];
     bool truncated;
-    unsigned depth = unwind_chain(chain, max_depth, NULL, &truncated);
-    count_allocation(tls, state, block, size, field, headed, chain, depth, truncated);
+    unsigned skip = objects != NULL;
+    unsigned depth = unwind_chain(chain + skip, max_depth, NULL, &truncated) + skip;
+    chain[0] = objects ? frame : chain[0];
+    count_allocation(tls, state, block, size, field, headed, objects, chain, depth, truncated);
+}
+
+/* Walks the chain of an allocation and counts it: of a block of the malloc
+ * family (objects NULL, known when inlined), or of a pool's object, whose
+ * chain starts with the pool's frame.  The guard is up, and is let down at
+ * the end. */
+MONITOR_TEXT_INLINE static inline __attribute__((always_inline)) void
+walk_and_count(struct monitor_tls *tls, struct thread_state *state, void *block, size_t size,
+               enum mprof_summary_field field, bool headed, struct block_table *objects, uintptr_t frame)
+{
+    if (!headed && !objects)
+        block_map_prefetch((uintptr_t)block);
+    unsigned max_depth = monitor.options.stack_depth;
+    if (!monitor.options.call_graph)
+        max_depth = monitor.options.leak_depth;
+    uintptr_t *chain = state->scratch;
+    if (unlikely(!chain)) {
+        count_shared_allocation(tls, state, block, size, field, headed, objects, frame, max_depth);
+        return;
+    }
+    bool truncated;
+    struct walk_memory *walk = monitor.options.cached_rules ? &state->walk : NULL;
+    unsigned skip = objects != NULL;
+    unsigned depth = unwind_chain(chain + skip, max_depth, walk, &truncated) + skip;
+    if (objects)
+        chain[0] = frame;
+    count_allocation(tls, state, block, size, field, headed, objects, chain, depth, truncated);
 }
 
 MONITOR_TEXT void monitor_alloc(void *block, size_t size, enum mprof_summary_field field, bool headed)
@@ -283,26 +366,36 @@ MONITOR_TEXT void monitor_alloc(void *block, size_t size, enum mprof_summary_fie
         leave(tls);
         return;
     }
-    if (!headed)
-        block_map_prefetch((uintptr_t)block);
-    unsigned max_depth = monitor.options.stack_depth;
-    if (!monitor.options.call_graph)
-        max_depth = monitor.options.leak_depth;
-    uintptr_t *chain = state->scratch;
-    if (unlikely(!chain)) {
-        count_shared_allocation(tls, state, block, size, field, headed, max_depth);
+    if (unlikely(tls->backing)) {
+        count_backing(tls, state, block, size, field, headed);
         return;
     }
-    bool truncated;
-    struct walk_memory *walk = monitor.options.cached_rules ? &state->walk : NULL;
-    unsigned depth = unwind_chain(chain, max_depth, walk, &truncated);
-    count_allocation(tls, state, block, size, field, headed, chain, depth, truncated);
+    walk_and_count(tls, state, block, size, field, headed, NULL, 0);
+}
+
+MONITOR_TEXT void monitor_pool_alloc(struct block_table *objects, uint32_t frame, const void *object, size_t size)
+{
+    struct monitor_tls *tls = &monitor_tls;
+    tls->busy = 1;
+    struct thread_state *state = current_state();
+    if (unlikely(!state)) {
+        monitor_count_untracked();
+        leave(tls);
+        return;
+    }
+    walk_and_count(tls, state, (void *)object, size, MPROF_SUM_POOL_ALLOC_CALLS, false, objects,
+                   MPROF_POOL_FRAME_BASE + frame);
 }
 
 /* Counts the free of a block of the map; called with the thread's lock
  * held, which may be let go of and taken again before anything changes. */
 MONITOR_TEXT static void account_free(struct thread_state *state, uintptr_t block, const struct block_info *info)
 {
+    if (unlikely(info->record == BACKING_RECORD)) {
+        state->counters[MPROF_SUM_BACKING_FREES]++;
+        state->counters[MPROF_SUM_BACKING_BYTES_FREED] += info->size;
+        return;
+    }
     if (unlikely(info->record < paths_first_own_path())) {
         state->counters[MPROF_SUM_INHERITED_FREES]++;
         return;
@@ -332,6 +425,13 @@ MONITOR_TEXT static void account_free(struct thread_state *state, uintptr_t bloc
     state->counters[MPROF_SUM_BYTES_FREED] += info->size;
 }
 
+/* Whether the trace has the allocation of a block: the process's own, and
+ * not a pool's backing. */
+static inline bool traced(const struct block_info *info)
+{
+    return info->record >= paths_first_own_path() && info->record != BACKING_RECORD;
+}
+
 /* Counts a free: of the program's block (known, with info), of NULL, or of
  * a block the monitor never returned or could not count, which is counted
  * only if count_unknown.  The guard is up. */
@@ -348,7 +448,7 @@ MONITOR_TEXT static void count_free(struct thread_state *state, void *block, boo
     else
         state->counters[MPROF_SUM_UNKNOWN_FREES]++;
     state->counters[field]++;
-    if (unlikely(trace_enabled) && known && info->record >= paths_first_own_path())
+    if (unlikely(trace_enabled) && known && traced(info) && field != MPROF_SUM_POOL_FREE_CALLS)
         trace_free(&state->trace, trace_sequence(), field, (uintptr_t)block);
     spin_unlock(&state->lock);
 }
@@ -454,8 +554,11 @@ MONITOR_TEXT void monitor_released(void *block, bool known, const struct block_i
             account_free(state, (uintptr_t)block, info);
         else
             state->counters[MPROF_SUM_UNKNOWN_FREES]++;
+        /* A backing block's new block is backing too. */
+        if (known && info->record == BACKING_RECORD && !freed)
+            tls->backing |= 1;
         /* An old block the trace never had: the new one is an allocation. */
-        if (unlikely(sequence) && known && info->record >= paths_first_own_path()) {
+        if (unlikely(sequence) && known && traced(info)) {
             if (freed) {
                 trace_free(&state->trace, sequence, MPROF_SUM_REALLOC_CALLS, (uintptr_t)block);
             } else {
@@ -487,4 +590,124 @@ MONITOR_TEXT void monitor_count(enum mprof_summary_field field, enum mprof_summa
 void monitor_count_untracked(void)
 {
     atomic_fetch_add_explicit(&monitor.untracked_allocs, 1, memory_order_relaxed);
+}
+
+MONITOR_TEXT void monitor_pool_free(struct block_table *objects, const void *object)
+{
+    struct monitor_tls *tls = &monitor_tls;
+    tls->busy = 1;
+    struct thread_state *state = current_state();
+    if (likely(state)) {
+        uintptr_t pointer = (uintptr_t)object;
+        struct block_entry entry = {0};
+        spin_lock(&objects->lock);
+        bool known = block_table_take(objects, block_table_hash(pointer), pointer, true, &entry);
+        spin_unlock(&objects->lock);
+        struct block_info info = {entry.value >> KIND_RECORD_BITS,
+                                  (uint32_t)(entry.value & ((UINT32_C(1) << KIND_RECORD_BITS) - 1))};
+        count_free(state, (void *)object, known, &info, MPROF_SUM_POOL_FREE_CALLS, true);
+    }
+    leave(tls);
+}
+
+void monitor_pool_free_all(const uint64_t *words, uint64_t slots)
+{
+    struct monitor_tls *tls = &monitor_tls;
+    tls->busy = 1;
+    struct thread_state *state = current_state();
+    if (likely(state)) {
+        lock_own(state);
+        for (uint64_t i = 0; i < slots; i++) {
+            struct block_entry entry = block_table_entry_at(words, i, true);
+            if (!entry.pointer)
+                continue;
+            struct block_info info = {entry.value >> KIND_RECORD_BITS,
+                                      (uint32_t)(entry.value & ((UINT32_C(1) << KIND_RECORD_BITS) - 1))};
+            account_free(state, entry.pointer, &info);
+        }
+        state->counters[MPROF_SUM_POOL_RESETS]++;
+        spin_unlock(&state->lock);
+    }
+    leave(tls);
+}
+
+bool monitor_block_holds(void *block, const struct block_header *header, const void *object, size_t size)
+{
+    uint64_t block_size;
+    uint32_t record;
+    if (monitor.block_headers && header && header->tag == BLOCK_HEADER_TAG) {
+        block_size = header->size;
+        record = header->record;
+    } else {
+        struct block_info info;
+        monitor_tls.busy = 1;
+        bool known = block_map_remove((uintptr_t)block, &info);
+        if (known)
+            block_map_restore((uintptr_t)block, &info);
+        monitor_tls.busy = 0;
+        if (!known)
+            return false;
+        block_size = info.size;
+        record = info.record;
+    }
+    uintptr_t start = (uintptr_t)block, at = (uintptr_t)object;
+    return record < PATH_ID_LIMIT && at >= start && at - start <= block_size && size <= block_size - (at - start);
+}
+
+void monitor_make_backing(void *block)
+{
+    struct monitor_tls *tls = &monitor_tls;
+    tls->busy = 1;
+    struct thread_state *state = current_state();
+    struct block_info info;
+    bool headed = has_header(block);
+    bool known;
+    if (headed) {
+        info = (struct block_info){header_of(block)->size, header_of(block)->record};
+        known = info.record != BLOCK_HEADER_UNTRACKED;
+    } else {
+        known = block_map_remove((uintptr_t)block, &info);
+    }
+    if (!known || !state) {
+        leave(tls);
+        return;
+    }
+    bool own = info.record >= paths_first_own_path() && info.record != BACKING_RECORD;
+    if (own) {
+        /* Out of the figures as a free takes it out, and out of the
+         * allocations as if it had never been counted. */
+        lock_own(state);
+        if (state->last_block == (uintptr_t)block)
+            state->last_block = 0; /* not a temporary */
+        account_free(state, (uintptr_t)block, &info);
+        struct path_counts *counts = counts_of(state, info.record);
+        unsigned class = size_class(info.size), bin = bin_of(info.size);
+        if (counts) {
+            counts->frees--;
+            counts->freed[class] -= info.size;
+            counts->allocs--;
+            counts->bytes[class] -= info.size;
+        }
+        state->bin_frees[bin]--;
+        state->bin_allocs[bin]--;
+        if (bin == MPROF_BIN_LARGE) {
+            state->large_freed -= info.size;
+            state->large_bytes -= info.size;
+        }
+        state->counters[MPROF_SUM_FREES]--;
+        state->counters[MPROF_SUM_BYTES_FREED] -= info.size;
+        state->counters[MPROF_SUM_ALLOCS]--;
+        state->counters[MPROF_SUM_BYTES_ALLOCATED] -= info.size;
+        state->counters[MPROF_SUM_BACKING_BLOCKS]++;
+        state->counters[MPROF_SUM_BACKING_BYTES] += info.size;
+        if (unlikely(trace_enabled))
+            trace_free(&state->trace, trace_sequence(), MPROF_SUM_FREE_CALLS, (uintptr_t)block);
+        spin_unlock(&state->lock);
+        info.record = BACKING_RECORD;
+    }
+    if (headed)
+        header_of(block)->record = info.record;
+    else
+        block_map_restore((uintptr_t)block, &info);
+    leave(tls);
 }

@@ -14,6 +14,7 @@
 #include "log.h"
 #include "modules.h"
 #include "output.h"
+#include "pools.h"
 #include "entry_table.h"
 #include "runlog.h"
 #include "state.h"
@@ -534,13 +535,36 @@ static void emit_timeline(const struct gathered *all)
     point_entries(all, true);
 }
 
+static void emit_pools(void)
+{
+    uint32_t count = pools_frame_count();
+    uint64_t size = 8;
+    for (uint32_t id = 0; id < count; id++) {
+        uintptr_t creator;
+        const char *name;
+        pools_frame(id, &creator, &name);
+        size += 8 + 2 + strlen(name);
+    }
+    section_header(MPROF_TAG_POOLS, size);
+    writer_u64(&writer, count);
+    for (uint32_t id = 0; id < count; id++) {
+        uintptr_t creator;
+        const char *name;
+        pools_frame(id, &creator, &name);
+        uint16_t name_size = (uint16_t)strlen(name);
+        writer_u64(&writer, creator);
+        writer_u16(&writer, name_size);
+        writer_bytes(&writer, name, name_size);
+    }
+}
+
 static void emit_file(const struct gathered *all, const struct snapshot_request *request)
 {
     uint32_t flags = MPROF_FLAG_COMPRESSED | (monitor.options.call_graph ? MPROF_FLAG_CALL_GRAPH : 0) |
                      (request->kind == SNAPSHOT_FINAL ? MPROF_FLAG_FINAL : 0) |
                      (request->kind == SNAPSHOT_CHECKPOINT ? MPROF_FLAG_CHECKPOINT : 0) |
                      (monitor.forked ? MPROF_FLAG_FORKED : 0) | (monitor.attached ? MPROF_FLAG_ATTACHED : 0);
-    emit_header(flags, (uint32_t)request->end_signal, 9);
+    emit_header(flags, (uint32_t)request->end_signal, 10);
     emit_program();
     emit_modules();
     emit_summary(all);
@@ -549,6 +573,7 @@ static void emit_file(const struct gathered *all, const struct snapshot_request 
     emit_nodes(all);
     emit_paths(all);
     emit_timeline(all);
+    emit_pools();
     uint32_t crc = writer_crc(&writer);
     section_header(MPROF_TAG_END, 8);
     writer_u32(&writer, crc);

@@ -22,10 +22,12 @@ static struct thread_state *make_state(unsigned stack_depth, bool own_chain)
     struct thread_state *state = arena_alloc(sizeof(*state));
     if (!state)
         return NULL;
-    state->scratch = own_chain ? arena_alloc(UNWIND_BUFFER_SIZE(stack_depth) * sizeof(uintptr_t)) : NULL;
-    state->cached_addrs = arena_alloc(stack_depth * sizeof(uintptr_t));
-    state->cached_ids = arena_alloc(stack_depth * sizeof(*state->cached_ids));
-    state->cached_folds = arena_alloc(stack_depth * sizeof(*state->cached_folds));
+    /* A pool's object has one frame more than the stack's: its pool's. */
+    unsigned chain_depth = stack_depth + 1;
+    state->scratch = own_chain ? arena_alloc(UNWIND_BUFFER_SIZE(chain_depth) * sizeof(uintptr_t)) : NULL;
+    state->cached_addrs = arena_alloc(chain_depth * sizeof(uintptr_t));
+    state->cached_ids = arena_alloc(chain_depth * sizeof(*state->cached_ids));
+    state->cached_folds = arena_alloc(chain_depth * sizeof(*state->cached_folds));
     state->bin_peak = arena_alloc(MPROF_BIN_COUNT * sizeof(struct peak_figures));
     if ((own_chain && !state->scratch) || !state->cached_addrs || !state->cached_ids || !state->cached_folds ||
         !state->bin_peak)

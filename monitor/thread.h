@@ -72,7 +72,7 @@ struct thread_state {
     /* The previous chain (paper 3.2), outermost first, with the node of
      * each of its paths: cached_ids[i] is the node of the path
      * cached_addrs[0..i], cached_folds[i] a fold of those addresses. */
-    /* UNWIND_BUFFER_SIZE(stack_depth) entries for the new chain; NULL in
+    /* UNWIND_BUFFER_SIZE(stack_depth + 1) entries for the new chain; NULL in
      * the exiting threads' shared state, whose threads may walk at once:
      * each walks into a chain of its own, without the walk memory
      * (record.c). */

@@ -54,6 +54,7 @@ def rebuilt(data: DataFile) -> bytes:
         paths=[(path.node + 1, path.allocs, path.frees, tuple(path.bytes), tuple(path.freed), path.temporaries,
                 path.peak_blocks, path.peak_bytes) for path in data.paths],
         timeline=[(p.ns, p.live_bytes, p.live_blocks, p.resident_bytes) for p in data.timeline],
+        pools=[(frame.creator, frame.name.encode("utf-8", "surrogateescape")) for frame in data.pools],
     ).build()
 
 
@@ -78,6 +79,14 @@ def known_figures(program: str, data: DataFile, run: Run, settings: dict[str, st
         # its chain: main's two producers' pairs into make_widget's site.
         into_site = sorted(p.calls for p in tree.totals(data).pairs if p.callee == site.addr)
         assert into_site == (sorted([blue, RED]) if data.header.call_graph else [])
+    elif program == "arena":
+        # arena.c: 100,000 objects, 100,000 more, then 1,001, from one pool
+        # carved from one backing block of 8 MiB and its 16-byte header.
+        assert (s.allocs, s.frees, s.pool_alloc_calls, s.pool_resets) == (201_002, 200_000, 201_001, 2)
+        assert (s.backing_blocks, s.backing_bytes, s.backing_frees) == (1, (8 << 20) + 16, 0)
+        [frame] = data.pools
+        assert frame.name == "parser arena"
+        assert in_module(frame.creator, module_named(data, Path(run.completed.args[0])))
     elif program == "cxx":
         # cxx.cc: 12 calls of new (two fail), 9 of delete (one of NULL).
         assert (s.new_calls, s.delete_calls, s.failed_allocs, s.free_null) == (12, 9, 2, 1)
@@ -92,12 +101,15 @@ def known_figures(program: str, data: DataFile, run: Run, settings: dict[str, st
     ("widgets", [str(WIDGETS)], {}),
     ("widgets", [str(WIDGETS)], {"MPROF_CALL_GRAPH": "0", "MPROF_LEAK_DEPTH": "3"}),
     ("cxx", [], {}),
+    ("arena", [], {}),
     ("dlclose_main", ["plugin"], {}),
 ])
 def test_monitor_files_are_the_man_pages_format(targets: Targets, profile: Callable[..., Run], program: str,
                                                 arguments: list[str], settings: dict[str, str]) -> None:
     if program == "widgets":
         executable = REPO_ROOT / "build" / "widgets"
+    elif program == "arena":
+        executable = targets.build("arena", f"-I{REPO_ROOT / 'monitor'}")
     elif program == "dlclose_main":
         executable = targets.build("dlclose_main", "-ldl")
         arguments = [str(targets.build("plugin.so", source="plugin.c", shared=True))]

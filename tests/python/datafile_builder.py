@@ -11,9 +11,9 @@ import struct
 import zlib
 from dataclasses import dataclass, field
 
-ORDER = ["PROG", "MODS", "SUMM", "BINS", "ADDR", "NODE", "PATH", "TIME", "END"]
+ORDER = ["PROG", "MODS", "SUMM", "BINS", "ADDR", "NODE", "PATH", "TIME", "POOL", "END"]
 PATH_FIELDS = 13
-SUMMARY_FIELDS = 25
+SUMMARY_FIELDS = 32
 
 
 def uv(value: int) -> bytes:
@@ -43,7 +43,7 @@ class ModuleSpec:
 @dataclass
 class DataFileBuilder:
     magic: bytes = b"MPROFDAT"
-    version: int = 6
+    version: int = 7
     header_size: int = 64
     flags: int = 0x3  # call graph, final
     # Flag 16 set and the sections deflated at this zlib level (None: as
@@ -81,6 +81,8 @@ class DataFileBuilder:
     # (ns from the start, live bytes, live blocks, resident bytes), oldest first
     timeline: list[tuple[int, int, int, int]] = field(default_factory=list)
     path_extra: tuple[int, ...] = ()  # values written after each path's known ones
+    # The pool frames: (creator, name), by index.
+    pools: list[tuple[int, bytes]] = field(default_factory=list)
 
     # Damage knobs.
     order: list[str] = field(default_factory=lambda: list(ORDER))
@@ -186,6 +188,10 @@ class DataFileBuilder:
             times = [0, *(p[0] for p in self.timeline)]
             for previous, (ns, live, blocks, resident) in zip(times, self.timeline, strict=False):
                 out += b"".join(uv(v) for v in (ns - previous, live, blocks, resident))
+        elif tag == "POOL":
+            out += self._count(tag, len(self.pools))
+            for creator, name in self.pools:
+                out += struct.pack("<QH", creator, len(name)) + name
         return bytes(out + self.extra_payload.get(tag, b""))
 
     def _header(self, sections: int) -> bytes:

@@ -14,7 +14,7 @@ SUMMARY = [
     3000,  # bytes_freed
     45,  # max_live_objects
     2600,  # max_live_bytes
-] + [1000 + i for i in range(6, 25)]
+] + [1000 + i for i in range(6, 32)]
 
 
 def rich() -> DataFileBuilder:
@@ -66,4 +66,5 @@ def rich() -> DataFileBuilder:
         path_fields=14,
         timeline=[(1_000_000, 4096, 3, 1 << 22), (3_000_000, 10_000, 9, 5 << 20)],
         path_extra=(999,),
+        pools=[(0x555555555400, b"parser arena"), (0, b""), (0x555555555500, b"caf\xe9")],
     )

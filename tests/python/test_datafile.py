@@ -43,7 +43,7 @@ def test_rich_file_every_value(tmp_path: Path) -> None:
 
     assert df.path == str(path)
     h = df.header
-    assert (h.version, h.flags, h.stack_depth, h.leak_depth) == (6, 7, 32, 4)
+    assert (h.version, h.flags, h.stack_depth, h.leak_depth) == (7, 7, 32, 4)
     assert (h.pid, h.ppid) == (31337, 31336)
     assert (h.start_unix_ns, h.elapsed_ns) == (1_700_000_000_123_456_789, 2_500_000_000)
     assert h.call_graph and h.final and h.forked
@@ -84,6 +84,8 @@ def test_rich_file_every_value(tmp_path: Path) -> None:
         "new_calls", "free_calls", "delete_calls", "free_null", "unknown_frees",
         "early_allocs", "early_frees", "untracked_allocs", "failed_allocs",
         "inherited_frees", "truncated_chains", "monitor_bytes", "temporary_allocs", "peak_ns", "peak_allocs",
+        "pool_alloc_calls", "pool_free_calls", "pool_resets", "backing_blocks", "backing_bytes", "backing_frees",
+        "backing_bytes_freed",
     ]  # fmt: skip
     assert s.as_dict()["inherited_frees"] == 1019
 
@@ -109,6 +111,8 @@ def test_rich_file_every_value(tmp_path: Path) -> None:
         datafile.CallPath(8, 1, 0, (16, 0, 0, 0), (0, 0, 0, 0)),
         datafile.CallPath(-1, 2, 2, (0, 8, 0, 0), (0, 8, 0, 0)),
     )
+    assert df.pools == (datafile.PoolFrame(0x555555555400, "parser arena"), datafile.PoolFrame(0, ""),
+                        datafile.PoolFrame(0x555555555500, "caf\udce9"))
 
 
 def test_zero_count_sections(tmp_path: Path) -> None:
@@ -241,14 +245,14 @@ def test_short_file_that_is_not_a_data_file(tmp_path: Path) -> None:
 
 
 def test_newer_version(tmp_path: Path) -> None:
-    path = write(tmp_path, DataFileBuilder(version=7).build())
-    assert refused(path) == "format version 7 is newer than this mprof understands (6)"
+    path = write(tmp_path, DataFileBuilder(version=8).build())
+    assert refused(path) == "format version 8 is newer than this mprof understands (7)"
 
 
 def test_newer_version_in_a_file_cut_after_it(tmp_path: Path) -> None:
     # The 8-byte magic and the u16 version, nothing more: the version is judged first.
-    path = write(tmp_path, DataFileBuilder(version=7).build()[:10])
-    assert refused(path) == "format version 7 is newer than this mprof understands (6)"
+    path = write(tmp_path, DataFileBuilder(version=8).build()[:10])
+    assert refused(path) == "format version 8 is newer than this mprof understands (7)"
 
 
 def test_a_header_and_nothing_after_it(tmp_path: Path) -> None:
@@ -258,18 +262,19 @@ def test_a_header_and_nothing_after_it(tmp_path: Path) -> None:
 
 def test_newer_version_with_a_different_header(tmp_path: Path) -> None:
     # A newer format may change everything after the version field.
-    path = write(tmp_path, b"MPROFDAT" + struct.pack("<H", 7) + b"\xff" * 3)
-    assert refused(path) == "format version 7 is newer than this mprof understands (6)"
+    path = write(tmp_path, b"MPROFDAT" + struct.pack("<H", 8) + b"\xff" * 3)
+    assert refused(path) == "format version 8 is newer than this mprof understands (7)"
 
 
-@pytest.mark.parametrize("version", [0, 1, 2, 3, 4, 5])
+@pytest.mark.parametrize("version", [0, 1, 2, 3, 4, 5, 6])
 def test_older_version(tmp_path: Path, version: int) -> None:
     # Older versions are refused like any version this mprof does not know:
     # version 1's entries were fixed-size, version 2 had chains and pairs
     # where version 3 has the tree, version 4 added PROG's suppressions,
-    # version 5 its refused settings and version 6 compressed sections.
+    # version 5 its refused settings, version 6 compressed sections and
+    # version 7 the pools.
     path = write(tmp_path, DataFileBuilder(version=version).build())
-    assert refused(path) == f"unknown format version {version} (this mprof understands 6)"
+    assert refused(path) == f"unknown format version {version} (this mprof understands 7)"
 
 
 @pytest.mark.parametrize("length", [5, 8, 30, 63])
@@ -335,22 +340,22 @@ def test_trailing_garbage(tmp_path: Path) -> None:
 
 def test_wrong_section_order(tmp_path: Path) -> None:
     b = DataFileBuilder(
-        order=["PROG", "MODS", "SUMM", "BINS", "NODE", "ADDR", "PATH", "TIME", "END"]
+        order=["PROG", "MODS", "SUMM", "BINS", "NODE", "ADDR", "PATH", "TIME", "POOL", "END"]
     )
     assert refused(write(tmp_path, b.build())) == "corrupt: expected section ADDR, found NODE"
 
 
 def test_missing_section(tmp_path: Path) -> None:
     b = DataFileBuilder(
-        order=["PROG", "MODS", "SUMM", "BINS", "ADDR", "PATH", "TIME", "END"], section_count=9
+        order=["PROG", "MODS", "SUMM", "BINS", "ADDR", "PATH", "TIME", "POOL", "END"], section_count=10
     )
     assert refused(write(tmp_path, b.build())) == "corrupt: expected section NODE, found PATH"
 
 
 def test_repeated_section(tmp_path: Path) -> None:
     b = DataFileBuilder(
-        order=["PROG", "PROG", "MODS", "SUMM", "BINS", "ADDR", "NODE", "PATH", "TIME", "END"],
-        section_count=9,
+        order=["PROG", "PROG", "MODS", "SUMM", "BINS", "ADDR", "NODE", "PATH", "TIME", "POOL", "END"],
+        section_count=10,
     )
     assert refused(write(tmp_path, b.build())) == "corrupt: expected section MODS, found PROG"
 
@@ -364,13 +369,13 @@ def test_unknown_tag(tmp_path: Path) -> None:
 
 
 def test_wrong_section_count(tmp_path: Path) -> None:
-    path = write(tmp_path, DataFileBuilder(section_count=10).build())
-    assert refused(path) == "corrupt: header says 10 sections, format version 6 has 9"
+    path = write(tmp_path, DataFileBuilder(section_count=11).build())
+    assert refused(path) == "corrupt: header says 11 sections, format version 7 has 10"
 
 
 def test_wrong_header_size(tmp_path: Path) -> None:
     path = write(tmp_path, DataFileBuilder(header_size=72).build())
-    assert refused(path) == "corrupt: header size is 72, format version 6 has 64"
+    assert refused(path) == "corrupt: header size is 72, format version 7 has 64"
 
 
 @pytest.mark.parametrize("reserved", [1, 1 << 63])
@@ -553,8 +558,8 @@ def test_a_module_of_no_bytes_is_read(tmp_path: Path) -> None:
 
 
 def test_short_summary(tmp_path: Path) -> None:
-    path = write(tmp_path, DataFileBuilder(summary=[0] * 24).build())
-    assert refused(path) == "corrupt: section SUMM has 24 values, this mprof needs 25"
+    path = write(tmp_path, DataFileBuilder(summary=[0] * 31).build())
+    assert refused(path) == "corrupt: section SUMM has 31 values, this mprof needs 32"
 
 
 @pytest.mark.parametrize(
@@ -876,7 +881,7 @@ def test_every_cut_of_a_compressed_file_is_refused_in_one_line(tmp_path: Path) -
         wheres.append(message.removeprefix(prefix))
     # Each cut is in the section the bytes before it reached, in file order.
     order = [f"in section {tag.rstrip()}" for tag in ("PROG", "MODS", "SUMM", "BINS", "ADDR", "NODE", "PATH",
-                                                      "TIME", "END")] + ["after section END"]
+                                                      "TIME", "POOL", "END")] + ["after section END"]
     assert [order.index(where) for where in wheres] == sorted(order.index(where) for where in wheres)
     assert wheres[0] == "in section PROG" and wheres[-1] == "after section END"
 

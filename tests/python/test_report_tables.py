@@ -217,7 +217,8 @@ def test_summary_of_a_process_and_its_fork_child(program: Path, tmp_path: Path,
     # The child: two blocks of 20 bytes, both freed, in one second; its
     # counters are distinct so that each reaches its own place.
     child = tmp_path / "child.mprof"
-    counters = [2, 2, 40, 40, 2, 40, 2, 1, 3, 4, 6, 2, 7, 1, 2, 4, 9, 6, 3, 7, 8, 4096, 0, 0, 0]
+    # Both its blocks came from a pool, carved from one backing block.
+    counters = [2, 2, 40, 40, 2, 40, 2, 1, 3, 4, 6, 2, 7, 1, 2, 4, 9, 6, 3, 7, 8, 4096, 0, 0, 0, 2, 2, 0, 1, 4096, 0, 0]
     child.write_bytes(DataFileBuilder(pid=4243, ppid=4242, flags=0x7, elapsed_ns=1_000_000_000,
                                       exe=b"/bin/prog", cmdline=b"prog\0child\0", summary=counters,
                                       bins=[(20, 2, 2, 40, 40)]).build())
@@ -243,7 +244,9 @@ def test_summary_of_a_process_and_its_fork_child(program: Path, tmp_path: Path,
         "  run time      2.500 s, 1,368 bytes/s, 3 allocations/s",
         "  calls         malloc 7, calloc 1, realloc 3, memalign 4, new 6, free 7, delete 7",
         "  unusual       free(NULL) 1, unknown frees 2, failed 3, early 4, untracked 6, inherited frees 7, "
-        "truncated chains 8"]
+        "truncated chains 8",
+        "  pools         2 objects announced, 2 freed one by one, 0 resets or destructions",
+        "  pool backing  1 block, 4,096 bytes, in no figure above; 0 blocks, 0 bytes freed"]
     document = json.loads(report(capsys, "report", "--format", "json", program, child))
     summary = document["summary"]
     assert (summary["kept_objects"], summary["kept_bytes"], summary["max_live_bytes"]) == (3, 3060, None)

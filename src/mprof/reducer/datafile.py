@@ -41,6 +41,7 @@ from .records import (
     Header,
     Module,
     Node,
+    PoolFrame,
     Program,
     Summary,
     TimePoint,
@@ -55,6 +56,7 @@ __all__ = [
     "Header",
     "Module",
     "Node",
+    "PoolFrame",
     "Program",
     "Summary",
     "TimePoint",
@@ -322,6 +324,7 @@ def _parse(data: memoryview, path: str) -> DataFile:
         addresses=addresses,
         calls=calls,
         timeline=sections.parse_timeline(payloads[fmt.TAG_TIMELINE]),
+        pools=sections.parse_pools(payloads[fmt.TAG_POOLS]),
     )
 
 

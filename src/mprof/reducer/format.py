@@ -6,7 +6,7 @@ import struct
 from typing import Final
 
 MAGIC: Final = b"MPROFDAT"
-VERSION: Final = 6
+VERSION: Final = 7
 HEADER_SIZE: Final = 64
 SECTION_HEADER_SIZE: Final = 16
 
@@ -31,6 +31,7 @@ TAG_ADDRS: Final = b"ADDR"
 TAG_NODES: Final = b"NODE"
 TAG_PATHS: Final = b"PATH"
 TAG_TIMELINE: Final = b"TIME"
+TAG_POOLS: Final = b"POOL"
 TAG_END: Final = b"END "
 SECTION_ORDER: Final = (
     TAG_PROGRAM,
@@ -41,6 +42,7 @@ SECTION_ORDER: Final = (
     TAG_NODES,
     TAG_PATHS,
     TAG_TIMELINE,
+    TAG_POOLS,
     TAG_END,
 )
 
@@ -54,6 +56,10 @@ END_PAYLOAD: Final = struct.Struct("<II")
 COUNT: Final = struct.Struct("<Q")
 BIN_ENTRY: Final = struct.Struct("<IQQQQQQQ")
 MODULE_FIXED: Final = struct.Struct("<QQQBBH")
+POOL_FIXED: Final = struct.Struct("<QH")  # creator, name size
+# A pool's objects have one more innermost frame than their call path: this
+# address plus the pool frame's index in POOL, never code.
+POOL_FRAME_BASE: Final = 0x800000000000
 # NODE and PATH entries are uv fields, so they have counts, not layouts.
 NODE_FIELDS: Final = 2  # up, address index
 TIME_FIELDS: Final = 4  # nanoseconds since the point before, live bytes, live blocks, resident bytes

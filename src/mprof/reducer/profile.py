@@ -7,7 +7,7 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from . import callgraph, frames_table, pathtree
+from . import callgraph, frames_table, pathtree, pools
 from .callgraph import CallGraph
 from .errors import MprofError
 from .records import DataFile
@@ -98,7 +98,9 @@ def reduce_files(files: Sequence[DataFile], *, progress: Progress | None = None,
         with Resolver(data.modules, warnings) as resolver:
             progress.start(f"resolving addresses of {data.program.exe or path} (pid {data.header.pid})")
             used = data.calls.used_addresses(len(data.addresses))
-            frames = resolver.resolve([data.addresses[index] for index in used], progress)
+            code, pool_addresses = pools.split_pool_frames(data.addresses[index] for index in used)
+            frames = resolver.resolve(code, progress)
+            frames.update(pools.pool_frames(data.pools, pool_addresses, resolver.resolve))
             progress.start(f"building the call graph of {path}")
             table = frames_table.frames_table(data, frames, profile.paths.names)
             try:

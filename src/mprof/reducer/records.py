@@ -101,6 +101,13 @@ class Summary(Mapping[str, int]):
     temporary_allocs: int
     peak_ns: int
     peak_allocs: int
+    pool_alloc_calls: int
+    pool_free_calls: int
+    pool_resets: int
+    backing_blocks: int
+    backing_bytes: int
+    backing_frees: int
+    backing_bytes_freed: int
 
     @classmethod
     def field_names(cls) -> tuple[str, ...]:
@@ -159,6 +166,13 @@ class CallPath:
 
 
 @dataclass(frozen=True)
+class PoolFrame:
+    """What the program's pools of one name, made by one call, are named by."""
+    creator: int  # the return address of the call that made the first, 0 for malloc-like blocks
+    name: str  # as the program gave it, empty when none
+
+
+@dataclass(frozen=True)
 class TimePoint:
     """The memory at one moment of the run."""
     ns: int  # from the start
@@ -178,6 +192,7 @@ class DataFile:
     addresses: tuple[int, ...]  # the ADDR table
     calls: Calls  # the call path tree: its nodes name addresses by their index
     timeline: tuple[TimePoint, ...] = ()  # oldest first
+    pools: tuple[PoolFrame, ...] = ()  # by index: a pool frame's address is POOL_FRAME_BASE + index
 
     # The tree as records, for the few readers of a whole file (mprof dump):
     # the reduction reads the arrays of calls.

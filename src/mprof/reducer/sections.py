@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from . import format as fmt
 from .binary import Cursor
 from .errors import FormatProblem
-from .records import Bin, CallPath, ClassBytes, Module, Node, Program, Summary, TimePoint
+from .records import Bin, CallPath, ClassBytes, Module, Node, PoolFrame, Program, Summary, TimePoint
 
 
 def _decode(raw: bytes | memoryview) -> str:
@@ -267,3 +267,17 @@ def parse_timeline(payload: memoryview) -> tuple[TimePoint, ...]:
         points.append(TimePoint(at, live_bytes, live_blocks, resident))
     cur.finish()
     return tuple(points)
+
+
+def parse_pools(payload: memoryview) -> tuple[PoolFrame, ...]:
+    cur = Cursor(payload, "POOL")
+    count = cur.u64("the pool frame count")
+    frames: list[PoolFrame] = []
+    # Each frame consumes at least its fixed part: a bogus count stops at
+    # the payload's end.
+    for index in range(count):
+        what = f"pool frame {index}"
+        creator, name_size = cur.unpack(fmt.POOL_FIXED, what)
+        frames.append(PoolFrame(creator, _decode(cur.take(name_size, f"the name of {what}"))))
+    cur.finish()
+    return tuple(frames)

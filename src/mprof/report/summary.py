@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import signal
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from .model import Model, RunInfo
@@ -112,9 +113,25 @@ def rows(model: Model) -> list[tuple[str, str]]:
                      f"{f.allocs_per_second:,.0f} allocations/s"),
         ("calls", ", ".join(f"{name} {s[key]:,}" for name, key in CALLS)),
         ("unusual", ", ".join(f"{name} {s[key]:,}" for name, key in UNUSUAL)),
-    ] + ([("before attaching", f"{s['unknown_frees']:,} frees of blocks allocated before mprof attached, "
-                              "outside these figures (the unknown frees)")]
-         if any(run.attached for run in model.runs) else [])
+    ] + pool_rows(s) + ([("before attaching", f"{s['unknown_frees']:,} frees of blocks allocated before mprof "
+                                               "attached, outside these figures (the unknown frees)")]
+                         if any(run.attached for run in model.runs) else [])
+
+
+def pool_rows(s: Mapping[str, int]) -> list[tuple[str, str]]:
+    """What the program's own allocators announced (libmprof(3)), when they
+    announced anything."""
+    if not (s.get("pool_alloc_calls") or s.get("backing_blocks")):
+        return []
+    return [("pools", f"{s.get('pool_alloc_calls', 0):,} objects announced, {s.get('pool_free_calls', 0):,} freed "
+                      f"one by one, {s.get('pool_resets', 0):,} resets or destructions"),
+            ("pool backing", f"{_blocks(s.get('backing_blocks', 0))}, {s.get('backing_bytes', 0):,} bytes, in no "
+                             f"figure above; {_blocks(s.get('backing_frees', 0))}, "
+                             f"{s.get('backing_bytes_freed', 0):,} bytes freed")]
+
+
+def _blocks(count: int) -> str:
+    return f"{count:,} block" + ("" if count == 1 else "s")
 
 
 def share_of(part: int, whole: int, of: str) -> str:

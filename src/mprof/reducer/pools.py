@@ -1,0 +1,54 @@
+"""The pool frames of a file's call paths (libmprof(3)): the innermost frame
+of a pool's objects, named after the pool."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+
+from . import format as fmt
+from .escape import printable
+from .records import PoolFrame
+from .symbolize import Frame
+
+# The module the reports show pool frames in.
+POOL_MODULE = "[pools]"
+
+
+def is_pool_frame(address: int) -> bool:
+    return fmt.POOL_FRAME_BASE <= address < 2 * fmt.POOL_FRAME_BASE
+
+
+def pool_name(frame: PoolFrame, creators: dict[int, list[Frame]]) -> str:
+    """[pool NAME], or for a pool created with no name [pool from F], F the
+    function that created it; [malloc-like blocks] for the blocks announced
+    with no pool."""
+    if frame.name:
+        return f"[pool {printable(frame.name)}]"
+    if not frame.creator:
+        return "[malloc-like blocks]"
+    created_in = creators.get(frame.creator)
+    return f"[pool from {created_in[0].function}]" if created_in else f"[pool from {frame.creator:#x}]"
+
+
+def split_pool_frames(addresses: Iterable[int]) -> tuple[list[int], list[int]]:
+    """The code addresses, and the pool frames'."""
+    code: list[int] = []
+    pools: list[int] = []
+    for address in addresses:
+        (pools if is_pool_frame(address) else code).append(address)
+    return code, pools
+
+
+def pool_frames(pools: Sequence[PoolFrame], addresses: Sequence[int],
+                resolve: Callable[[list[int]], dict[int, list[Frame]]]) -> dict[int, list[Frame]]:
+    """The frame of each pool frame address; resolve names the creators'
+    functions.  An index past the file's POOL section (a damaged file) is
+    named by its number."""
+    wanted = [frame.creator for frame in pools if frame.creator and not frame.name]
+    creators = resolve(wanted) if wanted else {}
+    frames: dict[int, list[Frame]] = {}
+    for address in addresses:
+        index = address - fmt.POOL_FRAME_BASE
+        name = pool_name(pools[index], creators) if index < len(pools) else f"[pool {index}]"
+        frames[address] = [Frame(name, "", 0, POOL_MODULE, index, False)]
+    return frames
