@@ -245,7 +245,7 @@ def test_summary_of_a_process_and_its_fork_child(program: Path, tmp_path: Path,
         "  calls         malloc 7, calloc 1, realloc 3, memalign 4, new 6, free 7, delete 7",
         "  unusual       free(NULL) 1, unknown frees 2, failed 3, early 4, untracked 6, inherited frees 7, "
         "truncated chains 8",
-        "  pools         2 objects announced, 2 freed one by one, 0 resets or destructions",
+        "  pools         2 objects announced, 2 freed one by one; 0 resets, trims or destructions",
         "  pool backing  1 block, 4,096 bytes, in no figure above; 0 blocks, 0 bytes freed"]
     document = json.loads(report(capsys, "report", "--format", "json", program, child))
     summary = document["summary"]

@@ -123,8 +123,10 @@ def pool_rows(s: Mapping[str, int]) -> list[tuple[str, str]]:
     announced anything."""
     if not (s.get("pool_alloc_calls") or s.get("backing_blocks")):
         return []
+    resets = s.get("pool_resets", 0)
     return [("pools", f"{s.get('pool_alloc_calls', 0):,} objects announced, {s.get('pool_free_calls', 0):,} freed "
-                      f"one by one, {s.get('pool_resets', 0):,} resets or destructions"),
+                      f"one by one; {resets:,} " + ("reset, trim or destruction" if resets == 1 else
+                                                    "resets, trims or destructions")),
             ("pool backing", f"{_blocks(s.get('backing_blocks', 0))}, {s.get('backing_bytes', 0):,} bytes, in no "
                              f"figure above; {_blocks(s.get('backing_frees', 0))}, "
                              f"{s.get('backing_bytes_freed', 0):,} bytes freed")]

@@ -1,0 +1,186 @@
+"""Programs with their own allocators (libmprof(3)): pools annotated with
+mprof.h, and the same code annotated for Valgrind through mprof_valgrind.h,
+against memcheck's own account of it.  Expected figures come from what the
+programs do (their sources say it) and from memcheck."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from e2e_support import BUILD, C_FLAGS, REPO_ROOT, TARGETS, Run, Targets, mprof
+
+MONITOR_HEADERS = f"-I{REPO_ROOT / 'monitor'}"
+NODE, EDGE = 48, 24  # arena.c's objects
+ROUND = 100_000  # objects in each of arena.c's first two rounds, half of each size
+LAST_ROUND_NODES, LAST_ROUND_EDGES = 501, 500  # its third round's 1,001, never freed
+FORGOTTEN = 1000  # the one malloc'ed block it leaks
+ARENA_BACKING = (8 << 20) + 16  # its one arena, and the arena's header
+
+
+def report(path: Path) -> dict[str, Any]:
+    document: dict[str, Any] = json.loads(mprof("report", "--format", "json", path).stdout)
+    return document
+
+
+def rows(document: dict[str, Any], table: str, figure: str) -> dict[str, int]:
+    return {row["path"]: row[figure] for row in document[table]}
+
+
+def test_an_arena_reset_twice(targets: Targets, profile: Callable[..., Run]) -> None:
+    run = profile([targets.build("arena", MONITOR_HEADERS)])
+    document = report(run.output)
+    summary = document["summary"]
+    round_bytes = ROUND // 2 * (NODE + EDGE)
+    kept = LAST_ROUND_NODES * NODE + LAST_ROUND_EDGES * EDGE + FORGOTTEN
+    assert (summary["allocs"], summary["bytes_allocated"]) == (2 * ROUND + 1001 + 1, 2 * round_bytes + kept)
+    assert (summary["frees"], summary["bytes_freed"]) == (2 * ROUND, 2 * round_bytes)
+    assert (summary["kept_objects"], summary["kept_bytes"]) == (1002, kept)
+    assert (summary["pool_alloc_calls"], summary["pool_free_calls"], summary["pool_resets"]) == (2 * ROUND + 1001, 0, 2)
+    # The arena is the pool's, not the program's: in no figure but its own.
+    assert (summary["backing_blocks"], summary["backing_bytes"], summary["backing_frees"]) == (1, ARENA_BACKING, 0)
+    # The peak: the first round's objects, the moment before the reset.
+    assert (summary["max_live_bytes"], summary["max_live_objects"], summary["peak_allocs"]) == (
+        round_bytes, ROUND, ROUND)
+    node = "main > round_of > make_node > arena_alloc > [pool parser arena]"
+    edge = "main > round_of > make_edge > arena_alloc > [pool parser arena]"
+    assert {row["path"]: (row["blocks"], row["bytes"]) for row in document["peak"]["paths"]} == {
+        node: (ROUND // 2, ROUND // 2 * NODE), edge: (ROUND // 2, ROUND // 2 * EDGE)}
+    # Only what it really leaks: the last round's objects and its own block,
+    # not the arena, not what the resets freed.
+    assert {row["path"]: (row["allocs"] - row["frees"], row["kept_bytes"]) for row in document["leaks"]} == {
+        node: (LAST_ROUND_NODES, LAST_ROUND_NODES * NODE), edge: (LAST_ROUND_EDGES, LAST_ROUND_EDGES * EDGE),
+        "main": (1, FORGOTTEN)}
+    bins = {row["size"]: (row["allocs"], row["frees"]) for row in document["bins"]}
+    assert bins == {NODE: (ROUND + LAST_ROUND_NODES, ROUND), EDGE: (ROUND + LAST_ROUND_EDGES, ROUND),
+                    FORGOTTEN: (1, 0)}
+    # Each reset frees the object just made, an edge (rounds end on one),
+    # before the thread allocates again.
+    assert rows(document, "temporaries", "temporaries") == {edge: 2}
+    text = mprof("report", "--tables", "summary", run.output).stdout
+    assert f"  pool backing  1 block, {ARENA_BACKING:,} bytes, in no figure above; 0 blocks, 0 bytes freed" in text
+
+
+def test_the_api_costs_the_program_nothing_without_mprof(targets: Targets, tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MPROF_") and k != "LD_PRELOAD"}
+    completed = subprocess.run([targets.build("arena", MONITOR_HEADERS)], env=env, capture_output=True, cwd=tmp_path)
+    assert (completed.returncode, completed.stdout, completed.stderr) == (0, b"", b"")
+    assert list(tmp_path.iterdir()) == []
+
+
+def memcheck(executable: Path) -> tuple[tuple[int, int], set[tuple[str, str, int, int]]]:
+    """memcheck's totals (allocations, bytes allocated) and its loss
+    records: (innermost function of the program, its caller, blocks,
+    bytes), the allocator's own frame skipped."""
+    completed = subprocess.run(["valgrind", "--leak-check=full", "--show-leak-kinds=all", str(executable)],
+                               capture_output=True, text=True, timeout=300, check=True)
+    log = completed.stderr
+    totals = re.search(r"total heap usage: ([\d,]+) allocs, [\d,]+ frees, ([\d,]+) bytes allocated", log)
+    assert totals, log
+    records = set()
+    loss_record = r"([\d,]+) bytes in ([\d,]+) blocks are .*? in loss record.*?\n((?:==\d+==\s+(?:at|by) .*\n)+)"
+    for record in re.finditer(loss_record, log):
+        functions = [frame for frame in re.findall(r"(?:at|by) 0x[0-9A-F]+: (\S+)", record[3])
+                     if frame not in ("malloc",)]
+        records.add((functions[0], functions[1] if len(functions) > 1 else "",
+                     int(record[2].replace(",", "")), int(record[1].replace(",", ""))))
+    return (int(totals[1].replace(",", "")), int(totals[2].replace(",", ""))), records
+
+
+def leak_records(document: dict[str, Any]) -> set[tuple[str, str, int, int]]:
+    """mprof's leak table as memcheck's loss records: the pool's frame is
+    the allocator's, like malloc's in memcheck's."""
+    records = set()
+    for row in document["leaks"]:
+        functions = [frame["function"] for frame in row["frames"] if not frame["function"].startswith("[")]
+        records.add((functions[-1], functions[-2] if len(functions) > 1 else "", row["allocs"] - row["frees"],
+                     row["kept_bytes"]))
+    return records
+
+
+def test_the_arena_annotated_for_valgrind_agrees_with_memcheck(targets: Targets,
+                                                                profile: Callable[..., Run]) -> None:
+    executable = targets.build("arena_valgrind", MONITOR_HEADERS, "-DVALGRIND_ANNOTATIONS", source="arena.c")
+    (allocs, allocated), records = memcheck(executable)
+    document = report(profile([executable]).output)
+    summary = document["summary"]
+    # memcheck counts the arena among its allocations; mprof keeps it as
+    # the pool's backing, found when the pool's first object fell in it.
+    assert (summary["allocs"] + summary["backing_blocks"], summary["bytes_allocated"] + summary["backing_bytes"]) == (
+        allocs, allocated)
+    assert (summary["backing_blocks"], summary["backing_bytes"]) == (1, ARENA_BACKING)
+    assert records == {("arena_alloc", "make_node", LAST_ROUND_NODES, LAST_ROUND_NODES * NODE),
+                       ("arena_alloc", "make_edge", LAST_ROUND_EDGES, LAST_ROUND_EDGES * EDGE),
+                       ("main", "", 1, FORGOTTEN)}
+    assert leak_records(document) == records
+    assert {row["path"] for row in document["leaks"]} >= {
+        "main > round_of > make_node > arena_alloc > [pool from arena_create]"}
+
+
+def test_the_rest_of_valgrinds_requests_agree_with_memcheck(targets: Targets, profile: Callable[..., Run]) -> None:
+    executable = targets.build("pools_misc", MONITOR_HEADERS)
+    (allocs, allocated), records = memcheck(executable)
+    document = report(profile([executable]).output)
+    summary = document["summary"]
+    # A resize in place and a MEMPOOL_CHANGE are a free and an allocation
+    # to mprof, as realloc is, and neither to memcheck: one of 24 bytes and
+    # one of 200 more.
+    assert (summary["allocs"] + summary["backing_blocks"] - 2,
+            summary["bytes_allocated"] + summary["backing_bytes"] - 24 - 200) == (allocs, allocated)
+    # Two superblocks, freed: the metapools' pieces are backing.
+    assert (summary["backing_blocks"], summary["backing_frees"], summary["backing_bytes"]) == (2, 2, 2 * 65536)
+    assert records == {("leak_blocks", "main", 20, 20 * 16), ("fill_pool", "main", 10, 10 * 100)}
+    assert leak_records(document) == records
+    assert set(rows(document, "leaks", "kept_bytes")) == {"main > leak_blocks > [malloc-like blocks]",
+                                                          "main > fill_pool > [pool from main]"}
+
+
+def test_threads_share_a_pool(targets: Targets, profile: Callable[..., Run]) -> None:
+    document = report(profile([targets.build("pool_threads", MONITOR_HEADERS)]).output)
+    summary = document["summary"]
+    objects = 4 * 25_000
+    assert (summary["pool_alloc_calls"], summary["pool_free_calls"], summary["pool_resets"]) == (objects + 3,
+                                                                                                  objects // 2, 1)
+    assert (summary["backing_blocks"], summary["backing_bytes"]) == (1, objects * 32 + 3 * 32)
+    assert rows(document, "leaks", "kept_bytes") == {"main > pool_take > [pool shared pool]": 3 * 32}
+    [row] = document["leaks"]
+    assert (row["allocs"], row["frees"]) == (3, 0)
+    # The pool stands for the allocator in the table of direct allocators.
+    direct = {row["function"]: (row["module"], row["calls"]) for row in document["direct"]}
+    assert direct["[pool shared pool]"] == ("[pools]", objects + 3)
+
+
+@pytest.fixture(scope="module")
+def pool_library(targets: Targets) -> Path:
+    return targets.build("libpool_library.so", MONITOR_HEADERS, source="pool_library.c", shared=True)
+
+
+def pool_user_figures(run: Run) -> tuple[dict[str, int], int]:
+    document = report(run.output)
+    return rows(document, "leaks", "kept_bytes"), document["summary"]["pool_alloc_calls"]
+
+
+def test_a_shared_library_announces_its_pool(targets: Targets, pool_library: Path,
+                                             profile: Callable[..., Run]) -> None:
+    executable = targets.build("pool_user", str(pool_library), f"-Wl,-rpath,{pool_library.parent}")
+    assert pool_user_figures(profile([executable])) == (
+        {"main > library_object > [pool library pool]": 70}, 7)
+
+
+def test_a_program_linked_with_the_static_monitor(targets: Targets, tmp_path: Path) -> None:
+    executable = tmp_path / "pool_user_static"
+    subprocess.run(["gcc", *C_FLAGS, MONITOR_HEADERS, "-o", str(executable), str(TARGETS / "pool_user.c"),
+                    str(TARGETS / "pool_library.c"), "-Wl,--whole-archive", str(BUILD / "libmprof.a"),
+                    "-Wl,--no-whole-archive", "-lunwind", "-lzstd", "-lz", "-ldl", "-lpthread"], check=True)
+    output = tmp_path / "static.mprof"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MPROF_") and k != "LD_PRELOAD"}
+    subprocess.run([executable], env=dict(env, MPROF_OUTPUT=str(output)), check=True, timeout=60)
+    assert pool_user_figures(Run(subprocess.CompletedProcess([], 0), output)) == (
+        {"main > library_object > [pool library pool]": 70}, 7)
