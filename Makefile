@@ -184,6 +184,7 @@ install: all $(VENV)/.installed
 		sed -e 's|@PREFIX@|$(PREFIX)|g' $$pc.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/$$pc.pc; \
 	done
 	install -m 644 monitor/mprof.h $(DESTDIR)$(PREFIX)/include/mprof.h
+	install -m 644 monitor/mprof_valgrind.h $(DESTDIR)$(PREFIX)/include/mprof_valgrind.h
 	rm -rf $(DESTDIR)$(PREFIX)/lib/mprof/python $(BUILD)/python
 	$(VENV)/bin/pip install --quiet --disable-pip-version-check --no-compile \
 		--target $(DESTDIR)$(PREFIX)/lib/mprof/python .

@@ -75,6 +75,15 @@ def test_the_api_costs_the_program_nothing_without_mprof(targets: Targets, tmp_p
     assert list(tmp_path.iterdir()) == []
 
 
+def test_an_executable_built_without_pie(targets: Targets, profile: Callable[..., Run]) -> None:
+    # Its references to the weak functions are absolute: the dynamic
+    # loader must still bind them to the preloaded monitor.
+    summary = report(profile([targets.build("arena_no_pie", MONITOR_HEADERS, "-no-pie", source="arena.c")]).output)[
+        "summary"]
+    assert (summary["pool_alloc_calls"], summary["backing_blocks"], summary["max_live_bytes"]) == (
+        2 * ROUND + 1001, 1, ROUND // 2 * (NODE + EDGE))
+
+
 def memcheck(executable: Path) -> tuple[tuple[int, int], set[tuple[str, str, int, int]]]:
     """memcheck's totals (allocations, bytes allocated) and its loss
     records: (innermost function of the program, its caller, blocks,
