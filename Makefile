@@ -147,7 +147,8 @@ mutate: all $(VENV)/.mutmut $(BUILD)/.test-packages
 # bench/startup.py, bench/reduction.py).
 BENCH_PACKAGES := heaptrack valgrind gawk perl sqlite3 python3
 BENCH_PROGRAMS := $(BUILD)/bench/floor-noop.so $(BUILD)/bench/floor-backtrace.so \
-	$(BUILD)/bench/widgets_deep $(BUILD)/bench/widgets_threads $(BUILD)/bench/wide_tree
+	$(BUILD)/bench/widgets_deep $(BUILD)/bench/widgets_threads $(BUILD)/bench/wide_tree \
+	$(BUILD)/bench/objects $(BUILD)/bench/objects_annotated $(BUILD)/bench/objects_malloc
 
 $(BUILD)/.bench-packages: Makefile scripts/setup-system.sh
 	./scripts/setup-system.sh $(BENCH_PACKAGES)
@@ -161,6 +162,14 @@ $(BUILD)/bench/floor-%.so: bench/floors/%.c bench/floors/forward.h | $(BUILD)/.s
 $(BUILD)/bench/%: bench/programs/%.c | $(BUILD)/.system-packages
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -O2 -g -Wall -Wextra -Werror -pthread -o $@ $<
+
+$(BUILD)/bench/objects_annotated: bench/programs/objects.c monitor/mprof.h | $(BUILD)/.system-packages
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Werror -DANNOTATE -Imonitor -o $@ $<
+
+$(BUILD)/bench/objects_malloc: bench/programs/objects.c | $(BUILD)/.system-packages
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -O2 -g -Wall -Wextra -Werror -DEDGES_FROM_MALLOC -o $@ $<
 
 bench: all $(VENV)/.installed $(BUILD)/.bench-packages $(BENCH_PROGRAMS)
 	$(VENV)/bin/python bench/run.py $(if $(QUICK),--quick)

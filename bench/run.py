@@ -102,6 +102,7 @@ def bench_workloads(directory: Path, quick: bool) -> list[Workload]:
     scale = 0.2 if quick else 1.0
     widgets = str(int(10_000_000 * scale))
     growing = str(int(4_000_000 * scale))  # half of them kept: 400 MB at the end
+    objects = str(int(10_000_000 * scale))
     threaded = str(BENCH_BUILD / "widgets_threads")
     cores = str(CORES)
     own = [
@@ -114,6 +115,11 @@ def bench_workloads(directory: Path, quick: bool) -> list[Workload]:
         # Live memory that grows all along, in every thread at once (issue 32).
         Workload(f"widgets {cores} threads grow", [threaded, growing, cores, "grow"]),
         Workload("widgets 1 thread grow", [threaded, growing, "1", "grow"]),
+        # A program's own arena beside malloc (issue 33): the API compiled
+        # in, and its objects from malloc instead.
+        Workload("objects", [str(BENCH_BUILD / "objects"), objects]),
+        Workload("objects annotated", [str(BENCH_BUILD / "objects_annotated"), objects]),
+        Workload("objects from malloc", [str(BENCH_BUILD / "objects_malloc"), objects]),
     ]
     debian = workloads(directory, scale)
     if quick:
@@ -373,6 +379,31 @@ def thread_targets(rows: list[Row]) -> list[Check]:
     return checks
 
 
+# Issue 33's: the pool API compiled into a malloc-heavy program costs it
+# nothing without mprof, and a pool's objects cost no more under mprof than
+# the same objects from malloc do; both within the machine's noise.
+POOL_NOISE = 1.05
+
+
+def pool_targets(rows: list[Row]) -> list[Check]:
+    by_key = {(r.workload, r.tool): r for r in rows}
+    checks = []
+    plain, annotated = by_key.get(("objects", "none")), by_key.get(("objects annotated", "none"))
+    if plain and annotated:
+        ratio = annotated.median_seconds / plain.median_seconds
+        checks.append(Check(33, "objects annotated", "without mprof / unannotated", f"{ratio:.2f}",
+                            f"≤{POOL_NOISE:g}", ratio <= POOL_NOISE))
+    keys = [("objects annotated", "none"), ("objects annotated", "mprof"), ("objects from malloc", "none"),
+            ("objects from malloc", "mprof")]
+    if all(key in by_key for key in keys):
+        pools, malloc = (by_key[(workload, "mprof")].median_seconds - by_key[(workload, "none")].median_seconds
+                         for workload in ("objects annotated", "objects from malloc"))
+        checks.append(Check(33, "objects annotated", "mprof's overhead / with the objects from malloc",
+                            f"{pools:.2f} s / {malloc:.2f} s = {pools / malloc:.2f}", f"≤{POOL_NOISE:g}",
+                            pools / malloc <= POOL_NOISE))
+    return checks
+
+
 def checks_table(checks: list[Check]) -> str:
     if not checks:
         return ""
@@ -481,7 +512,8 @@ def main(argv: list[str]) -> int:
                                                    args.rounds, reduction.TARGETS["million paths"])
     if rows:
         print(table(rows))
-    for extra in (recording(rows), scaling(rows), checks_table(run_targets(rows) + thread_targets(rows))):
+    checks = run_targets(rows) + thread_targets(rows) + pool_targets(rows)
+    for extra in (recording(rows), scaling(rows), checks_table(checks)):
         if extra:
             print("\n" + extra)
     if reductions:
@@ -493,7 +525,7 @@ def main(argv: list[str]) -> int:
     (results / "latest.json").write_text(json.dumps(
         {"rounds": args.rounds, "quick": args.quick, "seconds": time.monotonic() - started,
          "rows": [asdict(r) for r in rows],
-         "run_targets": [asdict(c) for c in run_targets(rows)],
+         "run_targets": [asdict(c) for c in checks],
          "reduction": [asdict(r) for r in reductions],
          "startup": None if startup is None else asdict(startup) | {"within_limit": startup.within_limit}},
         indent=1) + "\n")

@@ -1,86 +1,26 @@
 /* Finding and keeping the program's __lsan_default_suppressions (see
  * lsan_suppressions.h).  A program defines it for LeakSanitizer's runtime,
  * linked into the program, to find; it does not export it, so dlsym would
- * not see it from a preloaded library: the executable's file is read for
- * its symbol tables (.symtab, else .dynsym) instead. */
+ * not see it from a preloaded library: the executable's own symbol tables
+ * are read instead (executable.h). */
 #include "lsan_suppressions.h"
 
-#include <elf.h>
-#include <fcntl.h>
-#include <link.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "arena.h"
+#include "executable.h"
 
 #define HOOK_NAME "__lsan_default_suppressions"
 /* More than any real file holds; a runaway string is cut here. */
 #define MOST_TEXT (1u << 20)
 
-/* The symbol's value (its address before the load bias), or 0. */
-static uint64_t symbol_value(const unsigned char *image, size_t size)
-{
-    const Elf64_Ehdr *header = (const Elf64_Ehdr *)image;
-    if (size < sizeof *header || memcmp(header->e_ident, ELFMAG, SELFMAG) != 0 ||
-        header->e_ident[EI_CLASS] != ELFCLASS64 || header->e_shentsize != sizeof(Elf64_Shdr) ||
-        header->e_shoff > size || (size - header->e_shoff) / sizeof(Elf64_Shdr) < header->e_shnum)
-        return 0;
-    const Elf64_Shdr *sections = (const Elf64_Shdr *)(image + header->e_shoff);
-    for (Elf64_Word wanted = SHT_SYMTAB;; wanted = SHT_DYNSYM) {
-        for (unsigned i = 0; i < header->e_shnum; i++) {
-            const Elf64_Shdr *table = &sections[i];
-            if (table->sh_type != wanted || table->sh_link >= header->e_shnum)
-                continue;
-            const Elf64_Shdr *names = &sections[table->sh_link];
-            if (table->sh_offset > size || table->sh_size > size - table->sh_offset ||
-                names->sh_offset > size || names->sh_size > size - names->sh_offset)
-                continue;
-            const Elf64_Sym *symbols = (const Elf64_Sym *)(image + table->sh_offset);
-            const char *text = (const char *)image + names->sh_offset;
-            for (size_t n = 0; n < table->sh_size / sizeof(Elf64_Sym); n++) {
-                const Elf64_Sym *symbol = &symbols[n];
-                if (ELF64_ST_TYPE(symbol->st_info) != STT_FUNC || symbol->st_shndx == SHN_UNDEF ||
-                    symbol->st_name >= names->sh_size ||
-                    names->sh_size - symbol->st_name < sizeof HOOK_NAME)
-                    continue;
-                if (memcmp(text + symbol->st_name, HOOK_NAME, sizeof HOOK_NAME) == 0)
-                    return symbol->st_value;
-            }
-        }
-        if (wanted == SHT_DYNSYM)
-            return 0;
-    }
-}
-
-static int first_object(struct dl_phdr_info *info, size_t size, void *bias)
-{
-    (void)size;
-    *(uintptr_t *)bias = (uintptr_t)info->dlpi_addr;
-    return 1; /* the first is the executable */
-}
-
 struct lsan_suppressions lsan_suppressions_find(void)
 {
     struct lsan_suppressions found = {0};
-    int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    uintptr_t address = executable_function(HOOK_NAME);
+    if (!address)
         return found;
-    struct stat status;
-    void *image = MAP_FAILED;
-    if (fstat(fd, &status) == 0 && status.st_size > 0)
-        image = mmap(NULL, (size_t)status.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-    close(fd);
-    if (image == MAP_FAILED)
-        return found;
-    uint64_t value = symbol_value(image, (size_t)status.st_size);
-    munmap(image, (size_t)status.st_size);
-    if (!value)
-        return found;
-    uintptr_t bias = 0;
-    dl_iterate_phdr(first_object, &bias);
-    const char *(*hook)(void) = (const char *(*)(void))(bias + (uintptr_t)value);
+    const char *(*hook)(void) = (const char *(*)(void))address;
     const char *text = hook();
     if (!text)
         return found;

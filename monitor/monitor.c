@@ -27,6 +27,7 @@
 #include "real.h"
 #include "paths.h"
 #include "pools.h"
+#include "prefixed.h"
 #include "timeline.h"
 #include "trace.h"
 #include "watch.h"
@@ -427,6 +428,29 @@ static bool loaded_by_attach(void)
     return dladdr((void *)loaded_by_attach, &own) && own.dli_fname && strstr(own.dli_fname, "/mprof-attach-");
 }
 
+/* MPROF_ALLOCATOR_PREFIX: a second allocator's calls routed to the monitor,
+ * or why they cannot be, in the file (a refused setting, which the report
+ * explains) and in mprof run's words after the program. */
+static void route_prefixed_allocator(const char *prefix)
+{
+    enum prefixed_outcome outcome = prefixed_route(prefix);
+    if (outcome == PREFIXED_ROUTED)
+        return;
+    bool in_executable = outcome == PREFIXED_IN_EXECUTABLE;
+    char value[sizeof monitor.options.allocator_prefix + 16];
+    strcpy(value, prefix);
+    strcat(value, in_executable ? ":executable" : ":absent");
+    options_refuse(&monitor.options, "MPROF_ALLOCATOR_PREFIX", value);
+    if (!monitor.options.run_dir[0])
+        return; /* the program's stderr is not the monitor's */
+    if (in_executable)
+        log_line(prefix, "malloc is linked into the executable itself, whose calls mprof cannot route: "
+                 "the profile holds none of its blocks", NULL);
+    else
+        log_line("no library of the process defines ", prefix, "malloc and ", prefix,
+                 "free: the profile holds none of their blocks", NULL);
+}
+
 __attribute__((constructor)) static void monitor_constructor(int argc, char **argv, char **envp)
 {
     (void)envp;
@@ -463,6 +487,8 @@ __attribute__((constructor)) static void monitor_constructor(int argc, char **ar
     if (monitor_tls.state && thread_exit_key_made)
         pthread_setspecific(thread_exit_key, monitor_tls.state);
     runlog_start();
+    if (monitor.options.allocator_prefix[0])
+        route_prefixed_allocator(monitor.options.allocator_prefix);
     atexit(write_at_exit);
     at_quick_exit(write_at_exit);
     signals_watch(monitor.options.dump_signal);

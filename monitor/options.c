@@ -93,9 +93,7 @@ static bool parse_signal(const char *text, int *signal_number)
     return false;
 }
 
-/* Notes NAME=VALUE in options->refused, the value cut short if long;
- * settings past the room left are dropped whole. */
-static void refuse(struct options *options, const char *name, const char *value)
+void options_refuse(struct options *options, const char *name, const char *value)
 {
     size_t name_size = strlen(name), value_size = strnlen(value, MPROF_REFUSED_VALUE_MAX);
     size_t needed = name_size + 1 + value_size + 1;
@@ -147,7 +145,7 @@ void options_read(struct options *options)
         if (strlen(value) < sizeof options->output - 32)
             strcpy(options->output, value);
         else
-            refuse(options, "MPROF_OUTPUT", "(too long)");
+            options_refuse(options, "MPROF_OUTPUT", "(too long)");
     }
     make_absolute(options->output, sizeof options->output);
     if ((value = getenv("MPROF_TRACE")) && *value) {
@@ -155,49 +153,56 @@ void options_read(struct options *options)
             strcpy(options->trace, value);
             make_absolute(options->trace, sizeof options->trace);
         } else {
-            refuse(options, "MPROF_TRACE", "(too long)");
+            options_refuse(options, "MPROF_TRACE", "(too long)");
         }
     }
     if ((value = getenv("MPROF_RUN_DIR")) && *value && strlen(value) < sizeof options->run_dir - 64)
         strcpy(options->run_dir, value);
     if ((value = getenv("MPROF_DEPTH")) &&
         !parse_unsigned(value, 1, MPROF_MAX_STACK_DEPTH, &options->stack_depth))
-        refuse(options, "MPROF_DEPTH", value);
+        options_refuse(options, "MPROF_DEPTH", value);
     if ((value = getenv("MPROF_LEAK_DEPTH")) &&
         !parse_unsigned(value, 1, 64, &options->leak_depth))
-        refuse(options, "MPROF_LEAK_DEPTH", value);
+        options_refuse(options, "MPROF_LEAK_DEPTH", value);
     if (options->leak_depth > options->stack_depth)
         options->leak_depth = options->stack_depth;
     if ((value = getenv("MPROF_CALL_GRAPH")) && !parse_bool(value, &options->call_graph))
-        refuse(options, "MPROF_CALL_GRAPH", value);
+        options_refuse(options, "MPROF_CALL_GRAPH", value);
     if ((value = getenv("MPROF_FOLLOW")) && !parse_bool(value, &options->follow_children))
-        refuse(options, "MPROF_FOLLOW", value);
+        options_refuse(options, "MPROF_FOLLOW", value);
     if ((value = getenv("MPROF_VERBOSE")) && !parse_bool(value, &options->verbose))
-        refuse(options, "MPROF_VERBOSE", value);
+        options_refuse(options, "MPROF_VERBOSE", value);
     if ((value = getenv("MPROF_DUMP_SIGNAL")) && *value &&
         !parse_signal(value, &options->dump_signal))
-        refuse(options, "MPROF_DUMP_SIGNAL", value);
+        options_refuse(options, "MPROF_DUMP_SIGNAL", value);
     unsigned growth;
     if ((value = getenv("MPROF_CHECKPOINT_GROWTH")) && *value) {
         /* Below 1.01 a checkpoint would follow nearly every allocation. */
         if (parse_thousandths(value, 1000000, &growth) && (growth == 0 || growth >= 1010))
             options->checkpoint_growth_permille = growth;
         else
-            refuse(options, "MPROF_CHECKPOINT_GROWTH", value);
+            options_refuse(options, "MPROF_CHECKPOINT_GROWTH", value);
     }
     if ((value = getenv("MPROF_CHECKPOINT_INTERVAL")) && *value &&
         !parse_thousandths(value, 4000000, &options->checkpoint_interval_ms))
-        refuse(options, "MPROF_CHECKPOINT_INTERVAL", value);
+        options_refuse(options, "MPROF_CHECKPOINT_INTERVAL", value);
     if ((value = getenv("MPROF_UNWINDER")) && *value) {
         if (!strcmp(value, "rules") || !strcmp(value, "libunwind"))
             options->cached_rules = !strcmp(value, "rules");
         else
-            refuse(options, "MPROF_UNWINDER", value);
+            options_refuse(options, "MPROF_UNWINDER", value);
+    }
+    if ((value = getenv("MPROF_ALLOCATOR_PREFIX")) && *value) {
+        size_t length = strspn(value, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_");
+        if (!value[length] && length < sizeof options->allocator_prefix)
+            memcpy(options->allocator_prefix, value, length + 1);
+        else
+            options_refuse(options, "MPROF_ALLOCATOR_PREFIX", value);
     }
     if ((value = getenv("MPROF_BLOCKS")) && *value) {
         if (!strcmp(value, "headers") || !strcmp(value, "map"))
             options->block_headers = !strcmp(value, "headers");
         else
-            refuse(options, "MPROF_BLOCKS", value);
+            options_refuse(options, "MPROF_BLOCKS", value);
     }
 }

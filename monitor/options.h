@@ -27,6 +27,9 @@ struct options {
     int dump_signal;             /* MPROF_DUMP_SIGNAL: 0, or the signal that writes a snapshot */
     bool cached_rules;           /* MPROF_UNWINDER=rules (default) or libunwind */
     bool block_headers;          /* MPROF_BLOCKS=headers (default) or map: see header.h */
+    /* MPROF_ALLOCATOR_PREFIX: the prefix of a second allocator's entry
+     * points (je_ for je_malloc...), letters, digits and _; empty: none. */
+    char allocator_prefix[32];
     /* MPROF_CHECKPOINT_GROWTH, in thousandths: rewrite the file when live
      * bytes reach this much of the last checkpoint's; 0 turns it off. */
     unsigned checkpoint_growth_permille;
@@ -44,5 +47,8 @@ void options_default(struct options *options);
 /* Fills options from the environment; a value it cannot use keeps the
  * default and is noted in refused. */
 void options_read(struct options *options);
+/* Notes NAME=VALUE in options->refused, the value cut short if long;
+ * settings past the room left are dropped whole. */
+void options_refuse(struct options *options, const char *name, const char *value);
 
 #endif

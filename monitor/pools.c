@@ -206,13 +206,29 @@ static bool recording(void)
     return status == MONITOR_ACTIVE && !monitor_tls.busy;
 }
 
-/* Frees every object of a table taken out of its pool, and its memory. */
-static void free_all(struct block_table *objects)
+/* Frees every object of a table taken out of a pool.  The table goes back
+ * to pool, emptied, when the pool has made none since and the table is not
+ * eight times larger than its objects needed: an arena reset a thousand
+ * times a second would otherwise map and unmap its table as often.  Else
+ * (pool NULL: destroyed) its memory is unmapped. */
+static void free_all(struct pool *pool, struct block_table *objects)
 {
     if (!objects->words)
         return;
     monitor_pool_free_all(objects->words, objects->slots);
-    region_unmap(objects->words, block_table_bytes(objects->slots, true));
+    size_t bytes = block_table_bytes(objects->slots, true);
+    if (pool && objects->used * 8 >= objects->slots) {
+        memset(objects->words, 0, bytes);
+        spin_lock(&pool->objects.lock);
+        if (!pool->objects.words) {
+            pool->objects.words = objects->words;
+            pool->objects.slots = objects->slots;
+            objects->words = NULL;
+        }
+        spin_unlock(&pool->objects.lock);
+    }
+    if (objects->words)
+        region_unmap(objects->words, bytes);
 }
 
 /* The anchor of a pool of objects carved from a block it heads (memcheck's
@@ -242,7 +258,7 @@ static void create(const void *anchor, const char *name, unsigned flags, uintptr
     spin_lock(&registry.anchors.lock);
     register_pool((uintptr_t)anchor, frame_of(name, creator), flags);
     spin_unlock(&registry.anchors.lock);
-    free_all(&orphans);
+    free_all(NULL, &orphans);
 }
 
 EXPORT MONITOR_TEXT void mprof_pool_create(const void *anchor, const char *name)
@@ -261,7 +277,7 @@ EXPORT MONITOR_TEXT void mprof_pool_destroy(const void *anchor)
     if (!recording() || !anchor)
         return;
     struct block_table objects = unregister_pool((uintptr_t)anchor);
-    free_all(&objects);
+    free_all(NULL, &objects);
 }
 
 EXPORT MONITOR_TEXT void mprof_pool_reset(const void *anchor)
@@ -276,7 +292,7 @@ EXPORT MONITOR_TEXT void mprof_pool_reset(const void *anchor)
     pool->objects.words = NULL;
     pool->objects.slots = pool->objects.used = 0;
     spin_unlock(&pool->objects.lock);
-    free_all(&objects);
+    free_all(pool, &objects);
 }
 
 /* The pool of anchor, or of the blocks announced with none. */
@@ -339,7 +355,7 @@ static void free_objects(struct pool *pool, uintptr_t low, uintptr_t high, bool 
         monitor_count_untracked();
     if (all.words)
         region_unmap(all.words, block_table_bytes(all.slots, true));
-    free_all(&gone);
+    free_all(NULL, &gone);
 }
 
 /* The size of a pool's object, or 0 when it holds none at object. */

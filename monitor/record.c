@@ -132,35 +132,35 @@ MONITOR_TEXT_INLINE static uint32_t find_node(struct thread_state *state, uint32
  * with the previous chain from the outermost frame in, the nodes of the
  * common part are already at hand, and only the rest is looked up.
  * PATH_NONE when out of memory. */
-MONITOR_TEXT_INLINE static uint32_t path_of_chain(struct thread_state *state, const uintptr_t *chain,
-                                                  unsigned depth)
+MONITOR_TEXT_INLINE static uint32_t path_of_chain(struct thread_state *state, struct previous_chain *previous,
+                                                  const uintptr_t *chain, unsigned depth)
 {
     unsigned common = 0;
-    unsigned previous = state->cached_depth;
-    while (common < depth && common < previous && state->cached_addrs[common] == chain[depth - 1 - common])
+    unsigned before = previous->depth;
+    while (common < depth && common < before && previous->addrs[common] == chain[depth - 1 - common])
         common++;
-    if (likely(common == depth && depth == previous && state->cached_path != PATH_NONE))
-        return state->cached_path;
-    uint32_t node = common ? state->cached_ids[common - 1] : paths_root();
-    uint64_t folded = common ? state->cached_folds[common - 1] : PATHS_FOLD_SEED;
+    if (likely(common == depth && depth == before && previous->path != PATH_NONE))
+        return previous->path;
+    uint32_t node = common ? previous->ids[common - 1] : paths_root();
+    uint64_t folded = common ? previous->folds[common - 1] : PATHS_FOLD_SEED;
     struct ahead ahead = {0, 0}; /* set at the first miss */
     for (unsigned i = common; i < depth; i++) {
         uintptr_t address = chain[depth - 1 - i];
         folded = fold_word(folded, address);
         node = find_node(state, node, address, folded, chain, i, depth, &ahead);
         if (unlikely(node == PATH_NONE)) {
-            state->cached_depth = i;
-            state->cached_path = PATH_NONE;
+            previous->depth = i;
+            previous->path = PATH_NONE;
             return PATH_NONE;
         }
-        state->cached_addrs[i] = address;
-        state->cached_ids[i] = node;
-        state->cached_folds[i] = folded;
+        previous->addrs[i] = address;
+        previous->ids[i] = node;
+        previous->folds[i] = folded;
     }
-    state->cached_depth = depth;
+    previous->depth = depth;
     /* The empty chain (no frame unwound) ends at the root itself. */
-    state->cached_path = paths_path_of_id(node);
-    return state->cached_path;
+    previous->path = paths_path_of_id(node);
+    return previous->path;
 }
 
 /* The thread's counts of path, made on first use; NULL when out of memory. */
@@ -202,11 +202,15 @@ static void trace_allocated(struct monitor_tls *tls, struct thread_state *state,
 }
 
 /* Puts a pool's object into its table; the thread's lock held, which
- * comes before the table's. */
+ * comes before the table's.  Alone, the table's lock is taken as the
+ * thread's own is (lock_own). */
 static inline bool table_put(struct block_table *objects, void *block, size_t size, uint32_t path, bool *replaced)
 {
     uintptr_t pointer = (uintptr_t)block;
-    spin_lock(&objects->lock);
+    if (likely(!threads_share()))
+        spin_lock_alone(&objects->lock);
+    else
+        spin_lock(&objects->lock);
     bool put = block_table_insert(objects, block_table_hash(pointer),
                                   (struct block_entry){pointer, kind_pack(size, path)}, true, replaced);
     spin_unlock(&objects->lock);
@@ -259,7 +263,7 @@ count_allocation(struct monitor_tls *tls, struct thread_state *state, void *bloc
                  unsigned depth, bool truncated)
 {
     lock_own(state);
-    uint32_t path = path_of_chain(state, chain, depth);
+    uint32_t path = path_of_chain(state, &state->previous[objects ? PREVIOUS_OBJECTS : PREVIOUS_BLOCKS], chain, depth);
     struct path_counts *counts = path != PATH_NONE ? counts_of(state, path) : NULL;
     bool replaced = false;
     /* Untracked (out of memory): counted as allocated but never freed,
@@ -319,10 +323,10 @@ MONITOR_TEXT static void count_shared_allocation(struct monitor_tls *tls, struct
                                                  size_t size, enum mprof_summary_field field, bool headed,
                                                  struct block_table *objects, uintptr_t frame, unsigned max_depth)
 {
-    uintptr_t chain[UNWIND_BUFFER_SIZE(max_depth) + 1];
+    uintptr_t chain[UNWIND_BUFFER_SIZE(max_depth)];
     bool truncated;
     unsigned skip = objects != NULL;
-    unsigned depth = unwind_chain(chain + skip, max_depth, NULL, &truncated) + skip;
+    unsigned depth = unwind_chain(chain + skip, max_depth - skip, NULL, &truncated) + skip;
     chain[0] = objects ? frame : chain[0];
     count_allocation(tls, state, block, size, field, headed, objects, chain, depth, truncated);
 }
@@ -347,8 +351,9 @@ walk_and_count(struct monitor_tls *tls, struct thread_state *state, void *block,
     }
     bool truncated;
     struct walk_memory *walk = monitor.options.cached_rules ? &state->walk : NULL;
+    /* The pool's frame is one of the depth's. */
     unsigned skip = objects != NULL;
-    unsigned depth = unwind_chain(chain + skip, max_depth, walk, &truncated) + skip;
+    unsigned depth = unwind_chain(chain + skip, max_depth - skip, walk, &truncated) + skip;
     if (objects)
         chain[0] = frame;
     count_allocation(tls, state, block, size, field, headed, objects, chain, depth, truncated);

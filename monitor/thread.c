@@ -22,17 +22,19 @@ static struct thread_state *make_state(unsigned stack_depth, bool own_chain)
     struct thread_state *state = arena_alloc(sizeof(*state));
     if (!state)
         return NULL;
-    /* A pool's object has one frame more than the stack's: its pool's. */
-    unsigned chain_depth = stack_depth + 1;
-    state->scratch = own_chain ? arena_alloc(UNWIND_BUFFER_SIZE(chain_depth) * sizeof(uintptr_t)) : NULL;
-    state->cached_addrs = arena_alloc(chain_depth * sizeof(uintptr_t));
-    state->cached_ids = arena_alloc(chain_depth * sizeof(*state->cached_ids));
-    state->cached_folds = arena_alloc(chain_depth * sizeof(*state->cached_folds));
+    state->scratch = own_chain ? arena_alloc(UNWIND_BUFFER_SIZE(stack_depth) * sizeof(uintptr_t)) : NULL;
+    for (unsigned i = 0; i < PREVIOUS_CHAINS; i++) {
+        struct previous_chain *previous = &state->previous[i];
+        previous->addrs = arena_alloc(stack_depth * sizeof(*previous->addrs));
+        previous->ids = arena_alloc(stack_depth * sizeof(*previous->ids));
+        previous->folds = arena_alloc(stack_depth * sizeof(*previous->folds));
+        if (!previous->addrs || !previous->ids || !previous->folds)
+            return NULL;
+    }
     state->bin_peak = arena_alloc(MPROF_BIN_COUNT * sizeof(struct peak_figures));
-    if ((own_chain && !state->scratch) || !state->cached_addrs || !state->cached_ids || !state->cached_folds ||
-        !state->bin_peak)
+    if ((own_chain && !state->scratch) || !state->bin_peak)
         return NULL;
-    state->cached_path = PATH_NONE;
+    previous_chains_forget(state->previous);
     return state;
 }
 
@@ -59,8 +61,7 @@ struct thread_state *thread_state_claim(unsigned stack_depth)
 void thread_state_release(struct thread_state *state)
 {
     spin_lock(&state->lock);
-    state->cached_depth = 0; /* the next owner's stack is unrelated */
-    state->cached_path = PATH_NONE;
+    previous_chains_forget(state->previous); /* the next owner's stack is unrelated */
     spin_unlock(&state->lock);
     atomic_store(&state->claimed, 0);
 }
@@ -140,8 +141,7 @@ struct thread_state *thread_states_newest(void)
 
 void thread_state_retag(struct thread_state *state)
 {
-    state->cached_depth = 0;
-    state->cached_path = PATH_NONE;
+    previous_chains_forget(state->previous);
     memset(state->recent_nodes, 0, sizeof state->recent_nodes);
 }
 
@@ -185,8 +185,7 @@ void thread_states_fork_child(struct thread_state *survivor)
         state->set_pending = false;
         state->grant = (struct live_grant){0};
         state->log = (struct live_log){.entries = state->log.entries};
-        state->cached_depth = 0;
-        state->cached_path = PATH_NONE;
+        previous_chains_forget(state->previous);
         memset(state->recent_nodes, 0, sizeof state->recent_nodes);
         state->counts_by_path = NULL;
         state->counts_capacity = 0;

@@ -45,6 +45,29 @@ struct recent_node {
     uint32_t id; /* 0: empty (the root is never looked up) */
 };
 
+/* The previous chain (paper 3.2), outermost first, with the node of each
+ * of its paths: ids[i] is the node of the path addrs[0..i], folds[i] a fold
+ * of those addresses. */
+struct previous_chain {
+    uintptr_t *addrs;
+    uint32_t *ids;
+    uint64_t *folds;
+    unsigned depth;
+    uint32_t path; /* the id of the whole chain's path, or PATH_NONE */
+};
+#define PREVIOUS_BLOCKS 0
+#define PREVIOUS_OBJECTS 1
+#define PREVIOUS_CHAINS 2
+
+/* Forgets the previous chains: the next chain is looked up whole. */
+static inline void previous_chains_forget(struct previous_chain *previous)
+{
+    for (unsigned i = 0; i < PREVIOUS_CHAINS; i++) {
+        previous[i].depth = 0;
+        previous[i].path = PATH_NONE;
+    }
+}
+
 struct thread_state {
     spinlock_t lock;           /* see above */
     struct thread_state *next; /* registry list; states are reused, never freed */
@@ -69,19 +92,16 @@ struct thread_state {
     struct live_grant grant; /* the thread's side of the live figures (live.h) */
     struct live_log log;     /* its changes waiting for a merge (live.h) */
 
-    /* The previous chain (paper 3.2), outermost first, with the node of
-     * each of its paths: cached_ids[i] is the node of the path
-     * cached_addrs[0..i], cached_folds[i] a fold of those addresses. */
-    /* UNWIND_BUFFER_SIZE(stack_depth + 1) entries for the new chain; NULL in
+    /* UNWIND_BUFFER_SIZE(stack_depth) entries for the new chain; NULL in
      * the exiting threads' shared state, whose threads may walk at once:
      * each walks into a chain of its own, without the walk memory
      * (record.c). */
     uintptr_t *scratch;
-    uintptr_t *cached_addrs;
-    uint32_t *cached_ids;
-    uint64_t *cached_folds;
-    unsigned cached_depth;
-    uint32_t cached_path; /* the id of the whole previous chain's path, or PATH_NONE */
+    /* The previous chain of the malloc family's blocks and that of the
+     * pools' objects: a program that takes objects from its arena between
+     * its mallocs makes them from other places, and each finds its own
+     * previous chain again. */
+    struct previous_chain previous[PREVIOUS_CHAINS];
     /* Nodes used lately, in sets of RECENT_WAYS chosen by the fold of
      * their path's addresses, checked before the registry: most lookups
      * end here.  The

@@ -68,6 +68,22 @@ def test_an_arena_reset_twice(targets: Targets, profile: Callable[..., Run]) -> 
     assert f"  pool backing  1 block, {ARENA_BACKING:,} bytes, in no figure above; 0 blocks, 0 bytes freed" in text
 
 
+@pytest.mark.parametrize(("settings", "leaks"), [
+    ({"MPROF_DEPTH": "3"}, {("make_node", "arena_alloc", "[pool parser arena]"): LAST_ROUND_NODES,
+                            ("make_edge", "arena_alloc", "[pool parser arena]"): LAST_ROUND_EDGES}),
+    # Two frames: the edges' and the nodes' chains are one.
+    ({"MPROF_CALL_GRAPH": "0", "MPROF_LEAK_DEPTH": "2"},
+     {("arena_alloc", "[pool parser arena]"): LAST_ROUND_NODES + LAST_ROUND_EDGES})])
+def test_the_pools_frame_is_one_of_the_depths(targets: Targets, profile: Callable[..., Run],
+                                              settings: dict[str, str], leaks: dict[tuple[str, ...], int]) -> None:
+    # mprof(5): no path deeper than the header's depth, the pool's frame
+    # counted; the reader refuses a file with one.
+    document = report(profile([targets.build("arena", MONITOR_HEADERS)], **settings).output)
+    kept = {tuple(frame["function"] for frame in row["frames"]): row["allocs"] - row["frees"]
+            for row in document["leaks"]}
+    assert kept == {**leaks, ("main",): 1}
+
+
 def test_the_api_costs_the_program_nothing_without_mprof(targets: Targets, tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("MPROF_") and k != "LD_PRELOAD"}
     completed = subprocess.run([targets.build("arena", MONITOR_HEADERS)], env=env, capture_output=True, cwd=tmp_path)

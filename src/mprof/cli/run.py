@@ -65,6 +65,11 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         help="signal (USR1, USR2, HUP, PROF, WINCH, URG or a number) that makes the program write its file at once",
     )
     parser.add_argument(
+        "--allocator-prefix", metavar="PREFIX",
+        help="also count the blocks of a shared library's allocator whose entry points carry PREFIX "
+        "(je_ for je_malloc, je_free...: jemalloc built with a prefix; tc_, mi_)",
+    )
+    parser.add_argument(
         "--trace", action="store_true",
         help="also write each process's allocation events in order to FILE.trace, for mprof replay",
     )
@@ -129,6 +134,7 @@ def monitor_environment(args: argparse.Namespace, library: Path, run_directory: 
         "MPROF_FOLLOW": "0" if args.no_follow else None,
         "MPROF_DUMP_SIGNAL": args.dump_signal,
         "MPROF_VERBOSE": "1" if args.verbose else None,
+        "MPROF_ALLOCATOR_PREFIX": args.allocator_prefix,
     }
     for name, value in settings.items():
         if value is not None:
@@ -406,7 +412,7 @@ def run(args: argparse.Namespace) -> int:
     program = args.program
     output = _output(args)
     depths = run_settings.check(args.depth, args.leak_depth, args.dump_signal, output, args.trace,
-                                dict(os.environ))
+                                dict(os.environ), args.allocator_prefix)
     _check_output(output)
     if args.live:
         from .top_cmd import check_terminal  # only for a run that asks: mprof run imports little

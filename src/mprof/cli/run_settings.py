@@ -82,6 +82,8 @@ _ENVIRONMENT_RULES: dict[str, tuple[Callable[[str], bool], str]] = {
                                   "off, or 0 to 4000000 seconds"),
     "MPROF_UNWINDER": (lambda text: text in ("", "rules", "libunwind"), "rules or libunwind"),
     "MPROF_BLOCKS": (lambda text: text in ("", "headers", "map"), "headers or map"),
+    "MPROF_ALLOCATOR_PREFIX": (lambda text: re.fullmatch(r"\w{0,31}", text, re.ASCII) is not None,
+                               "letters, digits and _, at most 31"),
 }
 
 
@@ -90,7 +92,7 @@ def _refuse(what: str, expected: str) -> MprofError:
 
 
 def check(depth: str | None, leak_depth: str | None, signal_name: str | None, output: str, trace: bool,
-          environment: dict[str, str]) -> tuple[int | None, int | None]:
+          environment: dict[str, str], allocator_prefix: str | None = None) -> tuple[int | None, int | None]:
     """Refuses in one line (MprofError) any setting the monitor would not
     accept; returns the depths as numbers."""
     depths: list[int | None] = []
@@ -104,11 +106,15 @@ def check(depth: str | None, leak_depth: str | None, signal_name: str | None, ou
         depths.append(number)
     if signal_name is not None and dump_signal(signal_name) is None:
         raise _refuse(f"--dump-signal {signal_name}", _ENVIRONMENT_RULES["MPROF_DUMP_SIGNAL"][1])
+    accepts_prefix, prefix_rule = _ENVIRONMENT_RULES["MPROF_ALLOCATOR_PREFIX"]
+    if allocator_prefix is not None and not (allocator_prefix and accepts_prefix(allocator_prefix)):
+        raise _refuse(f"--allocator-prefix {allocator_prefix}", prefix_rule)
     longest = len(os.fsencode(output)) + (len(".trace") if trace else 0)
     if longest >= PATH_MAX - PATTERN_ROOM:
         raise _refuse(f"-o {output[:40]}...", f"names of at most {PATH_MAX - PATTERN_ROOM - 1} bytes, "
                       f"not {longest}")
-    given = {"MPROF_DEPTH": depth, "MPROF_LEAK_DEPTH": leak_depth, "MPROF_DUMP_SIGNAL": signal_name}
+    given = {"MPROF_DEPTH": depth, "MPROF_LEAK_DEPTH": leak_depth, "MPROF_DUMP_SIGNAL": signal_name,
+             "MPROF_ALLOCATOR_PREFIX": allocator_prefix}
     for name, (accepts, expected) in _ENVIRONMENT_RULES.items():
         value = environment.get(name)
         if given.get(name) is None and value is not None and not accepts(value):

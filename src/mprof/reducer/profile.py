@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -82,9 +83,11 @@ def reduce_files(files: Sequence[DataFile], *, progress: Progress | None = None,
     for run in latest_of_each_process(runs, warnings):
         path, data = run.path, run.data
         profile.runs.append(run)
-        if data.program.refused_settings:
-            warnings.warn(f"{path}: the monitor did not accept {', '.join(data.program.refused_settings)} "
-                          f"and kept its default{'s' if len(data.program.refused_settings) > 1 else ''}")
+        refused = [setting for setting in data.program.refused_settings if not _unrouted_allocator(path, setting,
+                                                                                                    warnings)]
+        if refused:
+            warnings.warn(f"{path}: the monitor did not accept {', '.join(refused)} "
+                          f"and kept its default{'s' if len(refused) > 1 else ''}")
         _add_summary(profile.summary, data)
         for b in data.bins:
             row = profile.bins.setdefault(b.size, Bin(b.size))
@@ -170,6 +173,27 @@ def _how_to_name(paths: list[str], asked_debuginfod: bool) -> str:
     if not asked_debuginfod:
         advice.append("set DEBUGINFOD_URLS to a debuginfod server that has them")
     return ", or ".join(advice)
+
+
+# The monitor's word for an allocator MPROF_ALLOCATOR_PREFIX named that it
+# could not route: PREFIX:executable or PREFIX:absent.
+_UNROUTED = re.compile(r"MPROF_ALLOCATOR_PREFIX=(\w+):(executable|absent)")
+
+
+def _unrouted_allocator(path: str, setting: str, warnings: WarningSink) -> bool:
+    """Whether the refused setting is the allocator prefix's, said in its
+    own words."""
+    unrouted = _UNROUTED.fullmatch(setting)
+    if not unrouted:
+        return False
+    prefix = unrouted[1]
+    if unrouted[2] == "executable":
+        warnings.warn(f"{path}: {prefix}malloc is linked into the executable itself, whose calls mprof cannot "
+                      "route: the profile holds none of its blocks")
+    else:
+        warnings.warn(f"{path}: no library of the process defines {prefix}malloc and {prefix}free: the profile "
+                      "holds none of their blocks")
+    return True
 
 
 def _add_summary(summary: dict[str, int], data: DataFile) -> None:
