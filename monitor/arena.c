@@ -5,6 +5,8 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "compiler.h"
 #include "lock.h"
@@ -26,10 +28,25 @@ static size_t page_round(size_t size)
     return (size + PAGE_SIZE - 1) & ~(size_t)(PAGE_SIZE - 1);
 }
 
+void *system_mmap(void *address, size_t length, int protection, int flags, int fd, long offset)
+{
+    return (void *)syscall(SYS_mmap, address, length, protection, flags, fd, offset);
+}
+
+int system_munmap(void *address, size_t length)
+{
+    return (int)syscall(SYS_munmap, address, length);
+}
+
+void *system_mremap(void *old, size_t old_length, size_t new_length, int flags, void *new_address)
+{
+    return (void *)syscall(SYS_mremap, old, old_length, new_length, flags, new_address);
+}
+
 void *region_map(size_t size)
 {
     size = page_round(size);
-    void *region = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    void *region = system_mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (region == MAP_FAILED)
         return NULL;
     atomic_fetch_add_explicit(&mapped_bytes, size, memory_order_relaxed);
@@ -41,7 +58,7 @@ void region_unmap(void *region, size_t size)
     if (!region)
         return;
     size = page_round(size);
-    munmap(region, size);
+    system_munmap(region, size);
     atomic_fetch_sub_explicit(&mapped_bytes, size, memory_order_relaxed);
 }
 
@@ -49,7 +66,7 @@ void *region_grow(void *region, size_t old_size, size_t new_size)
 {
     old_size = page_round(old_size);
     new_size = page_round(new_size);
-    void *grown = mremap(region, old_size, new_size, MREMAP_MAYMOVE);
+    void *grown = system_mremap(region, old_size, new_size, MREMAP_MAYMOVE, NULL);
     if (grown == MAP_FAILED)
         return NULL;
     atomic_fetch_add_explicit(&mapped_bytes, new_size - old_size, memory_order_relaxed);

@@ -4,6 +4,12 @@
 
 #include <stddef.h>
 
+/* The system calls themselves, never the interposed mmap family
+ * (mapped.c): the monitor's own memory is not the program's. */
+void *system_mmap(void *address, size_t length, int protection, int flags, int fd, long offset);
+int system_munmap(void *address, size_t length);
+void *system_mremap(void *old, size_t old_length, size_t new_length, int flags, void *new_address);
+
 /* A zeroed region of at least size bytes, or NULL.  Counted in
  * monitor_mapped_bytes(). */
 void *region_map(size_t size);

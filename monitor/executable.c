@@ -10,6 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "arena.h"
+
 /* The symbol's value (its address before the load bias), or 0. */
 static uint64_t symbol_value(const unsigned char *image, size_t size, const char *name)
 {
@@ -60,12 +62,12 @@ uintptr_t executable_function(const char *name)
     struct stat status;
     void *image = MAP_FAILED;
     if (fstat(fd, &status) == 0 && status.st_size > 0)
-        image = mmap(NULL, (size_t)status.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+        image = system_mmap(NULL, (size_t)status.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
     close(fd);
     if (image == MAP_FAILED)
         return 0;
     uint64_t value = symbol_value(image, (size_t)status.st_size, name);
-    munmap(image, (size_t)status.st_size);
+    system_munmap(image, (size_t)status.st_size);
     if (!value)
         return 0;
     uintptr_t bias = 0;

@@ -50,6 +50,10 @@
  * more innermost frame at this address plus the pool frame's index in the
  * POOL section: never code, x86-64 user addresses being below it. */
 #define MPROF_POOL_FRAME_BASE 0x800000000000ull
+/* Memory the program maps itself is counted the same way, under these
+ * frames: anonymous mmap and mremap, and brk and sbrk. */
+#define MPROF_MMAP_FRAME (MPROF_POOL_FRAME_BASE + 0xffffffffull)
+#define MPROF_BRK_FRAME (MPROF_POOL_FRAME_BASE + 0xfffffffeull)
 
 /* The paper's size classes: s 0-32, m 33-256, l 257-2048, x > 2048. */
 #define MPROF_SIZE_CLASSES 4
@@ -102,6 +106,13 @@ enum mprof_summary_field {
     MPROF_SUM_BACKING_BYTES,
     MPROF_SUM_BACKING_FREES,
     MPROF_SUM_BACKING_BYTES_FREED,
+    MPROF_SUM_MMAP_CALLS,       /* mmap and mmap64 calls that mapped anonymous memory */
+    MPROF_SUM_MUNMAP_CALLS,     /* munmap calls that unmapped some of it */
+    MPROF_SUM_MREMAP_CALLS,     /* mremap calls of it */
+    MPROF_SUM_BRK_CALLS,        /* brk and sbrk calls that moved the break */
+    MPROF_SUM_MAPPED_BYTES,     /* bytes mapped by those calls */
+    MPROF_SUM_UNMAPPED_BYTES,   /* bytes unmapped by them */
+    MPROF_SUM_MAPPED_SPLITS,    /* regions left of one partly unmapped or remapped, counted anew */
     MPROF_SUM_FIELD_COUNT
 };
 

@@ -26,6 +26,7 @@
 #include "own_thread.h"
 #include "real.h"
 #include "paths.h"
+#include "mapped.h"
 #include "pools.h"
 #include "prefixed.h"
 #include "timeline.h"
@@ -126,6 +127,7 @@ static void keep_command_line(int argc, char **argv)
 static void fork_prepare(void)
 {
     monitor_tls.busy++;
+    mapped_fork_prepare(); /* its lock comes before the states' */
     thread_states_fork_prepare();
     trace_fork_prepare();
     paths_fork_prepare();
@@ -146,6 +148,7 @@ static void fork_parent(void)
     paths_fork_parent();
     trace_fork_parent();
     thread_states_fork_parent();
+    mapped_fork_parent();
     monitor_tls.busy--;
 }
 
@@ -175,6 +178,7 @@ static void fork_child(void)
     modules_fork_child();
     block_map_fork_child();
     pools_fork_child();
+    mapped_fork_child();
     paths_fork_child();
     monitor.pid = getpid();
     trace_fork_child();

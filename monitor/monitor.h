@@ -98,6 +98,17 @@ void monitor_pool_free_all(const uint64_t *words, uint64_t slots);
 /* The live block the program holds at block, allocated by the monitor,
  * becomes backing: out of every figure from now on, its allocation too. */
 void monitor_make_backing(void *block);
+/* Memory the program maps itself (mapped.c): a region counted as a block
+ * under the frame (format.h's MPROF_MMAP_FRAME or MPROF_BRK_FRAME), in
+ * the pointer map, and as mapped bytes; field counts the call. */
+void monitor_mapped(void *start, size_t length, uintptr_t frame, enum mprof_summary_field field);
+/* Region [start, end) loses [cut_start, cut_end) (within it): freed whole,
+ * or freed and what is left counted anew at its path. */
+void monitor_unmapped(uintptr_t start, uintptr_t end, uintptr_t cut_start, uintptr_t cut_end);
+/* Counts a call that unmapped some of the regions (none:
+ * MPROF_SUM_FIELD_COUNT), and the bytes. */
+void monitor_mapping_call(enum mprof_summary_field field, enum mprof_summary_field bytes_field, uint64_t bytes);
+
 struct block_header;
 /* Whether block is a live block the monitor returned that holds
  * [object, object + size); header: what precedes block, or NULL when it

@@ -147,6 +147,11 @@ int real_functions_resolve(bool attached)
     RESOLVE(dlclose, "dlclose");
     RESOLVE(dlopen, "dlopen");
     RESOLVE(pthread_create, "pthread_create");
+    RESOLVE(mmap, "mmap");
+    RESOLVE(munmap, "munmap");
+    RESOLVE(mremap, "mremap");
+    RESOLVE(brk, "brk");
+    RESOLVE(sbrk, "sbrk");
     RESOLVE(new_nothrow, "_ZnwmRKSt9nothrow_t");
     RESOLVE(new_array_nothrow, "_ZnamRKSt9nothrow_t");
     RESOLVE(new_aligned_nothrow, "_ZnwmSt11align_val_tRKSt9nothrow_t");

@@ -6,6 +6,8 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
 
 struct real_functions {
     void *(*malloc)(size_t);
@@ -25,6 +27,12 @@ struct real_functions {
     int (*dlclose)(void *);
     void *(*dlopen)(const char *, int); /* attached: the routed dlopen's (attach.c) */
     int (*pthread_create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+    /* The memory the program maps itself (mapped.c). */
+    void *(*mmap)(void *, size_t, int, int, int, off_t);
+    int (*munmap)(void *, size_t);
+    void *(*mremap)(void *, size_t, size_t, int, ...);
+    int (*brk)(void *);
+    void *(*sbrk)(intptr_t);
     /* libstdc++'s, NULL in a program without it. */
     void *(*new_nothrow)(size_t, const void *);
     void *(*new_array_nothrow)(size_t, const void *);

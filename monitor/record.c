@@ -30,6 +30,16 @@ static inline unsigned bin_of(uint64_t size)
     return size < MPROF_BIN_LARGE ? (unsigned)size : MPROF_BIN_LARGE;
 }
 
+/* Whether a block is a region the program mapped itself (mapped.c): its
+ * own kind of memory, in its path's figures only, and in none of the
+ * heap's (totals, live bytes, peak, bins), as memcheck's have none. */
+static inline bool mapping(enum mprof_summary_field field)
+{
+    /* One compare: the fields an allocation counts under are the malloc
+     * family's and the pools' below these. */
+    return field >= MPROF_SUM_MMAP_CALLS;
+}
+
 /* One thread alone cannot race itself: no locked instruction until a
  * second thread is started. */
 static inline bool threads_share(void)
@@ -255,21 +265,32 @@ void monitor_pool_backing(struct block_table *objects, const void *piece, size_t
     leave(tls);
 }
 
-/* Counts the allocation of block, whose chain was walked; the guard is up,
- * and is let down at the end. */
+/* Counts the allocation of block, at path (its lookup made with the
+ * thread's lock taken, which it lets go of); the guard is up, and is let
+ * down at the end. */
 MONITOR_TEXT_INLINE static inline __attribute__((always_inline)) void
-count_allocation(struct monitor_tls *tls, struct thread_state *state, void *block, size_t size,
-                 enum mprof_summary_field field, bool headed, struct block_table *objects, const uintptr_t *chain,
-                 unsigned depth, bool truncated)
+count_at_path(struct monitor_tls *tls, struct thread_state *state, void *block, size_t size,
+              enum mprof_summary_field field, bool headed, struct block_table *objects, bool own_kind, uint32_t path,
+              bool truncated)
 {
-    lock_own(state);
-    uint32_t path = path_of_chain(state, &state->previous[objects ? PREVIOUS_OBJECTS : PREVIOUS_BLOCKS], chain, depth);
     struct path_counts *counts = path != PATH_NONE ? counts_of(state, path) : NULL;
     bool replaced = false;
     /* Untracked (out of memory): counted as allocated but never freed,
      * nothing better is known. */
     bool tracked = counts && (headed || (objects ? table_put(objects, block, size, path, &replaced)
                                                  : block_map_insert((uintptr_t)block, size, path, &replaced)));
+    if (unlikely(mapping(field))) {
+        if (tracked) {
+            counts->allocs++;
+            counts->bytes[size_class(size)] += size;
+        }
+        state->counters[field]++;
+        spin_unlock(&state->lock);
+        if (!tracked || replaced)
+            monitor_count_untracked();
+        leave(tls);
+        return;
+    }
     if (headed)
         header_write(block, size, tracked ? path : BLOCK_HEADER_UNTRACKED);
     unsigned bin = bin_of(size);
@@ -291,7 +312,7 @@ count_allocation(struct monitor_tls *tls, struct thread_state *state, void *bloc
         thread_state_peak_change(state, counts, bin, change, (int64_t)size, 1);
     state->last_block = tracked ? (uintptr_t)block : 0;
     /* The trace is of the malloc family's calls, for replaying them. */
-    if (unlikely(trace_enabled) && !objects) {
+    if (unlikely(trace_enabled) && !own_kind) {
         if (tracked)
             trace_allocated(tls, state, block, size, field, path);
         tls->trace_alignment = 0;
@@ -315,6 +336,20 @@ count_allocation(struct monitor_tls *tls, struct thread_state *state, void *bloc
     leave(tls);
 }
 
+/* Counts the allocation of block, whose chain was walked: of the malloc
+ * family, or of the program's own kind (a pool's object, a mapping: the
+ * chain starts with its frame); the guard is up, and is let down at the
+ * end. */
+MONITOR_TEXT_INLINE static inline __attribute__((always_inline)) void
+count_allocation(struct monitor_tls *tls, struct thread_state *state, void *block, size_t size,
+                 enum mprof_summary_field field, bool headed, struct block_table *objects, bool own_kind,
+                 const uintptr_t *chain, unsigned depth, bool truncated)
+{
+    lock_own(state);
+    uint32_t path = path_of_chain(state, &state->previous[own_kind ? PREVIOUS_OBJECTS : PREVIOUS_BLOCKS], chain, depth);
+    count_at_path(tls, state, block, size, field, headed, objects, own_kind, path, truncated);
+}
+
 /* The exiting threads' shared state, which has no chain buffer (thread.h):
  * each walks into a chain on its own stack, since they may walk at once,
  * and with libunwind, since the walk memory is one thread's.  frame: a
@@ -325,21 +360,21 @@ MONITOR_TEXT static void count_shared_allocation(struct monitor_tls *tls, struct
 {
     uintptr_t chain[UNWIND_BUFFER_SIZE(max_depth)];
     bool truncated;
-    unsigned skip = objects != NULL;
+    unsigned skip = frame != 0;
     unsigned depth = unwind_chain(chain + skip, max_depth - skip, NULL, &truncated) + skip;
-    chain[0] = objects ? frame : chain[0];
-    count_allocation(tls, state, block, size, field, headed, objects, chain, depth, truncated);
+    chain[0] = frame ? frame : chain[0];
+    count_allocation(tls, state, block, size, field, headed, objects, frame != 0, chain, depth, truncated);
 }
 
 /* Walks the chain of an allocation and counts it: of a block of the malloc
- * family (objects NULL, known when inlined), or of a pool's object, whose
- * chain starts with the pool's frame.  The guard is up, and is let down at
- * the end. */
+ * family (frame 0, known when inlined), or of a pool's object (in objects)
+ * or a mapping, whose chain starts with frame.  The guard is up, and is
+ * let down at the end. */
 MONITOR_TEXT_INLINE static inline __attribute__((always_inline)) void
 walk_and_count(struct monitor_tls *tls, struct thread_state *state, void *block, size_t size,
                enum mprof_summary_field field, bool headed, struct block_table *objects, uintptr_t frame)
 {
-    if (!headed && !objects)
+    if (!headed && !frame)
         block_map_prefetch((uintptr_t)block);
     unsigned max_depth = monitor.options.stack_depth;
     if (!monitor.options.call_graph)
@@ -352,11 +387,11 @@ walk_and_count(struct monitor_tls *tls, struct thread_state *state, void *block,
     bool truncated;
     struct walk_memory *walk = monitor.options.cached_rules ? &state->walk : NULL;
     /* The pool's frame is one of the depth's. */
-    unsigned skip = objects != NULL;
+    unsigned skip = frame != 0;
     unsigned depth = unwind_chain(chain + skip, max_depth - skip, walk, &truncated) + skip;
-    if (objects)
+    if (frame)
         chain[0] = frame;
-    count_allocation(tls, state, block, size, field, headed, objects, chain, depth, truncated);
+    count_allocation(tls, state, block, size, field, headed, objects, frame != 0, chain, depth, truncated);
 }
 
 MONITOR_TEXT void monitor_alloc(void *block, size_t size, enum mprof_summary_field field, bool headed)
@@ -394,7 +429,8 @@ MONITOR_TEXT void monitor_pool_alloc(struct block_table *objects, uint32_t frame
 
 /* Counts the free of a block of the map; called with the thread's lock
  * held, which may be let go of and taken again before anything changes. */
-MONITOR_TEXT static void account_free(struct thread_state *state, uintptr_t block, const struct block_info *info)
+MONITOR_TEXT static void account_free(struct thread_state *state, uintptr_t block, const struct block_info *info,
+                                      bool in_totals)
 {
     if (unlikely(info->record == BACKING_RECORD)) {
         state->counters[MPROF_SUM_BACKING_FREES]++;
@@ -407,6 +443,13 @@ MONITOR_TEXT static void account_free(struct thread_state *state, uintptr_t bloc
     }
     struct path_counts *counts = counts_of(state, info->record);
     unsigned class = size_class(info->size);
+    if (unlikely(!in_totals)) { /* a mapped region: see mapping() */
+        if (likely(counts)) {
+            counts->frees++;
+            counts->freed[class] += info->size;
+        }
+        return;
+    }
     unsigned bin = bin_of(info->size);
     struct peak_change change;
     bool counted_now = live_change(state, -(int64_t)info->size, -1, counts, bin, &change);
@@ -430,6 +473,12 @@ MONITOR_TEXT static void account_free(struct thread_state *state, uintptr_t bloc
     state->counters[MPROF_SUM_BYTES_FREED] += info->size;
 }
 
+/* Whether a call is one of the malloc family's, which the trace holds. */
+static inline bool malloc_family(enum mprof_summary_field field)
+{
+    return field >= MPROF_SUM_MALLOC_CALLS && field <= MPROF_SUM_DELETE_CALLS;
+}
+
 /* Whether the trace has the allocation of a block: the process's own, and
  * not a pool's backing. */
 static inline bool traced(const struct block_info *info)
@@ -449,11 +498,11 @@ MONITOR_TEXT static void count_free(struct thread_state *state, void *block, boo
     if (!block)
         state->counters[MPROF_SUM_FREE_NULL]++;
     else if (known)
-        account_free(state, (uintptr_t)block, info);
+        account_free(state, (uintptr_t)block, info, true);
     else
         state->counters[MPROF_SUM_UNKNOWN_FREES]++;
     state->counters[field]++;
-    if (unlikely(trace_enabled) && known && traced(info) && field != MPROF_SUM_POOL_FREE_CALLS)
+    if (unlikely(trace_enabled) && known && traced(info) && malloc_family(field))
         trace_free(&state->trace, trace_sequence(), field, (uintptr_t)block);
     spin_unlock(&state->lock);
 }
@@ -556,7 +605,7 @@ MONITOR_TEXT void monitor_released(void *block, bool known, const struct block_i
     if (likely(state)) {
         lock_own(state);
         if (known)
-            account_free(state, (uintptr_t)block, info);
+            account_free(state, (uintptr_t)block, info, true);
         else
             state->counters[MPROF_SUM_UNKNOWN_FREES]++;
         /* A backing block's new block is backing too. */
@@ -628,7 +677,7 @@ void monitor_pool_free_all(const uint64_t *words, uint64_t slots)
                 continue;
             struct block_info info = {entry.value >> KIND_RECORD_BITS,
                                       (uint32_t)(entry.value & ((UINT32_C(1) << KIND_RECORD_BITS) - 1))};
-            account_free(state, entry.pointer, &info);
+            account_free(state, entry.pointer, &info, true);
         }
         state->counters[MPROF_SUM_POOL_RESETS]++;
         spin_unlock(&state->lock);
@@ -684,7 +733,7 @@ void monitor_make_backing(void *block)
         lock_own(state);
         if (state->last_block == (uintptr_t)block)
             state->last_block = 0; /* not a temporary */
-        account_free(state, (uintptr_t)block, &info);
+        account_free(state, (uintptr_t)block, &info, true);
         struct path_counts *counts = counts_of(state, info.record);
         unsigned class = size_class(info.size), bin = bin_of(info.size);
         if (counts) {
@@ -714,5 +763,62 @@ void monitor_make_backing(void *block)
         header_of(block)->record = info.record;
     else
         block_map_restore((uintptr_t)block, &info);
+    leave(tls);
+}
+
+MONITOR_TEXT void monitor_mapped(void *start, size_t length, uintptr_t frame, enum mprof_summary_field field)
+{
+    struct monitor_tls *tls = &monitor_tls;
+    tls->busy = 1;
+    struct thread_state *state = current_state();
+    if (unlikely(!state)) {
+        monitor_count_untracked();
+        leave(tls);
+        return;
+    }
+    lock_own(state);
+    state->counters[MPROF_SUM_MAPPED_BYTES] += length;
+    spin_unlock(&state->lock);
+    walk_and_count(tls, state, start, length, field, false, NULL, frame);
+}
+
+void monitor_unmapped(uintptr_t start, uintptr_t end, uintptr_t cut_start, uintptr_t cut_end)
+{
+    struct monitor_tls *tls = &monitor_tls;
+    tls->busy = 1;
+    struct thread_state *state = current_state();
+    struct block_info info;
+    if (!state || !block_map_remove(start, &info)) {
+        leave(tls);
+        return;
+    }
+    lock_own(state);
+    account_free(state, start, &info, false);
+    spin_unlock(&state->lock);
+    /* What is left keeps its path: the part of the region it was. */
+    uintptr_t left[2][2] = {{start, cut_start}, {cut_end, end}};
+    for (unsigned i = 0; i < 2; i++) {
+        if (left[i][0] >= left[i][1] || info.record == BACKING_RECORD || info.record < paths_first_own_path())
+            continue;
+        tls->busy = 1;
+        lock_own(state);
+        count_at_path(tls, state, (void *)left[i][0], left[i][1] - left[i][0], MPROF_SUM_MAPPED_SPLITS, false, NULL,
+                      true, info.record, false);
+    }
+    leave(tls);
+}
+
+void monitor_mapping_call(enum mprof_summary_field field, enum mprof_summary_field bytes_field, uint64_t bytes)
+{
+    struct monitor_tls *tls = &monitor_tls;
+    tls->busy = 1;
+    struct thread_state *state = current_state();
+    if (likely(state)) {
+        lock_own(state);
+        if (field != MPROF_SUM_FIELD_COUNT)
+            state->counters[field]++;
+        state->counters[bytes_field] += bytes;
+        spin_unlock(&state->lock);
+    }
     leave(tls);
 }

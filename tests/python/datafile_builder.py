@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 ORDER = ["PROG", "MODS", "SUMM", "BINS", "ADDR", "NODE", "PATH", "TIME", "POOL", "END"]
 PATH_FIELDS = 13
-SUMMARY_FIELDS = 32
+SUMMARY_FIELDS = 39
 
 
 def uv(value: int) -> bytes:

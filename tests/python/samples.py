@@ -14,7 +14,7 @@ SUMMARY = [
     3000,  # bytes_freed
     45,  # max_live_objects
     2600,  # max_live_bytes
-] + [1000 + i for i in range(6, 32)]
+] + [1000 + i for i in range(6, 39)]
 
 
 def rich() -> DataFileBuilder:

@@ -85,7 +85,8 @@ def test_rich_file_every_value(tmp_path: Path) -> None:
         "early_allocs", "early_frees", "untracked_allocs", "failed_allocs",
         "inherited_frees", "truncated_chains", "monitor_bytes", "temporary_allocs", "peak_ns", "peak_allocs",
         "pool_alloc_calls", "pool_free_calls", "pool_resets", "backing_blocks", "backing_bytes", "backing_frees",
-        "backing_bytes_freed",
+        "backing_bytes_freed", "mmap_calls", "munmap_calls", "mremap_calls", "brk_calls", "mapped_bytes",
+        "unmapped_bytes", "mapped_splits",
     ]  # fmt: skip
     assert s.as_dict()["inherited_frees"] == 1019
 
@@ -558,8 +559,8 @@ def test_a_module_of_no_bytes_is_read(tmp_path: Path) -> None:
 
 
 def test_short_summary(tmp_path: Path) -> None:
-    path = write(tmp_path, DataFileBuilder(summary=[0] * 31).build())
-    assert refused(path) == "corrupt: section SUMM has 31 values, this mprof needs 32"
+    path = write(tmp_path, DataFileBuilder(summary=[0] * 38).build())
+    assert refused(path) == "corrupt: section SUMM has 38 values, this mprof needs 39"
 
 
 @pytest.mark.parametrize(

@@ -89,7 +89,7 @@ def test_summary_fields_and_derived() -> None:
     assert summary["average_size"] == 50.0
     assert summary["elapsed_seconds"] == 2.5
     assert summary["allocation_rate_bytes_per_second"] == 2000.0
-    assert len(summary) == 32 + 5
+    assert len(summary) == 39 + 5
 
 
 def test_summary_derived_when_nothing_happened() -> None:

@@ -218,7 +218,8 @@ def test_summary_of_a_process_and_its_fork_child(program: Path, tmp_path: Path,
     # counters are distinct so that each reaches its own place.
     child = tmp_path / "child.mprof"
     # Both its blocks came from a pool, carved from one backing block.
-    counters = [2, 2, 40, 40, 2, 40, 2, 1, 3, 4, 6, 2, 7, 1, 2, 4, 9, 6, 3, 7, 8, 4096, 0, 0, 0, 2, 2, 0, 1, 4096, 0, 0]
+    counters = [2, 2, 40, 40, 2, 40, 2, 1, 3, 4, 6, 2, 7, 1, 2, 4, 9, 6, 3, 7, 8, 4096, 0, 0, 0, 2, 2, 0, 1, 4096, 0, 0,
+                0, 0, 0, 0, 0, 0, 0]
     child.write_bytes(DataFileBuilder(pid=4243, ppid=4242, flags=0x7, elapsed_ns=1_000_000_000,
                                       exe=b"/bin/prog", cmdline=b"prog\0child\0", summary=counters,
                                       bins=[(20, 2, 2, 40, 40)]).build())

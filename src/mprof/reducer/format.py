@@ -60,6 +60,9 @@ POOL_FIXED: Final = struct.Struct("<QH")  # creator, name size
 # A pool's objects have one more innermost frame than their call path: this
 # address plus the pool frame's index in POOL, never code.
 POOL_FRAME_BASE: Final = 0x800000000000
+# The memory the program maps itself, counted the same way.
+MMAP_FRAME: Final = POOL_FRAME_BASE + 0xFFFFFFFF
+BRK_FRAME: Final = POOL_FRAME_BASE + 0xFFFFFFFE
 # NODE and PATH entries are uv fields, so they have counts, not layouts.
 NODE_FIELDS: Final = 2  # up, address index
 TIME_FIELDS: Final = 4  # nanoseconds since the point before, live bytes, live blocks, resident bytes

@@ -1,5 +1,6 @@
 """The pool frames of a file's call paths (libmprof(3)): the innermost frame
-of a pool's objects, named after the pool."""
+of a pool's objects, named after the pool, and of the memory the program
+maps itself, [mmap] and [brk]."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ from .symbolize import Frame
 
 # The module the reports show pool frames in.
 POOL_MODULE = "[pools]"
+# The frames of the memory the program maps itself.
+MAPPED_FRAMES = {fmt.MMAP_FRAME: "[mmap]", fmt.BRK_FRAME: "[brk]"}
 
 
 def is_pool_frame(address: int) -> bool:
@@ -49,6 +52,9 @@ def pool_frames(pools: Sequence[PoolFrame], addresses: Sequence[int],
     frames: dict[int, list[Frame]] = {}
     for address in addresses:
         index = address - fmt.POOL_FRAME_BASE
-        name = pool_name(pools[index], creators) if index < len(pools) else f"[pool {index}]"
+        if address in MAPPED_FRAMES:
+            name = MAPPED_FRAMES[address]
+        else:
+            name = pool_name(pools[index], creators) if index < len(pools) else f"[pool {index}]"
         frames[address] = [Frame(name, "", 0, POOL_MODULE, index, False)]
     return frames

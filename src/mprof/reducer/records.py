@@ -108,6 +108,13 @@ class Summary(Mapping[str, int]):
     backing_bytes: int
     backing_frees: int
     backing_bytes_freed: int
+    mmap_calls: int
+    munmap_calls: int
+    mremap_calls: int
+    brk_calls: int
+    mapped_bytes: int
+    unmapped_bytes: int
+    mapped_splits: int
 
     @classmethod
     def field_names(cls) -> tuple[str, ...]:

@@ -113,9 +113,15 @@ def rows(model: Model) -> list[tuple[str, str]]:
                      f"{f.allocs_per_second:,.0f} allocations/s"),
         ("calls", ", ".join(f"{name} {s[key]:,}" for name, key in CALLS)),
         ("unusual", ", ".join(f"{name} {s[key]:,}" for name, key in UNUSUAL)),
-    ] + pool_rows(s) + ([("before attaching", f"{s['unknown_frees']:,} frees of blocks allocated before mprof "
-                                               "attached, outside these figures (the unknown frees)")]
-                         if any(run.attached for run in model.runs) else [])
+    ] + pool_rows(s) + mapped_rows(s) + attach_rows(model)
+
+
+def attach_rows(model: Model) -> list[tuple[str, str]]:
+    """What an attached run cannot know."""
+    if not any(run.attached for run in model.runs):
+        return []
+    return [("before attaching", f"{model.summary['unknown_frees']:,} frees of blocks allocated before mprof "
+                                 "attached, outside these figures (the unknown frees)")]
 
 
 def pool_rows(s: Mapping[str, int]) -> list[tuple[str, str]]:
@@ -130,6 +136,18 @@ def pool_rows(s: Mapping[str, int]) -> list[tuple[str, str]]:
             ("pool backing", f"{_blocks(s.get('backing_blocks', 0))}, {s.get('backing_bytes', 0):,} bytes, in no "
                              f"figure above; {_blocks(s.get('backing_frees', 0))}, "
                              f"{s.get('backing_bytes_freed', 0):,} bytes freed")]
+
+
+def mapped_rows(s: Mapping[str, int]) -> list[tuple[str, str]]:
+    """The memory the program mapped itself, when it did."""
+    calls = ("mmap_calls", "munmap_calls", "mremap_calls", "brk_calls")
+    if not any(s.get(name) for name in calls):
+        return []
+    left = s.get("mapped_bytes", 0) - s.get("unmapped_bytes", 0)
+    return [("mapped", f"mmap {s.get('mmap_calls', 0):,}, munmap {s.get('munmap_calls', 0):,}, mremap "
+                       f"{s.get('mremap_calls', 0):,}, brk and sbrk {s.get('brk_calls', 0):,}; "
+                       f"{s.get('mapped_bytes', 0):,} bytes mapped, {s.get('unmapped_bytes', 0):,} unmapped, "
+                       f"{left:,} left; in the tables as [mmap] and [brk], in no figure above")]
 
 
 def _blocks(count: int) -> str:
