@@ -21,6 +21,7 @@
 #include "lock.h"
 #include "monitor.h"
 #include "real.h"
+#include "timeline.h"
 
 struct region {
     uintptr_t start, end;
@@ -33,6 +34,14 @@ static struct {
     struct region *regions;
     size_t count, capacity;
 } mapped = {.lock = SPINLOCK_INIT};
+
+/* The bytes of the regions; changed under mapped.lock, read by anyone. */
+static atomic_uint_least64_t live_bytes;
+
+uint64_t mapped_live_bytes(void)
+{
+    return atomic_load_explicit(&live_bytes, memory_order_relaxed);
+}
 
 /* Whether a call is counted: else it goes straight to the system (the
  * monitor not started, off, or busy on this thread: its own libraries'
@@ -73,6 +82,7 @@ MONITOR_TEXT static uint64_t forget_range(uintptr_t start, uintptr_t end)
         uintptr_t cut_end = region.end < end ? region.end : end;
         monitor_unmapped(region.start, region.end, cut_start, cut_end);
         taken += cut_end - cut_start;
+        atomic_fetch_sub_explicit(&live_bytes, cut_end - cut_start, memory_order_relaxed);
         struct region left[2] = {{region.start, cut_start}, {cut_end, region.end}};
         size_t kept = (left[0].start < left[0].end) + (left[1].start < left[1].end);
         /* Two regions left: only one region can hold the whole cut, and
@@ -124,11 +134,13 @@ MONITOR_TEXT static void note_mapped(void *start, size_t length, uintptr_t frame
         memmove(&mapped.regions[at + 1], &mapped.regions[at], (mapped.count - at) * sizeof(struct region));
         mapped.regions[at] = (struct region){low, high};
         mapped.count++;
+        atomic_fetch_add_explicit(&live_bytes, length, memory_order_relaxed);
         monitor_mapped(start, length, frame, field);
     } else {
         monitor_count_untracked();
     }
     spin_unlock(&mapped.lock);
+    timeline_tick();
 }
 
 /* [start, end) is unmapped; a call that took some of the regions counts
@@ -138,8 +150,10 @@ MONITOR_TEXT static void note_unmapped(uintptr_t start, uintptr_t end, enum mpro
     spin_lock(&mapped.lock);
     uint64_t taken = room() ? forget_range(start, end) : 0;
     spin_unlock(&mapped.lock);
-    if (taken)
+    if (taken) {
         monitor_mapping_call(field, MPROF_SUM_UNMAPPED_BYTES, taken);
+        timeline_tick();
+    }
 }
 
 static size_t page_rounded(size_t length)

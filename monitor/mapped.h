@@ -3,6 +3,11 @@
 #ifndef MPROF_MAPPED_H
 #define MPROF_MAPPED_H
 
+#include <stdint.h>
+
+/* The bytes of the regions mapped now, for the points over time. */
+uint64_t mapped_live_bytes(void);
+
 /* fork(2) must not copy the regions' lock while another thread holds it. */
 void mapped_fork_prepare(void);
 void mapped_fork_parent(void);

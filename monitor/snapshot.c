@@ -521,9 +521,9 @@ static uint64_t point_entries(const struct gathered *all, bool write)
     uint64_t size = 0;
     for (unsigned i = 0; i < all->point_count; i++) {
         const struct timeline_point *point = &all->points[i];
-        uint64_t entry[4] = {point->ns - (i ? all->points[i - 1].ns : 0), point->live_bytes, point->live_blocks,
-                             point->resident_bytes};
-        size += uv_sum(entry, 4, write);
+        uint64_t entry[5] = {point->ns - (i ? all->points[i - 1].ns : 0), point->live_bytes, point->live_blocks,
+                             point->resident_bytes, point->mapped_bytes};
+        size += uv_sum(entry, 5, write);
     }
     return size;
 }

@@ -9,6 +9,7 @@
 
 #include "compiler.h"
 #include "live.h"
+#include "mapped.h"
 #include "lock.h"
 
 /* Guarded by lock; next_ns is read without it, to decide cheaply that no
@@ -82,8 +83,8 @@ MONITOR_TEXT void timeline_tick(void)
             halve();
         uint64_t live_bytes, live_blocks;
         live_now(&live_bytes, &live_blocks);
-        timeline.points[timeline.count++] =
-            (struct timeline_point){now - timeline.start_ns, live_bytes, live_blocks, resident_bytes()};
+        timeline.points[timeline.count++] = (struct timeline_point){now - timeline.start_ns, live_bytes, live_blocks,
+                                                                    resident_bytes(), mapped_live_bytes()};
         atomic_store_explicit(&next_ns, now + timeline.interval_ns, memory_order_relaxed);
     }
     spin_unlock(&timeline.lock);
@@ -103,7 +104,8 @@ unsigned timeline_points(struct timeline_point *out, bool bounded)
      * way to it. */
     uint64_t live_bytes, live_blocks;
     live_now(&live_bytes, &live_blocks);
-    struct timeline_point moment = {now_ns() - start_ns, live_bytes, live_blocks, resident_bytes()};
+    struct timeline_point moment = {now_ns() - start_ns, live_bytes, live_blocks, resident_bytes(),
+                                    mapped_live_bytes()};
     if (count && moment.ns <= out[count - 1].ns)
         count--;
     out[count++] = moment;

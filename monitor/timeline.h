@@ -23,6 +23,7 @@ struct timeline_point {
     uint64_t live_bytes;
     uint64_t live_blocks;
     uint64_t resident_bytes; /* the process's resident set, /proc/self/statm */
+    uint64_t mapped_bytes;   /* the regions the program mapped itself (mapped.h) */
 };
 
 /* Forgets every point: at the start, and in a fork child. */

@@ -53,7 +53,7 @@ def rebuilt(data: DataFile) -> bytes:
         nodes=[(index - node.parent if node.parent >= 0 else 0, node.addr) for index, node in enumerate(data.nodes)],
         paths=[(path.node + 1, path.allocs, path.frees, tuple(path.bytes), tuple(path.freed), path.temporaries,
                 path.peak_blocks, path.peak_bytes) for path in data.paths],
-        timeline=[(p.ns, p.live_bytes, p.live_blocks, p.resident_bytes) for p in data.timeline],
+        timeline=[(p.ns, p.live_bytes, p.live_blocks, p.resident_bytes, p.mapped_bytes) for p in data.timeline],
         pools=[(frame.creator, frame.name.encode("utf-8", "surrogateescape")) for frame in data.pools],
     ).build()
 

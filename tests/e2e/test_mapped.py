@@ -36,6 +36,12 @@ def test_regions_the_program_maps(targets: Targets, profile: Callable[..., Run])
     assert kept == {"main > map_pages > [mmap]": (1, 4 * PAGE), "main > grow_region > [mmap]": (1, 6 * PAGE),
                     "main > move_break > [brk]": (1, PAGE)}
     assert mapped - unmapped == sum(bytes for _, bytes in kept.values())
+    # Over time: the last point, the moment the file was written, has what
+    # is left mapped; the page draws a line of it.
+    assert run.data().timeline[-1].mapped_bytes == mapped - unmapped
+    page = run.output.parent / "mapped.html"
+    mprof("html", run.output, "-o", page)
+    assert '<polyline class="mapped" points="' in page.read_text()
     text = mprof("report", "--tables", "summary", run.output).stdout
     assert (f"  mapped        mmap 3, munmap 3, mremap 1, brk and sbrk 2; {mapped:,} bytes mapped, {unmapped:,} "
             f"unmapped, {mapped - unmapped:,} left; in the tables as [mmap] and [brk], in no figure above") in text

@@ -78,8 +78,8 @@ class DataFileBuilder:
     # The NODE entries as written, (up, addr); None: made from the paths.
     nodes: list[tuple[int, int]] | None = None
     path_fields: int = PATH_FIELDS  # the F written in PATH
-    # (ns from the start, live bytes, live blocks, resident bytes), oldest first
-    timeline: list[tuple[int, int, int, int]] = field(default_factory=list)
+    # (ns from the start, live bytes, live blocks, resident bytes[, mapped bytes: 0]), oldest first
+    timeline: list[tuple[int, ...]] = field(default_factory=list)
     path_extra: tuple[int, ...] = ()  # values written after each path's known ones
     # The pool frames: (creator, name), by index.
     pools: list[tuple[int, bytes]] = field(default_factory=list)
@@ -186,8 +186,8 @@ class DataFileBuilder:
         elif tag == "TIME":
             out += self._count(tag, len(self.timeline))
             times = [0, *(p[0] for p in self.timeline)]
-            for previous, (ns, live, blocks, resident) in zip(times, self.timeline, strict=False):
-                out += b"".join(uv(v) for v in (ns - previous, live, blocks, resident))
+            for previous, (ns, live, blocks, resident, *mapped) in zip(times, self.timeline, strict=False):
+                out += b"".join(uv(v) for v in (ns - previous, live, blocks, resident, *(mapped or [0])))
         elif tag == "POOL":
             out += self._count(tag, len(self.pools))
             for creator, name in self.pools:

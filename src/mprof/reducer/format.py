@@ -65,7 +65,7 @@ MMAP_FRAME: Final = POOL_FRAME_BASE + 0xFFFFFFFF
 BRK_FRAME: Final = POOL_FRAME_BASE + 0xFFFFFFFE
 # NODE and PATH entries are uv fields, so they have counts, not layouts.
 NODE_FIELDS: Final = 2  # up, address index
-TIME_FIELDS: Final = 4  # nanoseconds since the point before, live bytes, live blocks, resident bytes
+TIME_FIELDS: Final = 5  # nanoseconds since the point before, live bytes, live blocks, resident bytes, mapped bytes
 # allocs, frees, bytes[4], freed[4], temporaries, blocks and bytes at the peak, after the node
 PATH_FIELDS: Final = 2 + 2 * len(SIZE_CLASSES) + 3
 

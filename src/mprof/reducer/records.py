@@ -186,6 +186,7 @@ class TimePoint:
     live_bytes: int
     live_blocks: int
     resident_bytes: int  # the process's resident set
+    mapped_bytes: int = 0  # the regions the program mapped itself
 
 
 @dataclass(frozen=True)

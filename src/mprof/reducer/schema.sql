@@ -8,7 +8,7 @@
 -- and offsets are unsigned 64-bit values stored as signed two's complement:
 -- a negative v stands for v + 2^64.
 PRAGMA application_id = 1836085871;
-PRAGMA user_version = 13;
+PRAGMA user_version = 14;
 
 CREATE TABLE runs (
     id INTEGER PRIMARY KEY,
@@ -58,6 +58,7 @@ CREATE TABLE timeline (
     live_bytes INTEGER NOT NULL,
     live_blocks INTEGER NOT NULL,
     resident_bytes INTEGER NOT NULL, -- the process's resident set
+    mapped_bytes INTEGER NOT NULL,   -- the regions the program mapped itself (mmap, brk)
     PRIMARY KEY (run_id, ns)
 );
 

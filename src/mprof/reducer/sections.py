@@ -260,11 +260,11 @@ def parse_timeline(payload: memoryview) -> tuple[TimePoint, ...]:
     points: list[TimePoint] = []
     at = 0
     for index in range(_uv_count(cur)):
-        step, live_bytes, live_blocks, resident = cur.uvs(fmt.TIME_FIELDS, f"entry {index}")
+        step, live_bytes, live_blocks, resident, mapped = cur.uvs(fmt.TIME_FIELDS, f"entry {index}")
         at += step
         if at > fmt.ADDRESS_MAX:
             raise FormatProblem(f"corrupt: section TIME entry {index} is past 64 bits of nanoseconds")
-        points.append(TimePoint(at, live_bytes, live_blocks, resident))
+        points.append(TimePoint(at, live_bytes, live_blocks, resident, mapped))
     cur.finish()
     return tuple(points)
 

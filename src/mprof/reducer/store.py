@@ -297,8 +297,8 @@ def _insert_run(db: sqlite3.Connection, number: int, run: Run) -> None:
                 h.start_unix_ns, h.elapsed_ns, int(h.call_graph), int(h.final), int(h.checkpoint), int(running),
                 h.end_signal,
                 int(h.forked), h.stack_depth, h.leak_depth, run.data.program.lsan_suppressions, int(h.attached)))
-    db.executemany("INSERT OR REPLACE INTO timeline VALUES (?, ?, ?, ?, ?)",
-                   [(number, point.ns, point.live_bytes, point.live_blocks, point.resident_bytes)
+    db.executemany("INSERT OR REPLACE INTO timeline VALUES (?, ?, ?, ?, ?, ?)",
+                   [(number, point.ns, point.live_bytes, point.live_blocks, point.resident_bytes, point.mapped_bytes)
                     for point in run.data.timeline])
     db.executemany("INSERT INTO run_figures VALUES (?, ?, ?)",
                    [(number, name, value) for name, value in sorted(run.data.summary.items())])

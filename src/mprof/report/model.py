@@ -33,8 +33,9 @@ class RunInfo:
     # Its own figures, by mprof(5)'s SUMM names: allocs, max_live_bytes...
     figures: Mapping[str, int] = field(default_factory=dict)
     start_unix_ns: int = 0
-    # Its memory over time: (ns from its start, live bytes, live blocks, resident bytes), oldest first.
-    timeline: tuple[tuple[int, int, int, int], ...] = ()
+    # Its memory over time: (ns from its start, live bytes, live blocks, resident bytes, bytes the program
+    # mapped itself), oldest first.
+    timeline: tuple[tuple[int, int, int, int, int], ...] = ()
     lsan_suppressions: str = ""  # what its __lsan_default_suppressions returned
     running: bool = False  # a checkpoint whose process still ran when the profile was made
     attached: bool = False  # recorded from mprof attach on: blocks allocated before were unknown
@@ -533,10 +534,11 @@ def _load(db: sqlite3.Connection, leaks_and_calls: bool) -> Model:
     figures: dict[int, dict[str, int]] = {}
     for run_id, name, value in db.execute("SELECT run_id, name, value FROM run_figures"):
         figures.setdefault(run_id, {})[name] = value
-    points: dict[int, list[tuple[int, int, int, int]]] = {}
-    for run_id, ns, live, blocks, resident in db.execute(
-            "SELECT run_id, ns, live_bytes, live_blocks, resident_bytes FROM timeline ORDER BY run_id, ns"):
-        points.setdefault(run_id, []).append((ns, live, blocks, resident))
+    points: dict[int, list[tuple[int, int, int, int, int]]] = {}
+    for run_id, ns, live, blocks, resident, mapped in db.execute(
+            "SELECT run_id, ns, live_bytes, live_blocks, resident_bytes, mapped_bytes FROM timeline "
+            "ORDER BY run_id, ns"):
+        points.setdefault(run_id, []).append((ns, live, blocks, resident, mapped))
     runs = [RunInfo(row[1], row[2], row[3], row[4], row[5], bool(row[6]), bool(row[7]), bool(row[8]), row[9],
                     bool(row[10]), row[11], figures.get(row[0], {}), row[12], tuple(points.get(row[0], ())),
                     row[13], bool(row[14]), bool(row[15]))
