@@ -31,7 +31,7 @@ class Sample:
     live_bytes: int
     peak_bytes: int
     peak_ns: int  # when the live bytes reached the peak, from the start
-    timeline: tuple[tuple[int, int, int, int], ...]  # (ns, live bytes, live blocks, resident bytes)
+    timeline: tuple[tuple[int, int, int, int, int], ...]  # (ns, live bytes, live blocks, resident, mapped bytes)
     paths: dict[tuple[str, ...], PathFigures]
     warnings: list[str]
 
