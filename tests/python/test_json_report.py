@@ -22,8 +22,16 @@ def report() -> dict[str, object]:
 
 def test_top_level_keys() -> None:
     assert list(report()) == [
-        "file", "header", "program", "modules", "summary", "bins", "nodes", "paths",
+        "file", "header", "program", "modules", "summary", "bins", "nodes", "paths", "pools",
     ]  # fmt: skip
+
+
+def test_pools() -> None:
+    # rich()'s three pool frames, in their order: a name, the malloc-like
+    # blocks' (no creator, no name), a name that is not UTF-8.
+    assert report()["pools"] == [{"creator": "0x555555555400", "name": "parser arena"},
+                                 {"creator": "0x0", "name": ""},
+                                 {"creator": "0x555555555500", "name": "caf\udce9"}]
 
 
 def test_header_and_program() -> None:

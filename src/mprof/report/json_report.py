@@ -137,4 +137,7 @@ def datafile_to_json(df: DataFile) -> Json:
         "bins": [_bin(b) for b in df.bins],
         "nodes": [_node(n) for n in df.nodes],
         "paths": [_path(p, df) for p in df.paths],
+        # The pool frames by index: a pool's objects' innermost address is
+        # mprof(5)'s POOL_FRAME_BASE plus it.
+        "pools": [{"creator": f"0x{frame.creator:x}", "name": frame.name} for frame in df.pools],
     }
