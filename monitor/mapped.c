@@ -10,6 +10,7 @@
 #include "mapped.h"
 
 #include <errno.h>
+#include <link.h>
 #include <stdarg.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -35,6 +36,57 @@ static struct {
     size_t count, capacity;
 } mapped = {.lock = SPINLOCK_INIT};
 
+/* The loaded ranges of the allocators whose mappings are not counted;
+ * written while the monitor starts, read-only after. */
+#define ALLOCATOR_MODULES 2
+static struct region allocator_modules[ALLOCATOR_MODULES];
+
+struct module_search {
+    uintptr_t address;
+    struct region range;
+};
+
+static int module_range(struct dl_phdr_info *module, size_t size, void *data)
+{
+    (void)size;
+    struct module_search *search = data;
+    uintptr_t low = UINTPTR_MAX, high = 0;
+    for (ElfW(Half) i = 0; i < module->dlpi_phnum; i++) {
+        const ElfW(Phdr) *segment = &module->dlpi_phdr[i];
+        if (segment->p_type != PT_LOAD)
+            continue;
+        uintptr_t start = module->dlpi_addr + segment->p_vaddr;
+        low = start < low ? start : low;
+        high = start + segment->p_memsz > high ? start + segment->p_memsz : high;
+    }
+    if (search->address < low || search->address >= high)
+        return 0;
+    search->range = (struct region){low, high};
+    return 1;
+}
+
+void mapped_allocator_module(const void *function)
+{
+    struct module_search search = {(uintptr_t)function, {0, 0}};
+    if (!function || !dl_iterate_phdr(module_range, &search))
+        return;
+    for (unsigned i = 0; i < ALLOCATOR_MODULES; i++) {
+        if (!allocator_modules[i].end || allocator_modules[i].start == search.range.start) {
+            allocator_modules[i] = search.range;
+            return;
+        }
+    }
+}
+
+/* Whether the call came from an allocator's own code. */
+static inline bool from_allocator(uintptr_t caller)
+{
+    for (unsigned i = 0; i < ALLOCATOR_MODULES && allocator_modules[i].end; i++)
+        if (caller >= allocator_modules[i].start && caller < allocator_modules[i].end)
+            return true;
+    return false;
+}
+
 /* The bytes of the regions; changed under mapped.lock, read by anyone. */
 static atomic_uint_least64_t live_bytes;
 
@@ -43,11 +95,13 @@ uint64_t mapped_live_bytes(void)
     return atomic_load_explicit(&live_bytes, memory_order_relaxed);
 }
 
-/* Whether a call is counted: else it goes straight to the system (the
- * monitor not started, off, or busy on this thread: its own libraries'
- * mappings are not the program's). */
-static inline bool counting(void)
+/* Whether a call from caller is counted: else it goes straight to the
+ * system (the monitor not started, off, or busy on this thread: its own
+ * libraries' mappings are not the program's, nor an allocator's). */
+static inline bool counting(uintptr_t caller)
 {
+    if (from_allocator(caller))
+        return false;
     int status = atomic_load_explicit(&monitor_status, memory_order_acquire);
     if (unlikely(status == MONITOR_UNINITIALISED)) {
         monitor_init();
@@ -162,11 +216,12 @@ static size_t page_rounded(size_t length)
     return (length + page - 1) / page * page;
 }
 
-EXPORT MONITOR_TEXT void *mmap(void *address, size_t length, int protection, int flags, int fd, off_t offset)
+MONITOR_TEXT static void *map(void *address, size_t length, int protection, int flags, int fd, off_t offset,
+                              uintptr_t caller)
 {
     void *result = real.mmap ? real.mmap(address, length, protection, flags, fd, offset)
                              : system_mmap(address, length, protection, flags, fd, offset);
-    if (result == MAP_FAILED || !counting())
+    if (result == MAP_FAILED || !counting(caller))
         return result;
     if (flags & MAP_ANONYMOUS)
         note_mapped(result, length, MPROF_MMAP_FRAME, MPROF_SUM_MMAP_CALLS);
@@ -175,15 +230,20 @@ EXPORT MONITOR_TEXT void *mmap(void *address, size_t length, int protection, int
     return result;
 }
 
+EXPORT MONITOR_TEXT void *mmap(void *address, size_t length, int protection, int flags, int fd, off_t offset)
+{
+    return map(address, length, protection, flags, fd, offset, (uintptr_t)__builtin_return_address(0));
+}
+
 EXPORT MONITOR_TEXT void *mmap64(void *address, size_t length, int protection, int flags, int fd, off_t offset)
 {
-    return mmap(address, length, protection, flags, fd, offset);
+    return map(address, length, protection, flags, fd, offset, (uintptr_t)__builtin_return_address(0));
 }
 
 EXPORT MONITOR_TEXT int munmap(void *address, size_t length)
 {
     int result = real.munmap ? real.munmap(address, length) : system_munmap(address, length);
-    if (result == 0 && counting())
+    if (result == 0 && counting((uintptr_t)__builtin_return_address(0)))
         note_unmapped((uintptr_t)address, (uintptr_t)address + page_rounded(length), MPROF_SUM_MUNMAP_CALLS);
     return result;
 }
@@ -199,7 +259,7 @@ EXPORT MONITOR_TEXT void *mremap(void *old, size_t old_length, size_t new_length
     }
     void *result = real.mremap ? real.mremap(old, old_length, new_length, flags, wanted)
                                : system_mremap(old, old_length, new_length, flags, wanted);
-    if (result == MAP_FAILED || !counting())
+    if (result == MAP_FAILED || !counting((uintptr_t)__builtin_return_address(0)))
         return result;
     /* As realloc: the old region freed, the new one allocated here. */
     note_unmapped((uintptr_t)old, (uintptr_t)old + page_rounded(old_length), MPROF_SUM_FIELD_COUNT);
@@ -216,7 +276,7 @@ EXPORT MONITOR_TEXT void *sbrk(intptr_t increment)
         return (void *)-1;
     }
     char *old = real.sbrk(increment);
-    if (old == (void *)-1 || increment == 0 || !counting())
+    if (old == (void *)-1 || increment == 0 || !counting((uintptr_t)__builtin_return_address(0)))
         return old;
     if (increment > 0)
         note_mapped(old, (size_t)increment, MPROF_BRK_FRAME, MPROF_SUM_BRK_CALLS);
@@ -235,7 +295,7 @@ EXPORT MONITOR_TEXT int brk(void *address)
     }
     char *old = real.sbrk(0);
     int result = real.brk(address);
-    if (result != 0 || !counting() || (char *)address == old)
+    if (result != 0 || !counting((uintptr_t)__builtin_return_address(0)) || (char *)address == old)
         return result;
     if ((char *)address > old)
         note_mapped(old, (size_t)((char *)address - old), MPROF_BRK_FRAME, MPROF_SUM_BRK_CALLS);

@@ -8,6 +8,12 @@
 /* The bytes of the regions mapped now, for the points over time. */
 uint64_t mapped_live_bytes(void);
 
+/* The module that defines function is an allocator the monitor counts the
+ * blocks of (one that is not glibc's, or a prefixed one): its mappings are
+ * its blocks' memory, not the program's own, as glibc's are.  Called while
+ * the monitor starts; two at most. */
+void mapped_allocator_module(const void *function);
+
 /* fork(2) must not copy the regions' lock while another thread holds it. */
 void mapped_fork_prepare(void);
 void mapped_fork_parent(void);

@@ -230,7 +230,10 @@ void monitor_init(void)
         status = MONITOR_OFF; /* secure-execution programs are left alone */
     if (status == MONITOR_ACTIVE) {
         options_read(&monitor.options);
-        monitor.block_headers = monitor.options.block_headers && real_allocator_is_glibc();
+        bool glibc = real_allocator_is_glibc();
+        monitor.block_headers = monitor.options.block_headers && glibc;
+        if (!glibc)
+            mapped_allocator_module((const void *)real.malloc);
         trace_enabled = monitor.options.trace[0] != '\0';
         start_recording();
     }

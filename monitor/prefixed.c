@@ -15,6 +15,7 @@
 
 #include "executable.h"
 #include "got.h"
+#include "mapped.h"
 #include "wrap.h"
 
 /* The allocator's own entry points; written by prefixed_route before any
@@ -219,5 +220,6 @@ enum prefixed_outcome prefixed_route(const char *prefix)
     }
     if (!next.free)
         return PREFIXED_ABSENT;
+    mapped_allocator_module(first);
     return got_route(routes, count, not_routed) ? PREFIXED_ROUTED : PREFIXED_ABSENT;
 }
