@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from e2e_support import REPO_ROOT, Run, Targets
-from mprof.reducer import callgraph, store, tree
+from mprof.reducer import callgraph, pools, store, tree
 from mprof.reducer.profile import reduce_files
 from mprof.reducer.records import DataFile
 from mprof.reducer.symbolize import Resolver, WarningSink
@@ -38,7 +38,11 @@ def agree(data: DataFile, tmp_path: Path) -> int:
     ids = {(name, module): number for number, name, module in written.execute("SELECT id, name, module FROM functions")}
     graph, paths = callgraph.CallGraph(), reference.PathTree()
     with Resolver(data.modules, WarningSink()) as resolver:
-        frames = resolver.resolve(sorted({node.addr for node in data.nodes}))
+        # The pools' and mappings' frames are named as the reducer names
+        # them: the reductions compared start from the same frames.
+        code, pool_addresses = pools.split_pool_frames(sorted({node.addr for node in data.nodes}))
+        frames = resolver.resolve(code)
+        frames.update(pools.pool_frames(data.pools, pool_addresses, resolver.resolve))
     reference.add_graph_run(graph, reference.totals(data), data.header.call_graph, frames)
     reference.add_run(paths, graph, data, frames)
     callgraph.finish(graph)

@@ -217,8 +217,8 @@ def test_newer_and_older_databases_are_refused(tmp_path: Path) -> None:
     mprof("run", "--quiet", "-o", output, WIDGETS, "100")
     database = tmp_path / "w.db"
     mprof("db", output, "-o", database)
-    for version, problem in ((99, "profile schema version 99 is newer than this mprof understands (13)"),
-                             (11, "profile schema version 11 is older than this mprof reads (13); make it again "
+    for version, problem in ((99, "profile schema version 99 is newer than this mprof understands (14)"),
+                             (11, "profile schema version 11 is older than this mprof reads (14); make it again "
                                  "from the data files with mprof db")):
         with sqlite3.connect(database) as db:
             db.execute(f"PRAGMA user_version = {version}")
