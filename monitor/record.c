@@ -438,7 +438,8 @@ MONITOR_TEXT static void account_free(struct thread_state *state, uintptr_t bloc
         return;
     }
     if (unlikely(info->record < paths_first_own_path())) {
-        state->counters[MPROF_SUM_INHERITED_FREES]++;
+        /* A mapped region is in none of the heap's figures: see mapping(). */
+        state->counters[MPROF_SUM_INHERITED_FREES] += in_totals;
         return;
     }
     struct path_counts *counts = counts_of(state, info->record);

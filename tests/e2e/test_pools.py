@@ -215,3 +215,20 @@ def test_a_program_linked_with_the_static_monitor(targets: Targets, tmp_path: Pa
     subprocess.run([executable], env=dict(env, MPROF_OUTPUT=str(output)), check=True, timeout=60)
     assert pool_user_figures(Run(subprocess.CompletedProcess([], 0), output)) == (
         {"main > library_object > [pool library pool]": 70}, 7)
+
+
+def test_a_pool_and_a_mapping_across_fork(targets: Targets, tmp_path: Path) -> None:
+    # pool_fork.c: the parent's file has its 10 objects (3 freed) and its
+    # region; the child's its own 5, freed by the reset with the parent's
+    # 10, which are inherited frees, and the region's unmapping.
+    output = tmp_path / "fork.mprof"
+    mprof("run", "--quiet", "-o", output, targets.build("pool_fork", MONITOR_HEADERS))
+    [child_file] = [path for path in tmp_path.iterdir() if path.name.startswith("fork.mprof.")]
+    figures = ("allocs", "frees", "inherited_frees", "pool_alloc_calls", "pool_resets", "mmap_calls", "munmap_calls",
+               "unmapped_bytes")
+    parent, child = report(output), report(child_file)
+    assert [parent["summary"][name] for name in figures] == [10, 3, 0, 10, 0, 1, 0, 0]
+    assert rows(parent, "leaks", "kept_bytes") == {"main > take > [pool forked pool]": 7 * 32,
+                                                   "main > [mmap]": 4 * 4096}
+    assert [child["summary"][name] for name in figures] == [5, 5, 10, 5, 1, 0, 1, 4 * 4096]
+    assert child["leaks"] == []
