@@ -88,6 +88,12 @@ MONITOR_TEXT_INLINE bool block_map_insert(uintptr_t pointer, uint64_t size, uint
     return insert(&wide, (struct block_entry){pointer, kind_pack(size, record)}, true, replaced);
 }
 
+/* What a packed kind (kinds.h) says of its block. */
+static inline struct block_info info_of(uint64_t packed)
+{
+    return (struct block_info){kind_size(packed), kind_record(packed)};
+}
+
 MONITOR_TEXT_INLINE bool block_map_remove(uintptr_t pointer, struct block_info *info)
 {
     struct block_entry entry;
@@ -98,8 +104,31 @@ MONITOR_TEXT_INLINE bool block_map_remove(uintptr_t pointer, struct block_info *
         packed = entry.value;
     else
         return false;
-    info->size = packed >> KIND_RECORD_BITS;
-    info->record = (uint32_t)(packed & ((UINT32_C(1) << KIND_RECORD_BITS) - 1));
+    *info = info_of(packed);
+    return true;
+}
+
+static bool find(struct map *map, uintptr_t pointer, bool is_wide, struct block_entry *found)
+{
+    uint64_t hash = block_table_hash(pointer);
+    struct block_table *shard = shard_of(map, hash);
+    spin_lock(&shard->lock);
+    bool present = block_table_find(shard, hash, pointer, is_wide, found);
+    spin_unlock(&shard->lock);
+    return present;
+}
+
+bool block_map_find(uintptr_t pointer, struct block_info *info)
+{
+    struct block_entry entry;
+    uint64_t packed;
+    if (find(&narrow, pointer, false, &entry))
+        packed = kind_packed((uint32_t)entry.value);
+    else if (wide_has_blocks() && find(&wide, pointer, true, &entry))
+        packed = entry.value;
+    else
+        return false;
+    *info = info_of(packed);
     return true;
 }
 

@@ -21,6 +21,8 @@ bool block_map_insert(uintptr_t pointer, uint64_t size, uint32_t record, bool *r
 void block_map_prefetch(uintptr_t pointer);
 /* False when the pointer is not a live block the monitor returned. */
 bool block_map_remove(uintptr_t pointer, struct block_info *info);
+/* Whether the pointer is a live block of the map, left in it. */
+bool block_map_find(uintptr_t pointer, struct block_info *info);
 /* Put back a block that block_map_remove took out, when the realloc failed. */
 void block_map_restore(uintptr_t pointer, const struct block_info *info);
 

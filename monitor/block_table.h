@@ -125,6 +125,24 @@ MONITOR_TEXT_INLINE static inline bool block_table_insert(struct block_table *ta
     return true;
 }
 
+/* The entry of pointer, left in place, into *found; the lock held.  False
+ * when there is none. */
+static inline bool block_table_find(const struct block_table *table, uint64_t hash, uintptr_t pointer, bool is_wide,
+                                    struct block_entry *found)
+{
+    if (!table->words)
+        return false;
+    for (uint64_t index = block_table_home(table->slots, hash);; index = block_table_next(table, index)) {
+        uintptr_t present = block_table_pointer_at(table->words, index, is_wide);
+        if (!present)
+            return false;
+        if (present == pointer) {
+            *found = block_table_entry_at(table->words, index, is_wide);
+            return true;
+        }
+    }
+}
+
 /* Takes the entry of pointer out into *taken; the lock held.  False when
  * there is none. */
 MONITOR_TEXT_INLINE static inline bool block_table_take(struct block_table *table, uint64_t hash, uintptr_t pointer,

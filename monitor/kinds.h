@@ -24,6 +24,17 @@ static inline uint64_t kind_pack(uint64_t size, uint32_t record)
     return size << KIND_RECORD_BITS | (record & ((UINT32_C(1) << KIND_RECORD_BITS) - 1));
 }
 
+/* The size and the record of a packed pair. */
+static inline uint64_t kind_size(uint64_t packed)
+{
+    return packed >> KIND_RECORD_BITS;
+}
+
+static inline uint32_t kind_record(uint64_t packed)
+{
+    return (uint32_t)(packed & ((UINT32_C(1) << KIND_RECORD_BITS) - 1));
+}
+
 /* The packed pair of each kind, in chunks that never move, so readers need
  * no lock: a kind number is only ever read after the map slot holding it
  * was written, under a lock taken after the kind was made. */

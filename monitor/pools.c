@@ -117,14 +117,12 @@ static inline uint64_t anchor_hash(uintptr_t anchor)
     return block_table_hash(anchor);
 }
 
+/* The pool at anchor, or NULL; the registry's lock held. */
 static struct pool *registered(uintptr_t anchor)
 {
     struct block_entry entry;
-    uint64_t hash = anchor_hash(anchor);
-    if (!block_table_take(&registry.anchors, hash, anchor, true, &entry))
+    if (!block_table_find(&registry.anchors, anchor_hash(anchor), anchor, true, &entry))
         return NULL;
-    bool replaced = false;
-    block_table_insert(&registry.anchors, hash, entry, true, &replaced); /* room was there */
     return (struct pool *)(uintptr_t)entry.value;
 }
 
@@ -344,7 +342,7 @@ static void free_objects(struct pool *pool, uintptr_t low, uintptr_t high, bool 
         struct block_entry entry = block_table_entry_at(all.words, i, true);
         if (!entry.pointer)
             continue;
-        uint64_t end = entry.pointer + (entry.value >> KIND_RECORD_BITS);
+        uint64_t end = entry.pointer + kind_size(entry.value);
         bool kept = inside ? entry.pointer < low || end > high : end > low && entry.pointer < high;
         bool replaced = false;
         struct block_table *into = kept ? &pool->objects : &gone;
@@ -362,15 +360,11 @@ static void free_objects(struct pool *pool, uintptr_t low, uintptr_t high, bool 
 static uint64_t object_size(struct pool *pool, const void *object)
 {
     uintptr_t pointer = (uintptr_t)object;
-    uint64_t hash = block_table_hash(pointer);
     struct block_entry entry = {0};
     spin_lock(&pool->objects.lock);
-    if (block_table_take(&pool->objects, hash, pointer, true, &entry)) {
-        bool replaced = false;
-        block_table_insert(&pool->objects, hash, entry, true, &replaced); /* room was there */
-    }
+    block_table_find(&pool->objects, block_table_hash(pointer), pointer, true, &entry);
     spin_unlock(&pool->objects.lock);
-    return entry.value >> KIND_RECORD_BITS;
+    return kind_size(entry.value);
 }
 
 EXPORT MONITOR_TEXT void mprof_pool_free(const void *anchor, const void *object)

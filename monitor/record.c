@@ -658,8 +658,7 @@ MONITOR_TEXT void monitor_pool_free(struct block_table *objects, const void *obj
         spin_lock(&objects->lock);
         bool known = block_table_take(objects, block_table_hash(pointer), pointer, true, &entry);
         spin_unlock(&objects->lock);
-        struct block_info info = {entry.value >> KIND_RECORD_BITS,
-                                  (uint32_t)(entry.value & ((UINT32_C(1) << KIND_RECORD_BITS) - 1))};
+        struct block_info info = {kind_size(entry.value), kind_record(entry.value)};
         count_free(state, (void *)object, known, &info, MPROF_SUM_POOL_FREE_CALLS, true);
     }
     leave(tls);
@@ -676,8 +675,7 @@ void monitor_pool_free_all(const uint64_t *words, uint64_t slots)
             struct block_entry entry = block_table_entry_at(words, i, true);
             if (!entry.pointer)
                 continue;
-            struct block_info info = {entry.value >> KIND_RECORD_BITS,
-                                      (uint32_t)(entry.value & ((UINT32_C(1) << KIND_RECORD_BITS) - 1))};
+            struct block_info info = {kind_size(entry.value), kind_record(entry.value)};
             account_free(state, entry.pointer, &info, true);
         }
         state->counters[MPROF_SUM_POOL_RESETS]++;
@@ -695,12 +693,7 @@ bool monitor_block_holds(void *block, const struct block_header *header, const v
         record = header->record;
     } else {
         struct block_info info;
-        monitor_tls.busy = 1;
-        bool known = block_map_remove((uintptr_t)block, &info);
-        if (known)
-            block_map_restore((uintptr_t)block, &info);
-        monitor_tls.busy = 0;
-        if (!known)
+        if (!block_map_find((uintptr_t)block, &info))
             return false;
         block_size = info.size;
         record = info.record;
