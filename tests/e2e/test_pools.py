@@ -232,3 +232,12 @@ def test_a_pool_and_a_mapping_across_fork(targets: Targets, tmp_path: Path) -> N
                                                    "main > [mmap]": 4 * 4096}
     assert [child["summary"][name] for name in figures] == [5, 5, 10, 5, 1, 0, 1, 4 * 4096]
     assert child["leaks"] == []
+
+
+def test_the_headers_in_cxx(targets: Targets, profile: Callable[..., Run]) -> None:
+    executable = targets.build("pool_cxx", MONITOR_HEADERS, "-std=c++17", "-pedantic", "-Wall", "-Wextra", "-Werror")
+    document = report(profile([executable]).output)
+    summary = document["summary"]
+    assert (summary["allocs"], summary["bytes_allocated"], summary["frees"], summary["pool_resets"]) == (2, 96, 1, 1)
+    assert (summary["backing_blocks"], summary["backing_bytes"], summary["backing_frees"]) == (1, 4096, 1)
+    assert rows(document, "leaks", "kept_bytes") == {"main > [malloc-like blocks]": 32}
