@@ -241,3 +241,14 @@ def test_the_headers_in_cxx(targets: Targets, profile: Callable[..., Run]) -> No
     assert (summary["allocs"], summary["bytes_allocated"], summary["frees"], summary["pool_resets"]) == (2, 96, 1, 1)
     assert (summary["backing_blocks"], summary["backing_bytes"], summary["backing_frees"]) == (1, 4096, 1)
     assert rows(document, "leaks", "kept_bytes") == {"main > [malloc-like blocks]": 32}
+
+
+def test_a_pools_name_is_escaped_once(targets: Targets, profile: Callable[..., Run], tmp_path: Path) -> None:
+    run = profile([targets.build("pool_names", MONITOR_HEADERS)])
+    text = mprof("report", "--tables", "leaks", run.output).stdout
+    assert 'main > [pool <b>a&b</b>"x"\\x0a]' in text.splitlines()[-1]
+    page = tmp_path / "names.html"
+    mprof("html", run.output, "-o", page)
+    html = page.read_text()
+    assert "[pool &lt;b&gt;a&amp;b&lt;/b&gt;&#34;x&#34;\\x0a]" in html
+    assert "<b>a&b" not in html

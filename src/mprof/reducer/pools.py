@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 
 from . import format as fmt
-from .escape import printable
 from .records import PoolFrame
 from .symbolize import Frame
 
@@ -26,7 +25,7 @@ def pool_name(frame: PoolFrame, creators: dict[int, list[Frame]]) -> str:
     function that created it; [malloc-like blocks] for the blocks announced
     with no pool."""
     if frame.name:
-        return f"[pool {printable(frame.name)}]"
+        return f"[pool {frame.name}]"  # escaped where it is shown, as every name is
     if not frame.creator:
         return "[malloc-like blocks]"
     created_in = creators.get(frame.creator)
