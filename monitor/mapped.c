@@ -139,8 +139,6 @@ MONITOR_TEXT static uint64_t forget_range(uintptr_t start, uintptr_t end)
         atomic_fetch_sub_explicit(&live_bytes, cut_end - cut_start, memory_order_relaxed);
         struct region left[2] = {{region.start, cut_start}, {cut_end, region.end}};
         size_t kept = (left[0].start < left[0].end) + (left[1].start < left[1].end);
-        /* Two regions left: only one region can hold the whole cut, and
-         * room() made room for it. */
         if (kept == 0) {
             memmove(&mapped.regions[at], &mapped.regions[at + 1], (mapped.count - at - 1) * sizeof(struct region));
             mapped.count--;
@@ -151,6 +149,8 @@ MONITOR_TEXT static uint64_t forget_range(uintptr_t start, uintptr_t end)
             at++;
             continue;
         }
+        /* Two regions left: only one region can hold the whole cut, and
+         * room() made room for it. */
         memmove(&mapped.regions[at + 2], &mapped.regions[at + 1], (mapped.count - at - 1) * sizeof(struct region));
         mapped.regions[at] = left[0];
         mapped.regions[at + 1] = left[1];
@@ -202,7 +202,8 @@ MONITOR_TEXT static void note_mapped(void *start, size_t length, uintptr_t frame
 MONITOR_TEXT static void note_unmapped(uintptr_t start, uintptr_t end, enum mprof_summary_field field)
 {
     spin_lock(&mapped.lock);
-    uint64_t taken = room() ? forget_range(start, end) : 0;
+    /* No region yet (a file's unmapping): nothing to make room for. */
+    uint64_t taken = mapped.count && room() ? forget_range(start, end) : 0;
     spin_unlock(&mapped.lock);
     if (taken) {
         monitor_mapping_call(field, MPROF_SUM_UNMAPPED_BYTES, taken);

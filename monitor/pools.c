@@ -204,6 +204,15 @@ static bool recording(void)
     return status == MONITOR_ACTIVE && !monitor_tls.busy;
 }
 
+/* The pool's table, taken out of it, which is left empty; its lock held. */
+static struct block_table detached(struct pool *pool)
+{
+    struct block_table objects = pool->objects;
+    pool->objects.words = NULL;
+    pool->objects.slots = pool->objects.used = 0;
+    return objects;
+}
+
 /* Frees every object of a table taken out of a pool.  The table goes back
  * to pool, emptied, when the pool has made none since and the table is not
  * eight times larger than its objects needed: an arena reset a thousand
@@ -286,9 +295,7 @@ EXPORT MONITOR_TEXT void mprof_pool_reset(const void *anchor)
     if (!pool)
         return;
     spin_lock(&pool->objects.lock);
-    struct block_table objects = pool->objects;
-    pool->objects.words = NULL;
-    pool->objects.slots = pool->objects.used = 0;
+    struct block_table objects = detached(pool);
     spin_unlock(&pool->objects.lock);
     free_all(pool, &objects);
 }
@@ -311,6 +318,16 @@ static struct pool *pool_of(const void *anchor, uintptr_t creator)
     return pool;
 }
 
+/* An object of the pool: counted, or a piece of backing of a pool of
+ * backing. */
+MONITOR_TEXT static void announce(struct pool *pool, const void *object, size_t size)
+{
+    if (unlikely(pool->flags & MPROF_POOL_OF_BACKING))
+        monitor_pool_backing(&pool->objects, object, size);
+    else
+        monitor_pool_alloc(&pool->objects, pool->frame, object, size);
+}
+
 EXPORT MONITOR_TEXT void mprof_pool_alloc(const void *anchor, const void *object, size_t size)
 {
     if (!recording() || !object)
@@ -322,10 +339,7 @@ EXPORT MONITOR_TEXT void mprof_pool_alloc(const void *anchor, const void *object
     }
     if (unlikely(!pool->anchor_checked))
         check_anchor(pool, object, size);
-    if (unlikely(pool->flags & MPROF_POOL_OF_BACKING))
-        monitor_pool_backing(&pool->objects, object, size);
-    else
-        monitor_pool_alloc(&pool->objects, pool->frame, object, size);
+    announce(pool, object, size);
 }
 
 /* Frees the objects of pool inside [low, high) (inside), or wholly outside
@@ -333,9 +347,7 @@ EXPORT MONITOR_TEXT void mprof_pool_alloc(const void *anchor, const void *object
 static void free_objects(struct pool *pool, uintptr_t low, uintptr_t high, bool inside)
 {
     spin_lock(&pool->objects.lock);
-    struct block_table all = pool->objects;
-    pool->objects.words = NULL;
-    pool->objects.slots = pool->objects.used = 0;
+    struct block_table all = detached(pool);
     struct block_table gone = {0};
     bool complete = true;
     for (uint64_t i = 0; all.words && i < all.slots; i++) {
@@ -392,10 +404,8 @@ EXPORT MONITOR_TEXT void mprof_pool_realloc(const void *anchor, const void *old,
         return;
     if (old)
         monitor_pool_free(&pool->objects, old);
-    if (object && pool->flags & MPROF_POOL_OF_BACKING)
-        monitor_pool_backing(&pool->objects, object, size);
-    else if (object)
-        monitor_pool_alloc(&pool->objects, pool->frame, object, size);
+    if (object)
+        announce(pool, object, size);
 }
 
 /* The objects wholly outside [start, start + size) go, as memcheck's

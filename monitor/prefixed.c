@@ -78,21 +78,7 @@ MONITOR_TEXT static void *prefixed_realloc(void *old, size_t size)
         return next.realloc(old, size);
     if (!old)
         return recorded(next.realloc(NULL, size), size, MPROF_SUM_REALLOC_CALLS, false);
-    struct block_info info;
-    bool known = monitor_take(old, &info);
-    void *block = next.realloc(old, size);
-    if (!block && size != 0) {
-        if (known)
-            block_map_restore((uintptr_t)old, &info);
-        monitor_count(MPROF_SUM_FAILED_ALLOCS, MPROF_SUM_REALLOC_CALLS);
-        return NULL;
-    }
-    monitor_released(old, known, &info, 0, !block);
-    if (block)
-        monitor_alloc(block, size, MPROF_SUM_REALLOC_CALLS, false);
-    else
-        monitor_count(MPROF_SUM_REALLOC_CALLS, MPROF_SUM_REALLOC_CALLS); /* realloc(p, 0) freed p */
-    return block;
+    return realloc_in_map(next.realloc, old, size);
 }
 
 MONITOR_TEXT static int prefixed_posix_memalign(void **result, size_t alignment, size_t size)

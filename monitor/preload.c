@@ -129,14 +129,6 @@ MONITOR_TEXT static void *realloc_while_busy(void *old, size_t size)
     return block;
 }
 
-/* The trace's number for a realloc's release of its old block: taken
- * before the real realloc, which may hand the address to another thread
- * at once; 0 when not tracing. */
-static inline uint64_t trace_release_sequence(void)
-{
-    return unlikely(trace_enabled) ? trace_sequence() : 0;
-}
-
 /* realloc of a block with a header: the header moves with the block. */
 MONITOR_TEXT static void *realloc_with_header(void *old, size_t size)
 {
@@ -168,22 +160,7 @@ MONITOR_TEXT static void *realloc_tracked(void *old, size_t size)
         return recorded(real.realloc(NULL, size), size, MPROF_SUM_REALLOC_CALLS, false);
     if (has_header(old))
         return realloc_with_header(old, size);
-    struct block_info info;
-    bool known = monitor_take(old, &info);
-    uint64_t sequence = trace_release_sequence();
-    void *block = real.realloc(old, size);
-    if (!block && size != 0) {
-        if (known)
-            block_map_restore((uintptr_t)old, &info);
-        monitor_count(MPROF_SUM_FAILED_ALLOCS, MPROF_SUM_REALLOC_CALLS);
-        return NULL;
-    }
-    monitor_released(old, known, &info, sequence, !block);
-    if (block)
-        monitor_alloc(block, size, MPROF_SUM_REALLOC_CALLS, false);
-    else
-        monitor_count(MPROF_SUM_REALLOC_CALLS, MPROF_SUM_REALLOC_CALLS); /* realloc(p, 0) freed p */
-    return block;
+    return realloc_in_map(real.realloc, old, size);
 }
 
 EXPORT MONITOR_TEXT void *realloc(void *old, size_t size)

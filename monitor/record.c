@@ -30,16 +30,6 @@ static inline unsigned bin_of(uint64_t size)
     return size < MPROF_BIN_LARGE ? (unsigned)size : MPROF_BIN_LARGE;
 }
 
-/* Whether a block is a region the program mapped itself (mapped.c): its
- * own kind of memory, in its path's figures only, and in none of the
- * heap's (totals, live bytes, peak, bins), as memcheck's have none. */
-static inline bool mapping(enum mprof_summary_field field)
-{
-    /* One compare: the fields an allocation counts under are the malloc
-     * family's and the pools' below these. */
-    return field >= MPROF_SUM_MMAP_CALLS;
-}
-
 /* One thread alone cannot race itself: no locked instruction until a
  * second thread is started. */
 static inline bool threads_share(void)
@@ -279,7 +269,10 @@ count_at_path(struct monitor_tls *tls, struct thread_state *state, void *block, 
      * nothing better is known. */
     bool tracked = counts && (headed || (objects ? table_put(objects, block, size, path, &replaced)
                                                  : block_map_insert((uintptr_t)block, size, path, &replaced)));
-    if (unlikely(mapping(field))) {
+    /* A region the program mapped itself (mapped.c): its own kind of
+     * memory, in its path's figures and in none of the heap's (totals, live
+     * bytes, peak, bins), as memcheck's have none.  Known when inlined. */
+    if (own_kind && !objects) {
         if (tracked) {
             counts->allocs++;
             counts->bytes[size_class(size)] += size;
@@ -413,24 +406,33 @@ MONITOR_TEXT void monitor_alloc(void *block, size_t size, enum mprof_summary_fie
     walk_and_count(tls, state, block, size, field, headed, NULL, 0);
 }
 
-MONITOR_TEXT void monitor_pool_alloc(struct block_table *objects, uint32_t frame, const void *object, size_t size)
+/* The guard raised and the thread's state for an allocation of the
+ * program's own kind; NULL, the guard let down and the allocation counted
+ * untracked, when there is no state. */
+static inline struct thread_state *enter_own_kind(struct monitor_tls *tls)
 {
-    struct monitor_tls *tls = &monitor_tls;
     tls->busy = 1;
     struct thread_state *state = current_state();
     if (unlikely(!state)) {
         monitor_count_untracked();
         leave(tls);
-        return;
     }
+    return state;
+}
+
+MONITOR_TEXT void monitor_pool_alloc(struct block_table *objects, uint32_t frame, const void *object, size_t size)
+{
+    struct monitor_tls *tls = &monitor_tls;
+    struct thread_state *state = enter_own_kind(tls);
+    if (unlikely(!state))
+        return;
     walk_and_count(tls, state, (void *)object, size, MPROF_SUM_POOL_ALLOC_CALLS, false, objects,
                    MPROF_POOL_FRAME_BASE + frame);
 }
 
 /* Counts the free of a block of the map; called with the thread's lock
  * held, which may be let go of and taken again before anything changes. */
-MONITOR_TEXT static void account_free(struct thread_state *state, uintptr_t block, const struct block_info *info,
-                                      bool in_totals)
+MONITOR_TEXT static void account_free(struct thread_state *state, uintptr_t block, const struct block_info *info)
 {
     if (unlikely(info->record == BACKING_RECORD)) {
         state->counters[MPROF_SUM_BACKING_FREES]++;
@@ -438,19 +440,11 @@ MONITOR_TEXT static void account_free(struct thread_state *state, uintptr_t bloc
         return;
     }
     if (unlikely(info->record < paths_first_own_path())) {
-        /* A mapped region is in none of the heap's figures: see mapping(). */
-        state->counters[MPROF_SUM_INHERITED_FREES] += in_totals;
+        state->counters[MPROF_SUM_INHERITED_FREES]++;
         return;
     }
     struct path_counts *counts = counts_of(state, info->record);
     unsigned class = size_class(info->size);
-    if (unlikely(!in_totals)) { /* a mapped region: see mapping() */
-        if (likely(counts)) {
-            counts->frees++;
-            counts->freed[class] += info->size;
-        }
-        return;
-    }
     unsigned bin = bin_of(info->size);
     struct peak_change change;
     bool counted_now = live_change(state, -(int64_t)info->size, -1, counts, bin, &change);
@@ -499,7 +493,7 @@ MONITOR_TEXT static void count_free(struct thread_state *state, void *block, boo
     if (!block)
         state->counters[MPROF_SUM_FREE_NULL]++;
     else if (known)
-        account_free(state, (uintptr_t)block, info, true);
+        account_free(state, (uintptr_t)block, info);
     else
         state->counters[MPROF_SUM_UNKNOWN_FREES]++;
     state->counters[field]++;
@@ -606,7 +600,7 @@ MONITOR_TEXT void monitor_released(void *block, bool known, const struct block_i
     if (likely(state)) {
         lock_own(state);
         if (known)
-            account_free(state, (uintptr_t)block, info, true);
+            account_free(state, (uintptr_t)block, info);
         else
             state->counters[MPROF_SUM_UNKNOWN_FREES]++;
         /* A backing block's new block is backing too. */
@@ -676,7 +670,7 @@ void monitor_pool_free_all(const uint64_t *words, uint64_t slots)
             if (!entry.pointer)
                 continue;
             struct block_info info = {kind_size(entry.value), kind_record(entry.value)};
-            account_free(state, entry.pointer, &info, true);
+            account_free(state, entry.pointer, &info);
         }
         state->counters[MPROF_SUM_POOL_RESETS]++;
         spin_unlock(&state->lock);
@@ -727,7 +721,7 @@ void monitor_make_backing(void *block)
         lock_own(state);
         if (state->last_block == (uintptr_t)block)
             state->last_block = 0; /* not a temporary */
-        account_free(state, (uintptr_t)block, &info, true);
+        account_free(state, (uintptr_t)block, &info);
         struct path_counts *counts = counts_of(state, info.record);
         unsigned class = size_class(info.size), bin = bin_of(info.size);
         if (counts) {
@@ -763,13 +757,9 @@ void monitor_make_backing(void *block)
 MONITOR_TEXT void monitor_mapped(void *start, size_t length, uintptr_t frame, enum mprof_summary_field field)
 {
     struct monitor_tls *tls = &monitor_tls;
-    tls->busy = 1;
-    struct thread_state *state = current_state();
-    if (unlikely(!state)) {
-        monitor_count_untracked();
-        leave(tls);
+    struct thread_state *state = enter_own_kind(tls);
+    if (unlikely(!state))
         return;
-    }
     lock_own(state);
     state->counters[MPROF_SUM_MAPPED_BYTES] += length;
     spin_unlock(&state->lock);
@@ -786,9 +776,17 @@ void monitor_unmapped(uintptr_t start, uintptr_t end, uintptr_t cut_start, uintp
         leave(tls);
         return;
     }
-    lock_own(state);
-    account_free(state, start, &info, false);
-    spin_unlock(&state->lock);
+    /* Its path's figures alone, as count_at_path counted it; a region of
+     * the parent's, in a fork child, is no figure of this process. */
+    if (info.record != BACKING_RECORD && info.record >= paths_first_own_path()) {
+        lock_own(state);
+        struct path_counts *counts = counts_of(state, info.record);
+        if (likely(counts)) {
+            counts->frees++;
+            counts->freed[size_class(info.size)] += info.size;
+        }
+        spin_unlock(&state->lock);
+    }
     /* What is left keeps its path: the part of the region it was. */
     uintptr_t left[2][2] = {{start, cut_start}, {cut_end, end}};
     for (unsigned i = 0; i < 2; i++) {

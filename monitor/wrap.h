@@ -71,6 +71,37 @@ MONITOR_TEXT_INLINE static inline void *real_realloc_with_header(void *old, size
     return header_block(real.realloc(header_base(old), size + BLOCK_HEADER_SIZE));
 }
 
+/* The trace's number for a realloc's release of its old block: taken
+ * before the real realloc, which may hand the address to another thread
+ * at once; 0 when not tracing. */
+static inline uint64_t trace_release_sequence(void)
+{
+    return unlikely(trace_enabled) ? trace_sequence() : 0;
+}
+
+/* realloc, by reallocate, of a block kept in the map (not NULL): taken out
+ * first, so that no other thread is handed its address while the map still
+ * holds it, and put back if the realloc fails. */
+MONITOR_TEXT_INLINE static inline void *realloc_in_map(void *(*reallocate)(void *, size_t), void *old, size_t size)
+{
+    struct block_info info;
+    bool known = monitor_take(old, &info);
+    uint64_t sequence = trace_release_sequence();
+    void *block = reallocate(old, size);
+    if (!block && size != 0) {
+        if (known)
+            block_map_restore((uintptr_t)old, &info);
+        monitor_count(MPROF_SUM_FAILED_ALLOCS, MPROF_SUM_REALLOC_CALLS);
+        return NULL;
+    }
+    monitor_released(old, known, &info, sequence, !block);
+    if (block)
+        monitor_alloc(block, size, MPROF_SUM_REALLOC_CALLS, false);
+    else
+        monitor_count(MPROF_SUM_REALLOC_CALLS, MPROF_SUM_REALLOC_CALLS); /* realloc(p, 0) freed p */
+    return block;
+}
+
 /* The real free of any block the program holds, header or not. */
 static inline void real_free_any(void *block)
 {

@@ -40,9 +40,7 @@ def agree(data: DataFile, tmp_path: Path) -> int:
     with Resolver(data.modules, WarningSink()) as resolver:
         # The pools' and mappings' frames are named as the reducer names
         # them: the reductions compared start from the same frames.
-        code, pool_addresses = pools.split_pool_frames(sorted({node.addr for node in data.nodes}))
-        frames = resolver.resolve(code)
-        frames.update(pools.pool_frames(data.pools, pool_addresses, resolver.resolve))
+        frames = pools.resolve_all(sorted({node.addr for node in data.nodes}), data.pools, resolver.resolve)
     reference.add_graph_run(graph, reference.totals(data), data.header.call_graph, frames)
     reference.add_run(paths, graph, data, frames)
     callgraph.finish(graph)

@@ -32,13 +32,17 @@ def pool_name(frame: PoolFrame, creators: dict[int, list[Frame]]) -> str:
     return f"[pool from {created_in[0].function}]" if created_in else f"[pool from {frame.creator:#x}]"
 
 
-def split_pool_frames(addresses: Iterable[int]) -> tuple[list[int], list[int]]:
-    """The code addresses, and the pool frames'."""
+def resolve_all(addresses: Iterable[int], pools: Sequence[PoolFrame],
+                resolve: Callable[[list[int]], dict[int, list[Frame]]]) -> dict[int, list[Frame]]:
+    """The frames of every address of a file's paths: code's by resolve,
+    the pool frames' by their pools."""
     code: list[int] = []
-    pools: list[int] = []
+    pool_addresses: list[int] = []
     for address in addresses:
-        (pools if is_pool_frame(address) else code).append(address)
-    return code, pools
+        (pool_addresses if is_pool_frame(address) else code).append(address)
+    frames = resolve(code)
+    frames.update(pool_frames(pools, pool_addresses, resolve))
+    return frames
 
 
 def pool_frames(pools: Sequence[PoolFrame], addresses: Sequence[int],

@@ -101,9 +101,8 @@ def reduce_files(files: Sequence[DataFile], *, progress: Progress | None = None,
         with Resolver(data.modules, warnings) as resolver:
             progress.start(f"resolving addresses of {data.program.exe or path} (pid {data.header.pid})")
             used = data.calls.used_addresses(len(data.addresses))
-            code, pool_addresses = pools.split_pool_frames(data.addresses[index] for index in used)
-            frames = resolver.resolve(code, progress)
-            frames.update(pools.pool_frames(data.pools, pool_addresses, resolver.resolve))
+            frames = pools.resolve_all((data.addresses[index] for index in used), data.pools,
+                                       lambda addresses: resolver.resolve(addresses, progress))
             progress.start(f"building the call graph of {path}")
             table = frames_table.frames_table(data, frames, profile.paths.names)
             try:
