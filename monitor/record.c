@@ -776,21 +776,24 @@ void monitor_unmapped(uintptr_t start, uintptr_t end, uintptr_t cut_start, uintp
         leave(tls);
         return;
     }
-    /* Its path's figures alone, as count_at_path counted it; a region of
-     * the parent's, in a fork child, is no figure of this process. */
-    if (info.record != BACKING_RECORD && info.record >= paths_first_own_path()) {
-        lock_own(state);
-        struct path_counts *counts = counts_of(state, info.record);
-        if (likely(counts)) {
-            counts->frees++;
-            counts->freed[size_class(info.size)] += info.size;
-        }
-        spin_unlock(&state->lock);
+    /* A region of the parent's, in a fork child, is no figure of this
+     * process: it is gone, and nothing is left of it to count. */
+    if (info.record == BACKING_RECORD || info.record < paths_first_own_path()) {
+        leave(tls);
+        return;
     }
+    /* Its path's figures alone, as count_at_path counted it. */
+    lock_own(state);
+    struct path_counts *counts = counts_of(state, info.record);
+    if (likely(counts)) {
+        counts->frees++;
+        counts->freed[size_class(info.size)] += info.size;
+    }
+    spin_unlock(&state->lock);
     /* What is left keeps its path: the part of the region it was. */
     uintptr_t left[2][2] = {{start, cut_start}, {cut_end, end}};
     for (unsigned i = 0; i < 2; i++) {
-        if (left[i][0] >= left[i][1] || info.record == BACKING_RECORD || info.record < paths_first_own_path())
+        if (left[i][0] >= left[i][1])
             continue;
         tls->busy = 1;
         lock_own(state);
