@@ -54,6 +54,10 @@ $(BUILD)/tools/.installed: scripts/setup-tools.sh | $(BUILD)/.system-packages
 	./scripts/setup-tools.sh $(BUILD)/tools
 	touch $@
 
+# The profiling server mprof's pushes are tested against (scripts/setup-pyroscope.sh).
+$(BUILD)/tools/pyroscope: scripts/setup-pyroscope.sh | $(BUILD)/.system-packages
+	./scripts/setup-pyroscope.sh $(BUILD)/tools
+
 # mprof itself goes in editable: the console script .venv/bin/mprof, and
 # `import mprof` from any directory, run the tree's src/.  Its module for
 # pprof's profile.proto is generated first (see scripts/pprof_proto.py).
@@ -121,7 +125,7 @@ replay-demo: all $(VENV)/.installed $(BUILD)/.replay-packages
 	./mprof run --trace --quiet -o $(BUILD)/widgets.mprof -- $(BUILD)/widgets
 	./mprof replay $(BUILD)/widgets.mprof.trace
 
-check test: all $(VENV)/.installed $(BUILD)/.test-packages $(BUILD)/tools/.installed
+check test: all $(VENV)/.installed $(BUILD)/.test-packages $(BUILD)/tools/.installed $(BUILD)/tools/pyroscope
 	$(VENV)/bin/ruff check --quiet .
 	$(VENV)/bin/mypy
 	$(VENV)/bin/python -m pytest -q tests

@@ -23,14 +23,17 @@ from pathlib import Path
 
 from .. import source_tree
 from ..reducer.errors import MprofError
-from . import run_record, run_settings
+from . import pushing, run_record, run_settings
 from .arguments import add_leak_arguments
 
 # Not typing's: importing it, like tempfile or dataclasses, would add a
 # tenth to the time mprof run takes to start a program.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import NoReturn
+
+    from ..push.periodic import Image
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -77,6 +80,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "--live", action="store_true",
         help="show the live view (as mprof top) while the program runs; q leaves it, the program running",
     )
+    pushing.add_push_arguments(parser, "the program")
     parser.add_argument("--quiet", action="store_true",
                         help="do not list the files written (a process that left none is still named)")
     parser.add_argument("--verbose", action="store_true",
@@ -319,6 +323,18 @@ def _list(what: str, lines: list[str]) -> None:
         print(f"  and {len(lines) - _LISTED} more", file=sys.stderr)
 
 
+def _images(run_directory: Path) -> Callable[[], list[Image]]:
+    """The run's process images as their records say, for the pusher."""
+    from ..push.periodic import Image
+
+    def images() -> list[Image]:
+        return [Image(image.pid, image.start_ns, image.executable,
+                      next((path for kind, path in image.files if kind == "final"), None))
+                for image in run_record.read(run_directory)]
+
+    return images
+
+
 def _report(run_directory: Path, quiet: bool) -> run_record.Written:
     written = run_record.report_lines(run_record.read(run_directory))
     if not quiet:
@@ -413,6 +429,7 @@ def run(args: argparse.Namespace) -> int:
     output = _output(args)
     depths = run_settings.check(args.depth, args.leak_depth, args.dump_signal, output, args.trace,
                                 dict(os.environ), args.allocator_prefix)
+    push = pushing.settings(args)
     _check_output(output)
     if args.live:
         from .top_cmd import check_terminal  # only for a run that asks: mprof run imports little
@@ -437,9 +454,12 @@ def run(args: argparse.Namespace) -> int:
             signal.pthread_sigmask(signal.SIG_SETMASK, mask)
             raise
         viewer = _start_view(pid, mask) if args.live else 0
+        pusher = pushing.start(push, _images(run_directory), mask) if push else None
         status = _wait(pid, forwarded, mask)
         if viewer:
             _end_view(viewer)
+        if pusher:
+            pushing.finish(*pusher)
         sys.stdout.flush()
         written = _report(run_directory, args.quiet)
     finally:

@@ -58,9 +58,11 @@ class PprofWalk:
     """The pprof walk of a model's paths (ex_pprof_walk): what it met, as
     arrays, for Python to name, and then the encoding."""
 
-    def __init__(self, model: Model, chosen: Sequence[Measure]) -> None:
+    def __init__(self, model: Model, chosen: Sequence[Measure], values: array.array[int] | None = None) -> None:
+        """values: each path's figures, as Counted takes them, where the
+        measures do not say them."""
         self._library = _functions()
-        counted = Counted(model, chosen)
+        counted = Counted(model, chosen, values=values)
         database = model.tree.serialized()
         error = ctypes.create_string_buffer(512)
         self._pointer = ctypes.POINTER(_Pprof)()

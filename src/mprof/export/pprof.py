@@ -12,6 +12,7 @@ import array
 import gzip
 import json
 import os
+from dataclasses import dataclass
 
 from ..reducer.errors import MprofError
 from ..report.measures import Measure
@@ -41,8 +42,19 @@ class _Strings:
         return found
 
 
-def profile(model: Model, chosen: tuple[Measure, ...], default: str) -> bytes:
-    """The gzipped profile of model's paths, a sample type per measure."""
+@dataclass(frozen=True)
+class Interval:
+    """A profile of part of a run (a pushed interval's): its figures, which
+    no measure reads off a path alone, and when it was taken.  Counted as
+    Go's heap profiles are, per byte of space, every block: a period of 1."""
+    values: array.array[int]  # ("q") each path's figure of each measure, in model.paths's order
+    time_ns: int  # its end, in ns since the epoch
+    duration_ns: int
+
+
+def profile(model: Model, chosen: tuple[Measure, ...], default: str, interval: Interval | None = None) -> bytes:
+    """The gzipped profile of model's paths, a sample type per measure: the
+    whole run's, or interval's."""
     if profile_pb2 is None:
         raise MprofError("mprof export --format pprof needs the module set-up generates from pprof's "
                          "profile.proto: run `make venv`")
@@ -72,8 +84,10 @@ def profile(model: Model, chosen: tuple[Measure, ...], default: str) -> bytes:
 
     # The walk in C numbers the samples' locations and functions; here they
     # are named, strings numbered in the order the walk met them.
-    walk = export_core.PprofWalk(model, chosen)
-    labels = _labels(model, walk)
+    walk = export_core.PprofWalk(model, chosen, None if interval is None else interval.values)
+    # A server makes a series of each sample label's value: an interval's
+    # samples carry none, so that a service stays one series.
+    labels = _labels(model, walk) if interval is None else {}
     label_places = sorted(labels)
     label_arrays = (array.array("Q"), array.array("q"), array.array("q"))
     next_label = 0
@@ -111,9 +125,14 @@ def profile(model: Model, chosen: tuple[Measure, ...], default: str) -> bytes:
             location_mappings.append(0)
     label_paths_before(len(walk.counted))
 
-    if model.runs:
-        result.time_nanos = min(run.start_unix_ns for run in model.runs)
-    result.duration_nanos = model.summary.get("elapsed_ns", 0)
+    if interval is not None:
+        result.time_nanos, result.duration_nanos = interval.time_ns, interval.duration_ns
+        result.period_type.type, result.period_type.unit = strings("space"), strings("bytes")
+        result.period = 1
+    else:
+        if model.runs:
+            result.time_nanos = min(run.start_unix_ns for run in model.runs)
+        result.duration_nanos = model.summary.get("elapsed_ns", 0)
     for run in model.runs:
         result.comment.append(strings(f"pid {run.pid}: {run.command_line or os.path.basename(run.program)}"))
     # Protobuf reads concatenated messages as one, repeated fields appended:

@@ -25,16 +25,21 @@ class PrMeasures(ctypes.Structure):
 
 class Counted:
     """The measures as struct pr_measures, and what it points at; the
-    suppressed paths, by place in tree.rows(), the model's unless given."""
+    suppressed paths, by place in tree.rows(), the model's unless given;
+    values, each path's figure of each measure ("q", path by path in
+    model.paths's order), where the measures alone do not say them."""
 
-    def __init__(self, model: Model, chosen: Sequence[Measure], suppressed: Sequence[int] | None = None) -> None:
-        sums = as_sums(chosen)
-        self.values = None
-        if sums is None:
-            self.coefficients, self.gates = array.array("q"), b""
-            self.values = array.array("q", [measure.of(path) for path in model.paths for measure in chosen])
-        else:
+    def __init__(self, model: Model, chosen: Sequence[Measure], suppressed: Sequence[int] | None = None,
+                 values: array.array[int] | None = None) -> None:
+        sums = as_sums(chosen) if values is None else None
+        if sums is not None:
             self.coefficients, self.gates = sums
+        else:
+            self.coefficients, self.gates = array.array("q"), b""
+            if values is None:
+                values = array.array("q", [measure.of(path) for path in model.paths for measure in chosen])
+            assert len(values) == len(chosen) * len(model.paths)
+        self.values = values
         if suppressed is None:
             suppressed = sorted(n for n, pattern in model.path_suppressions.items() if pattern)
         self.suppressed = array.array("q", suppressed)

@@ -1,0 +1,129 @@
+"""--push for mprof run and mprof attach: the options, checked before the
+program starts, and the process that pushes while the program runs
+(push/periodic.py), forked after it starts and ended after it ends."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import signal
+import sys
+from collections.abc import Callable, Sequence
+
+from ..reducer.errors import MprofError
+
+# Not typing's (see run.py): mprof run imports this module at every start.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ..push.periodic import Image, Settings
+
+DEFAULT_EVERY_S = 15.0
+# A label's name as the servers take it (Prometheus's, and a dot, which
+# Pyroscope turns into an underscore); those that start with two
+# underscores are the server's own.
+_LABEL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
+# Pyroscope's limit is 30 labels a series, mprof's own six (and the
+# metric's name) among them.
+MOST_LABELS = 23
+_LONGEST_VALUE = 2048
+
+
+def _every(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0.1 <= value <= 86400:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds from 0.1 to 86400")
+    return value
+
+
+def label(text: str) -> tuple[str, str]:
+    name, equals, value = text.partition("=")
+    if not equals or not _LABEL_NAME.fullmatch(name) or name.startswith("__"):
+        raise argparse.ArgumentTypeError(f"{text!r} is not KEY=VALUE with a label name of letters, digits, _ "
+                                         "and . (not starting with a digit or __)")
+    if not value or len(value) > _LONGEST_VALUE or "\0" in value:
+        raise argparse.ArgumentTypeError(f"{text!r}: a label's value is 1 to {_LONGEST_VALUE} characters")
+    return name, value
+
+
+def add_push_arguments(parser: argparse.ArgumentParser, what: str) -> None:
+    parser.add_argument("--push", metavar="URL",
+                        help=f"while {what} runs, push its memory profile to the Pyroscope server at URL every "
+                             "interval (http[s]://[USER:PASSWORD@]HOST:PORT): what each process allocated in the "
+                             "interval and what is live at its end")
+    parser.add_argument("--every", type=_every, default=DEFAULT_EVERY_S, metavar="SECONDS",
+                        help="the interval of --push (default: %(default)g)")
+    add_label_argument(parser)
+
+
+def add_label_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--label", type=label, action="append", default=[], metavar="KEY=VALUE",
+                        help="a label of every profile pushed, beside service_name, hostname, program and pid "
+                             "(which it may replace: service_name=NAME names the service); repeatable")
+
+
+def checked_labels(labels: Sequence[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
+    names = [name for name, _ in labels]
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:
+        raise MprofError(f"--label {repeated[0]} is given twice", 2)
+    if len(labels) > MOST_LABELS:
+        raise MprofError(f"--label: at most {MOST_LABELS} labels (the server takes 30 a series, mprof's among them)",
+                         2)
+    return tuple(labels)
+
+
+def settings(args: argparse.Namespace) -> Settings | None:
+    """The pushes the command line asks for, checked; None without --push."""
+    if args.push is None:
+        if args.label:
+            raise MprofError("--label labels what --push sends: give --push URL too", 2)
+        return None
+    from ..push.periodic import Settings
+    from ..push.target import target
+
+    try:
+        to = target(args.push)
+    except MprofError as error:
+        raise MprofError(str(error), 2) from None
+    return Settings(to, args.every, checked_labels(args.label))
+
+
+def start(push: Settings, images: Callable[[], Sequence[Image]], mask: set[int]) -> tuple[int, int]:
+    """Forks the pusher, with the signal mask mask; its pid, and the
+    descriptor whose closing tells it the program has ended."""
+    ended_read, ended_write = os.pipe()
+    pusher = os.fork()
+    if pusher:
+        os.close(ended_read)
+        return pusher, ended_write
+    status = 1
+    try:
+        os.close(ended_write)
+        # The terminal's Ctrl-C, Ctrl-\ and hang-up are for the program: the
+        # pusher goes on to push what the program left as it ended.
+        for number in (signal.SIGINT, signal.SIGQUIT, signal.SIGHUP):
+            signal.signal(number, signal.SIG_IGN)
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        from ..push.periodic import Pusher
+
+        Pusher(push, images).run(ended_read)
+        status = 0
+    except MprofError as error:
+        print(f"mprof: push: {error}", file=sys.stderr)
+    except Exception:  # a bug: seen, then the pusher's end, never the run's
+        import traceback
+
+        traceback.print_exc()
+    finally:
+        os._exit(status)
+
+
+def finish(pusher: int, ended: int) -> None:
+    """Tells the pusher the program has ended and waits while it pushes
+    what is left (for a bounded time: periodic.CLOSING_S)."""
+    os.close(ended)
+    os.waitpid(pusher, 0)

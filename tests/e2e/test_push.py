@@ -1,0 +1,149 @@
+"""mprof run --push and mprof export --push against a real Pyroscope server
+on loopback: what the server's own query API gives back for each interval
+is the program's known allocations, and the figures mprof report gives
+for the same run; a server that never answers costs the program nothing."""
+
+from __future__ import annotations
+
+import functools
+import json
+import socket
+import subprocess
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+import pyroscope_server
+from e2e_support import MPROF, Targets, mprof
+
+ALLOC_SPACE = "memory:alloc_space:bytes:space:bytes"
+ALLOC_OBJECTS = "memory:alloc_objects:count:space:bytes"
+INUSE_SPACE = "memory:inuse_space:bytes:space:bytes"
+INUSE_OBJECTS = "memory:inuse_objects:count:space:bytes"
+EVERY_S = 1.5
+# The service's phases: the blocks grow_cache keeps, and frees of the oldest.
+PHASES = (("grow", 300, 1000), ("grow", 50, 4096), ("drop", 200), ("grow", 100, 2048))
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[pyroscope_server.Server]:
+    started = pyroscope_server.start(tmp_path_factory.mktemp("pyroscope"))
+    try:
+        yield started
+    finally:
+        started.stop()
+
+
+def _now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def _wait_for(found: Callable[[], bool], what: str, within_s: float = 30) -> None:
+    deadline = time.monotonic() + within_s
+    while not found():
+        assert time.monotonic() < deadline, f"not within {within_s} s: {what}"
+        time.sleep(0.1)
+
+
+def _known_figures(phases_done: list[tuple[str, int, int] | tuple[str, int]]) -> tuple[int, int, int, int]:
+    """grow_cache's blocks and bytes allocated by these phases, and those
+    still kept after them: from the program's behaviour alone."""
+    kept: list[int] = []
+    allocs = allocated = 0
+    for phase in phases_done:
+        if phase[0] == "grow":
+            _, count, size = phase  # type: ignore[misc]
+            allocs += count
+            allocated += count * size
+            kept += [size] * count
+        else:
+            del kept[:phase[1]]
+    return allocs, allocated, len(kept), sum(kept)
+
+
+def test_each_interval_is_pushed_with_its_exact_figures(targets: Targets, tmp_path: Path,
+                                                         server: pyroscope_server.Server) -> None:
+    program = targets.build("push_phases")
+    output = tmp_path / "service.mprof"
+    begun_ms = _now_ms() - 1000
+    service = subprocess.Popen([MPROF, "run", "--push", server.url, "--every", str(EVERY_S), "--label", "team=memory",
+                                "--label", "release=1.2.3", "--quiet", "-o", output, "--", program],
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               cwd=tmp_path)
+    assert service.stdin and service.stdout
+    selector = '{service_name="push_phases",release="1.2.3"}'
+
+    def profiles() -> list[int]:
+        return server.profile_times_ms(ALLOC_SPACE, selector, begun_ms, _now_ms() + 60_000)
+
+    def pushed_after(end_ns: int) -> bool:
+        return any(taken * 1_000_000 > end_ns for taken in profiles())
+
+    phase_times: list[tuple[int, int]] = []
+    for phase in PHASES:
+        service.stdin.write(" ".join(map(str, phase)) + "\n")
+        service.stdin.flush()
+        start_ns, end_ns = map(int, service.stdout.readline().split())
+        phase_times.append((start_ns, end_ns))
+        # In step with the pushes: the next phase once a profile taken after
+        # this one is at the server, so that each lies within one interval.
+        _wait_for(functools.partial(pushed_after, end_ns), f"a profile pushed after phase {phase}")
+    quit_ns = time.time_ns()
+    service.stdin.write("quit\n")
+    service.stdin.close()
+    assert service.wait(60) == 7, service.stderr.read() if service.stderr else ""
+    stderr = service.stderr.read() if service.stderr else ""
+    assert stderr == ""  # no push failed, nothing was dropped
+    # mprof run ends once its pushes are done: the last is the process's end.
+    times = profiles()
+    assert times and times[-1] * 1_000_000 > quit_ns, (times, quit_ns)
+
+    report = json.loads(mprof("report", "--format", "json", output).stdout)
+    pid = report["runs"][0]["pid"]
+    grow = next(row for row in report["direct"] if row["function"] == "grow_cache")
+
+    done: list[tuple[str, int, int] | tuple[str, int]] = []
+    sums = [0, 0]
+    before_ms = begun_ms
+    for taken_ms in times:
+        allocs_before, allocated_before, _, _ = _known_figures(done)
+        for phase, (start_ns, end_ns) in zip(PHASES, phase_times, strict=True):
+            assert not start_ns - 1_000_000 <= taken_ms * 1_000_000 <= end_ns + 1_000_000, "a phase straddles"
+            if before_ms * 1_000_000 < start_ns and end_ns < taken_ms * 1_000_000:
+                done.append(phase)
+        allocs, allocated, live, live_bytes = _known_figures(done)
+        figures = {type_id: server.functions(type_id, selector, taken_ms, taken_ms + 1)
+                   for type_id in (ALLOC_SPACE, ALLOC_OBJECTS, INUSE_SPACE, INUSE_OBJECTS)}
+
+        def own(type_id: str, figures: dict[str, dict[str, pyroscope_server.FunctionFigures]] = figures) -> int:
+            found = figures[type_id].get("grow_cache")
+            return found.own if found else 0
+
+        assert own(ALLOC_OBJECTS) == allocs - allocs_before, (taken_ms, figures[ALLOC_OBJECTS])
+        assert own(ALLOC_SPACE) == allocated - allocated_before, (taken_ms, figures[ALLOC_SPACE])
+        assert own(INUSE_OBJECTS) == live, (taken_ms, figures[INUSE_OBJECTS])
+        assert own(INUSE_SPACE) == live_bytes, (taken_ms, figures[INUSE_SPACE])
+        # The service's own function leads each interval it was busy in.
+        for type_id, expected in ((ALLOC_SPACE, allocated - allocated_before), (INUSE_SPACE, live_bytes)):
+            if expected:
+                leader = max(figures[type_id].items(), key=lambda item: item[1].own)[0]
+                assert leader == "grow_cache", (type_id, taken_ms, figures[type_id])
+        sums[0] += own(ALLOC_OBJECTS)
+        sums[1] += own(ALLOC_SPACE)
+        before_ms = taken_ms
+    assert done == list(PHASES)
+
+    # The pushes add up to what mprof report says of the whole run.
+    assert sums == [grow["calls"], grow["bytes"]] == list(_known_figures(list(PHASES))[:2])
+    assert (live, live_bytes) == (grow["kept_objects"], grow["kept_bytes"])
+
+    labels = server.series_labels(selector, begun_ms, _now_ms() + 60_000)
+    assert labels
+    for series in labels:
+        assert {key: series.get(key) for key in ("service_name", "team", "release", "pid", "program", "hostname")} \
+            == {"service_name": "push_phases", "team": "memory", "release": "1.2.3", "pid": str(pid),
+                "program": str(program), "hostname": socket.gethostname()}, series
+    assert {series["__type__"] for series in labels} >= {"alloc_space", "alloc_objects", "inuse_space",
+                                                         "inuse_objects", "temp_objects"}
