@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 import socket
+import statistics
 import subprocess
 import time
 from collections.abc import Callable, Iterator
@@ -147,3 +149,96 @@ def test_each_interval_is_pushed_with_its_exact_figures(targets: Targets, tmp_pa
                 "program": str(program), "hostname": socket.gethostname()}, series
     assert {series["__type__"] for series in labels} >= {"alloc_space", "alloc_objects", "inuse_space",
                                                          "inuse_objects", "temp_objects"}
+
+
+@pytest.fixture
+def silent_server() -> Iterator[str]:
+    """A server that takes connections and never answers: its listening
+    socket's backlog completes each connection, and nothing reads it."""
+    with socket.socket() as listening:
+        listening.bind(("127.0.0.1", 0))
+        listening.listen(64)
+        yield f"http://127.0.0.1:{listening.getsockname()[1]}"
+
+
+def test_a_server_that_never_answers_costs_the_program_nothing(targets: Targets, tmp_path: Path,
+                                                               silent_server: str) -> None:
+    program = targets.build("push_work")
+    every_s = 0.5
+    plain, pushed, waits = [], [], []
+    for _ in range(5):  # interleaved, so that the machine's other load falls on both alike
+        for push in (False, True):
+            started = time.monotonic()
+            completed = subprocess.run(
+                [MPROF, "run", *(["--push", silent_server, "--every", str(every_s)] if push else []), "--quiet",
+                 "-o", tmp_path / "work.mprof", "--", program], capture_output=True, text=True, timeout=120)
+            wall_s = time.monotonic() - started
+            assert completed.returncode == 5, completed.stderr
+            work_ns = int(completed.stdout)
+            (pushed if push else plain).append(work_ns)
+            if push:
+                lines = completed.stderr.splitlines()
+                assert lines[0] == (f"mprof: push to {silent_server} failed: no answer within {every_s:g} s; "
+                                    "profiles are dropped until it works again"), completed.stderr
+                assert re.fullmatch(rf"mprof: push to {re.escape(silent_server)}: \d+ profiles? of the run could "
+                                    r"not be sent, and were dropped", lines[1]), completed.stderr
+                assert len(lines) == 2, completed.stderr
+                waits.append(wall_s - work_ns / 1e9)
+            else:
+                assert completed.stderr == ""
+    ratio = statistics.median(pushed) / statistics.median(plain)
+    assert ratio < 1.15, (ratio, plain, pushed)
+    # After the program, mprof run waits for what is under way at most one
+    # push's time: the start, the reduction of the last file and that.
+    assert statistics.median(waits) < 3.0, waits
+
+
+def test_export_pushes_a_finished_run(targets: Targets, tmp_path: Path, server: pyroscope_server.Server) -> None:
+    program = targets.build("push_phases")
+    output = tmp_path / "finished.mprof"
+    commands = "".join(" ".join(map(str, phase)) + "\n" for phase in PHASES)
+    completed = subprocess.run([MPROF, "run", "--quiet", "-o", output, "--", program], input=commands + "quit\n",
+                               capture_output=True, text=True, timeout=120)
+    assert completed.returncode == 7, completed.stderr
+    begun_ms = _now_ms() - 60_000
+    pushed = mprof("export", "--push", server.url, "--label", "job=nightly", "--label", "service_name=batch",
+                   output)
+    assert pushed.stdout == pushed.stderr == ""
+    selector = '{service_name="batch",job="nightly"}'
+    times = server.profile_times_ms(ALLOC_SPACE, selector, begun_ms, _now_ms() + 60_000)
+    assert len(times) == 1
+    report = json.loads(mprof("report", "--format", "json", output).stdout)
+    run = report["runs"][0]
+    # Stamped with the run's end.
+    assert times[0] == (run["start_unix_ns"] + run["elapsed_ns"]) // 1_000_000
+    grow = next(row for row in report["direct"] if row["function"] == "grow_cache")
+    allocs, allocated, live, live_bytes = _known_figures(list(PHASES))
+    found = {type_id: server.functions(type_id, selector, times[0], times[0] + 1)["grow_cache"].own
+             for type_id in (ALLOC_OBJECTS, ALLOC_SPACE, INUSE_OBJECTS, INUSE_SPACE)}
+    assert found == {ALLOC_OBJECTS: allocs, ALLOC_SPACE: allocated, INUSE_OBJECTS: live, INUSE_SPACE: live_bytes}
+    assert (allocs, allocated, live, live_bytes) == (grow["calls"], grow["bytes"], grow["kept_objects"],
+                                                     grow["kept_bytes"])
+    labels = server.series_labels(selector, begun_ms, _now_ms() + 60_000)
+    assert {(series["program"], series["pid"]) for series in labels} == {(str(program), str(run["pid"]))}
+
+
+def test_push_failures_are_one_line(targets: Targets, tmp_path: Path, silent_server: str) -> None:
+    program = targets.build("push_phases")
+    output = tmp_path / "refused.mprof"
+    subprocess.run([MPROF, "run", "--quiet", "-o", output, "--", program], input="quit\n", capture_output=True,
+                   text=True, timeout=60)
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        refused_url = f"http://127.0.0.1:{closed.getsockname()[1]}"
+    failed = mprof("export", "--push", refused_url, output, check=False)
+    assert (failed.returncode, failed.stdout) == (1, "")
+    assert failed.stderr == f"mprof: push to {refused_url} failed: Connection refused\n"
+    for arguments, why in ((["--push", "ftp://host"], "--push ftp://host: not an http:// or https:// URL of a server"),
+                           (["--push", "http://h:1", "--label", "2x=y"], "argument --label: '2x=y' is not KEY=VALUE"),
+                           (["--push", "http://h:1", "--label", "__name__=y"], "argument --label: '__name__=y' is not"),
+                           (["--push", "http://h:1", "--label", "a=1", "--label", "a=2"], "--label a is given twice"),
+                           (["--label", "a=1"], "--label labels what --push sends: give --push URL too")):
+        refused = mprof("run", *arguments, "--", program, check=False)
+        # Refused before the program starts: it would end with status 7.
+        assert refused.returncode == 2 and why in refused.stderr.splitlines()[-1], refused.stderr
+        assert "Traceback" not in refused.stderr

@@ -4,6 +4,7 @@ stacks)."""
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -12,6 +13,7 @@ from ..reducer.errors import MprofError
 from ..report.display import for_display
 from ..report.measures import DEFAULT_MEASURE, MEASURE_NAMES, by_name, measures
 from ..report.model import Model, RunInfo
+from . import pushing
 from .arguments import add_leak_arguments, add_naming_arguments, add_selection_arguments
 from .inputs import made_of_profile, selection, suppressed, warn_of_partial_paths
 from .output import check_output
@@ -26,7 +28,12 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
                     "stacks for flamegraph.pl, inferno or speedscope.")
     parser.add_argument("files", nargs="+", type=Path, metavar="FILE",
                         help="data files of one program, or one profile database")
-    parser.add_argument("--format", choices=("pprof", "collapsed"), required=True, help="what to write")
+    wanted = parser.add_mutually_exclusive_group(required=True)
+    wanted.add_argument("--format", choices=("pprof", "collapsed"), help="what to write")
+    wanted.add_argument("--push", metavar="URL",
+                        help="send the profile to the Pyroscope server at URL instead (http[s]://[USER:PASSWORD@]"
+                             "HOST:PORT): what the run allocated, and what was live at its end, as one profile")
+    pushing.add_label_argument(parser)
     parser.add_argument("--sample", choices=MEASURE_NAMES, default=DEFAULT_MEASURE, metavar="TYPE",
                         help="the measure a collapsed file counts, or pprof's default sample type: "
                              f"{', '.join(MEASURE_NAMES)} (default: %(default)s)")
@@ -38,6 +45,10 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.push is not None:
+        return _push(args)
+    if args.label:
+        raise MprofError("--label labels what --push sends: give --push URL too", 2)
     output = None if args.output is None else check_output(args.output)  # a wrong -o refused before the work
     if args.format == "pprof" and output is None and sys.stdout.isatty():
         raise MprofError("a pprof profile is binary: name a file with -o, or redirect the output")
@@ -63,4 +74,34 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.flush()
     else:
         output.write(data)
+    return 0
+
+
+def _push(args: argparse.Namespace) -> int:
+    """--push: the files' profile to the server, stamped with the runs'
+    end; labelled with the program, its pid when there is one process, and
+    the user's labels."""
+    from ..push import interval, target
+
+    if args.output is not None:
+        raise MprofError("--push sends the profile: it writes no file (-o)", 2)
+    to = target.target(args.push)
+    labels = pushing.checked_labels(args.label)
+
+    def pushed(loaded: Model) -> tuple[list[RunInfo], bytes]:
+        model = for_display(loaded, args.full_names)
+        if not model.runs:
+            raise MprofError(f"{args.files[0]}: holds no profile to export")
+        return model.runs, interval.whole_run_profile(model)
+
+    runs, data = made_of_profile(args.files, pushed, selection(args), leaks_and_calls=False)
+    warn_of_partial_paths(runs, args.files[0])
+    programs = sorted({run.program for run in runs})
+    own = [("service_name", os.path.basename(programs[0])), ("program", programs[0])] if len(programs) == 1 else []
+    if not own and "service_name" not in dict(labels):
+        raise MprofError(f"{args.files[0]}: holds the runs of {len(programs)} programs: name their service with "
+                         "--label service_name=NAME", 2)
+    if len(runs) == 1:
+        own.append(("pid", str(runs[0].pid)))
+    target.send_now(to, [*own, *labels], data, timeout_s=30)
     return 0

@@ -124,6 +124,6 @@ def start(push: Settings, images: Callable[[], Sequence[Image]], mask: set[int])
 
 def finish(pusher: int, ended: int) -> None:
     """Tells the pusher the program has ended and waits while it pushes
-    what is left (for a bounded time: periodic.CLOSING_S)."""
+    what is left (for a bounded time: Settings.push_timeout_s)."""
     os.close(ended)
     os.waitpid(pusher, 0)

@@ -28,9 +28,6 @@ from .sender import Outgoing, Sender
 _POLL_S = 0.05
 # Most seconds one push may take: a push is retried within the next interval.
 LONGEST_PUSH_S = 10.0
-# What the run's end waits for the pushes still under way: the program has
-# ended, and its command should end too.
-CLOSING_S = 10.0
 
 
 @dataclass(frozen=True)
@@ -41,6 +38,8 @@ class Settings:
 
     @property
     def push_timeout_s(self) -> float:
+        """How long one push may take; the run's end waits as long for the
+        pushes under way: the program has ended, its command should too."""
         return max(min(self.every_s, LONGEST_PUSH_S), 0.5)
 
 
@@ -101,7 +100,7 @@ class Pusher:
             for process in self._processes.values():
                 if process.watch:
                     process.watch.close()
-            self._sender.close(CLOSING_S)
+            self._sender.close(self._settings.push_timeout_s)
 
     def _ask(self) -> None:
         images = self._images()

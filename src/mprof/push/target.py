@@ -9,6 +9,7 @@ import base64
 import binascii
 import json
 import socket
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -92,14 +93,28 @@ def send(to: Target, labels: Sequence[tuple[str, str]], profile: bytes, timeout_
         raise PushFailed(f"the server answered {error.code} {error.reason}{_said(error)}",
                          lasting=400 <= error.code < 500 and error.code not in (408, 429)) from None
     except TimeoutError:
-        raise PushFailed(f"no answer within {timeout_s:g} s") from None
+        raise PushFailed(f"no answer within {round(timeout_s, 1):g} s") from None
     except urllib.error.URLError as error:
         reason = error.reason
         if isinstance(reason, (TimeoutError, socket.timeout)):
-            raise PushFailed(f"no answer within {timeout_s:g} s") from None
+            raise PushFailed(f"no answer within {round(timeout_s, 1):g} s") from None
         raise PushFailed(getattr(reason, "strerror", None) or str(reason)) from None
     except (OSError, ValueError) as error:  # a connection reset mid-answer, a malformed status line
         raise PushFailed(getattr(error, "strerror", None) or str(error) or type(error).__name__) from None
+
+
+def send_now(to: Target, labels: Sequence[tuple[str, str]], profile: bytes, timeout_s: float,
+             attempts: int = 3, pause_s: float = 1.0) -> None:
+    """send(), tried again while the failure may pass; MprofError, in one
+    line, when the server did not take the profile."""
+    for attempt in range(attempts):
+        try:
+            send(to, labels, profile, timeout_s)
+            return
+        except PushFailed as failure:
+            if failure.lasting or attempt + 1 == attempts:
+                raise MprofError(f"push to {to.shown} failed: {failure}") from None
+        time.sleep(pause_s)
 
 
 def _said(error: urllib.error.HTTPError) -> str:
