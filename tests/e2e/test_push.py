@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import re
 import socket
 import statistics
@@ -49,6 +50,12 @@ def _wait_for(found: Callable[[], bool], what: str, within_s: float = 30) -> Non
         time.sleep(0.1)
 
 
+def _pushed_after(server: pyroscope_server.Server, selector: str, begun_ms: int, end_ns: int) -> bool:
+    """Whether the server holds a profile of the series taken after end_ns."""
+    times = server.profile_times_ms(ALLOC_SPACE, selector, begun_ms, _now_ms() + 60_000)
+    return any(taken * 1_000_000 > end_ns for taken in times)
+
+
 def _known_figures(phases_done: list[tuple[str, int, int] | tuple[str, int]]) -> tuple[int, int, int, int]:
     """grow_cache's blocks and bytes allocated by these phases, and those
     still kept after them: from the program's behaviour alone."""
@@ -80,9 +87,6 @@ def test_each_interval_is_pushed_with_its_exact_figures(targets: Targets, tmp_pa
     def profiles() -> list[int]:
         return server.profile_times_ms(ALLOC_SPACE, selector, begun_ms, _now_ms() + 60_000)
 
-    def pushed_after(end_ns: int) -> bool:
-        return any(taken * 1_000_000 > end_ns for taken in profiles())
-
     phase_times: list[tuple[int, int]] = []
     for phase in PHASES:
         service.stdin.write(" ".join(map(str, phase)) + "\n")
@@ -91,7 +95,8 @@ def test_each_interval_is_pushed_with_its_exact_figures(targets: Targets, tmp_pa
         phase_times.append((start_ns, end_ns))
         # In step with the pushes: the next phase once a profile taken after
         # this one is at the server, so that each lies within one interval.
-        _wait_for(functools.partial(pushed_after, end_ns), f"a profile pushed after phase {phase}")
+        _wait_for(functools.partial(_pushed_after, server, selector, begun_ms, end_ns),
+                  f"a profile pushed after phase {phase}")
     quit_ns = time.time_ns()
     service.stdin.write("quit\n")
     service.stdin.close()
@@ -242,3 +247,46 @@ def test_push_failures_are_one_line(targets: Targets, tmp_path: Path, silent_ser
         # Refused before the program starts: it would end with status 7.
         assert refused.returncode == 2 and why in refused.stderr.splitlines()[-1], refused.stderr
         assert "Traceback" not in refused.stderr
+
+
+def test_attach_pushes_what_the_process_does_while_attached(targets: Targets, tmp_path: Path,
+                                                            server: pyroscope_server.Server) -> None:
+    program = targets.build("push_phases")
+    plain_env = {k: v for k, v in os.environ.items() if not k.startswith("MPROF_") and k != "LD_PRELOAD"}
+    service = subprocess.Popen([program], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=plain_env)
+    assert service.stdin and service.stdout
+
+    def phase(command: str) -> int:
+        service.stdin.write(command + "\n")  # type: ignore[union-attr]
+        service.stdin.flush()  # type: ignore[union-attr]
+        return int(service.stdout.readline().split()[1])  # type: ignore[union-attr]
+
+    try:
+        phase("grow 10 999")  # before the attach: never seen
+        begun_ms = _now_ms() - 1000
+        attached = subprocess.Popen([MPROF, "attach", str(service.pid), "-o", tmp_path / "attached.mprof", "--push",
+                                     server.url, "--every", "1", "--label", "service_name=attached-service"],
+                                    stderr=subprocess.PIPE, text=True, env=plain_env)
+        assert attached.stderr
+        line = attached.stderr.readline()
+        assert line.startswith(f"mprof: attached to process {service.pid};"), line + attached.stderr.read()
+        selector = '{service_name="attached-service"}'
+        for command in ("grow 100 1000", "drop 60"):  # drops the 10 never seen, then 50 of the 100
+            ended_ns = phase(command)
+            _wait_for(functools.partial(_pushed_after, server, selector, begun_ms, ended_ns),
+                      f"a profile pushed after {command}")
+        assert subprocess.run([MPROF, "detach", str(service.pid)], capture_output=True, timeout=60).returncode == 0
+        said = attached.stderr.read()
+        assert attached.wait(60) == 0, said
+        assert said.startswith(f"mprof: detached from process {service.pid}"), said
+        assert len(said.splitlines()) == 1, said  # nothing of the pushes
+        assert phase("grow 5 5") > 0  # the process runs on
+    finally:
+        service.kill()
+        service.wait()
+    times = server.profile_times_ms(ALLOC_SPACE, selector, begun_ms, _now_ms() + 60_000)
+    allocated = sum(server.functions(ALLOC_SPACE, selector, taken, taken + 1).get(
+        "grow_cache", pyroscope_server.FunctionFigures(0, 0)).own for taken in times)
+    assert allocated == 100 * 1000
+    last = server.functions(INUSE_SPACE, selector, times[-1], times[-1] + 1)
+    assert last["grow_cache"].own == 50 * 1000

@@ -11,6 +11,14 @@ import time
 from pathlib import Path
 
 from ..reducer.errors import MprofError
+from . import pushing
+
+# Not typing's (see run.py): only for the checker.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from ..push.periodic import Image
 
 # How often the wait looks at the process and its file.
 _POLL_S = 0.1
@@ -36,6 +44,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     attach.add_argument("-o", "--output", type=Path, metavar="FILE",
                         help="the data file (default: mprof.out.PID in the current directory)")
     attach.add_argument("--duration", type=_duration, metavar="SECONDS", help="detach after this long")
+    pushing.add_push_arguments(attach, "the process is attached")
     detach = subparsers.add_parser(
         "detach", help="end an mprof attach: the process writes its file",
         description="Detach the monitor that mprof attach loaded into a process: the process writes the data "
@@ -70,6 +79,22 @@ def _stop_on_signals() -> list[int]:
     return received
 
 
+def _images(pid: int, output: Path, since_ns: int) -> Callable[[], list[Image]]:
+    """The attached process, for the pusher: its image, and once written
+    its final file."""
+    from ..push.periodic import Image
+
+    try:
+        program = os.readlink(f"/proc/{pid}/exe")
+    except OSError:
+        program = f"process {pid}"
+
+    def images() -> list[Image]:
+        return [Image(pid, since_ns, program, str(output) if _final_written(output, since_ns) else None)]
+
+    return images
+
+
 def attach(args: argparse.Namespace) -> int:
     from ..attach import inject
     from ..live.watch import running
@@ -86,6 +111,7 @@ def attach(args: argparse.Namespace) -> int:
     output = (args.output or Path(f"mprof.out.{pid}")).absolute()
     if output.is_dir():
         raise MprofError(f"{output}: is a directory")
+    push = pushing.settings(args)
     started_ns = time.time_ns()
     copy, result = inject.attach(pid, library_path(), output)
     if result == inject.ALREADY:
@@ -100,6 +126,8 @@ def attach(args: argparse.Namespace) -> int:
     if result == inject.PARTLY_ROUTED:
         print("mprof: warning: the calls of some of its modules could not be routed to the monitor "
               "(their tables could not be made writable): their allocations are not counted", file=sys.stderr)
+    pusher = pushing.start(push, _images(pid, output, started_ns), signal.pthread_sigmask(signal.SIG_BLOCK, []))\
+        if push else None
     received = _stop_on_signals()
     deadline = time.monotonic() + args.duration if args.duration else None
     try:
@@ -120,6 +148,8 @@ def attach(args: argparse.Namespace) -> int:
         print(f"mprof: detached from process {pid}; it wrote {output}", file=sys.stderr)
         return 0
     finally:
+        if pusher:
+            pushing.finish(*pusher)
         inject.remove_copy(copy)
 
 

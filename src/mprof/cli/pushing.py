@@ -107,6 +107,7 @@ def start(push: Settings, images: Callable[[], Sequence[Image]], mask: set[int])
         # pusher goes on to push what the program left as it ended.
         for number in (signal.SIGINT, signal.SIGQUIT, signal.SIGHUP):
             signal.signal(number, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the command's handler, if it has one
         signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         from ..push.periodic import Pusher
 
