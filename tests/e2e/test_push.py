@@ -290,3 +290,25 @@ def test_attach_pushes_what_the_process_does_while_attached(targets: Targets, tm
     assert allocated == 100 * 1000
     last = server.functions(INUSE_SPACE, selector, times[-1], times[-1] + 1)
     assert last["grow_cache"].own == 50 * 1000
+
+
+def test_each_process_of_the_run_is_its_own_series(targets: Targets, tmp_path: Path,
+                                                   server: pyroscope_server.Server) -> None:
+    forkexec, leaf = targets.build("forkexec"), targets.build("leaf")
+    begun_ms = _now_ms() - 1000
+    completed = subprocess.run([MPROF, "run", "--push", server.url, "--every", "1", "--label", "service_name=forked",
+                                "-o", tmp_path / "forked.mprof", "--", forkexec, leaf],
+                               capture_output=True, text=True, timeout=120)
+    assert completed.returncode == 0, completed.stderr
+    images = re.findall(r"\(pid (\d+), (\S+)\)", completed.stderr)
+    assert [program for _, program in images] == [str(forkexec)] * 3 + [str(leaf)], completed.stderr
+    # forkexec.c's and leaf.c's blocks: (function, allocated, live at the end) of each image.
+    known = [("allocate", 10 * 100 + 5 * 100, 100), ("allocate", 20 * 200, 2 * 200), ("allocate", 30 * 300, 3 * 300),
+             ("main", 40 * 400, 4 * 400)]
+    for (pid, program), (function, allocated, live) in zip(images, known, strict=True):
+        selector = f'{{service_name="forked",pid="{pid}",program="{program}"}}'
+        times = server.profile_times_ms(ALLOC_SPACE, selector, begun_ms, _now_ms() + 60_000)
+        assert times, (pid, program)
+        pushed = sum(server.functions(ALLOC_SPACE, selector, taken, taken + 1)[function].own for taken in times)
+        assert pushed == allocated, (pid, program)
+        assert server.functions(INUSE_SPACE, selector, times[-1], times[-1] + 1)[function].own == live, (pid, program)
