@@ -43,6 +43,7 @@ class Sender:
         self._say = say
         self._send = send
         self._waiting: deque[Outgoing] = deque()
+        self._under_way: Outgoing | None = None  # taken from _waiting by the thread, being tried
         self._changed = threading.Condition()
         self._closing_by: float | None = None  # monotonic deadline once close() is called
         self._closed = threading.Event()  # wakes a retry's pause: one more try within close()'s time
@@ -69,8 +70,9 @@ class Sender:
         self._closed.set()
         self._thread.join(within_s + 0.5)
         with self._changed:
-            left = len(self._waiting)
+            left = len(self._waiting) + (self._under_way is not None)
             self._waiting.clear()
+            self._under_way = None
             self._dropped += left
             if self._dropped:
                 self._say(f"push to {self._to.shown}: {self._dropped} profile{'s' if self._dropped != 1 else ''} "
@@ -87,20 +89,19 @@ class Sender:
                     self._changed.wait()
                 if not self._waiting:
                     return
-                outgoing = self._waiting[0]
+                outgoing = self._under_way = self._waiting.popleft()
             reason = self._try(outgoing)
             with self._changed:
-                if self._waiting and self._waiting[0] is outgoing:
-                    self._waiting.popleft()
-                    if reason is None:
-                        self.sent += 1
-                        if self._failing:
-                            self._failing = False
-                            self._say(f"push to {self._to.shown} works again; {self._dropped} "
-                                      f"profile{'s' if self._dropped != 1 else ''} were dropped meanwhile")
-                            self._dropped = 0
-                    else:
-                        self._drop(reason)
+                self._under_way = None
+                if reason is None:
+                    self.sent += 1
+                    if self._failing:
+                        self._failing = False
+                        self._say(f"push to {self._to.shown} works again; {self._dropped} "
+                                  f"{'profile was' if self._dropped == 1 else 'profiles were'} dropped meanwhile")
+                        self._dropped = 0
+                else:
+                    self._drop(reason)
                 remaining = self._remaining()
                 if remaining is not None and remaining <= 0:
                     return
