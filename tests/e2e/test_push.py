@@ -242,7 +242,8 @@ def test_push_failures_are_one_line(targets: Targets, tmp_path: Path, silent_ser
                            (["--push", "http://h:1", "--label", "2x=y"], "argument --label: '2x=y' is not KEY=VALUE"),
                            (["--push", "http://h:1", "--label", "__name__=y"], "argument --label: '__name__=y' is not"),
                            (["--push", "http://h:1", "--label", "a=1", "--label", "a=2"], "--label a is given twice"),
-                           (["--label", "a=1"], "--label labels what --push sends: give --push URL too")):
+                           (["--label", "a=1"], "--label labels what --push sends: give --push URL too"),
+                           (["--push", "http://h:1", "--live"], "--push and --live both watch the program")):
         refused = mprof("run", *arguments, "--", program, check=False)
         # Refused before the program starts: it would end with status 7.
         assert refused.returncode == 2 and why in refused.stderr.splitlines()[-1], refused.stderr

@@ -430,6 +430,10 @@ def run(args: argparse.Namespace) -> int:
     depths = run_settings.check(args.depth, args.leak_depth, args.dump_signal, output, args.trace,
                                 dict(os.environ), args.allocator_prefix)
     push = pushing.settings(args)
+    if push and args.live:
+        # Both would watch the program through its one request file.
+        raise MprofError("--push and --live both watch the program: choose one (mprof top PID can watch it "
+                         "while --push runs, pausing the pushes meanwhile)", run_settings.USAGE_ERROR)
     _check_output(output)
     if args.live:
         from .top_cmd import check_terminal  # only for a run that asks: mprof run imports little
