@@ -87,7 +87,7 @@ def interval_profile(model: Model, keys: PathKeys, since: Counts | None) -> tupl
     interval starts from."""
     start_ns, time_ns = taken_at(model)
     if since is not None and since.image_start_ns != start_ns:
-        since = None
+        since = None  # an exec's new image: counted from its start
     previous = since.by_path if since is not None else {}
     numbers = keys.of(model)
     figures: dict[int, tuple[int, ...]] = {}

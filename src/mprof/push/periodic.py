@@ -58,7 +58,10 @@ class _Process:
     """What has been pushed of one pid: an exec's image goes on under the
     same pid, its paths counted afresh."""
     keys: interval.PathKeys = field(default_factory=interval.PathKeys)
-    since: interval.Counts | None = None
+    # Where each image's next interval starts, by the image's start: an
+    # image's final file may come after its successor's first snapshot.
+    counts: dict[int, interval.Counts] = field(default_factory=dict)
+    ended: set[int] = field(default_factory=set)  # images whose final file was pushed
     watch: Watch | None = None
     finals: set[str] = field(default_factory=set)  # final data files pushed
 
@@ -90,10 +93,11 @@ class Pusher:
         try:
             while not select.select([ended], [], [], _POLL_S)[0]:
                 self._take_answers()
-                if time.monotonic() >= next_ask:
+                now = time.monotonic()
+                if now >= next_ask:
                     self._ask()
-                    next_ask += self._settings.every_s * max(1, int((time.monotonic() - next_ask)
-                                                                    // self._settings.every_s) + 1)
+                    # A late ask (a long reduction) is not made up for.
+                    next_ask += self._settings.every_s * (1 + (now - next_ask) // self._settings.every_s)
             self._take_answers()
             self._push_finals(self._images())
         finally:
@@ -147,8 +151,13 @@ class Pusher:
         if not model.runs:
             return
         start_ns, time_ns = interval.taken_at(model)
-        since = process.since
-        if snapshot and since is not None and since.image_start_ns == start_ns and since.time_ns >= time_ns:
-            return  # an answer older than what was pushed (a final file came first)
-        data, process.since = interval.interval_profile(for_display(model), process.keys, since)
+        since = process.counts.get(start_ns)
+        if start_ns in process.ended or (since is not None and since.time_ns >= time_ns):
+            return  # an answer older than what was pushed: its final file came first
+        data, counts = interval.interval_profile(for_display(model), process.keys, since)
+        if snapshot:
+            process.counts[start_ns] = counts
+        else:
+            process.counts.pop(start_ns, None)
+            process.ended.add(start_ns)
         self._sender.put(Outgoing(labels_of(self._settings, model.runs[0].program, pid), data))
