@@ -61,8 +61,9 @@ def add_push_arguments(parser: argparse.ArgumentParser, what: str) -> None:
 
 def add_label_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--label", type=label, action="append", default=[], metavar="KEY=VALUE",
-                        help="a label of every profile pushed, beside service_name, hostname, program and pid "
-                             "(which it may replace: service_name=NAME names the service); repeatable")
+                        help="a label of every profile pushed, beside mprof's own (service_name, program, pid, "
+                             "and a running program's hostname), which it may replace: service_name=NAME names the "
+                             "service; repeatable")
 
 
 def checked_labels(labels: Sequence[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
