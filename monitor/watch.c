@@ -24,9 +24,12 @@
  * write, so that a viewer costs a process whose files are slow to write at
  * most 2% of its time. */
 #define SPACING_FACTOR 50
-/* A request this long unchanged, or gone, ends the answering thread: the
- * viewer has left. */
-#define IDLE_NS 10000000000u
+/* A request gone this long ends the answering thread: the viewer has left. */
+#define GONE_NS 10000000000u
+/* A request unchanged this long ends it too: the viewer was killed.  Longer
+ * than mprof run --push's intervals (15 s by default), so that a pushed
+ * process is answered each interval whether it allocates or not. */
+#define IDLE_NS 60000000000u
 
 /* Written by watch_start only, while one thread runs. */
 static char request_path[64];
@@ -67,17 +70,19 @@ static bool newer(struct timespec a, struct timespec b)
     return a.tv_sec != b.tv_sec ? a.tv_sec > b.tv_sec : a.tv_nsec > b.tv_nsec;
 }
 
-/* The request's modification time, if there is one newer than the last
- * answered: a regular file of this user's (read_target checks again what
- * it opens). */
-static bool new_request(struct timespec *modified)
+enum request { REQUEST_NONE, REQUEST_ANSWERED, REQUEST_NEW };
+
+/* Whether there is a request, a regular file of this user's (read_target
+ * checks again what it opens), and whether it is newer than the last
+ * answered; its modification time. */
+static enum request look_for_request(struct timespec *modified)
 {
     struct stat request;
     if (fstatat(AT_FDCWD, request_path, &request, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(request.st_mode) ||
         request.st_uid != geteuid())
-        return false;
+        return REQUEST_NONE;
     *modified = request.st_mtim;
-    return newer(request.st_mtim, answered);
+    return newer(request.st_mtim, answered) ? REQUEST_NEW : REQUEST_ANSWERED;
 }
 
 /* The file the request names: its first line, an absolute name.  Read
@@ -107,13 +112,17 @@ static bool read_target(char *target, size_t capacity, struct timespec *modified
 static void *answer_requests(void *unused)
 {
     (void)unused;
-    uint64_t asked_ns = clock_ns(CLOCK_MONOTONIC);
+    uint64_t asked_ns = clock_ns(CLOCK_MONOTONIC), seen_ns = asked_ns;
     for (;;) {
         uint64_t wait = LOOK_EVERY_NS;
         struct timespec modified;
         char target[MPROF_PATH_MAX];
-        if (new_request(&modified)) {
-            asked_ns = clock_ns(CLOCK_MONOTONIC);
+        enum request request = look_for_request(&modified);
+        uint64_t now_ns = clock_ns(CLOCK_MONOTONIC);
+        if (request != REQUEST_NONE)
+            seen_ns = now_ns;
+        if (request == REQUEST_NEW) {
+            asked_ns = now_ns;
             if (read_target(target, sizeof target, &modified)) {
                 answered = modified;
                 write_snapshot(target);
@@ -121,7 +130,7 @@ static void *answer_requests(void *unused)
                 if (took > wait / SPACING_FACTOR)
                     wait = took * SPACING_FACTOR;
             }
-        } else if (clock_ns(CLOCK_MONOTONIC) - asked_ns > IDLE_NS) {
+        } else if (now_ns - seen_ns > GONE_NS || now_ns - asked_ns > IDLE_NS) {
             atomic_store(&answering, false);
             return NULL;
         }
@@ -147,7 +156,7 @@ MONITOR_TEXT void watch_tick(void)
     struct timespec modified;
     /* A vfork child shares the memory but not the request, and must not
      * start threads. */
-    if (!atomic_load(&answering) && new_request(&modified) && getpid() == watched_pid)
+    if (!atomic_load(&answering) && look_for_request(&modified) == REQUEST_NEW && getpid() == watched_pid)
         start_answering();
     atomic_store(&next_look_ns, clock_ns(CLOCK_MONOTONIC_COARSE) + LOOK_EVERY_NS);
     errno = saved_errno;

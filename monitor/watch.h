@@ -5,8 +5,9 @@
  * An allocating thread looks for the first request as it looks at its
  * clock; the answers come from a thread of the monitor's, started then, so
  * that no thread of the program's waits while a file is written, and gone
- * once the viewer has stopped asking: with no one watching, the process has
- * no thread, signal handler or descriptor of the monitor's for it. */
+ * once the viewer has removed its request (or left it unchanged for a
+ * minute): with no one watching, the process has no thread, signal handler
+ * or descriptor of the monitor's for it. */
 #ifndef MPROF_WATCH_H
 #define MPROF_WATCH_H
 

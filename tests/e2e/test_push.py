@@ -51,8 +51,10 @@ def _wait_for(found: Callable[[], bool], what: str, within_s: float = 30) -> Non
 
 
 def _pushed_after(server: pyroscope_server.Server, selector: str, begun_ms: int, end_ns: int) -> bool:
-    """Whether the server holds a profile of the series taken after end_ns."""
-    times = server.profile_times_ms(ALLOC_SPACE, selector, begun_ms, _now_ms() + 60_000)
+    """Whether the server holds a profile of the series taken after end_ns
+    (by inuse_space, which every profile has: an interval that allocated
+    nothing has no alloc_space at the server)."""
+    times = server.profile_times_ms(INUSE_SPACE, selector, begun_ms, _now_ms() + 60_000)
     return any(taken * 1_000_000 > end_ns for taken in times)
 
 
@@ -85,7 +87,7 @@ def test_each_interval_is_pushed_with_its_exact_figures(targets: Targets, tmp_pa
     selector = '{service_name="push_phases",release="1.2.3"}'
 
     def profiles() -> list[int]:
-        return server.profile_times_ms(ALLOC_SPACE, selector, begun_ms, _now_ms() + 60_000)
+        return server.profile_times_ms(INUSE_SPACE, selector, begun_ms, _now_ms() + 60_000)
 
     phase_times: list[tuple[int, int]] = []
     for phase in PHASES:
@@ -313,3 +315,44 @@ def test_each_process_of_the_run_is_its_own_series(targets: Targets, tmp_path: P
         pushed = sum(server.functions(ALLOC_SPACE, selector, taken, taken + 1)[function].own for taken in times)
         assert pushed == allocated, (pid, program)
         assert server.functions(INUSE_SPACE, selector, times[-1], times[-1] + 1)[function].own == live, (pid, program)
+
+
+def test_a_process_that_stops_allocating_is_still_pushed_each_interval(targets: Targets, tmp_path: Path,
+                                                                        server: pyroscope_server.Server) -> None:
+    program = targets.build("push_phases")
+    begun_ms = _now_ms() - 1000
+    service = subprocess.Popen([MPROF, "run", "--push", server.url, "--every", "1", "--label", "service_name=idle",
+                                "--quiet", "-o", tmp_path / "idle.mprof", "--", program, "idle"],
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert service.stdin and service.stdout
+    selector = '{service_name="idle"}'
+    try:
+        children = Path(f"/proc/{service.pid}/task/{service.pid}/children")
+        _wait_for(lambda: any(Path(f"/proc/{child}/exe").resolve() == program
+                              for child in children.read_text().split()), "the program started")
+        [pid] = [child for child in children.read_text().split() if Path(f"/proc/{child}/exe").resolve() == program]
+        _wait_for(Path(f"/tmp/mprof-watch.{pid}").exists, "the pusher's first request")
+
+        def phase(command: str) -> int:
+            service.stdin.write(command + "\n")  # type: ignore[union-attr]
+            service.stdin.flush()  # type: ignore[union-attr]
+            return int(service.stdout.readline().split()[1])  # type: ignore[union-attr]
+
+        # The allocations start the monitor's answering thread; after them the
+        # process only frees, and sleeps.
+        for command, live_bytes in (("grow 100 1000", 100 * 1000), ("drop 60", 40 * 1000)):
+            ended_ns = phase(command)
+            _wait_for(functools.partial(_pushed_after, server, selector, begun_ms, ended_ns),
+                      f"a profile pushed after {command}")
+            taken = server.profile_times_ms(INUSE_SPACE, selector, begun_ms, _now_ms() + 60_000)[-1]
+            assert server.functions(INUSE_SPACE, selector, taken, taken + 1)["grow_cache"].own == live_bytes
+        time.sleep(2.5)  # idle: each interval is pushed all the same
+        idle_ms = _now_ms() - 2500
+        assert len(server.profile_times_ms(INUSE_SPACE, selector, idle_ms, _now_ms() + 60_000)) >= 2
+        service.stdin.write("quit\n")
+        service.stdin.close()
+        assert service.wait(60) == 7
+    finally:
+        if service.poll() is None:
+            service.kill()
+            service.wait()

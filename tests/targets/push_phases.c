@@ -5,7 +5,9 @@
  * CLOCK_REALTIME start and end in ns:
  *   grow N SIZE  keeps N blocks of SIZE bytes, allocated in grow_cache;
  *   drop N       frees the N oldest blocks kept;
- *   quit         ends the process with status 7, the blocks still kept. */
+ *   quit         ends the process with status 7, the blocks still kept.
+ * With the argument "idle" there is no heartbeat: it allocates only in the
+ * phases. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -53,10 +55,12 @@ static void *beating(void *unused)
     return NULL;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    bool beats = !(argc > 1 && strcmp(argv[1], "idle") == 0);
     pthread_t beater;
-    pthread_create(&beater, NULL, beating, NULL);
+    if (beats)
+        pthread_create(&beater, NULL, beating, NULL);
     char line[128];
     while (fgets(line, sizeof line, stdin)) {
         int count;
@@ -74,6 +78,7 @@ int main(void)
         fflush(stdout);
     }
     atomic_store(&quitting, true);
-    pthread_join(beater, NULL);
+    if (beats)
+        pthread_join(beater, NULL);
     return 7;
 }
