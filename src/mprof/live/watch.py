@@ -65,11 +65,12 @@ class Watch:
     """One viewer's request, and the snapshots that answer it, in a private
     directory; both are removed when the watch ends."""
 
-    def __init__(self, pid: int) -> None:
+    def __init__(self, pid: int, viewer: str = "top") -> None:
+        """viewer names the temporary directory of the answers."""
         check_watchable(pid)
         self.pid = pid
         self.request = request_path(pid)
-        self._directory = Path(tempfile.mkdtemp(prefix="mprof-top-"))
+        self._directory = Path(tempfile.mkdtemp(prefix=f"mprof-{viewer}-"))
         self.answer = self._directory / "snapshot.mprof"
         self._seen: int | None = None  # the answer's modification time last taken
         try:

@@ -117,7 +117,7 @@ class Pusher:
                 process.watch.ask()
             elif running(image.pid):
                 try:
-                    process.watch = Watch(image.pid)  # its first request
+                    process.watch = Watch(image.pid, "push")  # its first request
                 except MprofError:
                     continue  # gone meanwhile: its final file says the rest
 
