@@ -5,6 +5,8 @@ imports nothing of the reducer."""
 from __future__ import annotations
 
 import argparse
+import math
+from collections.abc import Callable
 from pathlib import Path
 
 
@@ -14,6 +16,23 @@ def add_selection_arguments(parser: argparse.ArgumentParser) -> None:
                              "not its children; repeatable")
     parser.add_argument("--program", action="append", default=[], metavar="NAME",
                         help="only the processes running NAME (an executable's name or path); repeatable")
+
+
+def seconds(least: float, most: float, least_included: bool = True) -> Callable[[str], float]:
+    """An argument type: a number of seconds from least (or above it) to
+    most."""
+    said = f"from {least:g} to {most:g}" if least_included else f"above {least:g}"
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        if not ((least <= value if least_included else least < value) and value <= most):
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds {said}")
+        return value
+
+    return parse
 
 
 # LeakSanitizer's exit status for leaks found, so that a CI job reads a

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from ..reducer.errors import MprofError
 from . import pushing
+from .arguments import seconds
 
 # Not typing's (see run.py): only for the checker.
 TYPE_CHECKING = False
@@ -24,16 +25,6 @@ if TYPE_CHECKING:
 _POLL_S = 0.1
 
 
-def _duration(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not 0 < value <= 1e9:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds above 0")
-    return value
-
-
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     attach = subparsers.add_parser(
         "attach", help="profile a running process, from now until the detach",
@@ -43,7 +34,8 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     attach.add_argument("pid", type=int, metavar="PID", help="the process")
     attach.add_argument("-o", "--output", type=Path, metavar="FILE",
                         help="the data file (default: mprof.out.PID in the current directory)")
-    attach.add_argument("--duration", type=_duration, metavar="SECONDS", help="detach after this long")
+    attach.add_argument("--duration", type=seconds(0, 1e9, least_included=False), metavar="SECONDS",
+                        help="detach after this long")
     pushing.add_push_arguments(attach, "the process is attached")
     detach = subparsers.add_parser(
         "detach", help="end an mprof attach: the process writes its file",
@@ -84,13 +76,8 @@ def _images(pid: int, output: Path, since_ns: int) -> Callable[[], list[Image]]:
     its final file."""
     from ..push.periodic import Image
 
-    try:
-        program = os.readlink(f"/proc/{pid}/exe")
-    except OSError:
-        program = f"process {pid}"
-
     def images() -> list[Image]:
-        return [Image(pid, since_ns, program, str(output) if _final_written(output, since_ns) else None)]
+        return [Image(pid, str(output) if _final_written(output, since_ns) else None)]
 
     return images
 

@@ -47,8 +47,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
 def run(args: argparse.Namespace) -> int:
     if args.push is not None:
         return _push(args)
-    if args.label:
-        raise MprofError("--label labels what --push sends: give --push URL too", 2)
+    pushing.refuse_labels_without_push(args)
     output = None if args.output is None else check_output(args.output)  # a wrong -o refused before the work
     if args.format == "pprof" and output is None and sys.stdout.isatty():
         raise MprofError("a pprof profile is binary: name a file with -o, or redirect the output")

@@ -12,6 +12,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from ..reducer.errors import MprofError
+from .arguments import seconds
 
 # Not typing's (see run.py): mprof run imports this module at every start.
 TYPE_CHECKING = False
@@ -29,16 +30,6 @@ MOST_LABELS = 23
 _LONGEST_VALUE = 2048
 
 
-def _every(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not 0.1 <= value <= 86400:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds from 0.1 to 86400")
-    return value
-
-
 def label(text: str) -> tuple[str, str]:
     name, equals, value = text.partition("=")
     if not equals or not _LABEL_NAME.fullmatch(name) or name.startswith("__"):
@@ -54,7 +45,7 @@ def add_push_arguments(parser: argparse.ArgumentParser, what: str) -> None:
                         help=f"while {what} runs, push its memory profile to the Pyroscope server at URL every "
                              "interval (http[s]://[USER:PASSWORD@]HOST:PORT): what each process allocated in the "
                              "interval and what is live at its end")
-    parser.add_argument("--every", type=_every, default=DEFAULT_EVERY_S, metavar="SECONDS",
+    parser.add_argument("--every", type=seconds(0.1, 86400), default=DEFAULT_EVERY_S, metavar="SECONDS",
                         help="the interval of --push (default: %(default)g)")
     add_label_argument(parser)
 
@@ -77,11 +68,15 @@ def checked_labels(labels: Sequence[tuple[str, str]]) -> tuple[tuple[str, str], 
     return tuple(labels)
 
 
+def refuse_labels_without_push(args: argparse.Namespace) -> None:
+    if args.push is None and args.label:
+        raise MprofError("--label labels what --push sends: give --push URL too", 2)
+
+
 def settings(args: argparse.Namespace) -> Settings | None:
     """The pushes the command line asks for, checked; None without --push."""
+    refuse_labels_without_push(args)
     if args.push is None:
-        if args.label:
-            raise MprofError("--label labels what --push sends: give --push URL too", 2)
         return None
     from ..push.periodic import Settings
     from ..push.target import target

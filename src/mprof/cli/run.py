@@ -328,8 +328,7 @@ def _images(run_directory: Path) -> Callable[[], list[Image]]:
     from ..push.periodic import Image
 
     def images() -> list[Image]:
-        return [Image(image.pid, image.start_ns, image.executable,
-                      next((path for kind, path in image.files if kind == "final"), None))
+        return [Image(image.pid, next((path for kind, path in image.files if kind == "final"), None))
                 for image in run_record.read(run_directory)]
 
     return images

@@ -7,20 +7,11 @@ import os
 import sys
 
 from ..reducer.errors import MprofError
-
-
-def _interval(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = 0.0
-    if not 0.1 <= value <= 3600:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds from 0.1 to 3600")
-    return value
+from .arguments import seconds
 
 
 def add_interval_argument(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--interval", type=_interval, default=1.0, metavar="SECONDS",
+    parser.add_argument("--interval", type=seconds(0.1, 3600), default=1.0, metavar="SECONDS",
                         help="how often the view asks for new figures (default 1)")
 
 

@@ -47,7 +47,9 @@ class Interval:
     """A profile of part of a run (a pushed interval's): its figures, which
     no measure reads off a path alone, and when it was taken.  Counted as
     Go's heap profiles are, per byte of space, every block: a period of 1."""
-    values: array.array[int]  # ("q") each path's figure of each measure, in model.paths's order
+    # ("q") each path's figure of each measure, in model.paths's order; None:
+    # as the measures read them off the paths
+    values: array.array[int] | None
     time_ns: int  # its end, in ns since the epoch
     duration_ns: int
 

@@ -115,10 +115,9 @@ def interval_profile(model: Model, keys: PathKeys, since: Counts | None) -> tupl
 def whole_run_profile(model: Model) -> bytes:
     """The gzipped pprof profile of the runs of the profile, as one
     interval from the first one's start to the last one's end."""
-    values = array.array("q", (value for path in model.paths for value in _figures(path)))
     start_ns = min(run.start_unix_ns for run in model.runs)
     end_ns = max(run.start_unix_ns + run.elapsed_ns for run in model.runs)
-    return pprof.profile(model, PUSHED, DEFAULT_SAMPLE, pprof.Interval(values, end_ns, end_ns - start_ns))
+    return pprof.profile(model, PUSHED, DEFAULT_SAMPLE, pprof.Interval(None, end_ns, end_ns - start_ns))
 
 
 def _figures(path: PathRow) -> tuple[int, ...]:

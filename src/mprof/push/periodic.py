@@ -48,8 +48,6 @@ class Image:
     """A process image of the run, as its records say: one to watch while
     it runs; its final data file, once written."""
     pid: int
-    start_ns: int  # of the image, which mprof run's records name it by
-    program: str
     final: str | None
 
 
