@@ -6,9 +6,7 @@ one HTTP request."""
 from __future__ import annotations
 
 import base64
-import binascii
 import json
-import socket
 import time
 import urllib.error
 import urllib.parse
@@ -92,15 +90,11 @@ def send(to: Target, labels: Sequence[tuple[str, str]], profile: bytes, timeout_
         # refusal is of this profile.
         raise PushFailed(f"the server answered {error.code} {error.reason}{_said(error)}",
                          lasting=400 <= error.code < 500 and error.code not in (408, 429)) from None
-    except TimeoutError:
-        raise PushFailed(f"no answer within {round(timeout_s, 1):g} s") from None
-    except urllib.error.URLError as error:
-        reason = error.reason
-        if isinstance(reason, (TimeoutError, socket.timeout)):
+    except (OSError, ValueError) as error:  # unreachable, refused, reset mid-answer, a malformed status line
+        reason = error.reason if isinstance(error, urllib.error.URLError) else error
+        if isinstance(reason, TimeoutError):
             raise PushFailed(f"no answer within {round(timeout_s, 1):g} s") from None
-        raise PushFailed(getattr(reason, "strerror", None) or str(reason)) from None
-    except (OSError, ValueError) as error:  # a connection reset mid-answer, a malformed status line
-        raise PushFailed(getattr(error, "strerror", None) or str(error) or type(error).__name__) from None
+        raise PushFailed(getattr(reason, "strerror", None) or str(reason) or type(reason).__name__) from None
 
 
 def send_now(to: Target, labels: Sequence[tuple[str, str]], profile: bytes, timeout_s: float,
@@ -126,7 +120,7 @@ def _said(error: urllib.error.HTTPError) -> str:
         return ""
     try:
         message = json.loads(text).get("message", "")
-    except (ValueError, AttributeError, binascii.Error):
+    except (ValueError, AttributeError):
         message = text
     message = " ".join(str(message).split())
     if not message:
