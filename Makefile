@@ -27,7 +27,7 @@ MONITOR_LIBS := -lunwind -lzstd -lz -ldl -lpthread
 MONITOR_SOURCES := $(wildcard monitor/*.c)
 MONITOR_OBJECTS := $(MONITOR_SOURCES:monitor/%.c=$(BUILD)/monitor/%.o)
 
-.PHONY: all demo replay-demo check test bench install clean setup setup-test venv mutate
+.PHONY: all demo replay-demo check test test-fast fuzz bench install clean setup setup-test venv mutate
 all: $(BUILD)/libmprof.so $(BUILD)/libmprof.a $(BUILD)/widgets $(BUILD)/mprof-resolve $(BUILD)/libmprof-reduce.so \
 	$(BUILD)/mprof-replay $(BUILD)/mprof-inject \
 	$(BUILD)/.bytecode
@@ -125,10 +125,30 @@ replay-demo: all $(VENV)/.installed $(BUILD)/.replay-packages
 	./mprof run --trace --quiet -o $(BUILD)/widgets.mprof -- $(BUILD)/widgets
 	./mprof replay $(BUILD)/widgets.mprof.trace
 
+# The tests run in a process per core (pytest-xdist), each module whole in
+# one of them, the longest modules first (tests/conftest.py).  TIERED are the
+# markers (pyproject.toml) of what needs a browser, valgrind, a server, Go
+# or Rust, or takes long: make test-fast, for the daily loop, leaves them
+# out; make check runs everything and names the 20 slowest tests.
+TEST_WORKERS ?= auto
+PYTEST := $(VENV)/bin/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
+TIERED := browser or valgrind or server or go or rust or slow or fuzz
+
 check test: all $(VENV)/.installed $(BUILD)/.test-packages $(BUILD)/tools/.installed $(BUILD)/tools/pyroscope
 	$(VENV)/bin/ruff check --quiet .
 	$(VENV)/bin/mypy
-	$(VENV)/bin/python -m pytest -q tests
+	$(PYTEST) --durations=20 tests
+
+test-fast: all $(VENV)/.installed $(BUILD)/.test-packages
+	$(VENV)/bin/ruff check --quiet .
+	$(VENV)/bin/mypy
+	$(PYTEST) -m "not ($(TIERED))" tests
+
+# The fuzzers of tests/fuzz/ on FUZZ_INPUTS inputs each, however long that
+# takes (make check runs each for a minute).
+FUZZ_INPUTS ?= 10000
+fuzz: all $(VENV)/.installed $(BUILD)/.test-packages
+	MPROF_FUZZ_INPUTS=$(FUZZ_INPUTS) $(PYTEST) -m fuzz tests
 
 # Mutation testing, on demand (not part of check): mutmut over the reducer
 # and the reports (settings in pyproject.toml), then MONITOR_MUTANTS mutants

@@ -3,13 +3,14 @@ read the data files they write."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
 
-from e2e_support import LIBMPROF, Run, Targets, monitor_env
+from e2e_support import LIBMPROF, Run, Shared, Targets, monitor_env
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -19,8 +20,19 @@ def monitor_built() -> None:
 
 
 @pytest.fixture(scope="session")
-def targets(tmp_path_factory: pytest.TempPathFactory) -> Targets:
-    return Targets(tmp_path_factory.mktemp("targets"))
+def shared(tmp_path_factory: pytest.TempPathFactory) -> Shared:
+    """The run's shared directory: under pytest-xdist, beside the workers'
+    own temporary directories, which it makes for the run."""
+    if "PYTEST_XDIST_WORKER" not in os.environ:
+        return Shared(tmp_path_factory.mktemp("shared"))
+    directory = tmp_path_factory.getbasetemp().parent / "shared"
+    directory.mkdir(exist_ok=True)
+    return Shared(directory)
+
+
+@pytest.fixture(scope="session")
+def targets(shared: Shared) -> Targets:
+    return Targets(shared)
 
 
 @pytest.fixture

@@ -4,9 +4,12 @@ the printed tables."""
 
 from __future__ import annotations
 
+import fcntl
 import os
 import re
+import shutil
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,18 +37,37 @@ def mprof(*arguments: str | Path, check: bool = True) -> subprocess.CompletedPro
 
 
 @dataclass
-class Targets:
+class Shared:
+    """A directory the test run's processes share (make check runs the tests
+    in a process per core, pytest-xdist): what one of them makes there, the
+    others take as made, waiting while it is being made."""
     directory: Path
 
+    def made(self, name: str, make: Callable[[Path], object]) -> Path:
+        """directory/NAME, made once by make(path) where it is missing: a
+        file or a directory, which appears whole or not at all."""
+        made = self.directory / name
+        with open(self.directory / f".{name}.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if not made.exists():
+                partial = self.directory / f".{name}.partial"
+                shutil.rmtree(partial, ignore_errors=True)
+                make(partial)
+                os.replace(partial, made)
+        return made
+
+
+@dataclass
+class Targets:
+    shared: Shared
+
     def build(self, name: str, *extra: str, source: str | None = None, shared: bool = False) -> Path:
-        """Compiles tests/targets/SOURCE (default NAME.c or NAME.cc) once per session."""
+        """Compiles tests/targets/SOURCE (default NAME.c or NAME.cc) once per test run."""
         source_path = TARGETS / (source or (name + (".cc" if (TARGETS / f"{name}.cc").exists() else ".c")))
-        output = self.directory / name
-        if not output.exists():
-            compiler = "g++" if source_path.suffix == ".cc" else "gcc"
-            flags = ["-shared", "-fPIC"] if shared else []
-            subprocess.run([compiler, *C_FLAGS, *flags, "-o", str(output), str(source_path), *extra], check=True)
-        return output
+        compiler = "g++" if source_path.suffix == ".cc" else "gcc"
+        flags = ["-shared", "-fPIC"] if shared else []
+        return self.shared.made(name, lambda output: subprocess.run(
+            [compiler, *C_FLAGS, *flags, "-o", str(output), str(source_path), *extra], check=True))
 
 
 @dataclass

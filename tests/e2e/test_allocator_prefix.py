@@ -65,6 +65,7 @@ def test_without_the_prefix_only_malloc_is_seen(shared_allocator: Path, tmp_path
     assert kept(document) == UNSEEN
 
 
+@pytest.mark.slow
 def test_an_allocator_linked_into_the_executable_is_named(targets: Targets, tmp_path: Path) -> None:
     executable = targets.build("prefixed_static", str(TARGETS / "prefixed_allocator.c"), source="prefixed_user.c")
     completed, document = run(tmp_path, "--allocator-prefix", "je_", executable)

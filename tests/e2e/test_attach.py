@@ -86,6 +86,7 @@ def by_path(model: Model, ending: str) -> tuple[int, int, int]:
     return sum(row.allocs for row in rows), sum(row.frees for row in rows), sum(sum(row.bytes) for row in rows)
 
 
+@pytest.mark.slow
 def test_a_threaded_server_attached_twice_counts_exactly_what_it_did_meanwhile(
         server: tuple[subprocess.Popen[str], int], targets: Targets, tmp_path: Path) -> None:
     process, port = server
@@ -143,6 +144,7 @@ def test_a_threaded_server_attached_twice_counts_exactly_what_it_did_meanwhile(
         connection.close()
 
 
+@pytest.mark.slow
 def test_python_http_server_attached_and_detached_by_ctrl_c(tmp_path: Path) -> None:
     """Debian's python3 (built without -fPIE: its PLT entry is malloc's
     address to every lookup) with its allocations through malloc."""

@@ -12,7 +12,11 @@ import subprocess
 import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
+import pytest
+
 from e2e_support import MPROF
+
+pytestmark = pytest.mark.slow
 
 PYTHON = "/usr/bin/python3.11"
 # Classes that run in seconds and need neither network nor terminal.

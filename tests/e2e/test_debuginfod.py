@@ -21,6 +21,8 @@ import pytest
 
 from e2e_support import C_FLAGS, MPROF, TARGETS
 
+pytestmark = pytest.mark.server
+
 
 class Server:
     """Serves a directory on the loopback address, remembering the paths asked for."""

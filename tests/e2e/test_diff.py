@@ -46,6 +46,7 @@ def change(row: dict[str, object], measure: str) -> int:
     return row["figures"][measure]["change"]  # type: ignore[index,no-any-return]
 
 
+@pytest.mark.slow
 def test_the_planted_regression_tops_every_view_with_exactly_its_bytes(runs: dict[str, list[Path]]) -> None:
     document = diff_json(runs["base"][0], runs["new"][0])
     top_path = rows(document, "paths")[0]
@@ -103,6 +104,7 @@ def test_the_text_lists_the_regression_first_and_leaves_out_what_did_not_change(
     assert "work" not in text
 
 
+@pytest.mark.slow
 def test_sort_and_cutoff(runs: dict[str, list[Path]]) -> None:
     # With their callees: main's change is +257,144 bytes but only +14
     # blocks (64 more, 50 fewer), the table's -5,000 bytes are -50 blocks.
@@ -121,6 +123,7 @@ def test_the_same_profile_twice_shows_no_change(runs: dict[str, list[Path]]) -> 
     assert all(not rows(document, view) for view in ("paths", "functions", "cumulative", "sites"))
 
 
+@pytest.mark.browser
 def test_the_page_draws_growth_red_and_shrinkage_blue(runs: dict[str, list[Path]], browser: WebDriver,  # noqa: F811
                                                        tmp_path: Path) -> None:
     page = tmp_path / "diff.html"
@@ -154,6 +157,7 @@ def test_wrong_arguments_get_one_line(arguments: tuple[str, ...], message: str) 
     assert completed.stderr == f"mprof: {message}\n"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("corrupt_side", ["base", "new"])
 def test_a_faulty_database_on_either_side_is_refused_in_one_line(runs: dict[str, list[Path]], tmp_path: Path,
                                                                   corrupt_side: str) -> None:

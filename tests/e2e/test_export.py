@@ -74,6 +74,7 @@ def top(profile: Path, sample: str) -> dict[str, tuple[int, int]]:
     return rows
 
 
+@pytest.mark.go
 @pytest.mark.parametrize("sample", sorted(EXPECTED_FLAT))
 def test_pprof_top_has_each_functions_own_figures(exported: Path, sample: str) -> None:
     rows = top(exported, sample)
@@ -85,6 +86,7 @@ def test_pprof_top_has_each_functions_own_figures(exported: Path, sample: str) -
         assert rows["load_cache"] == (0, flat["cache_slot"])
 
 
+@pytest.mark.go
 def test_pprof_top_matches_the_direct_allocation_table(profiled: Path, exported: Path) -> None:
     direct = json.loads(mprof("report", "--format", "json", profiled).stdout)["direct"]
     for sample, column in (("alloc_space", "bytes"), ("alloc_objects", "calls"), ("leak_space", "kept_bytes"),
@@ -93,6 +95,7 @@ def test_pprof_top_matches_the_direct_allocation_table(profiled: Path, exported:
         assert flat == {row["function"]: row[column] for row in direct if row[column]}, sample
 
 
+@pytest.mark.go
 def test_an_inlined_function_shares_its_callers_location(exported: Path) -> None:
     # pprof marks a function inlined into the next frame of the same
     # location; cache_slot is always_inline in load_cache.
@@ -109,6 +112,8 @@ def test_an_inlined_function_shares_its_callers_location(exported: Path) -> None
                      re.MULTILINE), locations
 
 
+@pytest.mark.go
+@pytest.mark.server
 def test_pprofs_web_ui_serves_the_profile(exported: Path) -> None:
     go = shutil.which("go")
     assert go
@@ -139,12 +144,13 @@ def test_pprofs_web_ui_serves_the_profile(exported: Path) -> None:
     assert rows["main"] == (0, 64_400)
 
 
-def test_the_default_sample_type_is_chosen(profiled: Path, tmp_path: Path) -> None:
+@pytest.mark.go
+def test_the_default_sample_type_is_chosen(profiled: Path, exported: Path, tmp_path: Path) -> None:
     output = tmp_path / "leaks.pb.gz"
     mprof("export", "--format", "pprof", "--sample", "leak_space", "-o", output, profiled)
     listing = go_pprof("-top", output)
     assert "Type: leak_space" in listing
-    assert "Type: alloc_space" in go_pprof("-top", profiled.with_suffix(".pb.gz"))
+    assert "Type: alloc_space" in go_pprof("-top", exported)
 
 
 @pytest.mark.parametrize("sample", sorted(EXPECTED_FLAT))
@@ -154,6 +160,7 @@ def test_collapsed_stacks_have_each_paths_count(profiled: Path, sample: str) -> 
     assert text.splitlines() == expected
 
 
+@pytest.mark.rust
 def test_inferno_draws_the_collapsed_stacks(profiled: Path, tmp_path: Path) -> None:
     assert INFERNO.is_file(), "inferno is missing: make check's set-up builds it (scripts/setup-tools.sh)"
     stacks = tmp_path / "leaks.folded"

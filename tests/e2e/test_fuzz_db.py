@@ -1,18 +1,22 @@
 """The database fuzzer (tests/fuzz/fuzz_db.py) over databases of real runs:
 every SQL-edited copy gets a result or one line naming the file and a
 non-zero exit from report, html, diff and export; no traceback, no hang,
-the worker within 200 MB.  Its default run, 10,000 inputs (more with
-MPROF_FUZZ_INPUTS), takes about a minute and a half."""
+the worker within 200 MB (see the fuzzer's docstring; fuzzing.py for how
+long it runs)."""
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
-import sys
+from collections.abc import Callable
 from pathlib import Path
 
-from e2e_support import BUILD, REPO_ROOT, Targets, monitor_env, mprof
+import pytest
+
+from e2e_support import BUILD, Targets, monitor_env, mprof
+from fuzzing import fuzzed
+
+pytestmark = [pytest.mark.fuzz, pytest.mark.slow]
 
 
 def run_program(command: list[str | Path], output: Path) -> Path:
@@ -21,7 +25,8 @@ def run_program(command: list[str | Path], output: Path) -> Path:
     return output
 
 
-def test_edited_databases_get_a_result_or_one_line(targets: Targets, tmp_path: Path) -> None:
+def test_edited_databases_get_a_result_or_one_line(targets: Targets, tmp_path: Path,
+                                                   record_property: Callable[[str, object], None]) -> None:
     # Two processes of widgets in one database; C++ with a cycle and the
     # runtime's exception pool; widgets with a replay of two allocators.
     many = tmp_path / "widgets.db"
@@ -33,16 +38,11 @@ def test_edited_databases_get_a_result_or_one_line(targets: Targets, tmp_path: P
     mprof("db", tmp_path / "b.mprof", "-o", replayed)
     mprof("replay", "--synthetic", "--operations", "200", "--allocators", "glibc", "--repeat", "1", "--db", replayed)
 
-    inputs = int(os.environ.get("MPROF_FUZZ_INPUTS", 10_000))
-    completed = subprocess.run([sys.executable, REPO_ROOT / "tests" / "fuzz" / "fuzz_db.py", many, cxx, replayed],
-                               capture_output=True, text=True, timeout=max(600, inputs // 20))
-    lines = completed.stdout.splitlines()
-    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
+    inputs, lines = fuzzed("fuzz_db.py", 400, record_property, many, cxx, replayed)
     assert re.fullmatch(r"\d+ passed, 0 failed", lines[-1]), lines[-1]
     figures = re.fullmatch(r"(\d+) inputs in ([\d.]+) s: (\d+) gave results, (\d+) were refused; "
                            r"peak resident ([\d.]+) MB", lines[-2])
     assert figures, lines[-2]
-    assert int(figures[1]) == inputs >= 10_000
     results, refusals = int(figures[3]), int(figures[4])
     assert results + refusals == inputs
     # Both kinds in number, or the run proved little: edits that pass the

@@ -247,6 +247,7 @@ def test_a_database_through_a_pipe_is_read_as_far_as_its_header_says(valid: Path
     assert result.seconds < MAX_SECONDS and result.max_rss_mb < MAX_RSS_MB
 
 
+@pytest.mark.slow
 def test_a_binary_suppressions_file_is_shown_escaped_once(valid: Path, tmp_path: Path) -> None:
     binary = tmp_path / "binary.supp"
     binary.write_bytes(b"\x0e\x01\xffabc\\\x7f\n")
@@ -259,6 +260,7 @@ def test_a_binary_suppressions_file_is_shown_escaped_once(valid: Path, tmp_path:
     assert result.stderr == f"mprof: {with_nul}:2: not a suppressions file: a NUL byte\n"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("ending, status", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
 def test_a_signal_to_replay_leaves_no_temporary_folder(tmp_path: Path, ending: signal.Signals, status: int) -> None:
     output = tmp_path / "busy.mprof"
@@ -286,6 +288,7 @@ def test_a_signal_to_replay_leaves_no_temporary_folder(tmp_path: Path, ending: s
     assert not list(temporary.iterdir())
 
 
+@pytest.mark.slow
 def test_a_database_whose_name_holds_uri_characters_is_read_as_named(valid: Path, tmp_path: Path) -> None:
     # SQLite is given a URI: ?, # and % in a name must stay part of it.
     database = tmp_path / "a?b#c%41.db"

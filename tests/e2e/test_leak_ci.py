@@ -64,6 +64,7 @@ def test_without_suppressions_every_leak_is_listed(profiled: Path) -> None:
     assert document["suppressed"] == []
 
 
+@pytest.mark.slow
 def test_suppressed_leaks_leave_the_table_and_are_counted(profiled: Path, suppressions: Path) -> None:
     document = _report(profiled, "--suppressions", suppressions)
     leaks = [(leak["path"], leak["kept_objects"], leak["kept_bytes"]) for leak in document["leaks"]  # type: ignore
@@ -81,6 +82,7 @@ def test_suppressed_leaks_leave_the_table_and_are_counted(profiled: Path, suppre
             f"leak:keep_config ({supp}:2) 300; leak:libleaky.so ({supp}:3) 128)") in text
 
 
+@pytest.mark.slow
 def test_the_same_file_leaves_leaksanitizer_the_same_bytes(leaky: Path, suppressions: Path, tmp_path: Path) -> None:
     # The same program built with LeakSanitizer, given the same file.
     library = tmp_path / "libleaky.so"
@@ -101,6 +103,7 @@ def test_the_same_file_leaves_leaksanitizer_the_same_bytes(leaky: Path, suppress
     assert f"mprof: {int(leaked[1]):,} bytes never freed, more than --fail-on-leak=0" in ours.stderr
 
 
+@pytest.mark.slow
 def test_fail_on_leak_only_over_the_limit(profiled: Path, suppressions: Path) -> None:
     left = REAL_LEAK[1] + FROM_OUTER_B[1]
     at_limit = mprof("report", "--no-pager", profiled, "--suppressions", suppressions, f"--fail-on-leak={left}")
@@ -114,6 +117,7 @@ def test_fail_on_leak_only_over_the_limit(profiled: Path, suppressions: Path) ->
     assert unsuppressed.returncode == 23
 
 
+@pytest.mark.slow
 def test_mprof_run_fails_a_clean_exit_and_keeps_a_failure(leaky: Path, suppressions: Path, tmp_path: Path) -> None:
     # A bare --fail-on-leak before the program takes -- after it.
     failed = mprof("run", "--quiet", "-o", tmp_path / "a.mprof", "--fail-on-leak", "--", leaky, check=False)
@@ -138,6 +142,7 @@ def test_a_bad_suppression_file_gets_one_line(profiled: Path, tmp_path: Path) ->
     assert refused.stderr == f"mprof: {bad}:2: not a suppression (TYPE:PATTERN): 'no colon here'\n"
 
 
+@pytest.mark.slow
 def test_the_programs_own_suppressions_apply_as_under_leaksanitizer(targets: Targets, tmp_path: Path) -> None:
     library = targets.build("libleaky.so", source="libleaky.c", shared=True)
     program = tmp_path / "leaky_own"

@@ -48,6 +48,7 @@ def widgets_totals(executable: Path, tmp_path: Path) -> tuple[int, int, int]:
     return s.allocs, s.bytes_allocated, s.bytes_allocated - s.bytes_freed - 204 * red
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("flavour", ["mprof", "mprof-static"])
 def test_relinked_widgets(installed: Path, tmp_path: Path, flavour: str) -> None:
     executable = tmp_path / f"widgets-{flavour}"
@@ -58,6 +59,8 @@ def test_relinked_widgets(installed: Path, tmp_path: Path, flavour: str) -> None
     assert widgets_totals(executable, tmp_path) == (3000, 3000 * 204, 0)
 
 
+@pytest.mark.go
+@pytest.mark.slow
 def test_installed_command_runs_and_reports(installed: Path, tmp_path: Path) -> None:
     output = tmp_path / "installed.mprof"
     widgets = REPO_ROOT / "build" / "widgets"
@@ -115,6 +118,7 @@ def make_secure(executable: Path) -> None:
     executable.chmod(0o2755)
 
 
+@pytest.mark.slow
 def test_secure_execution_programs_are_left_alone(installed: Path) -> None:
     # ld.so ignores LD_PRELOAD for a program run with AT_SECURE, so the
     # monitor is linked in; it must then record nothing and write nothing,

@@ -8,12 +8,15 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+import pytest
+
 from e2e_support import Run, Targets, mprof
 
 PAGE = 4096
 MIB = 1 << 20
 
 
+@pytest.mark.slow
 def test_regions_the_program_maps(targets: Targets, profile: Callable[..., Run]) -> None:
     run = profile([targets.build("mapped")])
     document: dict[str, Any] = json.loads(mprof("report", "--format", "json", run.output).stdout)

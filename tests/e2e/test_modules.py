@@ -10,6 +10,8 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from e2e_support import BUILD, MPROF, Run, Targets, monitor_env
 from mprof.reducer import datafile
 
@@ -52,6 +54,7 @@ def test_a_program_started_through_the_loader(tmp_path: Path) -> None:
     assert "main > make_red_widget > make_widget" in text.stdout
 
 
+@pytest.mark.slow
 def test_a_library_loaded_below_its_link_address(targets: Targets, profile: Callable[..., Run],
                                                 tmp_path: Path) -> None:
     # Linked at 2^47, past user space: the loader puts it lower, and its bias
@@ -69,6 +72,7 @@ def test_a_library_loaded_below_its_link_address(targets: Targets, profile: Call
     assert bias < 0 and bias + (1 << 64) == module.bias  # two's complement, as schema.sql says
 
 
+@pytest.mark.slow
 def test_three_hundred_libraries_with_long_paths(targets: Targets, profile: Callable[..., Run],
                                                  tmp_path: Path) -> None:
     plugin = targets.build("libplugin.so", source="plugin.c", shared=True)

@@ -226,6 +226,7 @@ def test_a_full_device_is_one_line(name: str, data: Path, tmp_path: Path) -> Non
     assert node(device) == before and before[2] == FULL
 
 
+@pytest.mark.slow
 @every_command
 def test_a_fifo_is_written_through(name: str, data: Path, references: dict[str, bytes], tmp_path: Path) -> None:
     fifo = tmp_path / "out.fifo"

@@ -36,6 +36,7 @@ def cxx_report(tmp_path_factory: pytest.TempPathFactory) -> str:
     return mprof("report", output).stdout
 
 
+@pytest.mark.slow
 def test_the_cxx_peak_rows_name_the_cache_and_the_sessions(cxx_report: str) -> None:
     peak = {(blocks, size): path for blocks, size, path in rows(cxx_report, "Peak table")}
     # The 2,000 vectors of 64 ints, the map's nodes (72 bytes) and their
@@ -49,6 +50,7 @@ def test_the_cxx_peak_rows_name_the_cache_and_the_sessions(cxx_report: str) -> N
     assert re.search(r" > \[\d+ std::\] > ", peak[("2,000", "512,000")])
 
 
+@pytest.mark.slow
 def test_the_cxx_temporaries_and_leaks_name_format_line_and_create_session(cxx_report: str) -> None:
     [row] = table(cxx_report, "Temporary allocations")
     count, share, path = row.split(None, 2)
@@ -62,6 +64,7 @@ def direct_rows(text: str) -> dict[str, str]:
     return {line[6:19].strip(): line for line in table(text, "Direct allocation table")[1:]}
 
 
+@pytest.mark.slow
 def test_the_cxx_direct_rows_say_which_own_functions_the_library_allocated_for(cxx_report: str) -> None:
     direct = direct_rows(cxx_report)
     # The line strings of format_line, the vectors of Cache::get (512,000)
@@ -83,6 +86,7 @@ def rust_report(tmp_path_factory: pytest.TempPathFactory) -> str:
     return mprof("report", output).stdout
 
 
+@pytest.mark.rust
 def test_the_rust_rows_name_the_workers_and_the_registry(rust_report: str) -> None:
     # Each worker's 5,000 records (32 bytes) and their labels: make_record's;
     # the vector it pushes them onto, grown by realloc: worker's.  The three

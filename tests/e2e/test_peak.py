@@ -58,6 +58,7 @@ def test_what_each_path_held_at_the_peak(targets: Targets, tmp_path: Path, threa
     assert (bins[64].temporaries, bins[64].peak_blocks) == (CHURNS, 0)
 
 
+@pytest.mark.slow
 def test_highs_that_threads_reach_together(targets: Targets, tmp_path: Path) -> None:
     # tests/targets/peak_together.c: four threads churn near small highs,
     # hold 1 MiB each, make the most live blocks in swap() (16 bytes each,
@@ -98,6 +99,7 @@ def test_highs_that_threads_reach_together(targets: Targets, tmp_path: Path) -> 
         assert all(point.live_bytes <= summary["max_live_bytes"] for point in datafile.read(output).timeline)
 
 
+@pytest.mark.slow
 def test_threads_that_grow_at_once_and_changes_the_program_orders(targets: Targets, tmp_path: Path) -> None:
     # tests/targets/peak_growing.c: two threads grow together, nearly every
     # allocation a new high (the threads log their changes, live.h); the
@@ -155,6 +157,7 @@ def test_the_logs_of_growing_threads_reach_the_file_of_a_crash(targets: Targets,
     assert grown <= summary["max_live_bytes"] < grown + 100_000
 
 
+@pytest.mark.slow
 def test_the_ledger_keeps_the_highs_exact_at_every_step(targets: Targets) -> None:
     # live_ledger.c: monitor/live.c alone, four made-up threads taking turns
     # at random through phases of growth and shrinking, two million changes

@@ -34,6 +34,7 @@ def rows(document: dict[str, Any], table: str, figure: str) -> dict[str, int]:
     return {row["path"]: row[figure] for row in document[table]}
 
 
+@pytest.mark.slow
 def test_an_arena_reset_twice(targets: Targets, profile: Callable[..., Run]) -> None:
     run = profile([targets.build("arena", MONITOR_HEADERS)])
     document = report(run.output)
@@ -133,6 +134,7 @@ def leak_records(document: dict[str, Any]) -> set[tuple[str, str, int, int]]:
     return records
 
 
+@pytest.mark.valgrind
 def test_the_arena_annotated_for_valgrind_agrees_with_memcheck(targets: Targets,
                                                                 profile: Callable[..., Run]) -> None:
     executable = targets.build("arena_valgrind", MONITOR_HEADERS, "-DVALGRIND_ANNOTATIONS", source="arena.c")
@@ -152,6 +154,7 @@ def test_the_arena_annotated_for_valgrind_agrees_with_memcheck(targets: Targets,
         "main > round_of > make_node > arena_alloc > [pool from arena_create]"}
 
 
+@pytest.mark.valgrind
 def test_the_rest_of_valgrinds_requests_agree_with_memcheck(targets: Targets, profile: Callable[..., Run]) -> None:
     executable = targets.build("pools_misc", MONITOR_HEADERS)
     (allocs, allocated), records = memcheck(executable)
@@ -173,6 +176,7 @@ def test_the_rest_of_valgrinds_requests_agree_with_memcheck(targets: Targets, pr
                                                      "main > map > [mmap]": 2 * 65536 + 64 * 128}
 
 
+@pytest.mark.slow
 def test_threads_share_a_pool(targets: Targets, profile: Callable[..., Run]) -> None:
     document = report(profile([targets.build("pool_threads", MONITOR_HEADERS)]).output)
     summary = document["summary"]
@@ -217,6 +221,7 @@ def test_a_program_linked_with_the_static_monitor(targets: Targets, tmp_path: Pa
         {"main > library_object > [pool library pool]": 70}, 7)
 
 
+@pytest.mark.slow
 def test_a_pool_and_a_mapping_across_fork(targets: Targets, tmp_path: Path) -> None:
     # pool_fork.c: the parent's file has its 10 objects (3 freed) and its
     # region; the child's its own 5, freed by the reset with the parent's
@@ -243,6 +248,7 @@ def test_the_headers_in_cxx(targets: Targets, profile: Callable[..., Run]) -> No
     assert rows(document, "leaks", "kept_bytes") == {"main > [malloc-like blocks]": 32}
 
 
+@pytest.mark.slow
 def test_a_pools_name_is_escaped_once(targets: Targets, profile: Callable[..., Run], tmp_path: Path) -> None:
     run = profile([targets.build("pool_names", MONITOR_HEADERS)])
     text = mprof("report", "--tables", "leaks", run.output).stdout

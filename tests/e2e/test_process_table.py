@@ -29,6 +29,7 @@ def program_of(path: Path) -> str:
     return Path(datafile.read(path).program.exe).name
 
 
+@pytest.mark.slow
 def test_one_row_per_process_image(pipeline: list[Path]) -> None:
     files = {path: datafile.read(path) for path in pipeline}
     assert sorted(program_of(path) for path in pipeline) == ["bash"] * 4 + ["seq", "sort", "wc"]
@@ -61,6 +62,7 @@ def test_one_row_per_process_image(pipeline: list[Path]) -> None:
         row[3] for row in expected.values())
 
 
+@pytest.mark.slow
 def test_one_program_alone(pipeline: list[Path], tmp_path: Path) -> None:
     [sort_file] = [path for path in pipeline if program_of(path) == "sort"]
     alone = mprof("report", "--all", sort_file).stdout
@@ -80,6 +82,7 @@ def test_one_program_alone(pipeline: list[Path], tmp_path: Path) -> None:
     assert by_pid[5:7] == ["", "Program summary (the processes above, added up)"]
 
 
+@pytest.mark.slow
 def test_choices_that_match_nothing(pipeline: list[Path], tmp_path: Path) -> None:
     missing = mprof("report", "--program", "awk", *pipeline, check=False)
     assert missing.returncode == 1 and missing.stdout == "" and missing.stderr.count("\n") == 1

@@ -116,6 +116,7 @@ def test_deep_stacks_are_cut_at_the_depth_limit(targets: Targets, profile: Calla
     assert sum(p.bytes[0] for p in recursive) == 16 * (100 * 200 - 200)
 
 
+@pytest.mark.slow
 def test_dump_signal_writes_a_snapshot_file_of_its_own(targets: Targets, tmp_path: Path) -> None:
     output = tmp_path / "sleeper.mprof"
     process = subprocess.Popen([targets.build("sleeper")], env=monitor_env(output, MPROF_DUMP_SIGNAL="USR2"),

@@ -74,6 +74,8 @@ def _known_figures(phases_done: list[tuple[str, int, int] | tuple[str, int]]) ->
     return allocs, allocated, len(kept), sum(kept)
 
 
+@pytest.mark.server
+@pytest.mark.slow
 def test_each_interval_is_pushed_with_its_exact_figures(targets: Targets, tmp_path: Path,
                                                          server: pyroscope_server.Server) -> None:
     program = targets.build("push_phases")
@@ -168,11 +170,12 @@ def silent_server() -> Iterator[str]:
         yield f"http://127.0.0.1:{listening.getsockname()[1]}"
 
 
+@pytest.mark.slow
 def test_a_server_that_never_answers_costs_the_program_nothing(targets: Targets, tmp_path: Path,
                                                                silent_server: str) -> None:
     program = targets.build("push_work")
     every_s = 0.5
-    plain, pushed, waits = [], [], []
+    plain, pushed, plain_waits, waits = [], [], [], []
     for _ in range(5):  # interleaved, so that the machine's other load falls on both alike
         for push in (False, True):
             started = time.monotonic()
@@ -193,13 +196,18 @@ def test_a_server_that_never_answers_costs_the_program_nothing(targets: Targets,
                 waits.append(wall_s - work_ns / 1e9)
             else:
                 assert completed.stderr == ""
+                plain_waits.append(wall_s - work_ns / 1e9)
     ratio = statistics.median(pushed) / statistics.median(plain)
     assert ratio < 1.2, (ratio, plain, pushed)  # here: 0.89 (the machine's noise is larger than any cost)
     # After the program, mprof run waits for what is under way at most one
-    # push's time: the start, the reduction of the last file and that.
-    assert statistics.median(waits) < 3.0, waits
+    # push's time (0.5 s) beside the reduction of the last file, where a
+    # push left to its retries would take 5.5 s more: beyond the time mprof
+    # run takes without --push, in the same rounds, the margins are wide
+    # both ways, as the machine's load makes the reduction slower.
+    assert statistics.median(waits) - statistics.median(plain_waits) < 4.0, (waits, plain_waits)
 
 
+@pytest.mark.server
 def test_export_pushes_a_finished_run(targets: Targets, tmp_path: Path, server: pyroscope_server.Server) -> None:
     program = targets.build("push_phases")
     output = tmp_path / "finished.mprof"
@@ -229,6 +237,7 @@ def test_export_pushes_a_finished_run(targets: Targets, tmp_path: Path, server: 
     assert {(series["program"], series["pid"]) for series in labels} == {(str(program), str(run["pid"]))}
 
 
+@pytest.mark.slow
 def test_push_failures_are_one_line(targets: Targets, tmp_path: Path, silent_server: str) -> None:
     program = targets.build("push_phases")
     output = tmp_path / "refused.mprof"
@@ -252,6 +261,8 @@ def test_push_failures_are_one_line(targets: Targets, tmp_path: Path, silent_ser
         assert "Traceback" not in refused.stderr
 
 
+@pytest.mark.server
+@pytest.mark.slow
 def test_attach_pushes_what_the_process_does_while_attached(targets: Targets, tmp_path: Path,
                                                             server: pyroscope_server.Server) -> None:
     program = targets.build("push_phases")
@@ -295,6 +306,7 @@ def test_attach_pushes_what_the_process_does_while_attached(targets: Targets, tm
     assert last["grow_cache"].own == 50 * 1000
 
 
+@pytest.mark.server
 def test_each_process_of_the_run_is_its_own_series(targets: Targets, tmp_path: Path,
                                                    server: pyroscope_server.Server) -> None:
     forkexec, leaf = targets.build("forkexec"), targets.build("leaf")
@@ -317,6 +329,8 @@ def test_each_process_of_the_run_is_its_own_series(targets: Targets, tmp_path: P
         assert server.functions(INUSE_SPACE, selector, times[-1], times[-1] + 1)[function].own == live, (pid, program)
 
 
+@pytest.mark.server
+@pytest.mark.slow
 def test_a_process_that_stops_allocating_is_still_pushed_each_interval(targets: Targets, tmp_path: Path,
                                                                         server: pyroscope_server.Server) -> None:
     program = targets.build("push_phases")

@@ -61,6 +61,7 @@ def largest(run: Run) -> DataFile:
     return run.data(max(run.files(), key=lambda path: path.stat().st_size))
 
 
+@pytest.mark.slow
 def test_cc1plus(profile: Callable[..., Run], tmp_path: Path) -> None:
     (tmp_path / "t.cc").write_text(SOURCE)
     run = profile(["g++", "-O2", "-c", "t.cc", "-o", "t.o"])
@@ -69,6 +70,7 @@ def test_cc1plus(profile: Callable[..., Run], tmp_path: Path) -> None:
     assert agree(data, tmp_path) > 1000
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("call_graph", ["1", "0"])
 def test_python3(profile: Callable[..., Run], tmp_path: Path, call_graph: str) -> None:
     run = profile(["/usr/bin/python3", "-c", SCRIPT], MPROF_CALL_GRAPH=call_graph)

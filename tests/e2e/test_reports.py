@@ -95,6 +95,7 @@ def test_widgets_json_tables(tmp_path: Path) -> None:
     ("mutual", 24, {"even", "odd"}, 600),
     ("three", 40, {"a", "b", "c"}, 900),
 ])
+@pytest.mark.slow
 def test_recursive_cycles_count_each_byte_once(targets: Targets, profile: Callable[..., Run], mode: str, size: int,
                                                cycle_members: set[str], inner_calls: int) -> None:
     run = profile([targets.build("recursion"), mode, "100"])
@@ -126,6 +127,7 @@ def _libc_bytes(data: dict) -> int:
     return sum(d["bytes"] for d in data["direct"] if d["function"] != "compare <cycle 1>")
 
 
+@pytest.mark.slow
 def test_cxx_names_are_demangled_and_inlined_frames_expanded(targets: Targets, profile: Callable[..., Run]) -> None:
     run = profile([targets.build("templates")])
     full = mprof("report", "--all", "--tables", "leaks,direct,graph", "--full-names", run.output).stdout
@@ -193,6 +195,7 @@ def test_changed_binary_is_a_warning(targets: Targets, profile: Callable[..., Ru
     assert "build-id" in completed.stderr and completed.stderr.count("\n") == 1
 
 
+@pytest.mark.slow
 def test_database_is_deterministic_and_several_processes_merge(targets: Targets, profile: Callable[..., Run],
                                                                tmp_path: Path) -> None:
     run = profile([targets.build("forkexec"), targets.build("leaf")])
@@ -212,6 +215,7 @@ def test_database_is_deterministic_and_several_processes_merge(targets: Targets,
     assert report["summary"]["allocs"] == 106 and len(report["runs"]) == 4
 
 
+@pytest.mark.slow
 def test_newer_and_older_databases_are_refused(tmp_path: Path) -> None:
     output = tmp_path / "w.mprof"
     mprof("run", "--quiet", "-o", output, WIDGETS, "100")
@@ -240,6 +244,7 @@ def through_a_pipe(source: Path, *arguments: str | Path) -> subprocess.Completed
         os.close(reading)
 
 
+@pytest.mark.slow
 def test_inputs_are_read_once_so_pipes_work(tmp_path: Path) -> None:
     output = tmp_path / "w.mprof"
     mprof("run", "--quiet", "-o", output, WIDGETS, "100")
@@ -257,6 +262,7 @@ def test_inputs_are_read_once_so_pipes_work(tmp_path: Path) -> None:
     assert again.returncode == 0 and mprof("report", tmp_path / "again.db").stdout == expected
 
 
+@pytest.mark.slow
 def test_control_characters_never_reach_the_terminal(tmp_path: Path) -> None:
     # A directory that clears the screen and sets colours, an argument that
     # retitles the window and breaks the line.
@@ -275,6 +281,7 @@ def test_control_characters_never_reach_the_terminal(tmp_path: Path) -> None:
     assert not re.search(r"[\x00-\x09\x0b-\x1f\x7f-\x9f]", dumped) and "\\x1b]0;owned" in dumped
 
 
+@pytest.mark.slow
 def test_an_argument_that_is_not_utf8(tmp_path: Path) -> None:
     output = tmp_path / "bytes.mprof"
     # Latin-1 "café" and two bytes no encoding decodes, as a real argument.
@@ -396,6 +403,7 @@ def test_minus_mode_profiles_report_everything_but_the_graph(tmp_path: Path) -> 
     assert table(text, "Direct allocation table")[1].split()[-1] == "make_widget"
 
 
+@pytest.mark.slow
 def test_long_leak_paths_fold_outer_callers_but_keep_main_and_the_innermost(targets: Targets,
                                                                           tmp_path: Path) -> None:
     output = tmp_path / "long.mprof"

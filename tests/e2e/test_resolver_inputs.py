@@ -12,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from e2e_support import BUILD, MPROF, REPO_ROOT, monitor_env
 
 sys.path.insert(0, str(REPO_ROOT / "tests" / "python"))
@@ -45,6 +47,7 @@ def test_a_newline_in_a_path_is_no_command(tmp_path: Path) -> None:
     assert "main > make_red_widget > make_widget" in completed.stdout
 
 
+@pytest.mark.slow
 def test_a_program_and_library_under_a_path_with_odd_bytes(tmp_path: Path) -> None:
     # Not UTF-8, a newline, a TAB and an escape sequence, in the directory of
     # both the program and the library it loads, and so in its arguments.
@@ -96,6 +99,7 @@ def test_a_fifo_in_a_librarys_place(tmp_path: Path) -> None:
     assert "libfifo.so+0x234" in completed.stdout
 
 
+@pytest.mark.slow
 def test_a_resolver_that_never_answers(tmp_path: Path) -> None:
     silent = tmp_path / "silent-resolver"
     silent.write_text("#!/bin/sh\nexec sleep 600\n")

@@ -172,6 +172,7 @@ def test_depth_and_call_graph_flags_reach_the_file(tmp_path: Path) -> None:
     assert all(len(chain.addrs) <= 2 for chain in tree.totals(data).leaks)
 
 
+@pytest.mark.slow
 def test_an_inherited_ignored_sigchld(targets: Targets, tmp_path: Path) -> None:
     # mprof run started with SIGCHLD ignored still sees the program end:
     # its status and its file.  (Run without the tree's sh launcher, which

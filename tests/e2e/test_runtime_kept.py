@@ -47,6 +47,7 @@ def c_run(tmp_path_factory: pytest.TempPathFactory, targets: Targets) -> tuple[P
     return output, command
 
 
+@pytest.mark.valgrind
 def test_stdio_and_locale_as_valgrind_counts_them(targets: Targets, tmp_path: Path) -> None:
     # Without the thread and the library, whose loader blocks grow with
     # the monitor's own libraries, the runtime keeps the same under both.
@@ -79,6 +80,7 @@ def test_the_loaders_blocks(c_run: tuple[Path, list[str | Path]]) -> None:
     assert sum(kinds.values()) == bytes_ and kinds["stdio buffer"] == 4096
 
 
+@pytest.mark.slow
 def test_include_runtime_lists_them_marked(c_run: tuple[Path, list[str | Path]]) -> None:
     output, _ = c_run
     data = json.loads(mprof("report", "--format", "json", output).stdout)
@@ -101,6 +103,7 @@ def test_include_runtime_lists_them_marked(c_run: tuple[Path, list[str | Path]])
     assert all(row.split()[2] != "(100)" for row in rows)
 
 
+@pytest.mark.slow
 def test_the_page_leaves_them_out_too(c_run: tuple[Path, list[str | Path]], tmp_path: Path) -> None:
     output, _ = c_run
     page = tmp_path / "c.html"
@@ -115,6 +118,7 @@ def test_the_page_leaves_them_out_too(c_run: tuple[Path, list[str | Path]], tmp_
     assert len(rows) > 1 and "not listed" not in page.read_text()
 
 
+@pytest.mark.valgrind
 def test_the_cxx_exception_pool(targets: Targets, tmp_path: Path) -> None:
     command = [targets.build("exceptions")]
     output = tmp_path / "cxx.mprof"

@@ -19,6 +19,8 @@ import pytest
 from e2e_support import TARGETS, mprof, table
 from mprof.export import profile_pb2
 
+pytestmark = pytest.mark.rust
+
 # Debian's own (package rustc), not whatever rustup put first on PATH.
 RUSTC = Path("/usr/bin/rustc")
 MANGLINGS = {"legacy": [], "v0": ["-C", "symbol-mangling-version=v0"]}

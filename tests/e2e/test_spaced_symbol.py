@@ -9,7 +9,11 @@ import json
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from e2e_support import REPO_ROOT, monitor_env, mprof
+
+pytestmark = pytest.mark.slow
 
 NAME = "leaky_function free"
 

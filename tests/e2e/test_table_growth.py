@@ -8,6 +8,8 @@ from __future__ import annotations
 import subprocess
 from collections.abc import Callable
 
+import pytest
+
 from e2e_support import REPO_ROOT, Run, Targets, in_module, module_named
 from mprof.reducer import tree
 
@@ -28,6 +30,7 @@ def test_blocks_live_while_the_pointer_map_grows_are_each_freed(targets: Targets
     assert (s.max_live_objects, s.max_live_bytes) == (blocks, array_bytes + 24 * LIVE_BLOCKS)
 
 
+@pytest.mark.slow
 def test_five_thousand_call_sites_are_each_counted_apart(targets: Targets, profile: Callable[..., Run]) -> None:
     program = targets.build("many_sites")
     data = profile([program]).data()

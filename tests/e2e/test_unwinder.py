@@ -92,6 +92,7 @@ def reloaded_in_place(targets: Targets, profile: Callable[..., Run], first: Path
     raise AssertionError("the second plugin was never mapped where the first one was")
 
 
+@pytest.mark.slow
 def test_code_loaded_where_unloaded_code_was_is_walked_with_its_own_rules(targets: Targets,
                                                                          profile: Callable[..., Run]) -> None:
     # The same instructions with different frame sizes (both sub $imm32, %rsp),

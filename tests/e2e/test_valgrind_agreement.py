@@ -13,6 +13,8 @@ from e2e_support import REPO_ROOT
 sys.path.insert(0, str(REPO_ROOT / "bench"))
 import valgrind_compare  # noqa: E402
 
+pytestmark = pytest.mark.valgrind
+
 
 @pytest.mark.parametrize("name", ["gawk", "perl", "python3", "sqlite3"])
 def test_totals_agree_with_memcheck(name: str, tmp_path: Path) -> None:

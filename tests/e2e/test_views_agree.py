@@ -14,6 +14,8 @@ import pytest
 
 from e2e_support import mprof, table
 
+pytestmark = pytest.mark.slow
+
 SOURCE = """\
 #include <algorithm>
 #include <map>

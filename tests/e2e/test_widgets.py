@@ -108,6 +108,7 @@ def test_json_report(tmp_path: Path) -> None:
     assert {key: summary[key] for key in expected} == expected
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("options", [(), ("--no-call-graph",)])
 def test_file_size_does_not_grow_with_allocations(tmp_path: Path, options: tuple[str, ...]) -> None:
     from mprof.reducer import datafile

@@ -4,7 +4,8 @@ of 10 and more bytes, sizes past the end and paths of random bytes.  Every
 input must be read, or refused in one line naming the file (a non-zero exit
 from a command): never a traceback, a hang or memory past a bound.
 
-    python3 tests/fuzz/fuzz.py [--inputs N] [--seed S] [--share K] [--commands report,json,db,html] SEED_FILE...
+    python3 tests/fuzz/fuzz.py [--inputs N | --seconds S [--least N]] [--seed S] [--share K]
+                               [--commands report,json,db,html] SEED_FILE...
 
 Every input goes through the data file reader (mprof.reducer.datafile) twice,
 from the file and through a pipe, which must agree: the same data file, or
@@ -12,12 +13,13 @@ the same message.  Every Kth input (--share, default 4: a fixed share of a
 quarter) also goes through one of the commands, in turn: mprof report,
 report --format json, db and html, which reduce what the reader took (the
 resolver, the database, the pages).  A command costs tens of milliseconds on
-an input that is read, the reader a fraction of one, and 10,000 inputs must
-take about a minute.
+an input that is read, the reader a fraction of one: 10,000 inputs take
+about a minute.
 
-The number of inputs is --inputs, else the environment's MPROF_FUZZ_INPUTS,
-else 10,000.  The monitor compresses its sections (mprof(5), header flag
-16), and a mutation of compressed bytes mostly tests zlib: four in five
+The run tries --inputs inputs (else the environment's MPROF_FUZZ_INPUTS),
+or without a count inputs for --seconds (else MPROF_FUZZ_SECONDS, else a
+minute), and at least --least of them (harness.Budget).  The monitor
+compresses its sections (mprof(5), header flag 16), and a mutation of compressed bytes mostly tests zlib: four in five
 inputs are mutations of a seed's uncompressed form (its sections inflated,
 the flag clear), one in five is compressed: half of those the inflated
 sections mutated and deflated again, half the compressed bytes cut or
@@ -47,7 +49,18 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness import PROGRESS_EVERY, attempt, default_inputs, flip, in_process, peak_rss, start_alarms, truncate, uv
+from harness import (
+    Budget,
+    add_budget_arguments,
+    attempt,
+    budget,
+    flip,
+    in_process,
+    peak_rss,
+    start_alarms,
+    truncate,
+    uv,
+)
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 HEADER = 64
@@ -277,6 +290,7 @@ class Results:
     reports: Counter[str] = field(default_factory=Counter)    # exit 0 (the reader: a data file)
     refusals: Counter[str] = field(default_factory=Counter)   # one line, non-zero
     failures: list[str] = field(default_factory=list)
+    inputs: int = 0
 
 
 def run_one(main: Callable[[list[str]], int], command: str, path: Path, scratch: Path) -> tuple[int, str, str]:
@@ -362,7 +376,7 @@ def python_disagrees(path: Path, data: bytes, read: object) -> str | None:
     return None
 
 
-def fuzz(seeds: list[Seed], inputs: int, seed: int, commands: list[str], share: int = 4) -> Results:
+def fuzz(seeds: list[Seed], inputs: Budget, seed: int, commands: list[str], share: int = 4) -> Results:
     sys.path.insert(0, str(REPO_ROOT / "src"))
     from mprof.cli.main import main
 
@@ -376,9 +390,8 @@ def fuzz(seeds: list[Seed], inputs: int, seed: int, commands: list[str], share: 
     with tempfile.TemporaryDirectory(prefix="mprof-fuzz-") as directory:
         scratch = Path(directory)
         path = scratch / "input.mprof"
-        for number in range(inputs):
-            if number and number % PROGRESS_EVERY == 0:
-                print(f"{number} inputs, {len(results.failures)} failed", file=sys.stderr, flush=True)
+        for number in inputs.numbers(results.failures):
+            results.inputs += 1
             mutation, data = mutated(generator.choice(seeds), generator)
             path.write_bytes(data)
             chosen = ["reader"]
@@ -406,8 +419,7 @@ def fuzz(seeds: list[Seed], inputs: int, seed: int, commands: list[str], share: 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("seeds", nargs="+", type=Path, help="real data files to mutate")
-    parser.add_argument("--inputs", type=int, default=default_inputs(),
-                        help="mutated inputs (default: $MPROF_FUZZ_INPUTS, else %(default)s)")
+    add_budget_arguments(parser)
     parser.add_argument("--seed", type=int, default=1988, help="random seed, for a run that can be repeated")
     parser.add_argument("--share", type=int, default=4, metavar="K",
                         help="every Kth input also goes through one of the commands, in turn (default %(default)s)")
@@ -416,13 +428,13 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
     started = time.monotonic()
-    results = fuzz([seed_of(path.read_bytes()) for path in args.seeds], args.inputs, args.seed,
+    results = fuzz([seed_of(path.read_bytes()) for path in args.seeds], budget(args), args.seed,
                    [command for command in args.commands.split(",") if command], args.share)
     seconds = time.monotonic() - started
     for command in results.runs:
         print(f"{command}: {results.runs[command]} inputs, {results.reports[command]} "
               f"{'read' if command == 'reader' else 'reported'}, {results.refusals[command]} refused in one line")
-    print(f"{args.inputs} inputs in {seconds:.1f} s; peak resident set {peak_rss() / (1 << 20):.1f} MB "
+    print(f"{results.inputs} inputs in {seconds:.1f} s; peak resident set {peak_rss() / (1 << 20):.1f} MB "
           f"(the worker's or a child's)")
     for failure in results.failures:
         print(f"FAILED {failure}")

@@ -4,7 +4,7 @@ of copies of real databases, each run through `mprof report`, `html`,
 a result, or one line naming the file and a non-zero exit: never a
 traceback, a hang or memory past a bound.
 
-    python3 tests/fuzz/fuzz_db.py [--inputs N] [--seed S] [--full-every K] DATABASE...
+    python3 tests/fuzz/fuzz_db.py [--inputs N | --seconds S [--least N]] [--seed S] [--full-every K] DATABASE...
 
 The edits: a random column of a random row set to NULL, text, 1.5e300,
 2^63 - 1, -1, 2^53, 2^53 + 1, 0, a random integer, invalid UTF-8 stored as TEXT
@@ -22,13 +22,14 @@ refusals are cheap, the validation says no in a few milliseconds.  One it
 reports goes through all four commands only if it is the Kth such input
 (--full-every, default 10: a fixed share of a tenth), else through report
 alone: the page and the comparison of an input that passes cost
-tens of milliseconds, and 10,000 inputs must take about a minute.  An even
+tens of milliseconds.  An even
 input gets the text report and pprof, an odd one JSON and collapsed
 stacks; diff compares the edited database, as the base, with the
 untouched one.
 
-The number of inputs is --inputs, else the environment's MPROF_FUZZ_INPUTS,
-else 10,000.  The runs happen in one worker process under an address-space
+The run tries --inputs inputs (else the environment's MPROF_FUZZ_INPUTS),
+or without a count inputs for --seconds (else MPROF_FUZZ_SECONDS, else a
+minute), and at least --least of them (harness.Budget).  The runs happen in one worker process under an address-space
 limit, each under an alarm; the commands run in that process, not as
 programs.  At the end the worker's peak resident set (ru_maxrss) is
 reported, and more than MEMORY_BOUND fails the run.
@@ -49,7 +50,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness import PROGRESS_EVERY, attempt, default_inputs, in_process, peak_rss, start_alarms
+from harness import Budget, add_budget_arguments, attempt, budget, in_process, peak_rss, start_alarms
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 ADDRESS_SPACE = 2 << 30  # bytes of address space for the worker
@@ -203,6 +204,7 @@ class Results:
     failures: list[str] = field(default_factory=list)
     inputs_reported: int = 0
     inputs_refused: int = 0
+    inputs: int = 0
 
 
 def arguments(command: str, path: Path, untouched: Path, scratch: Path, even: bool) -> list[str]:
@@ -238,7 +240,7 @@ def attempt_command(main: Callable[[list[str]], int], command: str, argv: list[s
     return attempt(run, SECONDS_PER_RUN)
 
 
-def fuzz(seeds: list[Seed], inputs: int, seed: int, full_every: int) -> Results:
+def fuzz(seeds: list[Seed], inputs: Budget, seed: int, full_every: int) -> Results:
     sys.path.insert(0, str(REPO_ROOT / "src"))
     from mprof.cli.main import main
 
@@ -258,9 +260,8 @@ def fuzz(seeds: list[Seed], inputs: int, seed: int, full_every: int) -> Results:
                 code, problem = attempt_command(main, command, words, path)
                 if problem or code:
                     results.failures.append(f"{command} on the loosened {each.name}: exit {code}, {problem}")
-        for number in range(inputs):
-            if number and number % PROGRESS_EVERY == 0:
-                print(f"{number} inputs, {len(results.failures)} failed", file=sys.stderr, flush=True)
+        for number in inputs.numbers(results.failures):
+            results.inputs += 1
             chosen = generator.choice(seeds)
             edit = edited(chosen, path, generator)
             commands = ["report"]  # then the others, if report refuses it or it is the Kth it passes
@@ -289,8 +290,7 @@ def fuzz(seeds: list[Seed], inputs: int, seed: int, full_every: int) -> Results:
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("databases", nargs="+", type=Path, help="real profile databases to edit")
-    parser.add_argument("--inputs", type=int, default=default_inputs(),
-                        help="edited inputs (default: $MPROF_FUZZ_INPUTS, else %(default)s)")
+    add_budget_arguments(parser)
     parser.add_argument("--seed", type=int, default=1988, help="random seed, for a run that can be repeated")
     parser.add_argument("--full-every", type=int, default=10, metavar="K",
                         help="every Kth input that passes goes through all four commands (default %(default)s)")
@@ -298,13 +298,13 @@ def main(argv: list[str]) -> int:
     seeds = [read_seed(path) for path in args.databases]
     resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE, ADDRESS_SPACE))
     start = time.monotonic()
-    results = fuzz(seeds, args.inputs, args.seed, args.full_every)
+    results = fuzz(seeds, budget(args), args.seed, args.full_every)
     seconds = time.monotonic() - start
     resident = peak_rss(resource.RUSAGE_SELF)
     for command in COMMANDS:
         print(f"{command}: {results.runs[command]} runs, {results.results[command]} results, "
               f"{results.refusals[command]} refused in one line")
-    print(f"{args.inputs} inputs in {seconds:.1f} s: {results.inputs_reported} gave results, "
+    print(f"{results.inputs} inputs in {seconds:.1f} s: {results.inputs_reported} gave results, "
           f"{results.inputs_refused} were refused; peak resident {resident / (1 << 20):.1f} MB")
     if resident > MEMORY_BOUND:
         results.failures.append(f"the worker's peak resident set, {resident:,} bytes, is past {MEMORY_BOUND:,}")

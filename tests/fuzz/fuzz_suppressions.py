@@ -9,7 +9,8 @@ kinds and patterns changed, the file replaced by random bytes.  Every input
 must be read, or refused in one line naming the file: never a traceback, a
 hang or memory past a bound.
 
-    python3 tests/fuzz/fuzz_suppressions.py [--inputs N] [--seed S] [--command-every K] PROFILE.db
+    python3 tests/fuzz/fuzz_suppressions.py [--inputs N | --seconds S [--least N]] [--seed S] [--command-every K]
+                                            PROFILE.db
 
 Each input goes through the reader (mprof.report.suppressions.read) and,
 where it is read, through one report: the profile (loaded once) less what
@@ -19,11 +20,13 @@ them.  Every Kth input
 --suppressions FILE PROFILE.db`, text and JSON in turn, which must agree
 with the reader: a report where the reader read the file, the reader's
 message where it refused it.  (The command loads the database again each
-time, most of its 5 ms: 10,000 inputs must take less than a minute.)  The runs
+time, most of its 5 ms.)  The runs
 happen under an address-space limit, each under an alarm; the worker's peak
 resident set (ru_maxrss) is read after each input, and past MAX_RSS fails
-the run, naming the input.  The number of inputs is --inputs, else the
-environment's MPROF_FUZZ_INPUTS, else 10,000.
+the run, naming the input.  The run tries --inputs inputs (else the
+environment's MPROF_FUZZ_INPUTS), or without a count inputs for --seconds
+(else MPROF_FUZZ_SECONDS, else a minute), and at least --least of them
+(harness.Budget).
 """
 
 from __future__ import annotations
@@ -42,7 +45,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness import PROGRESS_EVERY, attempt, default_inputs, flip, in_process, peak_rss, start_alarms
+from harness import Budget, add_budget_arguments, attempt, budget, flip, in_process, peak_rss, start_alarms
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO_ROOT / "src"))
@@ -186,6 +189,7 @@ class Results:
     commands: Counter[str] = field(default_factory=Counter)  # mprof report's runs: "text", "json"
     suppressing: int = 0  # inputs read whose suppressions took something
     failures: list[str] = field(default_factory=list)
+    inputs: int = 0
 
 
 def check(path: Path, model: Model, database: Path, command: str | None) -> tuple[bool, bool, str | None]:
@@ -227,7 +231,7 @@ def outcome(path: Path, model: Model, database: Path, command: str | None) -> tu
     return (TOOK if took else READ) if read else REFUSED, problem
 
 
-def fuzz(database: Path, inputs: int, seed: int, command_every: int = 4) -> Results:
+def fuzz(database: Path, inputs: Budget, seed: int, command_every: int = 4) -> Results:
     # argparse looks for a translation of its words at each command's start,
     # in a dozen files, unless the language is C: mprof has no translation.
     os.environ["LANGUAGE"] = "C"
@@ -239,9 +243,8 @@ def fuzz(database: Path, inputs: int, seed: int, command_every: int = 4) -> Resu
     over = False
     with tempfile.TemporaryDirectory(prefix="mprof-fuzz-supp-") as directory:
         path = Path(directory) / "input.supp"
-        for number in range(inputs):
-            if number and number % PROGRESS_EVERY == 0:
-                print(f"{number} inputs, {len(results.failures)} failed", file=sys.stderr, flush=True)
+        for number in inputs.numbers(results.failures):
+            results.inputs += 1
             data = seed_text(known, generator)
             applied = []
             for _ in range(generator.choice([1, 1, 1, 2, 3])):
@@ -273,24 +276,23 @@ def fuzz(database: Path, inputs: int, seed: int, command_every: int = 4) -> Resu
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("database", type=Path, help="a real profile database, whose names the seeds are made of")
-    parser.add_argument("--inputs", type=int, default=default_inputs(),
-                        help="mutated inputs (default: $MPROF_FUZZ_INPUTS, else %(default)s)")
+    add_budget_arguments(parser)
     parser.add_argument("--seed", type=int, default=1988, help="random seed, for a run that can be repeated")
     parser.add_argument("--command-every", type=int, default=4, metavar="K",
                         help="every Kth input also goes through mprof report (default %(default)s)")
     args = parser.parse_args(argv)
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
     started = time.monotonic()
-    results = fuzz(args.database, args.inputs, args.seed, args.command_every)
+    results = fuzz(args.database, budget(args), args.seed, args.command_every)
     seconds = time.monotonic() - started
-    print(f"reader: {args.inputs} inputs, {results.read} read, {results.refused} refused in one line")
+    print(f"reader: {results.inputs} inputs, {results.read} read, {results.refused} refused in one line")
     print(f"report: {results.read} reports, {results.suppressing} in which a suppression took blocks; "
           f"mprof report run on {results.commands['text']} inputs for text, {results.commands['json']} for JSON")
-    print(f"{args.inputs} inputs in {seconds:.1f} s; peak resident set "
+    print(f"{results.inputs} inputs in {seconds:.1f} s; peak resident set "
           f"{peak_rss(resource.RUSAGE_SELF) / (1 << 20):.1f} MB")
     for failure in results.failures:
         print(f"FAILED {failure}")
-    print(f"{args.inputs - len(results.failures)} passed, {len(results.failures)} failed")
+    print(f"{results.inputs - len(results.failures)} passed, {len(results.failures)} failed")
     return 1 if results.failures else 0
 
 

@@ -11,7 +11,7 @@ behind it.  Every input must be prepared (exit
 one line naming the file with exit 2 (and no prepared file): never a crash,
 a hang, "out of memory" or memory past a bound.
 
-    python3 tests/fuzz/fuzz_trace.py [--inputs N] [--seed S] [--play-every K] TRACE...
+    python3 tests/fuzz/fuzz_trace.py [--inputs N | --seconds S [--least N]] [--seed S] [--play-every K] TRACE...
 
 Each input is a run of mprof-replay prepare, a process of its own (a few
 milliseconds on a trace of a few hundred events), under an alarm, with the
@@ -19,8 +19,10 @@ worker's address-space limit.  Every Kth prepared input (--play-every,
 default 4) is also played with the do-nothing allocator (mprof-replay run
 --null), which must give its figures or one line.  After each input the
 children's peak resident set (ru_maxrss, from wait4) is read: past MAX_RSS
-fails the run, naming the input.  The number of inputs is --inputs, else
-the environment's MPROF_FUZZ_INPUTS, else 10,000.
+fails the run, naming the input.  The run tries --inputs inputs (else the
+environment's MPROF_FUZZ_INPUTS), or without a count inputs for --seconds
+(else MPROF_FUZZ_SECONDS, else a minute), and at least --least of them
+(harness.Budget).
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import zstandard
-from harness import PROGRESS_EVERY, default_inputs, flip, peak_rss, truncate, uv
+from harness import Budget, add_budget_arguments, budget, flip, peak_rss, truncate, uv
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 REPLAYER = Path(os.environ.get("MPROF_REPLAY") or REPO_ROOT / "build" / "mprof-replay")
@@ -271,6 +273,7 @@ class Results:
     played: Counter[str] = field(default_factory=Counter)  # "figures", "refused"
     reasons: Counter[str] = field(default_factory=Counter)  # the refusals' words, numbers left out
     failures: list[str] = field(default_factory=list)
+    inputs: int = 0
 
 
 def run(arguments: list[str | Path]) -> tuple[int | None, str, str]:
@@ -314,16 +317,15 @@ def _reason(stderr: str) -> str:
     return re.sub(r"0x[0-9a-f]+|[0-9]+|\(.*\)", "N", stderr.split(": ", 2)[-1].strip())
 
 
-def fuzz(seeds: list[bytes], inputs: int, seed: int, play_every: int) -> Results:
+def fuzz(seeds: list[bytes], inputs: Budget, seed: int, play_every: int) -> Results:
     generator = random.Random(seed)
     results = Results()
     over = False
     with tempfile.TemporaryDirectory(prefix="mprof-fuzz-trace-") as directory:
         scratch = Path(directory)
         path, prepared = scratch / "input.trace", scratch / "input.prepared"
-        for number in range(inputs):
-            if number and number % PROGRESS_EVERY == 0:
-                print(f"{number} inputs, {len(results.failures)} failed", file=sys.stderr, flush=True)
+        for number in inputs.numbers(results.failures):
+            results.inputs += 1
             mutation = generator.choice(MUTATIONS)
             data = mutation(generator.choice(seeds), generator)
             path.write_bytes(data)
@@ -357,28 +359,27 @@ def fuzz(seeds: list[bytes], inputs: int, seed: int, play_every: int) -> Results
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("seeds", nargs="+", type=Path, help="real traces to mutate")
-    parser.add_argument("--inputs", type=int, default=default_inputs(),
-                        help="mutated inputs (default: $MPROF_FUZZ_INPUTS, else %(default)s)")
+    add_budget_arguments(parser)
     parser.add_argument("--seed", type=int, default=1988, help="random seed, for a run that can be repeated")
     parser.add_argument("--play-every", type=int, default=4, metavar="K",
                         help="every Kth prepared input is also played (default %(default)s)")
     args = parser.parse_args(argv)
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
     started = time.monotonic()
-    results = fuzz([path.read_bytes() for path in args.seeds], args.inputs, args.seed, args.play_every)
+    results = fuzz([path.read_bytes() for path in args.seeds], budget(args), args.seed, args.play_every)
     seconds = time.monotonic() - started
-    print(f"prepare: {args.inputs} inputs, {results.prepared} prepared, {results.refused} refused in one line")
+    print(f"prepare: {results.inputs} inputs, {results.prepared} prepared, {results.refused} refused in one line")
     for reason, count in results.reasons.most_common():
         print(f"  {count:6} {reason}")
     print(f"run --null: {sum(results.played.values())} played, {results.played['figures']} gave figures, "
           f"{results.played['refused']} refused in one line")
     # A child's figure counts from its fork: it is at least the worker's.
     resident = peak_rss(resource.RUSAGE_CHILDREN)
-    print(f"{args.inputs} inputs in {seconds:.1f} s; peak resident set {resident / (1 << 20):.1f} MB "
+    print(f"{results.inputs} inputs in {seconds:.1f} s; peak resident set {resident / (1 << 20):.1f} MB "
           f"(a child's or the worker's)")
     for failure in results.failures:
         print(f"FAILED {failure}")
-    print(f"{args.inputs - len(results.failures)} passed, {len(results.failures)} failed")
+    print(f"{results.inputs - len(results.failures)} passed, {len(results.failures)} failed")
     return 1 if results.failures else 0
 
 

@@ -1,26 +1,67 @@
-"""What the fuzzers of tests/fuzz/ share: the inputs' count, byte
+"""What the fuzzers of tests/fuzz/ share: how many inputs a run tries, byte
 mutations every reader gets, a command run in the worker's own process, and
 one attempt bounded by an alarm, with whatever went wrong said as a
 problem rather than raised."""
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import io
+import itertools
 import os
 import random
 import resource
 import signal
+import sys
+import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 
-DEFAULT_INPUTS = 10_000
+DEFAULT_SECONDS = 60.0
 PROGRESS_EVERY = 1000  # inputs between lines on stderr, for a long run
 
 
-def default_inputs() -> int:
-    """MPROF_FUZZ_INPUTS, which a longer run sets, else DEFAULT_INPUTS."""
-    return int(os.environ.get("MPROF_FUZZ_INPUTS") or DEFAULT_INPUTS)
+@dataclass(frozen=True)
+class Budget:
+    """How many inputs a run tries.  A count is tried whole, however long
+    it takes (`make fuzz`, a long run by hand).  Without one the run goes
+    on for its seconds, and past them until it has tried at least `least`:
+    a slow machine still tries enough inputs for the shares a run is judged
+    by to mean something, a fast one tries more, and no machine's speed
+    decides whether a run passes."""
+    count: int | None
+    seconds: float
+    least: int
+
+    def numbers(self, failures: list[str]) -> Iterator[int]:
+        """0, 1, 2... while the budget lasts, with a line on stderr every
+        PROGRESS_EVERY inputs saying how many of the failures there are."""
+        started = time.monotonic()
+        for number in itertools.count():
+            if number == self.count or (self.count is None and number >= self.least
+                                        and time.monotonic() - started >= self.seconds):
+                return
+            if number and number % PROGRESS_EVERY == 0:
+                print(f"{number} inputs, {len(failures)} failed", file=sys.stderr, flush=True)
+            yield number
+
+
+def add_budget_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--inputs", type=int, default=int(os.environ.get("MPROF_FUZZ_INPUTS") or 0) or None,
+                        help="try this many inputs, however long it takes (default: $MPROF_FUZZ_INPUTS, "
+                             "else a time budget)")
+    parser.add_argument("--seconds", type=float, default=float(os.environ.get("MPROF_FUZZ_SECONDS") or
+                                                               DEFAULT_SECONDS),
+                        help="without a count, try inputs for this long (default: $MPROF_FUZZ_SECONDS, else "
+                             f"{DEFAULT_SECONDS:.0f})")
+    parser.add_argument("--least", type=int, default=0, metavar="N",
+                        help="without a count, try at least N inputs, past the seconds if need be (default 0)")
+
+
+def budget(arguments: argparse.Namespace) -> Budget:
+    return Budget(arguments.inputs, arguments.seconds, arguments.least)
 
 
 def truncate(data: bytes, generator: random.Random) -> bytes:

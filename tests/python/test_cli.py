@@ -143,6 +143,7 @@ def test_files_whose_figures_overflow_together(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["first.mprof", "kept.db", "second.mprof"]
 
 
+@pytest.mark.slow
 def test_diff_reduces_its_sides_together_and_speaks_in_their_order(tmp_path: Path) -> None:
     # The two sides are reduced side by side (cli/inputs.load_profiles); what
     # they say comes out as if one came after the other: the base's warning,

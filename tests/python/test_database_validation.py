@@ -118,6 +118,7 @@ def assert_read(edit: Edit, capsys: pytest.CaptureFixture[str]) -> str:
     return report
 
 
+@pytest.mark.slow
 def test_the_untouched_database_is_read(edit: Edit, capsys: pytest.CaptureFixture[str]) -> None:
     report = assert_read(edit, capsys)
     assert "make_red_widget" in report and "Memory leak table" in report
@@ -246,6 +247,7 @@ def limited() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
 
 
+@pytest.mark.slow
 def test_a_parent_after_its_child(edit: Edit) -> None:
     # A loop of parents would make a report walk up forever, growing a
     # list: the commands run as programs, within 1 GB and a minute.
@@ -330,6 +332,7 @@ def test_the_message_names_the_file_as_given(edit: Edit, capsys: pytest.CaptureF
     assert (code, err) == (1, f"mprof: {fifo}: table paths: frees is out of range (0 to 2^53) in 1 row: -5\n")
 
 
+@pytest.mark.slow
 def test_the_command_ends_in_one_line(edit: Edit) -> None:
     """As a user runs it: the launcher, one line, exit 1, no traceback."""
     edit("DELETE FROM path_nodes WHERE id = 1")
@@ -384,6 +387,7 @@ def _validation_work(path: Path) -> tuple[int, int]:
     return steps[0], statements[0]
 
 
+@pytest.mark.slow
 def test_validation_is_one_scan_of_each_table(edit: Edit, tmp_path: Path) -> None:
     """Linear in the rows, in as many statements whatever their number,
     and a fault found as cheaply."""

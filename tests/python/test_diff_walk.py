@@ -129,6 +129,7 @@ def nonlinear() -> tuple[Measure, ...]:
 
 @pytest.mark.parametrize("chosen", [measures, lambda: measures(runtime=True), nonlinear],
                          ids=["measures", "runtime", "nonlinear"])
+@pytest.mark.slow
 def test_the_walk_makes_the_reference_rows_on_random_profiles(chosen: Callable[[], tuple[Measure, ...]]) -> None:
     for seed in range(120):
         rng = random.Random(seed)
@@ -139,6 +140,7 @@ def test_the_walk_makes_the_reference_rows_on_random_profiles(chosen: Callable[[
         assert_same(base, new, chosen())
 
 
+@pytest.mark.slow
 def test_a_deep_recursion_of_one_function() -> None:
     names = {1: "main", 2: "recurse"}
     functions = {n: FunctionRow(n, name, "/usr/bin/prog", "x.c", 1, None, 0, (0,) * 4, (0,) * 4, 0, 0, 0, 0)

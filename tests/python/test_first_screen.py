@@ -171,6 +171,7 @@ def data_file(tmp_path: Path) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_the_pager_on_a_terminal(data_file: Path, tmp_path: Path) -> None:
     paged = tmp_path / "paged.txt"
     pager = f"{sys.executable} -c 'import os, sys; open(sys.argv[1], \"w\").write(os.environ[\"LESS\"] + \"|\" " \
@@ -196,6 +197,7 @@ def test_the_pager_on_a_terminal(data_file: Path, tmp_path: Path) -> None:
     assert piped.stdout == plain and not paged.exists()
 
 
+@pytest.mark.slow
 def test_a_pager_that_cannot_be_run(data_file: Path) -> None:
     plain = subprocess.run([MPROF, "report", "--tables", "leaks", data_file], capture_output=True, text=True,
                            check=True).stdout

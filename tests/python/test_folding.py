@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import random
 
+import pytest
+
 import reference_folding
 from mprof.report import folding
 from mprof.report.display import for_display
@@ -231,6 +233,7 @@ def random_table(rng: random.Random) -> tuple[list[list[Frame]], list[bool], int
     return paths, partial, width
 
 
+@pytest.mark.slow
 def test_the_library_folds_as_the_python_it_replaced_on_random_tables() -> None:
     rng = random.Random(31)
     compared = 0
@@ -247,6 +250,7 @@ def test_the_library_folds_as_the_python_it_replaced_on_random_tables() -> None:
     assert compared > 950
 
 
+@pytest.mark.slow
 def test_widths_past_64_bits_fold_as_the_widest_and_the_narrowest() -> None:
     rng = random.Random(5)
     for _ in range(50):

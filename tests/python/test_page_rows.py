@@ -54,6 +54,7 @@ def random_model(rng: random.Random) -> Model:
     return for_display(Model([run], summary, functions, [], {}, [], [], tree=tree))
 
 
+@pytest.mark.slow
 def test_the_library_writes_the_peak_rows_as_the_python_it_replaced() -> None:
     rng = random.Random(31)
     compared = folded = 0

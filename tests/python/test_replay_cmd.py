@@ -369,6 +369,7 @@ def test_text_output_and_a_second_replay_in_the_same_database(
         connection.close()
 
 
+@pytest.mark.slow
 def test_a_profile_database_keeps_its_profile(replayer: None, tmp_path: Path) -> None:
     from samples import rich  # the test suite's hand-made data file
 
@@ -422,6 +423,7 @@ def table_rows(browser: Any) -> list[list[str]]:
         ".map(tr => Array.from(tr.cells).map(td => td.textContent.trim()))")
 
 
+@pytest.mark.browser
 def test_the_page_of_a_real_replay(browser: Any, synthetic: tuple[dict[str, Any], Path, Path]) -> None:
     output, _, page = synthetic
     open_page(browser, page)
@@ -450,6 +452,7 @@ def hand_comparison(name: str, source: str) -> Comparison:
     return Comparison(source, False, "threads", 2, Workload.from_json(WORKLOAD, "test"), nulls, (allocator, other))
 
 
+@pytest.mark.slow
 def test_names_are_escaped(browser: Any, tmp_path: Path) -> None:
     db, page = tmp_path / "odd.db", tmp_path / "odd.html"
     database.add(hand_comparison("<b>&amp;</b>", "<script>alert(1)</script>&.trace"), db)

@@ -229,6 +229,7 @@ def test_where_the_resolver_is_found(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert str(raised.value) == "mprof-resolve not found (run make first)"
 
 
+@pytest.mark.slow
 def test_batches_sent_ahead_of_long_answers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # A stand-in that answers each address with 40 frames, far more than a
     # pipe holds, and does not read the next request until its answer is
