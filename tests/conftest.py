@@ -1,9 +1,14 @@
 """What every test shares: an environment in which mprof asks no server,
-the longest modules first, and what tests measured in the summary."""
+headless Chromium for the pages, the longest modules first, and what tests
+measured in the summary."""
 
 from __future__ import annotations
 
 import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -12,6 +17,34 @@ import pytest
 # information: a test run must not depend on the network.  The tests of
 # debuginfod start a server of their own and name it.
 os.environ.pop("DEBUGINFOD_URLS", None)
+
+CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    """Debian's Chromium, headless, driven by its chromedriver (selenium's
+    webdriver.Chrome, whose get_log reads the browser's console): one for
+    the tests of a process, each of which opens its own page."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    if not (CHROMIUM.exists() and CHROMEDRIVER.exists()):
+        pytest.fail("chromium and chromium-driver are missing: run make check, which installs them")
+    options = webdriver.ChromeOptions()
+    options.binary_location = str(CHROMIUM)
+    for argument in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                     "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                     "--window-size=1400,1000"):
+        options.add_argument(argument)
+    with tempfile.TemporaryDirectory(prefix="mprof-chromium-") as profile:
+        options.add_argument(f"--user-data-dir={profile}")
+        options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+        driver = webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)
+        try:
+            yield driver
+        finally:
+            driver.quit()
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from e2e_support import LIBMPROF, Run, Shared, Targets, monitor_env
+from e2e_support import LIBMPROF, TARGETS, Run, Shared, Targets, monitor_env, mprof
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -48,3 +48,26 @@ def profile(tmp_path: Path) -> Callable[..., Run]:
         return Run(completed, output)
 
     return run
+
+
+@pytest.fixture(scope="session")
+def cache_server_run(shared: Shared) -> Path:
+    """The data file of tests/targets/cache_server.cc, built at -O2 as a
+    release is, run under mprof run: the C++ case of the first screen and
+    of the page, made once for the run."""
+    program = shared.made("cache_server-O2/cache_server", lambda output: subprocess.run(
+        ["g++", "-O2", "-g", "-o", output, TARGETS / "cache_server.cc"], check=True))
+
+    def run(output: Path) -> None:
+        assert mprof("run", "--quiet", "-o", output, program).stdout == "cache 2000 entries, total 12138000\n"
+
+    return shared.made("cache_server-O2/cache_server.mprof", run)
+
+
+
+@pytest.fixture(scope="session")
+def exported_run(shared: Shared, targets: Targets) -> Path:
+    """The data file of tests/targets/exported.c under mprof run, which the
+    export and output-path tests read."""
+    program = targets.build("exported")
+    return shared.made("exported.mprof", lambda output: mprof("run", "--quiet", "-o", output, program))

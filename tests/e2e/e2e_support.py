@@ -5,6 +5,7 @@ the printed tables."""
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import os
 import re
 import shutil
@@ -44,13 +45,15 @@ class Shared:
     directory: Path
 
     def made(self, name: str, make: Callable[[Path], object]) -> Path:
-        """directory/NAME, made once by make(path) where it is missing: a
-        file or a directory, which appears whole or not at all."""
+        """directory/NAME (NAME may have directories), made once by
+        make(path) where it is missing: a file or a directory, which appears
+        whole or not at all."""
         made = self.directory / name
-        with open(self.directory / f".{name}.lock", "w") as lock:
+        made.parent.mkdir(parents=True, exist_ok=True)
+        with open(made.parent / f".{made.name}.lock", "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             if not made.exists():
-                partial = self.directory / f".{name}.partial"
+                partial = made.parent / f".{made.name}.partial"
                 shutil.rmtree(partial, ignore_errors=True)
                 make(partial)
                 os.replace(partial, made)
@@ -66,8 +69,31 @@ class Targets:
         source_path = TARGETS / (source or (name + (".cc" if (TARGETS / f"{name}.cc").exists() else ".c")))
         compiler = "g++" if source_path.suffix == ".cc" else "gcc"
         flags = ["-shared", "-fPIC"] if shared else []
-        return self.shared.made(name, lambda output: subprocess.run(
+        # The same name built another way is another program: a directory of
+        # its own for each way, the file keeping its name.
+        way = hashlib.sha256("\0".join([compiler, *flags, str(source_path), *extra]).encode()).hexdigest()[:8]
+        return self.shared.made(f"{name}.{way}/{name}", lambda output: subprocess.run(
             [compiler, *C_FLAGS, *flags, "-o", str(output), str(source_path), *extra], check=True))
+
+
+# Debian's own rustc (package rustc), not whatever rustup put first on PATH,
+# and the two symbol manglings it builds with.
+RUSTC = Path("/usr/bin/rustc")
+MANGLINGS = {"legacy": [], "v0": ["-C", "symbol-mangling-version=v0"]}
+
+
+def rust_workers_run(shared: Shared, mangling: str) -> tuple[Path, Path]:
+    """tests/targets/rust_workers.rs built at -O with the mangling, and the
+    data file of its run under mprof run: made once for the test run."""
+    assert RUSTC.is_file(), "Debian's rustc is missing: make check's set-up installs it (TEST_PACKAGES)"
+    program = shared.made(f"rust_workers-{mangling}/rust_workers", lambda output: subprocess.run(
+        [RUSTC, "-O", "-g", *MANGLINGS[mangling], "-o", output, TARGETS / "rust_workers.rs"], check=True,
+        capture_output=True, timeout=300))
+
+    def run(output: Path) -> None:
+        assert mprof("run", "--quiet", "-o", output, program).stdout == "workers 5025118890 leaked 190\n"
+
+    return program, shared.made(f"rust_workers-{mangling}/rust_workers.mprof", run)
 
 
 @dataclass

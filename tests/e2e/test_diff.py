@@ -14,7 +14,7 @@ import pytest
 from selenium.webdriver.common.by import By
 
 from e2e_support import Targets, mprof
-from test_html import WebDriver, browser, console_errors, open_page  # noqa: F401 - browser is a fixture
+from test_html import WebDriver, console_errors, open_page
 
 REGRESSION = 64 * 4096
 SHRINKAGE = 50 * 100

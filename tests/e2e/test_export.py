@@ -39,15 +39,13 @@ _TOP_ROW = re.compile(r"^\s*(\d+)B?\s+[\d.]+%\s+[\d.]+%\s+(\d+)B?\s+[\d.]+%\s+(.
 
 
 @pytest.fixture(scope="module")
-def profiled(targets: Targets, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    output = tmp_path_factory.mktemp("exported") / "exported.mprof"
-    mprof("run", "--quiet", "-o", output, targets.build("exported"))
-    return output
+def profiled(exported_run: Path) -> Path:
+    return exported_run
 
 
 @pytest.fixture(scope="module")
-def exported(profiled: Path) -> Path:
-    output = profiled.with_suffix(".pb.gz")
+def exported(profiled: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    output = tmp_path_factory.mktemp("exported") / "exported.pb.gz"
     mprof("export", "--format", "pprof", "-o", output, profiled)
     return output
 

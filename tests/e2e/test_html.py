@@ -3,27 +3,23 @@ headless Chromium, read back from the DOM, clicked, typed into."""
 
 from __future__ import annotations
 
-import subprocess
-import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webelement import WebElement
 from selenium.webdriver.support.ui import WebDriverWait
 
-from e2e_support import BUILD, TARGETS, Targets, mprof
+from e2e_support import BUILD, Targets, mprof
 from mprof.report import html
 from synthetic_profile import synthetic_model
 
 WIDGETS = BUILD / "widgets"
 RED, BLUE = 4913, 5087
-CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
 # Every element the page is made of; a name parsed as markup would add others.
 PAGE_TAGS = {"html", "head", "meta", "title", "style", "body", "header", "h1", "h2", "h3", "p", "span", "code", "div",
              "details", "summary", "dl", "dt", "dd", "nav", "a", "main", "section", "label", "input", "button", "pre",
@@ -36,34 +32,17 @@ WebDriver = webdriver.Chrome  # get_log, the browser's console, is Chromium's ow
 def profile_page(directory: Path, name: str, *command: str | Path, options: tuple[str, ...] = ()) -> Path:
     data = directory / f"{name}.mprof"
     mprof("run", "--quiet", *options, "-o", data, "--", *command)
-    page = directory / f"{name}.html"
+    return page_of(data, directory / f"{name}.html")
+
+
+def page_of(data: Path, page: Path) -> Path:
     completed = mprof("html", data, "-o", page)
     assert completed.stdout == completed.stderr == ""
     return page
 
 
 @pytest.fixture(scope="module")
-def browser() -> Iterator[WebDriver]:
-    if not (CHROMIUM.exists() and CHROMEDRIVER.exists()):
-        pytest.fail("chromium and chromium-driver are missing: run make check, which installs them")
-    options = webdriver.ChromeOptions()
-    options.binary_location = str(CHROMIUM)
-    for argument in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                     "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                     "--window-size=1400,1000"):
-        options.add_argument(argument)
-    with tempfile.TemporaryDirectory(prefix="mprof-chromium-") as profile:
-        options.add_argument(f"--user-data-dir={profile}")
-        options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-        driver = webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)
-        try:
-            yield driver
-        finally:
-            driver.quit()
-
-
-@pytest.fixture(scope="module")
-def pages(tmp_path_factory: pytest.TempPathFactory, targets: Targets) -> dict[str, Path]:
+def pages(tmp_path_factory: pytest.TempPathFactory, targets: Targets, cache_server_run: Path) -> dict[str, Path]:
     directory = tmp_path_factory.mktemp("html")
     return {
         "widgets": profile_page(directory, "widgets", WIDGETS),
@@ -72,15 +51,9 @@ def pages(tmp_path_factory: pytest.TempPathFactory, targets: Targets) -> dict[st
         "literals": profile_page(directory, "literals", targets.build("literals")),
         "recursion": profile_page(directory, "recursion", targets.build("recursion"), "mutual", "100"),
         "many_paths": profile_page(directory, "many_paths", targets.build("many_paths")),
-        "cache_server": profile_page(directory, "cache_server", cache_server(directory)),
+        # The C++ example of a growing cache, at -O2 as a release is built.
+        "cache_server": page_of(cache_server_run, directory / "cache_server.html"),
     }
-
-
-def cache_server(directory: Path) -> Path:
-    """The C++ example of a growing cache, at -O2 as a release is built."""
-    program = directory / "cache_server"
-    subprocess.run(["g++", "-O2", "-g", "-o", program, TARGETS / "cache_server.cc"], check=True)
-    return program
 
 
 def open_page(browser: WebDriver, page: Path) -> None:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from e2e_support import MPROF, Targets, mprof
+from e2e_support import MPROF, mprof
 
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="making a character device (mknod) needs root")
 NULL, FULL = os.makedev(1, 3), os.makedev(1, 7)
@@ -88,10 +88,8 @@ every_command = pytest.mark.parametrize("name", COMMANDS)
 
 
 @pytest.fixture(scope="module")
-def data(targets: Targets, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    output = tmp_path_factory.mktemp("output-paths") / "exported.mprof"
-    mprof("run", "--quiet", "-o", output, targets.build("exported"))
-    return output
+def data(exported_run: Path) -> Path:
+    return exported_run
 
 
 @pytest.fixture(scope="module")

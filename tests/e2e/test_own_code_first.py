@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from e2e_support import BUILD, TARGETS, mprof, table
+from e2e_support import BUILD, Shared, mprof, rust_workers_run, table
 
 # A row's figures, then its path or name.
 ROW = re.compile(r"\s*([\d,]+)\s+([\d,]+)\s+(\(\d+\))?\s+(.*)")
@@ -27,13 +27,8 @@ def rows(text: str, heading: str) -> list[tuple[str, str, str]]:
 
 
 @pytest.fixture(scope="module")
-def cxx_report(tmp_path_factory: pytest.TempPathFactory) -> str:
-    directory = tmp_path_factory.mktemp("cache_server")
-    program = directory / "cache_server"
-    subprocess.run(["g++", "-O2", "-g", "-o", program, TARGETS / "cache_server.cc"], check=True)
-    output = directory / "cache_server.mprof"
-    assert mprof("run", "--quiet", "-o", output, program).stdout == "cache 2000 entries, total 12138000\n"
-    return mprof("report", output).stdout
+def cxx_report(cache_server_run: Path) -> str:
+    return mprof("report", cache_server_run).stdout
 
 
 @pytest.mark.slow
@@ -76,14 +71,9 @@ def test_the_cxx_direct_rows_say_which_own_functions_the_library_allocated_for(c
 
 
 @pytest.fixture(scope="module")
-def rust_report(tmp_path_factory: pytest.TempPathFactory) -> str:
-    directory = tmp_path_factory.mktemp("rust_workers")
-    program = directory / "rust_workers"
-    subprocess.run(["/usr/bin/rustc", "-O", "-g", "-o", program, TARGETS / "rust_workers.rs"], check=True,
-                   capture_output=True, timeout=300)
-    output = directory / "rust_workers.mprof"
-    mprof("run", "--quiet", "-o", output, program)
-    return mprof("report", output).stdout
+def rust_report(shared: Shared) -> str:
+    _, profile = rust_workers_run(shared, "legacy")
+    return mprof("report", profile).stdout
 
 
 @pytest.mark.rust

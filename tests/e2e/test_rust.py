@@ -16,14 +16,10 @@ from typing import Any
 
 import pytest
 
-from e2e_support import TARGETS, mprof, table
+from e2e_support import MANGLINGS, Shared, mprof, rust_workers_run, table
 from mprof.export import profile_pb2
 
 pytestmark = pytest.mark.rust
-
-# Debian's own (package rustc), not whatever rustup put first on PATH.
-RUSTC = Path("/usr/bin/rustc")
-MANGLINGS = {"legacy": [], "v0": ["-C", "symbol-mangling-version=v0"]}
 
 # What no name may show: a symbol left mangled, or a legacy escape ($LT$).
 RAW = re.compile(r"\$|(^|[ ;>])_[RZ]\w")
@@ -35,30 +31,20 @@ class Profiled:
     mangling: str
     program: Path
     profile: Path
+    report: dict[str, Any]  # mprof report --format json of the profile
 
 
 @pytest.fixture(scope="module", params=sorted(MANGLINGS))
-def profiled(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Profiled:
-    assert RUSTC.is_file(), "Debian's rustc is missing: make check's set-up installs it (TEST_PACKAGES)"
-    directory = tmp_path_factory.mktemp(f"rust-{request.param}")
-    program = directory / "rust_workers"
-    subprocess.run([RUSTC, "-O", "-g", *MANGLINGS[request.param], "-o", program, TARGETS / "rust_workers.rs"],
-                   check=True, capture_output=True, timeout=300)
-    output = directory / "rust_workers.mprof"
-    completed = mprof("run", "--quiet", "-o", output, program)
-    assert completed.stdout == "workers 5025118890 leaked 190\n"
-    return Profiled(request.param, program, output)
+def profiled(request: pytest.FixtureRequest, shared: Shared) -> Profiled:
+    program, profile = rust_workers_run(shared, request.param)
+    report = json.loads(mprof("report", "--format", "json", profile).stdout)
+    return Profiled(request.param, program, profile, report)
 
 
 def leak_row(text: str) -> str:
     """The leak table's one row (the line after it says what the runtimes keep)."""
     [row] = [row for row in table(text, "Memory leak table") if re.match(r"\s+\d", row)]
     return row
-
-
-def report_json(profiled: Profiled) -> dict[str, Any]:
-    result: dict[str, Any] = json.loads(mprof("report", "--format", "json", profiled.profile).stdout)
-    return result
 
 
 def symbol(program: Path, function: str) -> str:
@@ -93,7 +79,7 @@ def test_the_leak_is_leak_registrys_by_its_rust_name(profiled: Profiled) -> None
     assert row.split()[:3] == ["20", "20,000", "(100)"]
     assert " > rust_workers::main > rust_workers::leak_registry > " in row
     assert not RAW.search(row), row
-    [leak] = [leak for leak in report_json(profiled)["leaks"] if not leak["runtime"]]
+    [leak] = [leak for leak in profiled.report["leaks"] if not leak["runtime"]]
     assert (leak["allocs"], leak["kept_objects"], leak["kept_bytes"]) == (20, 20, 20_000)
     names = [frame["function"] for frame in leak["frames"]]
     assert names[names.index("rust_workers::main") + 1] == "rust_workers::leak_registry"
@@ -105,7 +91,7 @@ def test_the_peak_is_held_by_worker_and_make_record(profiled: Profiled) -> None:
     # The records' boxes and labels: two paths under make_record, while the
     # threads ran.
     assert len(rows) == 2, text
-    paths = [path["path"] for path in report_json(profiled)["peak"]["paths"]]
+    paths = [path["path"] for path in profiled.report["peak"]["paths"]]
     assert sum(" > rust_workers::worker > rust_workers::make_record > " in path for path in paths) == 2
 
 
@@ -115,7 +101,7 @@ def test_no_name_is_raw_and_the_programs_own_have_no_hash(profiled: Profiled) ->
     # functions would otherwise read the same (none of the program's own).
     text = mprof("report", "--no-pager", profiled.profile).stdout
     assert not RAW.search(text), text
-    model = report_json(profiled)
+    model = profiled.report
     own = {entry["function"] for entry in model["call_graph"] if entry["module"] == str(profiled.program)
            and entry["file"].endswith("rust_workers.rs")}
     braces = "{closure#0}" if profiled.mangling == "v0" else "{{closure}}"
@@ -129,13 +115,13 @@ def test_full_names_show_the_hash_or_the_crate(profiled: Profiled) -> None:
                          profiled.profile).stdout)
     registry = full_name(profiled, "leak_registry")
     assert f" > {full_name(profiled, 'main')} > {registry} > " in row
-    model = report_json(profiled)
+    model = profiled.report
     [entry] = [e for e in model["call_graph"] if e["function"] == "rust_workers::leak_registry"]
     assert entry["signature"] == registry
 
 
 def test_the_figures_are_the_programs_known_allocations(profiled: Profiled) -> None:
-    model = report_json(profiled)
+    model = profiled.report
     graph = {entry["function"]: entry for entry in model["call_graph"]}
     # Per record a 32-byte Box and a 14-byte label, 5,000 records per thread;
     # per thread the vector's 32 bytes and its 11 reallocs, 131,008 bytes.

@@ -421,6 +421,7 @@ def test_widgets_json(data_files: dict[str, Path], capsys: pytest.CaptureFixture
         "via": []}  # make_widget is the program's own
     graph = {entry["function"]: entry for entry in report["call_graph"]}
     assert list(graph) == ["main", "make_widget", "make_blue_widget", "make_red_widget"]
+    assert graph["main"]["total_bytes"] == 2040000
     assert [(c["function"], c["calls"], c["bytes"]) for c in graph["main"]["callees"]] == [
         ("make_blue_widget", 5087, 5087 * 204), ("make_red_widget", 4913, 4913 * 204)]
     assert [(c["function"], c["calls"], c["bytes"]) for c in graph["make_widget"]["callers"]] == [

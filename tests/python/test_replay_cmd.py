@@ -10,8 +10,6 @@ import json
 import os
 import sqlite3
 import subprocess
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +33,6 @@ from mprof.replay.figures import (
 REPO_ROOT = Path(__file__).resolve().parents[2]
 MPROF = REPO_ROOT / "mprof"
 REPLAYER = REPO_ROOT / "build" / "mprof-replay"
-CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
 OPERATIONS = "20000"
 
 WORKLOAD = {"events": 10, "threads": 1, "allocations": 4, "frees": 4, "reallocs": 2, "bytes_allocated": 4000,
@@ -387,29 +384,6 @@ def test_a_profile_database_keeps_its_profile(replayer: None, tmp_path: Path) ->
 
 
 # ---- The page, in a real browser ----
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    if not (CHROMIUM.exists() and CHROMEDRIVER.exists()):
-        pytest.fail("chromium and chromium-driver are missing: run make check, which installs them")
-    options = webdriver.ChromeOptions()
-    options.binary_location = str(CHROMIUM)
-    for argument in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                     "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                     "--window-size=1400,1000"):
-        options.add_argument(argument)
-    with tempfile.TemporaryDirectory(prefix="mprof-chromium-") as profile:
-        options.add_argument(f"--user-data-dir={profile}")
-        options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-        driver = webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)
-        try:
-            yield driver
-        finally:
-            driver.quit()
-
 
 def open_page(browser: Any, page: Path) -> None:
     browser.get(page.as_uri())
