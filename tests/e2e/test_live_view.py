@@ -297,7 +297,7 @@ def test_the_monitor_answers_a_request_as_mprof5_says(targets: Targets, tmp_path
         assert len(os.listdir(f"/proc/{program.pid}/task")) == 1
 
         request.write_text(f"{answer}\n")
-        assert answered_within(5.0)
+        assert answered_within(30.0)  # a hang's bound: the answer comes at the program's next allocations
         first = datafile.read(answer)
         assert not first.header.final and not first.header.checkpoint
         grown = steps_at(log, time.monotonic_ns())
@@ -306,7 +306,7 @@ def test_the_monitor_answers_a_request_as_mprof5_says(targets: Targets, tmp_path
 
         # A new modification time: a newer snapshot, to the name the request gives now.
         request.write_text(f"{elsewhere}\n")
-        assert answered_within(5.0, elsewhere)
+        assert answered_within(30.0, elsewhere)
         assert datafile.read(elsewhere).summary["allocs"] > first.summary["allocs"]
         request.unlink()
         deadline = time.monotonic() + 20

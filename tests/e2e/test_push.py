@@ -360,9 +360,10 @@ def test_a_process_that_stops_allocating_is_still_pushed_each_interval(targets: 
                       f"a profile pushed after {command}")
             taken = server.profile_times_ms(INUSE_SPACE, selector, begun_ms, _now_ms() + 60_000)[-1]
             assert server.functions(INUSE_SPACE, selector, taken, taken + 1)["grow_cache"].own == live_bytes
-        time.sleep(2.5)  # idle: each interval is pushed all the same
-        idle_ms = _now_ms() - 2500
-        assert len(server.profile_times_ms(INUSE_SPACE, selector, idle_ms, _now_ms() + 60_000)) >= 2
+        # Idle: each interval is pushed all the same, two more of them.
+        idle_ms = _now_ms()
+        _wait_for(lambda: len(server.profile_times_ms(INUSE_SPACE, selector, idle_ms, _now_ms() + 60_000)) >= 2,
+                  "two profiles pushed while the process sleeps")
         service.stdin.write("quit\n")
         service.stdin.close()
         assert service.wait(60) == 7
