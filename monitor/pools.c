@@ -11,16 +11,22 @@
 #include "block_table.h"
 #include "compiler.h"
 #include "format.h"
+#include "hash.h"
 #include "header.h"
 #include "lock.h"
 #include "monitor.h"
 #include "mprof.h"
 #include "paths.h"
 
-/* Frames past this many share the last one. */
-#define FRAME_LIMIT 65536u
-#define FRAME_CHUNK_BITS 8
+/* Frame ids are 32 bits, less format.h's two frames of mapped memory. */
+#define FRAME_ID_LIMIT ((uint32_t)(MPROF_BRK_FRAME - MPROF_POOL_FRAME_BASE))
+/* Chunk k of the frames holds FRAME_CHUNK_FIRST << k of them. */
+#define FRAME_CHUNK_FIRST_BITS 8
+#define FRAME_CHUNK_FIRST (UINT64_C(1) << FRAME_CHUNK_FIRST_BITS)
+#define FRAME_CHUNK_COUNT (33 - FRAME_CHUNK_FIRST_BITS)
 #define FRAME_NAME_SIZE 56u
+/* No frame: out of memory, or of ids. */
+#define FRAME_NONE UINT32_MAX
 
 /* A pool frame: what the reports name a pool by.  Pools of one name made
  * by one call share a frame, as an allocator's objects share its call
@@ -35,7 +41,7 @@ struct pool_frame {
 struct pool {
     struct block_table objects; /* wide: kind_pack(size, path) of each object */
     uintptr_t anchor;           /* 0 while the pool is on the free list */
-    uint32_t frame;
+    uint32_t frame;             /* FRAME_NONE: its objects are counted untracked */
     unsigned flags; /* mprof.h's MPROF_POOL_ flags */
     /* Whether the anchor was looked at as the pool's backing block, at
      * its first object. */
@@ -43,16 +49,27 @@ struct pool {
     struct pool *next_free;
 };
 
+/* The frames by (name, creator), for frame_of: open addressing, each slot
+ * the high half of its frame's hash over the frame's id + 1 (0: empty),
+ * never more than half full. */
+struct frame_index {
+    uint64_t *slots;
+    uint64_t mask; /* the slot count - 1 */
+    uint64_t used;
+};
+
 /* The registry of pools: anchor -> struct pool, the free list of destroyed
  * pools' structures (which are reused, never unmapped), and the frames.
  * Everything is guarded by registry.anchors.lock, but the frames: a
- * frame's fields are written before frame_count grows past it, so the
- * writer reads them without the lock, as chunks that never move. */
+ * frame's fields are written, and its chunk published, before frame_count
+ * grows past it, so the writer reads them without the lock, as chunks that
+ * never move. */
 static struct {
     struct block_table anchors; /* wide: the pool's address as the value */
     struct pool *free_pools;
     atomic_uint frame_count;
-    struct pool_frame *frame_chunks[FRAME_LIMIT >> FRAME_CHUNK_BITS];
+    struct pool_frame *frame_chunks[FRAME_CHUNK_COUNT];
+    struct frame_index frame_index;
     struct pool *malloc_like; /* the pool of blocks announced with no pool, made at the first */
 } registry;
 
@@ -69,9 +86,19 @@ struct pool_cache {
 };
 static __thread struct pool_cache pool_cache __attribute__((tls_model("initial-exec")));
 
+static inline unsigned frame_chunk(uint32_t id, uint64_t *offset)
+{
+    uint64_t n = (uint64_t)id + FRAME_CHUNK_FIRST;
+    unsigned k = (unsigned)(63 - __builtin_clzll(n)) - FRAME_CHUNK_FIRST_BITS;
+    *offset = n - (FRAME_CHUNK_FIRST << k);
+    return k;
+}
+
 static struct pool_frame *frame_at(uint32_t id)
 {
-    return &registry.frame_chunks[id >> FRAME_CHUNK_BITS][id & ((1u << FRAME_CHUNK_BITS) - 1)];
+    uint64_t offset;
+    unsigned k = frame_chunk(id, &offset);
+    return registry.frame_chunks[k] + offset;
 }
 
 uint32_t pools_frame_count(void)
@@ -86,28 +113,83 @@ void pools_frame(uint32_t id, uintptr_t *creator, const char **name)
     *name = frame->name;
 }
 
-/* The frame of (name, creator), made on first use; the registry's lock
- * held.  Pools are made far less often than objects: a search of the
- * frames is cheap next to the objects' counting. */
+/* The hash of a frame: its name as kept (NUL-padded words) and creator. */
+static uint64_t frame_hash(const char name[FRAME_NAME_SIZE], uintptr_t creator)
+{
+    uint64_t running = creator;
+    for (unsigned i = 0; i < FRAME_NAME_SIZE; i += sizeof(uint64_t)) {
+        uint64_t word;
+        memcpy(&word, name + i, sizeof word);
+        running = fold_word(running, word);
+    }
+    return mix64(running);
+}
+
+/* Puts id, of hash, into an index with room for it. */
+static void index_place(struct frame_index *index, uint64_t hash, uint32_t id)
+{
+    uint64_t at = hash & index->mask;
+    while (index->slots[at])
+        at = (at + 1) & index->mask;
+    index->slots[at] = (hash & ~UINT64_C(0xffffffff)) | ((uint64_t)id + 1);
+    index->used++;
+}
+
+/* Makes room in the index for one more frame, doubling it when half full;
+ * false when out of memory. */
+static bool index_room(struct frame_index *index)
+{
+    uint64_t slots = index->slots ? index->mask + 1 : 0;
+    if (2 * (index->used + 1) <= slots)
+        return true;
+    uint64_t grown_slots = slots ? 2 * slots : 1024;
+    struct frame_index grown = {region_map(grown_slots * sizeof(uint64_t)), grown_slots - 1, 0};
+    if (!grown.slots)
+        return false;
+    for (uint64_t i = 0; i < slots; i++) {
+        if (!index->slots[i])
+            continue;
+        uint32_t id = (uint32_t)(index->slots[i] & 0xffffffff) - 1;
+        const struct pool_frame *frame = frame_at(id);
+        index_place(&grown, frame_hash(frame->name, frame->creator), id);
+    }
+    if (index->slots)
+        region_unmap(index->slots, slots * sizeof(uint64_t));
+    *index = grown;
+    return true;
+}
+
+/* The frame of (name, creator), made on first use, found in constant
+ * expected time; the registry's lock held.  FRAME_NONE when out of memory
+ * or ids. */
 static uint32_t frame_of(const char *name, uintptr_t creator)
 {
     char kept[FRAME_NAME_SIZE] = {0};
     if (name)
         strncpy(kept, name, FRAME_NAME_SIZE - 1);
-    uint32_t count = atomic_load_explicit(&registry.frame_count, memory_order_relaxed);
-    for (uint32_t id = 0; id < count; id++) {
+    uint64_t hash = frame_hash(kept, creator);
+    struct frame_index *index = &registry.frame_index;
+    for (uint64_t at = hash & index->mask; index->slots && index->slots[at]; at = (at + 1) & index->mask) {
+        uint64_t slot = index->slots[at];
+        if ((slot ^ hash) >> 32)
+            continue;
+        uint32_t id = (uint32_t)(slot & 0xffffffff) - 1;
         const struct pool_frame *frame = frame_at(id);
-        if (frame->creator == creator && strcmp(frame->name, kept) == 0)
+        if (frame->creator == creator && memcmp(frame->name, kept, FRAME_NAME_SIZE) == 0)
             return id;
     }
-    if (count == FRAME_LIMIT)
-        return FRAME_LIMIT - 1;
-    struct pool_frame **chunk = &registry.frame_chunks[count >> FRAME_CHUNK_BITS];
-    if (!*chunk && !(*chunk = arena_alloc(sizeof(struct pool_frame) << FRAME_CHUNK_BITS)))
-        return count ? count - 1 : 0;
+    uint32_t count = atomic_load_explicit(&registry.frame_count, memory_order_relaxed);
+    if (count == FRAME_ID_LIMIT || !index_room(index))
+        return FRAME_NONE;
+    uint64_t offset;
+    unsigned k = frame_chunk(count, &offset);
+    struct pool_frame **chunk = &registry.frame_chunks[k];
+    if (!*chunk && !(*chunk = region_map(sizeof(struct pool_frame) * (FRAME_CHUNK_FIRST << k))))
+        return FRAME_NONE;
     struct pool_frame *frame = frame_at(count);
     frame->creator = creator;
     memcpy(frame->name, kept, FRAME_NAME_SIZE);
+    index_place(index, hash, count);
     atomic_store_explicit(&registry.frame_count, count + 1, memory_order_release);
     return count;
 }
@@ -324,6 +406,8 @@ MONITOR_TEXT static void announce(struct pool *pool, const void *object, size_t 
 {
     if (unlikely(pool->flags & MPROF_POOL_OF_BACKING))
         monitor_pool_backing(&pool->objects, object, size);
+    else if (unlikely(pool->frame == FRAME_NONE))
+        monitor_count_untracked();
     else
         monitor_pool_alloc(&pool->objects, pool->frame, object, size);
 }

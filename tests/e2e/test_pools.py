@@ -258,3 +258,30 @@ def test_a_pools_name_is_escaped_once(targets: Targets, profile: Callable[..., R
     html = page.read_text()
     assert "[pool &lt;b&gt;a&amp;b&lt;/b&gt;&#34;x&#34;\\x0a]" in html
     assert "<b>a&b" not in html
+
+
+POOL_NAMES = 70_000  # pool_many_names.c's pools, more than the 65,536 frames the monitor once had
+
+
+@pytest.mark.slow
+def test_every_one_of_many_pool_names_keeps_its_own_frame(targets: Targets, profile: Callable[..., Run]) -> None:
+    # pool_many_names.c: pool I, named pI in six digits, gets I % 3 + 1
+    # objects of (I % 5 + 1) * 8 bytes; those of even I are freed with
+    # their pool, those of odd I kept.
+    run = profile([targets.build("pool_many_names", MONITOR_HEADERS), str(POOL_NAMES)])
+    expected = {}
+    for i in range(POOL_NAMES):
+        calls = i % 3 + 1
+        allocated = calls * (i % 5 + 1) * 8
+        expected[f"p{i:06d}"] = (allocated, allocated if i % 2 else 0, calls)
+    text = mprof("report", "--no-pager", "--tables", "direct", "--all", run.output).stdout
+    row = re.compile(r" {10,}([\d,]+) {20,}([\d,]+) {20,}([\d,]+)  \[pool (p\d{6})\]  \(via fill 100%\)")
+    found = {}
+    for line in text.splitlines():
+        if match := row.fullmatch(line):
+            found[match[4]] = tuple(int(figure.replace(",", "")) for figure in match.group(1, 2, 3))
+    assert found == expected
+    # Every object announced is counted, and each pool destroyed.
+    summary = run.data().summary
+    assert (summary.pool_alloc_calls, summary.pool_resets) == (sum(calls for *_, calls in expected.values()),
+                                                                POOL_NAMES // 2)
