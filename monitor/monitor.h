@@ -110,6 +110,14 @@ void monitor_unmapped(uintptr_t start, uintptr_t end, uintptr_t cut_start, uintp
 void monitor_mapping_call(enum mprof_summary_field field, enum mprof_summary_field bytes_field, uint64_t bytes);
 
 struct block_header;
+/* A resize in place of block, the program's live block of the malloc
+ * family, to size bytes, announced as a pool's (mprof_pool_realloc): a
+ * free and an allocation at the calling path, as a realloc that kept its
+ * place is counted, and its free from now on of the new size.  header:
+ * what precedes block, or NULL when it could not be read.  False, and
+ * nothing counted, when block is no such block (a region the program
+ * mapped, or no block at all). */
+bool monitor_resize_block(void *block, const struct block_header *header, size_t size);
 /* Whether block is a live block the monitor returned that holds
  * [object, object + size); header: what precedes block, or NULL when it
  * could not be read. */

@@ -53,7 +53,9 @@ void mprof_pool_alloc(const void *anchor, const void *object, size_t size) MPROF
 /* object goes back to the pool. */
 void mprof_pool_free(const void *anchor, const void *object) MPROF_WEAK_;
 /* old is freed and object, of size bytes, allocated (either may be NULL;
- * they may be equal, for a block resized in place). */
+ * they may be equal, for a block resized in place).  With a NULL anchor, a
+ * block resized in place that no malloc-like block is at may be one of
+ * malloc's, resized as memcheck's VALGRIND_RESIZEINPLACE_BLOCK has it. */
 void mprof_pool_realloc(const void *anchor, const void *old, const void *object, size_t size) MPROF_WEAK_;
 /* Frees the pool's objects that lie wholly outside [start, start + size). */
 void mprof_pool_trim(const void *anchor, const void *start, size_t size) MPROF_WEAK_;

@@ -6,7 +6,8 @@
  * few instructions when absent.
  *
  *   MALLOCLIKE_BLOCK, FREELIKE_BLOCK, RESIZEINPLACE_BLOCK: blocks of no
- *     pool, mprof's "[malloc-like blocks]";
+ *     pool, mprof's "[malloc-like blocks]"; RESIZEINPLACE_BLOCK resizes a
+ *     block of the malloc family too, as memcheck does;
  *   CREATE_MEMPOOL(_EXT), DESTROY_MEMPOOL, MEMPOOL_ALLOC, MEMPOOL_FREE,
  *     MEMPOOL_TRIM, MOVE_MEMPOOL, MEMPOOL_CHANGE: a pool and its objects;
  *     a metapool's pieces are backing, as are a pool's anchor block when

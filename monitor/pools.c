@@ -479,6 +479,33 @@ EXPORT MONITOR_TEXT void mprof_pool_free(const void *anchor, const void *object)
     monitor_pool_free(&pool->objects, object);
 }
 
+/* Whether the pool holds an object at object. */
+static bool holds(struct pool *pool, const void *object)
+{
+    uintptr_t pointer = (uintptr_t)object;
+    struct block_entry entry;
+    spin_lock(&pool->objects.lock);
+    bool held = block_table_find(&pool->objects, block_table_hash(pointer), pointer, true, &entry);
+    spin_unlock(&pool->objects.lock);
+    return held;
+}
+
+/* A resize in place of what is no malloc-like block: memcheck resizes a
+ * block of the malloc family as well, and refuses anything else as an
+ * invalid free, which mprof counts an unknown one.  object may be any
+ * address, so what precedes it is read with process_vm_readv, which fails
+ * instead of faulting where nothing is mapped. */
+MONITOR_TEXT static void resize_block(struct pool *malloc_like, const void *object, size_t size)
+{
+    struct block_header header;
+    struct iovec local = {&header, sizeof header};
+    struct iovec remote = {header_of((void *)object), sizeof header};
+    bool readable = monitor.block_headers &&
+                    process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)sizeof header;
+    if (!monitor_resize_block((void *)object, readable ? &header : NULL, size))
+        monitor_pool_free(&malloc_like->objects, object);
+}
+
 EXPORT MONITOR_TEXT void mprof_pool_realloc(const void *anchor, const void *old, const void *object, size_t size)
 {
     if (!recording())
@@ -486,6 +513,10 @@ EXPORT MONITOR_TEXT void mprof_pool_realloc(const void *anchor, const void *old,
     struct pool *pool = pool_of(anchor, (uintptr_t)__builtin_return_address(0));
     if (!pool)
         return;
+    if (!anchor && old && old == object && !holds(pool, old)) {
+        resize_block(pool, old, size);
+        return;
+    }
     if (old)
         monitor_pool_free(&pool->objects, old);
     if (object)

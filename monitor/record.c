@@ -696,6 +696,32 @@ bool monitor_block_holds(void *block, const struct block_header *header, const v
     return record < PATH_ID_LIMIT && at >= start && at - start <= block_size && size <= block_size - (at - start);
 }
 
+MONITOR_TEXT bool monitor_resize_block(void *block, const struct block_header *header, size_t size)
+{
+    struct monitor_tls *tls = &monitor_tls;
+    tls->busy = 1;
+    struct block_info info;
+    bool headed = false, known = block_map_remove((uintptr_t)block, &info);
+    /* A region the program mapped is its own kind of memory. */
+    bool mapped = known && info.record != BACKING_RECORD && paths_innermost(info.record) >= MPROF_POOL_FRAME_BASE;
+    if (mapped)
+        block_map_restore((uintptr_t)block, &info);
+    leave(tls);
+    if (mapped)
+        return false;
+    if (!known && monitor.block_headers && header && header->tag == BLOCK_HEADER_TAG) {
+        headed = true;
+        info = (struct block_info){header->size, header->record};
+        known = info.record != BLOCK_HEADER_UNTRACKED;
+    }
+    if (!known && !headed)
+        return false;
+    monitor_released(block, known, &info, unlikely(trace_enabled) ? trace_sequence() : 0, false);
+    monitor_count(MPROF_SUM_POOL_FREE_CALLS, MPROF_SUM_POOL_FREE_CALLS);
+    monitor_alloc(block, size, MPROF_SUM_POOL_ALLOC_CALLS, headed);
+    return true;
+}
+
 void monitor_make_backing(void *block)
 {
     struct monitor_tls *tls = &monitor_tls;

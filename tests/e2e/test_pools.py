@@ -101,13 +101,17 @@ def test_an_executable_built_without_pie(targets: Targets, profile: Callable[...
         2 * ROUND + 1001, 1, ROUND // 2 * (NODE + EDGE))
 
 
-def memcheck(executable: Path) -> tuple[tuple[int, int], set[tuple[str, str, int, int]]]:
+def memcheck_log(executable: Path) -> str:
+    completed = subprocess.run(["valgrind", "--leak-check=full", "--show-leak-kinds=all", str(executable)],
+                               capture_output=True, text=True, timeout=300, check=True)
+    return completed.stderr
+
+
+def memcheck(executable: Path, log: str | None = None) -> tuple[tuple[int, int], set[tuple[str, str, int, int]]]:
     """memcheck's totals (allocations, bytes allocated) and its loss
     records: (innermost function of the program, its caller, blocks,
     bytes), the allocator's own frame skipped."""
-    completed = subprocess.run(["valgrind", "--leak-check=full", "--show-leak-kinds=all", str(executable)],
-                               capture_output=True, text=True, timeout=300, check=True)
-    log = completed.stderr
+    log = memcheck_log(executable) if log is None else log
     totals = re.search(r"total heap usage: ([\d,]+) allocs, [\d,]+ frees, ([\d,]+) bytes allocated", log)
     assert totals, log
     records = set()
@@ -174,6 +178,32 @@ def test_the_rest_of_valgrinds_requests_agree_with_memcheck(targets: Targets, pr
     assert rows(document, "leaks", "kept_bytes") == {"main > leak_blocks > [malloc-like blocks]": 20 * 16,
                                                      "main > fill_pool > [pool from main]": 10 * 100,
                                                      "main > map > [mmap]": 2 * 65536 + 64 * 128}
+
+
+@pytest.mark.valgrind
+@pytest.mark.parametrize("blocks", ["headers", "map"])
+def test_a_malloced_block_resized_in_place_agrees_with_memcheck(targets: Targets, profile: Callable[..., Run],
+                                                                 blocks: str) -> None:
+    # resize_in_place.c: three blocks of the malloc family, each resized in
+    # place once (to 50, 40 and 200 bytes); two resizes of no block.
+    executable = targets.build("resize_in_place", MONITOR_HEADERS)
+    log = memcheck_log(executable)
+    (allocs, allocated), records = memcheck(executable, log)
+    assert ((allocs, allocated), records) == ((3, 420), {("keep_shrunk", "main", 1, 40)})
+    document = report(profile([executable], MPROF_BLOCKS=blocks).output)
+    # The block kept is lost with its new size, the others freed with theirs.
+    assert leak_records(document) == records
+    assert rows(document, "leaks", "kept_bytes") == {"main > keep_shrunk": 40}
+    summary = document["summary"]
+    # Each resize is a free and an allocation to mprof, as a realloc that
+    # kept its place is, and neither to memcheck.
+    assert (summary["pool_alloc_calls"], summary["pool_free_calls"]) == (3, 5)
+    assert (summary["allocs"] - 3, summary["bytes_allocated"] - 50 - 40 - 200) == (allocs, allocated)
+    assert (summary["frees"], summary["bytes_freed"]) == (2 + 3, 100 + 64 + 256 + 50 + 200)
+    # What memcheck refuses as an invalid free is an unknown one, and the
+    # page from mmap stays whole until its munmap.
+    assert summary["unknown_frees"] == log.count("== Invalid free() / delete / delete[] / realloc()") == 2
+    assert (summary["mapped_bytes"], summary["unmapped_bytes"], summary["mapped_splits"]) == (4096, 4096, 0)
 
 
 @pytest.mark.slow
