@@ -3,7 +3,9 @@
  * make_pool with a name of its own, "p" and its number I in six digits.
  * fill gives pool I (I % 3) + 1 objects of (I % 5 + 1) * 8 bytes; the pools
  * of even I are destroyed, their objects freed with them, and those of odd
- * I are kept to the end, never freed. */
+ * I are kept to the end, never freed.  Then the pools of even I below 20
+ * are made again by make_pool, under their names, filled and destroyed
+ * once more: pools of one name made by one call share its frame. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -40,6 +42,11 @@ int main(int argc, char **argv)
         fill(i);
         if (i % 2 == 0)
             MPROF_POOL_DESTROY(&anchors[i]);
+    }
+    for (unsigned i = 0; i < 20 && i < pools; i += 2) {
+        make_pool(i);
+        fill(i);
+        MPROF_POOL_DESTROY(&anchors[i]);
     }
     return 0;
 }
