@@ -57,7 +57,7 @@ class Target:
     authorization: str | None  # Basic credentials from the URL's user:password@
 
 
-def hidden(url: str) -> str:
+def _hidden(url: str) -> str:
     """url with the password of its user:password@ shown as ***, for a
     message.  Read as loosely as a mistyped URL may be written (an
     unencoded / or @ in the password): everything from the user's colon to
@@ -73,7 +73,7 @@ def target(url: str) -> Target:
     """The server at url (http or https, with user:password@ for a server
     behind basic authentication); MprofError for one that is not a URL,
     which names it without its password."""
-    named = f"--push {hidden(url)}"
+    named = f"--push {_hidden(url)}"
     if any(character.isspace() or unicodedata.category(character) == "Cc" for character in url):
         raise MprofError(f"{named}: a URL holds no spaces or control characters (write a space as %20)")
     parts = urllib.parse.urlsplit(url)
@@ -223,6 +223,9 @@ class _Exchange:
 
 def _watched(exchange: _Exchange, kind: type[http.client.HTTPConnection], *args: Any,
              **kwargs: Any) -> http.client.HTTPConnection:
+    """A connection of kind whose sockets the exchange makes: http.client's
+    own hook, through which every socket of it (a proxy's tunnel's too) is
+    made."""
     connection = kind(*args, **kwargs)
     connection._create_connection = exchange.connect  # type: ignore[attr-defined]
     return connection
