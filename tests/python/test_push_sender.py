@@ -3,17 +3,20 @@ records each request, and how the sender retries, drops and says so."""
 
 from __future__ import annotations
 
+import argparse
 import base64
 import dataclasses
 import gzip
 import http.server
 import json
+import socket
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import pytest
 
+from mprof.cli import pushing
 from mprof.export import profile_pb2
 from mprof.push import interval
 from mprof.push import sender as sending
@@ -36,6 +39,13 @@ class _Recorder(http.server.BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(text)))
         self.end_headers()
         self.wfile.write(text)
+
+    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+        # Recorded too: a push is never one.
+        self.requests.append((self.path, dict(self.headers), b""))
+        self.send_response(200)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
 
     def log_message(self, format: str, *args: object) -> None:
         pass
@@ -96,6 +106,195 @@ def test_what_is_not_a_server_url_is_refused(url: str) -> None:
         pyroscope.target(url)
 
 
+@pytest.mark.parametrize(("url", "said"), [
+    ("http://h:1/a b", "--push http://h:1/a b: a URL holds no spaces or control characters (write a space as %20)"),
+    ("http://h:1\x1b[2J", "--push http://h:1\\x1b[2J: a URL holds no spaces or control characters (write a space "
+                          "as %20)"),
+    ("http://user:s3cr3t@h:99999", "--push http://user:***@h:99999: not a URL: its port is not a number from 1 to "
+                                   "65535"),
+    ("http://user:s3cr3t@h:0", "--push http://user:***@h:0: not a URL: its port is not a number from 1 to 65535"),
+    # A / in the password ends urllib's host: what it took for a port is the password's start.
+    ("http://user:s3/cr3t@h", "--push http://user:***@h: not a URL: its port is not a number from 1 to 65535"),
+    ("ftp://user:s3cr3t@h", "--push ftp://user:***@h: not an http:// or https:// URL of a server"),
+    ("http://user:s3 cr3t@h", "--push http://user:***@h: a URL holds no spaces or control characters (write a space "
+                              "as %20)"),
+    ("http://user:s3cr3t@h/?q", "--push http://user:***@h/?q: the server's URL takes no query or fragment"),
+])
+def test_a_refused_url_is_named_in_one_line_without_its_password(url: str, said: str) -> None:
+    with pytest.raises(MprofError) as error:
+        pyroscope.target(url)
+    assert str(error.value) == said
+
+
+def test_a_path_beyond_ascii_is_sent_percent_encoded() -> None:
+    to = pyroscope.target("https://u:p@h:4040/grafana/pyroscope-été/")
+    assert to.endpoint == "https://h:4040/grafana/pyroscope-%C3%A9t%C3%A9/push.v1.PusherService/Push"
+    assert to.shown == "https://h:4040/grafana/pyroscope-%C3%A9t%C3%A9"
+
+
+@pytest.mark.parametrize("text", ["team=a\x1b[31mred", "team=a\nb", "team=\x7f", "team=\x85", "team=\udcff"])
+def test_a_label_with_a_control_character_is_refused(text: str) -> None:
+    with pytest.raises(argparse.ArgumentTypeError) as error:
+        pushing.label(text)
+    assert str(error.value) == f"{text!r}: a label's value is UTF-8 text without control characters"
+
+
+def test_a_label_of_any_printable_text_is_taken() -> None:
+    assert pushing.label("team=caf\u00e9 \u540d\u524d\u00a0x") == ("team", "caf\u00e9 \u540d\u524d\u00a0x")
+
+
+class _RawServer:
+    """A server of the test's own, on a thread: it reads each request and
+    answers with what answer(server, connection) writes, counting the
+    bytes; for servers no HTTP library would write."""
+
+    def __init__(self, answer: Callable[[_RawServer, socket.socket], None]) -> None:
+        self._answer = answer
+        self._listening = socket.create_server(("127.0.0.1", 0))
+        self._listening.settimeout(0.1)
+        self.url = f"http://127.0.0.1:{self._listening.getsockname()[1]}"
+        self.stop = threading.Event()
+        self.written = 0
+        self.answered = threading.Event()  # an answer is over: written, or cut off by the client
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        while not self.stop.is_set():
+            try:
+                connection, _ = self._listening.accept()
+            except TimeoutError:
+                continue
+            with connection:
+                connection.settimeout(None)
+                request = b""
+                while b"\r\n\r\n" not in request:
+                    request += connection.recv(65536)
+                head, _, body = request.partition(b"\r\n\r\n")
+                length = int(next(line.split(b":")[1] for line in head.split(b"\r\n")
+                                  if line.lower().startswith(b"content-length:")))
+                while len(body) < length:
+                    body += connection.recv(65536)
+                try:
+                    self._answer(self, connection)
+                except OSError:
+                    pass  # the client closed it: what this test is about
+                self.answered.set()
+
+    def write(self, connection: socket.socket, data: bytes) -> None:
+        connection.sendall(data)
+        self.written += len(data)
+
+    def close(self) -> None:
+        self.stop.set()
+        self._thread.join(30)
+        self._listening.close()
+
+
+@pytest.fixture
+def raw_server() -> Iterator[Callable[[Callable[[_RawServer, socket.socket], None]], _RawServer]]:
+    made: list[_RawServer] = []
+
+    def make(answer: Callable[[_RawServer, socket.socket], None]) -> _RawServer:
+        made.append(_RawServer(answer))
+        return made[-1]
+
+    yield make
+    for server in made:
+        server.close()
+
+
+def _trickled(data: bytes) -> Callable[[_RawServer, socket.socket], None]:
+    """An answer of data, a byte every 20 ms: no socket operation of the
+    client's waits a second, and the whole takes far longer."""
+    def answer(server: _RawServer, connection: socket.socket) -> None:
+        for byte in data:
+            if server.stop.is_set():
+                return
+            server.write(connection, bytes([byte]))
+            time.sleep(0.02)
+    return answer
+
+
+def _sent_within(to: pyroscope.Target, timeout_s: float) -> BaseException | None:
+    """send()'s failure, or None; a send still under way after 60 s (the
+    time the push was given, and a wide margin for a loaded machine) fails
+    the test."""
+    outcome: list[BaseException | None] = []
+
+    def send() -> None:
+        try:
+            pyroscope.send(to, [("service_name", "s")], b"profile", timeout_s)
+            outcome.append(None)
+        except pyroscope.PushFailed as failure:
+            outcome.append(failure)
+
+    thread = threading.Thread(target=send, daemon=True)
+    thread.start()
+    thread.join(60)
+    assert outcome, "send() was still waiting for the server after 60 s"
+    return outcome[0]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("answer", [
+    # Headers that never end, and a refusal whose text never ends.
+    b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n" + b"X-Pad: a\r\n" * 100_000,
+    b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 2048\r\n\r\n" + b"x" * 2048,
+], ids=["headers", "refusal"])
+def test_a_server_that_answers_a_byte_at_a_time_has_the_push_s_time_in_all(
+        raw_server: Callable[[Callable[[_RawServer, socket.socket], None]], _RawServer], answer: bytes) -> None:
+    server = raw_server(_trickled(answer))
+    failure = _sent_within(pyroscope.target(server.url), 1.0)
+    assert str(failure) == "no answer within 1 s"
+    assert isinstance(failure, pyroscope.PushFailed) and not failure.lasting
+
+
+def _huge(status: bytes) -> Callable[[_RawServer, socket.socket], None]:
+    """An answer of status with a body of 256 MiB, as fast as the client
+    takes it."""
+    def answer(server: _RawServer, connection: socket.socket) -> None:
+        server.write(connection, b"HTTP/1.1 " + status + b"\r\nContent-Length: %d\r\n\r\n" % (256 << 20))
+        chunk = b"x" * (1 << 16)
+        for _ in range(256 << 4):
+            server.write(connection, chunk)
+    return answer
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("status", "failure"), [
+    (b"200 OK", None),
+    (b"400 Bad Request", "the server answered 400 Bad Request: " + "x" * 200 + "..."),
+])
+def test_an_answer_s_body_is_read_no_further_than_its_first_bytes(
+        raw_server: Callable[[Callable[[_RawServer, socket.socket], None]], _RawServer], status: bytes,
+        failure: str | None) -> None:
+    server = raw_server(_huge(status))
+    outcome = _sent_within(pyroscope.target(server.url), 30.0)
+    assert (outcome if outcome is None else str(outcome)) == failure
+    assert server.answered.wait(60)  # the server's writes fail once the client has closed the connection
+    # What the loopback's socket buffers take (a few MiB), not the 256 MiB.
+    assert server.written < 64 << 20, server.written
+
+
+@pytest.mark.slow
+def test_a_redirection_is_an_answer_not_followed(recorder: tuple[str, type[_Recorder]],
+                                                 raw_server: Callable[[Callable[[_RawServer, socket.socket], None]],
+                                                                      _RawServer]) -> None:
+    elsewhere, handler = recorder
+
+    def redirect(server: _RawServer, connection: socket.socket) -> None:
+        server.write(connection, b"HTTP/1.1 302 Found\r\nLocation: %s/stolen\r\nContent-Length: 0\r\n\r\n"
+                     % elsewhere.encode())
+
+    server = raw_server(redirect)
+    failure = _sent_within(pyroscope.target(server.url.replace("http://", "http://user:pass@")), 30.0)
+    assert str(failure) == "the server answered 302 Found"
+    assert isinstance(failure, pyroscope.PushFailed) and failure.lasting
+    # Neither the profile nor the credentials went to where it pointed.
+    assert handler.requests == []
+
+
 class _Fake:
     """A send() that fails while told to, and records what it was given."""
 
@@ -111,6 +310,17 @@ class _Fake:
         if failure is not None:
             raise pyroscope.PushFailed(failure, lasting=failure == "refused")
         self.sent.append(profile)
+
+
+def test_the_server_s_words_are_said_escaped(monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = _Fake(["the server answered 400 Bad \x1b[5mRequest: \x1b]0;owned\x07\x1b[2Jtoo old\\x1b"] * 3)
+    said: list[str] = []
+    sender = _sender(fake, said, monkeypatch)
+    sender.put(_outgoing(0))
+    sender.close(5)
+    assert said == ["push to http://server:4040 failed: the server answered 400 Bad \\x1b[5mRequest: "
+                    "\\x1b]0;owned\\x07\\x1b[2Jtoo old\\\\x1b; profiles are dropped until it works again",
+                    "push to http://server:4040: 1 profile of the run could not be sent, and was dropped"]
 
 
 def _sender(fake: _Fake, said: list[str], monkeypatch: pytest.MonkeyPatch) -> sending.Sender:

@@ -84,7 +84,10 @@ def _push(args: argparse.Namespace) -> int:
 
     if args.output is not None:
         raise MprofError("--push sends the profile: it writes no file (-o)", 2)
-    to = target.target(args.push)
+    try:
+        to = target.target(args.push)
+    except MprofError as error:  # a usage error, as mprof run's
+        raise MprofError(error.message, 2) from None
     labels = pushing.checked_labels(args.label)
 
     def pushed(loaded: Model) -> tuple[list[RunInfo], bytes]:

@@ -35,8 +35,16 @@ def label(text: str) -> tuple[str, str]:
     if not equals or not _LABEL_NAME.fullmatch(name) or name.startswith("__"):
         raise argparse.ArgumentTypeError(f"{text!r} is not KEY=VALUE with a label name of letters, digits, _ "
                                          "and . (not starting with a digit or __)")
-    if not value or len(value) > _LONGEST_VALUE or "\0" in value:
+    if not value or len(value) > _LONGEST_VALUE:
         raise argparse.ArgumentTypeError(f"{text!r}: a label's value is 1 to {_LONGEST_VALUE} characters")
+    if not value.isprintable():
+        import unicodedata
+
+        # Control characters would reach every terminal and page that
+        # shows the label; bytes that are not UTF-8 (kept by
+        # surrogateescape) are no text a server takes.
+        if any(unicodedata.category(c) == "Cc" or 0xD800 <= ord(c) <= 0xDFFF for c in value):
+            raise argparse.ArgumentTypeError(f"{text!r}: a label's value is UTF-8 text without control characters")
     return name, value
 
 
@@ -84,7 +92,7 @@ def settings(args: argparse.Namespace) -> Settings | None:
     try:
         to = target(args.push)
     except MprofError as error:
-        raise MprofError(str(error), 2) from None
+        raise MprofError(error.message, 2) from None
     return Settings(to, args.every, checked_labels(args.label))
 
 
@@ -111,10 +119,11 @@ def start(push: Settings, images: Callable[[], Sequence[Image]], mask: set[int])
         status = 0
     except MprofError as error:
         print(f"mprof: push: {error}", file=sys.stderr)
-    except Exception:  # a bug: seen, then the pusher's end, never the run's
-        import traceback
+    except Exception as error:  # a bug: said in one line, then the pusher's end, never the run's
+        from ..reducer.escape import printable
 
-        traceback.print_exc()
+        print(f"mprof: push: stopped by a fault of mprof's: {type(error).__name__}: {printable(str(error))}",
+              file=sys.stderr)
     finally:
         os._exit(status)
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from ..cli.inputs import profile_of_snapshot
 from ..live.watch import Watch, running
 from ..reducer.errors import MprofError
+from ..reducer.escape import printable
 from ..report.display import for_display
 from . import interval
 from . import target as pyroscope
@@ -158,4 +159,5 @@ class Pusher:
         else:
             process.counts.pop(start_ns, None)
             process.ended.add(start_ns)
-        self._sender.put(Outgoing(labels_of(self._settings, model.runs[0].program, pid), data))
+        # The program's path as the reports show it: a label is text.
+        self._sender.put(Outgoing(labels_of(self._settings, printable(model.runs[0].program), pid), data))

@@ -12,6 +12,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from ..reducer.escape import printable
 from . import target as pyroscope
 
 # Tries of one profile, and the pause before each retry.
@@ -75,8 +76,9 @@ class Sender:
             self._under_way = None
             self._dropped += left
             if self._dropped:
-                self._say(f"push to {self._to.shown}: {self._dropped} profile{'s' if self._dropped != 1 else ''} "
-                          "of the run could not be sent, and were dropped")
+                self._say(f"push to {self._to.shown}: {self._dropped} "
+                          f"{'profile' if self._dropped == 1 else 'profiles'} of the run could not be sent, and "
+                          f"{'was' if self._dropped == 1 else 'were'} dropped")
             self._dropped = 0
 
     def _remaining(self) -> float | None:
@@ -133,4 +135,6 @@ class Sender:
         self._dropped += 1
         if not self._failing:
             self._failing = True
-            self._say(f"push to {self._to.shown} failed: {reason}; profiles are dropped until it works again")
+            # The reason may be the server's words: escaped for the terminal.
+            self._say(f"push to {self._to.shown} failed: {printable(reason)}; profiles are dropped until it works "
+                      "again")

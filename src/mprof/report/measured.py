@@ -40,12 +40,15 @@ class Counted:
                 values = array.array("q", [measure.of(path) for path in model.paths for measure in chosen])
             assert len(values) == len(chosen) * len(model.paths)
         self.values = values
+        # values given are never NULL, even for a profile of no paths: NULL
+        # would say that the measures' sums stand instead, and there are none.
+        self._no_values = array.array("q", [0])
         if suppressed is None:
             suppressed = sorted(n for n, pattern in model.path_suppressions.items() if pattern)
         self.suppressed = array.array("q", suppressed)
         self.struct = PrMeasures(len(chosen), address(self.coefficients), self.gates or None,
                                  address(self.suppressed), len(self.suppressed),
-                                 None if self.values is None else address(self.values),
+                                 None if self.values is None else address(self.values or self._no_values),
                                  0 if self.values is None else len(self.values))
 
 
