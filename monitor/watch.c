@@ -42,9 +42,19 @@ static atomic_uint_least64_t next_look_ns;
 /* Whether the answering thread runs: set by the thread that starts it,
  * cleared by the thread itself as it ends. */
 static atomic_bool answering;
-/* The modification time of the request last answered: written only by the
- * answering thread, read by the hot path's look while none runs. */
-static struct timespec answered;
+/* What tells one request from another: any change to the file, or a new
+ * file, changes one of these, whatever the clock says (the change time is
+ * the kernel's own, which no one can set), so that a request dated in the
+ * future does not hide the changes after it. */
+struct request_id {
+    dev_t device;
+    ino_t inode;
+    off_t size;
+    struct timespec modified, changed;
+};
+/* The request last answered: written only by the answering thread, read by
+ * the hot path's look while none runs. */
+static struct request_id answered;
 
 static uint64_t clock_ns(clockid_t clock)
 {
@@ -65,30 +75,45 @@ void watch_start(pid_t pid, watch_writer writer)
     atomic_store(&next_look_ns, 0);
 }
 
-static bool newer(struct timespec a, struct timespec b)
+static struct request_id id_of(const struct stat *request)
 {
-    return a.tv_sec != b.tv_sec ? a.tv_sec > b.tv_sec : a.tv_nsec > b.tv_nsec;
+    return (struct request_id){.device = request->st_dev,
+                               .inode = request->st_ino,
+                               .size = request->st_size,
+                               .modified = request->st_mtim,
+                               .changed = request->st_ctim};
+}
+
+static bool same_time(struct timespec a, struct timespec b)
+{
+    return a.tv_sec == b.tv_sec && a.tv_nsec == b.tv_nsec;
+}
+
+static bool same_request(const struct request_id *a, const struct request_id *b)
+{
+    return a->device == b->device && a->inode == b->inode && a->size == b->size &&
+           same_time(a->modified, b->modified) && same_time(a->changed, b->changed);
 }
 
 enum request { REQUEST_NONE, REQUEST_ANSWERED, REQUEST_NEW };
 
 /* Whether there is a request, a regular file of this user's (read_target
- * checks again what it opens), and whether it is newer than the last
- * answered; its modification time. */
-static enum request look_for_request(struct timespec *modified)
+ * checks again what it opens), and whether it differs from the last
+ * answered. */
+static enum request look_for_request(void)
 {
     struct stat request;
     if (fstatat(AT_FDCWD, request_path, &request, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(request.st_mode) ||
         request.st_uid != geteuid())
         return REQUEST_NONE;
-    *modified = request.st_mtim;
-    return newer(request.st_mtim, answered) ? REQUEST_NEW : REQUEST_ANSWERED;
+    struct request_id id = id_of(&request);
+    return same_request(&id, &answered) ? REQUEST_ANSWERED : REQUEST_NEW;
 }
 
 /* The file the request names: its first line, an absolute name.  Read
  * without following a symbolic link, and from a file of this user's only:
  * nobody else can have the process write. */
-static bool read_target(char *target, size_t capacity, struct timespec *modified)
+static bool read_target(char *target, size_t capacity, struct request_id *id)
 {
     int fd = open(request_path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0 || (fd = output_above_standard(fd)) < 0)
@@ -97,7 +122,7 @@ static bool read_target(char *target, size_t capacity, struct timespec *modified
     struct stat request;
     if (fstat(fd, &request) == 0 && S_ISREG(request.st_mode) && request.st_uid == geteuid()) {
         length = read(fd, target, capacity - 1);
-        *modified = request.st_mtim;
+        *id = id_of(&request);
     }
     close(fd);
     if (length <= 0)
@@ -115,16 +140,18 @@ static void *answer_requests(void *unused)
     uint64_t asked_ns = clock_ns(CLOCK_MONOTONIC), seen_ns = asked_ns;
     for (;;) {
         uint64_t wait = LOOK_EVERY_NS;
-        struct timespec modified;
         char target[MPROF_PATH_MAX];
-        enum request request = look_for_request(&modified);
+        enum request request = look_for_request();
         uint64_t now_ns = clock_ns(CLOCK_MONOTONIC);
         if (request != REQUEST_NONE)
             seen_ns = now_ns;
         if (request == REQUEST_NEW) {
             asked_ns = now_ns;
-            if (read_target(target, sizeof target, &modified)) {
-                answered = modified;
+            struct request_id id;
+            /* Answered once, written or not: a request naming a file that
+             * cannot be written is not tried again until it changes. */
+            if (read_target(target, sizeof target, &id)) {
+                answered = id;
                 write_snapshot(target);
                 uint64_t took = clock_ns(CLOCK_MONOTONIC) - asked_ns;
                 if (took > wait / SPACING_FACTOR)
@@ -153,10 +180,9 @@ MONITOR_TEXT void watch_tick(void)
         !atomic_compare_exchange_strong(&next_look_ns, &due, UINT64_MAX))
         return;
     int saved_errno = errno; /* a missing request is not the program's error */
-    struct timespec modified;
     /* A vfork child shares the memory but not the request, and must not
      * start threads. */
-    if (!atomic_load(&answering) && look_for_request(&modified) == REQUEST_NEW && getpid() == watched_pid)
+    if (!atomic_load(&answering) && look_for_request() == REQUEST_NEW && getpid() == watched_pid)
         start_answering();
     atomic_store(&next_look_ns, clock_ns(CLOCK_MONOTONIC_COARSE) + LOOK_EVERY_NS);
     errno = saved_errno;

@@ -97,3 +97,23 @@ def test_a_request_naming_a_file_that_cannot_be_written_never_reaches_the_progra
     out, err = program.communicate(timeout=60)
     assert program.returncode == 3
     assert err == f"mprof: cannot create {kept}/grower.mprof.tmp.{program.pid}.0: No such file or directory\n"
+
+
+@pytest.mark.slow
+def test_a_request_dated_in_the_future_does_not_stop_the_answers_after_it(
+        grower: Callable[..., subprocess.Popen[str]], tmp_path: Path) -> None:
+    """A request whose modification time is a day ahead (a clock stepped
+    back since, a file restored from elsewhere) is answered, and so is
+    each change after it, though every later time is earlier."""
+    program = grower(tmp_path / "grower.mprof")
+    request, answer = request_of(program.pid), tmp_path / "answer.mprof"
+    aside = tmp_path / "request"
+    aside.write_text(f"{answer}\n")
+    ahead = time.time() + 86400
+    os.utime(aside, (ahead, ahead))
+    aside.rename(request)
+    wait_for(answer.exists, "the answer to the request dated ahead")
+    for asked in range(3):
+        answer.unlink()
+        os.utime(request)  # asked again as mprof top asks: now, a day before the request's date
+        wait_for(answer.exists, f"the answer to request {asked + 2}")

@@ -72,7 +72,7 @@ class Watch:
         self.request = request_path(pid)
         self._directory = Path(tempfile.mkdtemp(prefix=f"mprof-{viewer}-"))
         self.answer = self._directory / "snapshot.mprof"
-        self._seen: int | None = None  # the answer's modification time last taken
+        self._seen: tuple[int, int] | None = None  # the answer last taken: its inode and modification time
         try:
             self._inode = self._write_request()
         except BaseException:
@@ -104,7 +104,8 @@ class Watch:
         raise MprofError(f"{self.request}: another viewer keeps making it")
 
     def ask(self) -> None:
-        """Asks for newer figures: the request's new modification time."""
+        """Asks for newer figures: any change of the request is one; this
+        one its new modification and change times."""
         try:
             os.utime(self.request)
         except FileNotFoundError:
@@ -113,9 +114,10 @@ class Watch:
     def answered(self) -> Path | None:
         """The answer, when one has come since the last taken."""
         try:
-            written = self.answer.stat().st_mtime_ns
+            answer = self.answer.stat()
         except FileNotFoundError:
             return None
+        written = answer.st_ino, answer.st_mtime_ns  # each answer is a new file, renamed over the last
         if written == self._seen:
             return None
         self._seen = written
