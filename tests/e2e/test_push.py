@@ -345,7 +345,7 @@ def test_a_process_that_stops_allocating_is_still_pushed_each_interval(targets: 
         _wait_for(lambda: any(Path(f"/proc/{child}/exe").resolve() == program
                               for child in children.read_text().split()), "the program started")
         [pid] = [child for child in children.read_text().split() if Path(f"/proc/{child}/exe").resolve() == program]
-        _wait_for(Path(f"/tmp/mprof-watch.{pid}").exists, "the pusher's first request")
+        _wait_for(Path(f"/run/mprof/mprof-watch.{pid}").exists, "the pusher's first request")  # mprof(5)'s, for root
 
         def phase(command: str) -> int:
             service.stdin.write(command + "\n")  # type: ignore[union-attr]
