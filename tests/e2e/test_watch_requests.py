@@ -144,7 +144,7 @@ def test_a_hard_link_another_user_makes_is_no_request(grower: Callable[..., subp
     planted.write_text(f"{victim}\n")
     planted.chmod(0o666)
     request = request_of(program.pid)
-    as_nobody(f"ln {planted} {OLD_PLACE.format(pid=program.pid)}; mkdir /tmp/mprof-0; "
+    as_nobody(f"ln {planted} {OLD_PLACE.format(pid=program.pid)}; mkdir -m 700 /tmp/mprof-0; "
               f"ln {planted} /tmp/mprof-0/{request.name}; ln {planted} {request}; true")
     assert planted.stat().st_nlink >= 2  # linked at least where mprof looked before
     never_within(lambda: victim.read_text(errors="replace") != "precious\n", 2.0)
@@ -245,16 +245,17 @@ def test_a_process_that_changed_its_credentials_or_is_not_dumpable_answers_no_on
         targets: Targets, public: Path) -> None:
     """A daemon started as root that drops to nobody is not dumpable: the
     kernel keeps its memory map from nobody, and so does the monitor, from
-    nobody's request and from root's; one that makes itself dumpable again
-    has still changed its credentials since it started; one that keeps its
-    user but makes itself not dumpable answers no one either.  A process
-    started as nobody answers nobody, alongside: the others had as long."""
+    nobody's request and from root's; one that makes itself dumpable again,
+    having dropped root or only its group, has still changed its
+    credentials since it started; one that keeps its user but makes itself
+    not dumpable answers no one either.  A process started as nobody
+    answers nobody, alongside: the others had as long."""
     dropper = public / "dropper"
     shutil.copy(targets.build("dropper"), dropper)  # where nobody can run it
     dropper.chmod(0o755)
     started: dict[str, subprocess.Popen[str]] = {}
     try:
-        for mode in ("drop", "drop-dumpable", "undumpable"):
+        for mode in ("drop", "drop-dumpable", "regroup-dumpable", "undumpable"):
             started[mode] = subprocess.Popen([dropper, mode], env=monitor_env(public / f"{mode}.mprof"), cwd=public,
                                              stdout=subprocess.PIPE, text=True)
         started["plain"] = subprocess.Popen([dropper, "plain"], env=monitor_env(public / "plain.mprof"), cwd=public,
@@ -266,7 +267,7 @@ def test_a_process_that_changed_its_credentials_or_is_not_dumpable_answers_no_on
         # process's user's now where mprof looked before issue 47.
         asked = []
         for mode, process in started.items():
-            now = "root" if mode == "undumpable" else "nobody"
+            now = "root" if mode in ("regroup-dumpable", "undumpable") else "nobody"
             for user, where, request in (("nobody", "tmp", NOBODY_REQUESTS / f"mprof-watch.{process.pid}"),
                                          ("root", "run", request_of(process.pid)),
                                          (now, "old", Path(OLD_PLACE.format(pid=process.pid)))):

@@ -6,6 +6,8 @@
  *   drop           drops root for nobody (uid and gid 65534), as a daemon
  *                  does, which leaves it not dumpable;
  *   drop-dumpable  drops root for nobody, then makes itself dumpable again;
+ *   regroup-dumpable  keeps its user but takes nobody's group (65534),
+ *                  then makes itself dumpable again;
  *   undumpable     keeps its user and makes itself not dumpable, as
  *                  ssh-agent does;
  *   plain          changes nothing.
@@ -37,6 +39,9 @@ int main(int argc, char **argv)
     } else if (strcmp(mode, "drop-dumpable") == 0) {
         drop();
         if (prctl(PR_SET_DUMPABLE, 1) != 0)
+            return 2;
+    } else if (strcmp(mode, "regroup-dumpable") == 0) {
+        if (setgroups(0, NULL) != 0 || setresgid(NOBODY, NOBODY, NOBODY) != 0 || prctl(PR_SET_DUMPABLE, 1) != 0)
             return 2;
     } else if (strcmp(mode, "undumpable") == 0) {
         if (prctl(PR_SET_DUMPABLE, 0) != 0)
