@@ -351,8 +351,8 @@ def test_top_says_why_a_daemon_that_dropped_root_cannot_be_watched(targets: Targ
     try:
         ready(dropper)
         top = f"{MPROF} top {dropper.pid}"
-        for user, said in ((0, f"mprof: process {dropper.pid}: belongs to another user (uid {NOBODY}); the monitor "
-                               "answers only its own user: run mprof top as that user"),
+        for user, said in ((0, f"mprof: process {dropper.pid}: belongs to another user (uid {NOBODY}), and the "
+                               "monitor answers only the user it runs as"),
                            (NOBODY, f"mprof: process {dropper.pid}: is not dumpable (it changed its user or group, "
                                     "or made itself so), and the monitor answers no one then")):
             refused = subprocess.run(["script", "-qec", top, "/dev/null"], capture_output=True, text=True,

@@ -91,8 +91,8 @@ def check_watchable(pid: int) -> None:
     if user is None:
         user = owner
     if user != os.geteuid():
-        raise MprofError(f"process {pid}: belongs to another user (uid {user}); the monitor answers only "
-                         "its own user: run mprof top as that user")
+        raise MprofError(f"process {pid}: belongs to another user (uid {user}), and the monitor answers only "
+                         "the user it runs as")
     if owner != user:
         raise MprofError(f"process {pid}: is not dumpable (it changed its user or group, or made itself so), and "
                          "the monitor answers no one then")
