@@ -361,3 +361,30 @@ def test_top_says_why_a_daemon_that_dropped_root_cannot_be_watched(targets: Targ
     finally:
         dropper.kill()
         dropper.communicate()
+
+
+@pytest.mark.slow
+def test_top_names_the_request_directory_another_user_made_first(targets: Targets, public: Path) -> None:
+    """A user with no runtime directory asks in /tmp/mprof-UID; another user
+    can make that first, and the viewer then refuses it by name, in one
+    line, rather than asking where that user could read or remove it."""
+    user = NOBODY - 1  # no runtime directory, and no other process of its own here
+    shared = Path(f"/tmp/mprof-{user}")
+    shutil.rmtree(shared, ignore_errors=True)
+    as_nobody(f"mkdir -m 700 {shared}")
+    dropper = public / "dropper"
+    shutil.copy(targets.build("dropper"), dropper)  # where that user can run it
+    dropper.chmod(0o755)
+    process = subprocess.Popen([dropper, "plain"], env=monitor_env(public / "plain.mprof"), cwd=public,
+                               stdout=subprocess.PIPE, text=True, user=user, group=user, extra_groups=[])
+    try:
+        ready(process)
+        refused = subprocess.run(["script", "-qec", f"{MPROF} top {process.pid}", "/dev/null"], capture_output=True,
+                                 text=True, timeout=60, user=user, group=user, extra_groups=[], cwd="/")
+        assert (refused.returncode, refused.stdout.replace("\r\n", "\n")) == (
+            1, f"mprof: {shared}: a directory of uid {NOBODY}'s, not yours: requests to your processes go there "
+               "only when it is a directory of yours that only you can use; have it removed (root can) and try again\n")
+    finally:
+        process.kill()
+        process.communicate()
+        shutil.rmtree(shared, ignore_errors=True)

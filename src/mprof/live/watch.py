@@ -59,8 +59,9 @@ def request_directory() -> Path:
     elif not _private(there, uid):
         what = "a directory" if stat.S_ISDIR(there.st_mode) else "a symbolic link" if stat.S_ISLNK(
             there.st_mode) else "a file"
-        raise MprofError(f"{shared}: {what} of uid {there.st_uid}'s, where the requests to processes of uid "
-                         f"{uid} go: only a directory of yours that only you can use is asked in; remove it")
+        raise MprofError(f"{shared}: {what} of uid {there.st_uid}'s, not yours: requests to your processes go "
+                         "there only when it is a directory of yours that only you can use; have it removed (root "
+                         "can) and try again")
     return shared
 
 
