@@ -105,14 +105,14 @@ def public() -> Iterator[Path]:
 
 @pytest.fixture
 def squatted() -> Iterator[list[Path]]:
-    """Cleans up after another user's attempts: what nobody made in /tmp
-    under the names the test lists, and /tmp/mprof-0."""
-    names = [Path("/tmp/mprof-0")]
+    """Cleans up after another user's attempts: the names in /tmp the test
+    lists (of its own processes), and /tmp/mprof-0 if nobody made it."""
+    names: list[Path] = []
     yield names
-    for name in names:
+    shared = Path("/tmp/mprof-0")
+    for name in [*names, *([shared] if shared.exists() and shared.lstat().st_uid == NOBODY else [])]:
         try:
-            if name.lstat().st_uid == NOBODY:
-                shutil.rmtree(name) if stat.S_ISDIR(name.lstat().st_mode) else name.unlink()
+            shutil.rmtree(name) if stat.S_ISDIR(name.lstat().st_mode) else name.unlink()
         except FileNotFoundError:
             pass
 
@@ -255,6 +255,7 @@ def test_a_process_that_changed_its_credentials_or_is_not_dumpable_answers_no_on
     shutil.copy(targets.build("dropper"), dropper)  # where nobody can run it
     dropper.chmod(0o755)
     started: dict[str, subprocess.Popen[str]] = {}
+    made = not NOBODY_REQUESTS.exists()
     try:
         for mode in ("drop", "drop-dumpable", "regroup-dumpable", "undumpable"):
             started[mode] = subprocess.Popen([dropper, mode], env=monitor_env(public / f"{mode}.mprof"), cwd=public,
@@ -294,6 +295,8 @@ def test_a_process_that_changed_its_credentials_or_is_not_dumpable_answers_no_on
             for place in (NOBODY_REQUESTS / f"mprof-watch.{process.pid}", Path(OLD_PLACE.format(pid=process.pid)),
                           request_of(process.pid)):
                 place.unlink(missing_ok=True)
+        if made:
+            shutil.rmtree(NOBODY_REQUESTS, ignore_errors=True)
 
 
 @pytest.mark.slow
