@@ -11,6 +11,16 @@
 
 #include "log.h"
 
+/* Whether to say a failure: the first of the process's own files only.  A
+ * viewer's answer that cannot be written is the viewer's to notice (it gets
+ * no answer): a request left behind by a killed viewer, naming a directory
+ * gone since, must neither reach the program's stderr nor use up the one
+ * line the process's own data file's failure gets. */
+static bool say_failure(const struct output *output)
+{
+    return !output->quiet && log_first_failure();
+}
+
 static size_t append(char *to, size_t used, size_t capacity, const char *text)
 {
     size_t length = strlen(text);
@@ -86,12 +96,12 @@ int output_open(struct output *output, const char *pattern, pid_t pid, bool is_r
             errno = error;
         }
         if (errno != EEXIST) {
-            if (log_first_failure())
+            if (say_failure(output))
                 log_line("cannot create ", output->temporary, ": ", strerrordesc_np(errno), NULL);
             return -1;
         }
     }
-    if (log_first_failure())
+    if (say_failure(output))
         log_line("cannot create a temporary file beside ", output->path, NULL);
     return -1;
 }
@@ -137,7 +147,7 @@ bool output_commit(struct output *output, int fd, bool ok)
     }
     if (output->named || output->replace) {
         if (!output->named && !replaceable(output->path)) {
-            if (log_first_failure())
+            if (say_failure(output))
                 log_line("cannot write ", output->path,
                          ": it is not a regular file, and only a regular file is replaced", NULL);
             unlink(output->temporary);
@@ -165,7 +175,7 @@ bool output_commit(struct output *output, int fd, bool ok)
                 break;
         }
     }
-    if (log_first_failure())
+    if (say_failure(output))
         log_line("cannot write ", output->path, ": ", strerrordesc_np(errno), NULL);
     unlink(output->temporary);
     return false;

@@ -13,6 +13,7 @@ struct output {
     bool chosen;  /* path holds the name to write */
     bool named;   /* path was used by an earlier write of this process */
     bool replace; /* the root's FILE may replace an older file of that name */
+    bool quiet;   /* a viewer's answer: its failures are not logged */
 };
 
 /* Chooses the name from the pattern (MPROF_OUTPUT), as output_open would. */

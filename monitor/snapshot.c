@@ -591,6 +591,7 @@ static struct output *destination(const struct snapshot_request *request)
         output_append(&snapshot_output, request->path);
         snapshot_output.chosen = true;
         snapshot_output.replace = true; /* the viewer's file, each answer over the last */
+        snapshot_output.quiet = true;
         return &snapshot_output;
     }
     output_name(&snapshot_output, monitor.options.output, monitor.pid, monitor.is_root);
@@ -616,7 +617,7 @@ bool snapshot_write(const struct snapshot_request *request)
     struct gathered *all = scratch_alloc(sizeof(*all));
     if (!all) {
         spin_unlock(&write_lock);
-        if (log_first_failure())
+        if (request->kind != SNAPSHOT_WATCH && log_first_failure())
             log_line("cannot write the data file: out of memory", NULL);
         return false;
     }
@@ -659,7 +660,7 @@ bool snapshot_write(const struct snapshot_request *request)
     if (fd >= 0) {
         emit_file(all, request);
         bool ok = writer_finish(&writer);
-        if (!ok && log_first_failure())
+        if (!ok && !target->quiet && log_first_failure())
             log_line("cannot write ", target->temporary, ": ", strerrordesc_np(writer.errno_value), NULL);
         written = output_commit(target, fd, ok);
         if (written && request->kind != SNAPSHOT_WATCH) { /* the viewer's, not the run's */
@@ -669,7 +670,7 @@ bool snapshot_write(const struct snapshot_request *request)
             if (monitor.options.verbose)
                 log_verbose("wrote ", kinds[request->kind], " ", target->path, NULL);
         }
-    } else if (all->out_of_memory && log_first_failure()) {
+    } else if (all->out_of_memory && request->kind != SNAPSHOT_WATCH && log_first_failure()) {
         log_line("cannot write the data file: out of memory", NULL);
     }
 release:

@@ -15,7 +15,8 @@ enum snapshot_kind {
      * the process's name with .snapN after it. */
     SNAPSHOT_ON_DEMAND,
     /* Asked for by a viewer (watch.h): to the file it named, replaced by
-     * the next. */
+     * the next.  A failure to write it is said nowhere: the viewer sees no
+     * answer, and the process's own files keep their one failure line. */
     SNAPSHOT_WATCH,
 };
 

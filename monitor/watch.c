@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -17,8 +18,8 @@
 #include "output.h"
 #include "own_thread.h"
 
-/* How often the request is looked at: one fstatat a tenth of a second
- * costs nothing a program could measure. */
+/* How often the request is looked for: two fstatat a tenth of a second
+ * cost nothing a program could measure. */
 #define LOOK_EVERY_NS 100000000u
 /* After an answer, no look for this many times as long as it took to
  * write, so that a viewer costs a process whose files are slow to write at
@@ -30,11 +31,23 @@
  * than mprof run --push's intervals (15 s by default), so that a pushed
  * process is answered each interval whether it allocates or not. */
 #define IDLE_NS 60000000000u
+/* The directories a request may be in: the user's own runtime directory
+ * (or root's under /run), else the one the viewer makes in /tmp. */
+#define PLACES 2
 
-/* Written by watch_start only, while one thread runs. */
-static char request_path[64];
+/* Written by watch_start only, while one thread runs: the request's
+ * directories, most private first, and its name in each. */
+static char directories[PLACES][40];
+static char request_paths[PLACES][64];
+static char request_name[32];
 static pid_t watched_pid;
 static watch_writer write_snapshot;
+/* The credentials the process started with (kept by a fork child: its
+ * parent's start is its start too), and whose files and directories are
+ * trusted; written by the first watch_start only. */
+static bool credentials_known;
+static uid_t started_uids[3];
+static gid_t started_gids[3];
 /* Coarse monotonic time of the next look from the hot path; UINT64_MAX
  * while a thread looks: whichever thread moves it there looks, and moves it
  * on. */
@@ -42,9 +55,19 @@ static atomic_uint_least64_t next_look_ns;
 /* Whether the answering thread runs: set by the thread that starts it,
  * cleared by the thread itself as it ends. */
 static atomic_bool answering;
-/* The modification time of the request last answered: written only by the
- * answering thread, read by the hot path's look while none runs. */
-static struct timespec answered;
+/* What tells one request from another: any change to the file, or a new
+ * file, changes one of these, whatever the clock says (the change time is
+ * the kernel's own, which no one can set), so that a request dated in the
+ * future does not hide the changes after it. */
+struct request_id {
+    dev_t device;
+    ino_t inode;
+    off_t size;
+    struct timespec modified, changed;
+};
+/* The request last answered: written only by the answering thread, read by
+ * the hot path's look while none runs. */
+static struct request_id answered;
 
 static uint64_t clock_ns(clockid_t clock)
 {
@@ -55,9 +78,21 @@ static uint64_t clock_ns(clockid_t clock)
 
 void watch_start(pid_t pid, watch_writer writer)
 {
-    char pid_text[24];
-    strcpy(request_path, "/tmp/mprof-watch.");
-    strcat(request_path, format_u64(pid_text, (unsigned long long)pid));
+    if (!credentials_known) {
+        getresuid(&started_uids[0], &started_uids[1], &started_uids[2]);
+        getresgid(&started_gids[0], &started_gids[1], &started_gids[2]);
+        credentials_known = true;
+    }
+    /* Room enough: the longest uid and pid have 10 digits. */
+    char uid_text[24], pid_text[24];
+    format_u64(uid_text, (unsigned long long)started_uids[1]);
+    strcpy(directories[0], started_uids[1] == 0 ? "/run/mprof" : "/run/user/");
+    if (started_uids[1] != 0)
+        strcat(directories[0], uid_text);
+    strcat(strcpy(directories[1], "/tmp/mprof-"), uid_text);
+    strcat(strcpy(request_name, "mprof-watch."), format_u64(pid_text, (unsigned long long)pid));
+    for (unsigned place = 0; place < PLACES; place++)
+        strcat(strcat(strcpy(request_paths[place], directories[place]), "/"), request_name);
     watched_pid = pid;
     write_snapshot = writer;
     memset(&answered, 0, sizeof answered);
@@ -65,39 +100,96 @@ void watch_start(pid_t pid, watch_writer writer)
     atomic_store(&next_look_ns, 0);
 }
 
-static bool newer(struct timespec a, struct timespec b)
+/* Answers go only to the user the process started as, and only while the
+ * kernel would let that user read its memory: not once it has changed its
+ * user or group (a daemon that dropped root), nor while it is not dumpable
+ * (the kernel's mark of a process whose memory its user may not see). */
+static bool may_answer(void)
 {
-    return a.tv_sec != b.tv_sec ? a.tv_sec > b.tv_sec : a.tv_nsec > b.tv_nsec;
+    uid_t uids[3];
+    gid_t gids[3];
+    return getresuid(&uids[0], &uids[1], &uids[2]) == 0 && getresgid(&gids[0], &gids[1], &gids[2]) == 0 &&
+           memcmp(uids, started_uids, sizeof uids) == 0 && memcmp(gids, started_gids, sizeof gids) == 0 &&
+           prctl(PR_GET_DUMPABLE) == 1;
+}
+
+/* A directory only the user can change: no one else can plant, link,
+ * replace or remove a request in it. */
+static bool private_directory(const struct stat *directory)
+{
+    return S_ISDIR(directory->st_mode) && directory->st_uid == started_uids[1] &&
+           (directory->st_mode & (S_IRWXG | S_IRWXO)) == 0;
+}
+
+/* A request: a regular file of the user's, with no other name (a hard
+ * link made to a file elsewhere is not a request). */
+static bool valid_request(const struct stat *request)
+{
+    return S_ISREG(request->st_mode) && request->st_uid == started_uids[1] && request->st_nlink == 1;
+}
+
+static struct request_id id_of(const struct stat *request)
+{
+    return (struct request_id){.device = request->st_dev,
+                               .inode = request->st_ino,
+                               .size = request->st_size,
+                               .modified = request->st_mtim,
+                               .changed = request->st_ctim};
+}
+
+static bool same_time(struct timespec a, struct timespec b)
+{
+    return a.tv_sec == b.tv_sec && a.tv_nsec == b.tv_nsec;
+}
+
+static bool same_request(const struct request_id *a, const struct request_id *b)
+{
+    return a->device == b->device && a->inode == b->inode && a->size == b->size &&
+           same_time(a->modified, b->modified) && same_time(a->changed, b->changed);
 }
 
 enum request { REQUEST_NONE, REQUEST_ANSWERED, REQUEST_NEW };
 
-/* Whether there is a request, a regular file of this user's (read_target
- * checks again what it opens), and whether it is newer than the last
- * answered; its modification time. */
-static enum request look_for_request(struct timespec *modified)
+/* Whether there is a request the process may answer, in which of its
+ * places, and whether it differs from the last answered.  By name, with no
+ * descriptor (the hot path's look must not take one of the program's
+ * numbers even briefly); read_target checks again what it opens. */
+static enum request look_for_request(unsigned *place)
 {
-    struct stat request;
-    if (fstatat(AT_FDCWD, request_path, &request, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(request.st_mode) ||
-        request.st_uid != geteuid())
-        return REQUEST_NONE;
-    *modified = request.st_mtim;
-    return newer(request.st_mtim, answered) ? REQUEST_NEW : REQUEST_ANSWERED;
+    for (unsigned at = 0; at < PLACES; at++) {
+        struct stat request, directory;
+        if (fstatat(AT_FDCWD, request_paths[at], &request, AT_SYMLINK_NOFOLLOW) != 0 || !valid_request(&request) ||
+            fstatat(AT_FDCWD, directories[at], &directory, AT_SYMLINK_NOFOLLOW) != 0 ||
+            !private_directory(&directory))
+            continue;
+        if (!may_answer())
+            return REQUEST_NONE;
+        *place = at;
+        struct request_id id = id_of(&request);
+        return same_request(&id, &answered) ? REQUEST_ANSWERED : REQUEST_NEW;
+    }
+    return REQUEST_NONE;
 }
 
 /* The file the request names: its first line, an absolute name.  Read
- * without following a symbolic link, and from a file of this user's only:
- * nobody else can have the process write. */
-static bool read_target(char *target, size_t capacity, struct timespec *modified)
+ * through a descriptor of the directory, checked as look_for_request
+ * checks it by name, without following a symbolic link. */
+static bool read_target(unsigned place, char *target, size_t capacity, struct request_id *id)
 {
-    int fd = open(request_path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    int directory_fd = open(directories[place], O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (directory_fd < 0 || (directory_fd = output_above_standard(directory_fd)) < 0)
+        return false;
+    struct stat directory, request;
+    int fd = -1;
+    if (fstat(directory_fd, &directory) == 0 && private_directory(&directory))
+        fd = openat(directory_fd, request_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    close(directory_fd);
     if (fd < 0 || (fd = output_above_standard(fd)) < 0)
         return false;
     ssize_t length = -1;
-    struct stat request;
-    if (fstat(fd, &request) == 0 && S_ISREG(request.st_mode) && request.st_uid == geteuid()) {
+    if (fstat(fd, &request) == 0 && valid_request(&request)) {
         length = read(fd, target, capacity - 1);
-        *modified = request.st_mtim;
+        *id = id_of(&request);
     }
     close(fd);
     if (length <= 0)
@@ -115,16 +207,19 @@ static void *answer_requests(void *unused)
     uint64_t asked_ns = clock_ns(CLOCK_MONOTONIC), seen_ns = asked_ns;
     for (;;) {
         uint64_t wait = LOOK_EVERY_NS;
-        struct timespec modified;
         char target[MPROF_PATH_MAX];
-        enum request request = look_for_request(&modified);
+        unsigned place = 0;
+        enum request request = look_for_request(&place);
         uint64_t now_ns = clock_ns(CLOCK_MONOTONIC);
         if (request != REQUEST_NONE)
             seen_ns = now_ns;
         if (request == REQUEST_NEW) {
             asked_ns = now_ns;
-            if (read_target(target, sizeof target, &modified)) {
-                answered = modified;
+            struct request_id id;
+            /* Answered once, written or not: a request naming a file that
+             * cannot be written is not tried again until it changes. */
+            if (read_target(place, target, sizeof target, &id)) {
+                answered = id;
                 write_snapshot(target);
                 uint64_t took = clock_ns(CLOCK_MONOTONIC) - asked_ns;
                 if (took > wait / SPACING_FACTOR)
@@ -153,10 +248,10 @@ MONITOR_TEXT void watch_tick(void)
         !atomic_compare_exchange_strong(&next_look_ns, &due, UINT64_MAX))
         return;
     int saved_errno = errno; /* a missing request is not the program's error */
-    struct timespec modified;
+    unsigned place;
     /* A vfork child shares the memory but not the request, and must not
      * start threads. */
-    if (!atomic_load(&answering) && look_for_request(&modified) == REQUEST_NEW && getpid() == watched_pid)
+    if (!atomic_load(&answering) && look_for_request(&place) == REQUEST_NEW && getpid() == watched_pid)
         start_answering();
     atomic_store(&next_look_ns, clock_ns(CLOCK_MONOTONIC_COARSE) + LOOK_EVERY_NS);
     errno = saved_errno;

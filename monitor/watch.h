@@ -1,7 +1,10 @@
 /* Answering mprof top (mprof(5), WATCHING A RUNNING PROCESS): a viewer asks
- * for the figures by writing the absolute name of a file into
- * /tmp/mprof-watch.PID, and again each time it wants newer ones; the
- * process answers each new request with a snapshot written to that name.
+ * for the figures by writing the absolute name of a file into a request,
+ * mprof-watch.PID in a directory only the process's user can use (its
+ * runtime directory /run/user/UID, /run/mprof for root, else /tmp/mprof-UID),
+ * and changes the request each time it wants newer figures; the process
+ * answers each change with a snapshot written to that name, as long as it
+ * runs with the credentials it started with and is dumpable.
  * An allocating thread looks for the first request as it looks at its
  * clock; the answers come from a thread of the monitor's, started then, so
  * that no thread of the program's waits while a file is written, and gone
@@ -18,7 +21,8 @@
 typedef void (*watch_writer)(const char *path);
 
 /* At start-up and in a fork child (whose pid the request names), while the
- * process has one thread. */
+ * process has one thread.  The first call notes the credentials answers
+ * need; a fork child keeps its parent's. */
 void watch_start(pid_t pid, watch_writer writer);
 /* From the hot path, now and then: looks for a new request about ten times
  * a second while no thread answers, and starts one when there is. */

@@ -188,7 +188,7 @@ def test_top_shows_a_growing_path_within_a_refresh_sorts_by_key_and_leaves_the_p
 
         terminal.keys("q")
         terminal.wait_for(lambda screen: "exit-status=0" in screen, "mprof top's exit")
-        assert not Path(f"/tmp/mprof-watch.{pid}").exists()
+        assert not Path(f"/run/mprof/mprof-watch.{pid}").exists()  # mprof(5)'s, for root
         left = len(log_steps(log))
         wait_for_steps(log, left + 3)  # still running
         assert run.poll() is None
@@ -269,7 +269,8 @@ def test_the_monitor_answers_a_request_as_mprof5_says(targets: Targets, tmp_path
     log, stop = tmp_path / "grower.log", tmp_path / "stop"
     program = subprocess.Popen([grower, log, stop], env=monitor_env(tmp_path / "grower.mprof"),
                                stdout=subprocess.PIPE, text=True)
-    request = Path(f"/tmp/mprof-watch.{program.pid}")
+    Path("/run/mprof").mkdir(mode=0o700, exist_ok=True)  # as a viewer of root's makes it
+    request = Path(f"/run/mprof/mprof-watch.{program.pid}")
     answer, elsewhere = tmp_path / "answer.mprof", tmp_path / "elsewhere"
 
     def answered_within(seconds: float, path: Path = answer) -> bool:

@@ -12,10 +12,13 @@ import http.server
 import json
 import os
 import re
+import select
 import shutil
+import signal
 import socket
 import statistics
 import subprocess
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -352,7 +355,7 @@ def test_a_process_that_stops_allocating_is_still_pushed_each_interval(targets: 
         _wait_for(lambda: any(Path(f"/proc/{child}/exe").resolve() == program
                               for child in children.read_text().split()), "the program started")
         [pid] = [child for child in children.read_text().split() if Path(f"/proc/{child}/exe").resolve() == program]
-        _wait_for(Path(f"/tmp/mprof-watch.{pid}").exists, "the pusher's first request")
+        _wait_for(Path(f"/run/mprof/mprof-watch.{pid}").exists, "the pusher's first request")  # mprof(5)'s, for root
 
         def phase(command: str) -> int:
             service.stdin.write(command + "\n")  # type: ignore[union-attr]
@@ -525,3 +528,40 @@ def test_what_push_refuses_or_is_told_is_one_line_without_passwords_or_escapes(
         f"mprof: push to {recorder.url}: 1 profile of the run could not be sent, and was dropped"]
     exported = mprof("export", "--push", recorder.url, output, check=False)
     assert (exported.returncode, exported.stderr) == (1, f"mprof: push to {recorder.url} failed: {said}\n")
+
+
+@pytest.mark.slow
+def test_a_process_that_cannot_be_asked_is_named_once(targets: Targets) -> None:
+    """A daemon started as root that drops to nobody is answered by no one
+    (mprof(5), WATCHING A RUNNING PROCESS): the pusher says so, once, in one
+    line, where it pushed nothing and said nothing."""
+    public = Path(tempfile.mkdtemp(prefix="mprof-test-"))
+    public.chmod(0o777)  # where the process can write once it is nobody
+    with socket.socket() as closed:  # nothing is pushed: no server needed
+        closed.bind(("127.0.0.1", 0))
+        refused_url = f"http://127.0.0.1:{closed.getsockname()[1]}"
+    every_s = 0.5
+    dropper = targets.build("dropper")
+    service = subprocess.Popen([MPROF, "run", "--push", refused_url, "--every", str(every_s), "--quiet", "-o",
+                                public / "dropped.mprof", "--", dropper, "drop"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=public)
+    assert service.stdout and service.stderr
+    try:
+        assert service.stdout.readline() == "ready\n"
+        children = Path(f"/proc/{service.pid}/task/{service.pid}/children")
+        [pid] = [int(child) for child in children.read_text().split()
+                 if Path(f"/proc/{child}/exe").resolve() == dropper]
+        said = (f"mprof: push: process {pid}: belongs to another user (uid 65534), and the monitor answers only the "
+                "user it runs as; it is not pushed while it runs\n")
+        assert select.select([service.stderr], [], [], 60)[0], "nothing said"
+        assert service.stderr.readline() == said
+        # Three more intervals' asks, with nothing more said.
+        assert not select.select([service.stderr], [], [], 3 * every_s)[0]
+        os.kill(pid, signal.SIGTERM)
+        assert service.wait(60) != 0
+        assert said not in service.stderr.read()
+    finally:
+        if service.poll() is None:
+            service.kill()
+            service.wait()
+        shutil.rmtree(public, ignore_errors=True)

@@ -1,34 +1,102 @@
 """The viewer's side of watching (mprof(5), WATCHING A RUNNING PROCESS): a
-request file names where the process writes its snapshots, and is
-rewritten each time newer figures are wanted; the monitor answers from an
-allocating thread."""
+request file, in a directory only the process's user can use, names where
+the process writes its snapshots, and is changed each time newer figures
+are wanted; the monitor answers from an allocating thread."""
 
 from __future__ import annotations
 
 import os
 import shutil
+import stat
 import tempfile
 from pathlib import Path
 from types import TracebackType
 
 from ..reducer.errors import MprofError
 
-REQUEST_DIRECTORY = Path("/tmp")
+
+def request_directories(uid: int) -> tuple[Path, Path]:
+    """Where a process of uid's looks for requests, in its order: the user's
+    runtime directory (/run/mprof for root), then the one in /tmp."""
+    runtime = Path("/run/mprof") if uid == 0 else Path(f"/run/user/{uid}")
+    return runtime, Path(f"/tmp/mprof-{uid}")
+
+
+def _private(directory: os.stat_result, uid: int) -> bool:
+    """What the monitor asks of the directory: a directory of the user's
+    (not a symbolic link) that no one else can read, write or search."""
+    return stat.S_ISDIR(directory.st_mode) and directory.st_uid == uid and directory.st_mode & 0o077 == 0
+
+
+def request_directory() -> Path:
+    """The directory of this user's requests, made when it is missing: the
+    runtime directory where there is one, else /tmp/mprof-UID, which must
+    be a private directory of this user's."""
+    uid = os.geteuid()
+    runtime, shared = request_directories(uid)
+    if uid == 0:
+        try:
+            runtime.mkdir(mode=0o700)
+        except OSError:
+            pass  # there already, or /run cannot have it: checked below
+    try:
+        if _private(runtime.lstat(), uid):
+            return runtime
+    except OSError:
+        pass
+    try:
+        shared.mkdir(mode=0o700)
+    except FileExistsError:
+        pass
+    except OSError as error:
+        raise MprofError(f"{shared}: cannot create it: {error.strerror}") from None
+    try:
+        there = shared.lstat()
+    except OSError as error:
+        raise MprofError(f"{shared}: {error.strerror}") from None
+    if stat.S_ISDIR(there.st_mode) and there.st_uid == uid and there.st_mode & 0o077:
+        shared.chmod(0o700)  # ours, made by hand: the monitor ignores it unless private
+    elif not _private(there, uid):
+        what = "a directory" if stat.S_ISDIR(there.st_mode) else "a symbolic link" if stat.S_ISLNK(
+            there.st_mode) else "a file"
+        raise MprofError(f"{shared}: {what} of uid {there.st_uid}'s, not yours: requests to your processes go "
+                         "there only when it is a directory of yours that only you can use; have it removed (root "
+                         "can) and try again")
+    return shared
 
 
 def request_path(pid: int) -> Path:
-    return REQUEST_DIRECTORY / f"mprof-watch.{pid}"
+    return request_directory() / f"mprof-watch.{pid}"
+
+
+def _effective_uid(pid: int) -> int | None:
+    """The effective uid on /proc/PID/status's Uid: line (real, effective,
+    saved, file system)."""
+    with open(f"/proc/{pid}/status", "rb") as status:
+        for line in status:
+            if line.startswith(b"Uid:") and len(line.split()) > 2:
+                return int(line.split()[2])
+    return None
 
 
 def check_watchable(pid: int) -> None:
     """Refuses, in one line, a process that cannot be watched."""
     try:
-        owner = os.stat(f"/proc/{pid}").st_uid
+        # Owned by the process's user, or by root while it is not dumpable.
+        owner = os.stat(f"/proc/{pid}/status").st_uid
+        user = _effective_uid(pid)
     except FileNotFoundError:
         raise MprofError(f"process {pid}: no such process") from None
-    if owner != os.geteuid():
-        raise MprofError(f"process {pid}: belongs to another user (uid {owner}); the monitor answers only "
-                         "its own user: run mprof top as that user")
+    except OSError as error:
+        raise MprofError(f"/proc/{pid}/status: {error.strerror}") from None
+    if user is None:
+        user = owner
+    if user != os.geteuid():
+        raise MprofError(f"process {pid}: belongs to another user (uid {user}), and the monitor answers only "
+                         "the user it runs as")
+    if owner != user:
+        raise MprofError(f"process {pid}: is not dumpable (it changed its user or group, or made itself so), and "
+                         "the monitor answers no one then")
 
 
 def running(pid: int) -> bool:
@@ -72,7 +140,7 @@ class Watch:
         self.request = request_path(pid)
         self._directory = Path(tempfile.mkdtemp(prefix=f"mprof-{viewer}-"))
         self.answer = self._directory / "snapshot.mprof"
-        self._seen: int | None = None  # the answer's modification time last taken
+        self._seen: tuple[int, int] | None = None  # the answer last taken: its inode and modification time
         try:
             self._inode = self._write_request()
         except BaseException:
@@ -104,7 +172,8 @@ class Watch:
         raise MprofError(f"{self.request}: another viewer keeps making it")
 
     def ask(self) -> None:
-        """Asks for newer figures: the request's new modification time."""
+        """Asks for newer figures: any change of the request is one; this
+        one its new modification and change times."""
         try:
             os.utime(self.request)
         except FileNotFoundError:
@@ -113,9 +182,10 @@ class Watch:
     def answered(self) -> Path | None:
         """The answer, when one has come since the last taken."""
         try:
-            written = self.answer.stat().st_mtime_ns
+            answer = self.answer.stat()
         except FileNotFoundError:
             return None
+        written = answer.st_ino, answer.st_mtime_ns  # each answer is a new file, renamed over the last
         if written == self._seen:
             return None
         self._seen = written

@@ -83,6 +83,7 @@ class Pusher:
         self._sender = sender or Sender(settings.to, settings.push_timeout_s)
         self._processes: dict[int, _Process] = {}
         self._unreadable: set[str] = set()  # snapshots or files said once to be unreadable
+        self._unaskable: set[int] = set()  # processes said once not to be askable for snapshots
 
     def run(self, ended: int) -> None:
         """Pushes until the descriptor ended is readable (the program has
@@ -117,8 +118,12 @@ class Pusher:
             elif running(image.pid):
                 try:
                     process.watch = Watch(image.pid, "push")  # its first request
-                except MprofError:
-                    continue  # gone meanwhile: its final file says the rest
+                except MprofError as error:
+                    # Gone meanwhile: its final file says the rest.  Else the
+                    # reason it cannot be asked, said once.
+                    if running(image.pid) and image.pid not in self._unaskable:
+                        self._unaskable.add(image.pid)
+                        print(f"mprof: push: {error}; it is not pushed while it runs", file=sys.stderr, flush=True)
 
     def _take_answers(self) -> None:
         for pid, process in self._processes.items():
