@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from e2e_support import REPO_ROOT, Run, Targets, monitor_env, mprof
+from e2e_support import REPO_ROOT, Run, Targets, monitor_env, mprof, table
 from mprof.reducer import datafile
 from mprof.reducer import format as fmt
 from mprof.reducer.records import DataFile
@@ -90,6 +90,26 @@ def test_regions_the_program_maps(targets: Targets, profile: Callable[..., Run])
     text = mprof("report", "--tables", "summary", run.output).stdout
     assert (f"  mapped        mmap 3, munmap 3, mremap 1, brk and sbrk 2; {mapped:,} bytes mapped, {unmapped:,} "
             f"unmapped, {mapped - unmapped:,} left; in the tables as [mmap] and [brk], in no figure above") in text
+
+
+@pytest.mark.slow
+def test_shares_of_tables_that_hold_regions(targets: Targets, profile: Callable[..., Run]) -> None:
+    # The tables' rows are the heap's blocks and the regions alike: their
+    # shares are of both, never of the heap's bytes alone.  mapped.c keeps
+    # 6, 4 and 1 pages (of 11), and frees its one heap block of 1 MiB.
+    # The regions' bytes in the call graph: 10 + 8 + 3 + 6 pages mapped,
+    # the regions left by the cuts counted anew (6 and 4 pages of the
+    # second), 2 pages of break and the page left of it.
+    run = profile([targets.build("mapped")])
+    text = mprof("report", "--tables", "leaks,graph", run.output).stdout
+    assert table(text, "Memory leak table") == [
+        "         1       24,576  (54)  main > grow_region > [mmap]",
+        "         1       16,384  (36)  main > map_pages > [mmap]",
+        "         1        4,096   (9)  main > move_break > [brk]"]
+    regions = (10 + 8 + 3 + 6 + 6 + 4 + 2 + 1) * PAGE
+    entries = {line.split()[-2]: line for line in table(text, "Allocation call graph") if line.startswith("[")}
+    assert entries["main"].split()[:4] == ["[0]", "100.0", f"{MIB:,}", f"({MIB * 100 // (MIB + regions)})"]
+    assert entries["[mmap]"].split()[1] == f"{(10 + 8 + 3 + 6 + 6 + 4) * PAGE * 100 / (MIB + regions):.1f}"
 
 
 # What each case of tests/targets/pool_in_mapping.c leaves: the pool's
