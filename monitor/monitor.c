@@ -175,6 +175,7 @@ static unsigned threads_running(void)
 static void fork_child(void)
 {
     arena_fork_child();
+    own_thread_fork_child();
     rules_fork_child();
     modules_fork_child();
     block_map_fork_child();

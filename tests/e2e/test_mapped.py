@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ from typing import Any
 import pytest
 
 from e2e_support import REPO_ROOT, Run, Targets, monitor_env, mprof, table
+from mprof.live.watch import Watch
 from mprof.reducer import datafile
 from mprof.reducer import format as fmt
 from mprof.reducer.records import DataFile
@@ -215,3 +217,43 @@ def test_mappings_over_regions_and_a_file_grown(targets: Targets, profile: Calla
     text = mprof("report", "--tables", "summary", run.output).stdout
     assert (f"  mapped        mmap 7, munmap 5, mremap 1, brk and sbrk 0; {pages * PAGE:,} bytes mapped, "
             f"{pages * PAGE:,} unmapped, 0 left; in the tables as [mmap] and [brk], in no figure above") in text
+
+
+def answer(watch: Watch, process: subprocess.Popen[str]) -> None:
+    """Waits for the monitor's next answer to watch; a hang fails at the
+    deadline, the program's death at once."""
+    deadline = time.monotonic() + 60
+    while not watch.answered():
+        assert process.poll() is None, f"the program ended with {process.returncode}"
+        assert time.monotonic() < deadline, "no answer"
+        time.sleep(0.01)
+
+
+@pytest.mark.slow
+def test_the_monitors_thread_keeps_out_of_a_hole_the_program_made(targets: Targets, tmp_path: Path) -> None:
+    # hole_while_watched.c unmaps 16 MiB of its 24 MiB region, and the
+    # whole region once a viewer's answers have started: the thread that
+    # answers, started meanwhile, has its stack where the monitor's memory
+    # is, not in the hole, and answers again afterwards.
+    program = targets.build("hole_while_watched")
+    for run in range(RUNS):
+        output = tmp_path / f"hole-{run}.mprof"
+        process = subprocess.Popen([program], env=monitor_env(output), stdin=subprocess.PIPE,
+                                   stdout=subprocess.PIPE, text=True)
+        assert process.stdin and process.stdout
+        try:
+            assert process.stdout.readline() == "ready\n"
+            with Watch(process.pid) as watch:
+                answer(watch, process)
+                process.stdin.write("unmap\n")
+                process.stdin.flush()
+                assert process.stdout.readline() == "unmapped\n"
+                watch.ask()
+                answer(watch, process)
+            process.stdin.write("end\n")
+            process.stdin.flush()
+            assert process.wait(timeout=60) == 0
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
