@@ -252,6 +252,24 @@ static bool add_region(uintptr_t start, uintptr_t end, uint32_t record)
     return true;
 }
 
+/* The monitor's memory for the regions and a call's cuts, taken and given
+ * back with the guard up: a handler that interrupts the arena's lock
+ * holder and allocates must not wait for it. */
+static void *own_memory(size_t size)
+{
+    monitor_tls.busy++;
+    void *memory = region_map(size);
+    monitor_tls.busy--;
+    return memory;
+}
+
+static void own_memory_back(void *memory, size_t size)
+{
+    monitor_tls.busy++;
+    region_unmap(memory, size);
+    monitor_tls.busy--;
+}
+
 /* Room for SPARE_REGIONS more regions, made before the lock is taken:
  * the new array is filled under the lock.  Only out of a handler's call. */
 static void make_room(void)
@@ -263,7 +281,7 @@ static void make_room(void)
     size_t wanted = capacity ? capacity * 2 : 256;
     while (wanted < count + 2 * SPARE_REGIONS)
         wanted *= 2;
-    struct region *grown = region_map(wanted * sizeof(struct region));
+    struct region *grown = own_memory(wanted * sizeof(struct region));
     if (!grown)
         return;
     sigset_t all, previous;
@@ -283,8 +301,8 @@ static void make_room(void)
     }
     spin_unlock(&mapped.lock);
     pthread_sigmask(SIG_SETMASK, &previous, NULL);
-    region_unmap(grown, wanted * sizeof(struct region));
-    region_unmap(old, old_capacity * sizeof(struct region));
+    own_memory_back(grown, wanted * sizeof(struct region));
+    own_memory_back(old, old_capacity * sizeof(struct region));
 }
 
 /* One call of the family, as the kernel and the regions see it. */
@@ -322,9 +340,9 @@ static bool run(struct call *call, kernel_part part, void *arguments, uintptr_t 
         spin_unlock(&mapped.lock);
         pthread_sigmask(SIG_SETMASK, &previous, NULL);
         if (call->cuts.cut != call->on_stack)
-            region_unmap(call->cuts.cut, call->cuts.room * sizeof(struct mapping_cut));
+            own_memory_back(call->cuts.cut, call->cuts.room * sizeof(struct mapping_cut));
         size_t room = needed * 2;
-        struct mapping_cut *cut = region_map(room * sizeof(struct mapping_cut));
+        struct mapping_cut *cut = own_memory(room * sizeof(struct mapping_cut));
         call->cuts = cut ? (struct cuts){cut, 0, room, false} : (struct cuts){call->on_stack, 0, CUTS_ON_STACK, false};
         pthread_sigmask(SIG_BLOCK, &all, &previous);
         spin_lock(&mapped.lock);
@@ -359,7 +377,7 @@ static void count_call(struct call *call, enum mprof_summary_field field, uint64
             timeline_tick();
     }
     if (call->cuts.cut != call->on_stack)
-        region_unmap(call->cuts.cut, call->cuts.room * sizeof(struct mapping_cut));
+        own_memory_back(call->cuts.cut, call->cuts.room * sizeof(struct mapping_cut));
 }
 
 /* A new call: its path walked now, before the lock, when it may map a
