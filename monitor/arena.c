@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -136,11 +137,19 @@ static void give(uintptr_t start, uintptr_t end)
 
 /* A new reservation of at least size bytes, whose untouched part replaces
  * the last one's (given back); the lock held.  False when the kernel has
- * no room for one. */
+ * no room for one.  Under a limit of the address space (RLIMIT_AS) it
+ * takes a sixteenth of the limit at most: the program's room is the
+ * limit less the reservation. */
 static bool reserve(size_t size)
 {
+    size_t most = RESERVATION_SIZE;
+    struct rlimit limit;
+    if (getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY && limit.rlim_cur / 16 < most)
+        most = page_round((size_t)(limit.rlim_cur / 16));
     size_t least = size > RESERVATION_MIN ? size : RESERVATION_MIN;
-    for (size_t tried = size > RESERVATION_SIZE ? size : RESERVATION_SIZE;; tried = tried / 2 > least ? tried / 2 : least) {
+    if (least > most)
+        least = most > size ? most : size;
+    for (size_t tried = size > most ? size : most;; tried = tried / 2 > least ? tried / 2 : least) {
         void *reserved = system_mmap(NULL, tried, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
         if (reserved != MAP_FAILED) {
             uintptr_t old_top = space.top, old_end = space.end;
@@ -341,6 +350,18 @@ void *arena_alloc(size_t size)
     arena_next += size;
     spin_unlock(&arena_lock);
     return object;
+}
+
+void region_release_unused(void)
+{
+    spin_lock(&space_lock);
+    if (space.top < space.end)
+        system_munmap((void *)space.top, space.end - space.top);
+    space.top = space.end;
+    for (unsigned i = 0; i < space.free_count; i++)
+        system_munmap((void *)space.free[i].start, space.free[i].end - space.free[i].start);
+    space.free_count = 0;
+    spin_unlock(&space_lock);
 }
 
 size_t monitor_mapped_bytes(void)

@@ -25,6 +25,11 @@ void region_unmap(void *region, size_t size);
 /* Grow a region made by region_map, keeping its contents; may move it. */
 void *region_grow(void *region, size_t old_size, size_t new_size);
 
+/* Gives back the reserved address space not in use: before the program
+ * limits its address space (RLIMIT_AS), which counts it.  Later regions
+ * come from reservations that fit under the limit. */
+void region_release_unused(void);
+
 /* Small zeroed objects that live until the process ends, 16-byte aligned. */
 void *arena_alloc(size_t size);
 

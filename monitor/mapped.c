@@ -26,6 +26,8 @@
 #include <stdarg.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "arena.h"
@@ -658,6 +660,41 @@ EXPORT MONITOR_TEXT int brk(void *address)
 {
     struct break_arguments arguments = {true, address, 0, (void *)-1};
     return (int)(intptr_t)move_break(&arguments, (uintptr_t)__builtin_return_address(0));
+}
+
+/* A limit of the address space counts the monitor's reserved address
+ * space too: what it does not use is given back before the program sets
+ * one (setrlimit, prlimit of RLIMIT_AS), or the program, already past the
+ * limit, could map nothing more.  The limit itself is set with the system
+ * call, as glibc sets it. */
+static void before_limit(int resource, const struct rlimit *limit)
+{
+    if (resource == RLIMIT_AS && limit && limit->rlim_cur != RLIM_INFINITY &&
+        atomic_load_explicit(&monitor_status, memory_order_acquire) != MONITOR_UNINITIALISED)
+        region_release_unused();
+}
+
+EXPORT int setrlimit(__rlimit_resource_t resource, const struct rlimit *limit)
+{
+    before_limit((int)resource, limit);
+    return (int)syscall(SYS_prlimit64, 0, resource, limit, NULL);
+}
+
+EXPORT int setrlimit64(__rlimit_resource_t resource, const struct rlimit64 *limit)
+{
+    return setrlimit(resource, (const struct rlimit *)limit);
+}
+
+EXPORT int prlimit(pid_t pid, __rlimit_resource_t resource, const struct rlimit *limit, struct rlimit *old)
+{
+    if (pid == 0 || pid == getpid())
+        before_limit((int)resource, limit);
+    return (int)syscall(SYS_prlimit64, pid, resource, limit, old);
+}
+
+EXPORT int prlimit64(pid_t pid, __rlimit_resource_t resource, const struct rlimit64 *limit, struct rlimit64 *old)
+{
+    return prlimit(pid, resource, (const struct rlimit *)limit, (struct rlimit *)old);
 }
 
 /* fork's handlers run on one thread: the mask it had is put back in the
