@@ -2,6 +2,7 @@
 #ifndef MPROF_ARENA_H
 #define MPROF_ARENA_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* The system calls themselves, never the interposed mmap family
@@ -11,11 +12,23 @@ int system_munmap(void *address, size_t length);
 void *system_mremap(void *old, size_t old_length, size_t new_length, int flags, void *new_address);
 
 /* A zeroed region of at least size bytes, or NULL.  Counted in
- * monitor_mapped_bytes(). */
+ * monitor_mapped_bytes().  Regions come from address space the monitor
+ * reserved, never from a hole the program made (arena.c). */
 void *region_map(size_t size);
+/* The same mapped with protection, zeroed or fd's (not -1) from offset:
+ * the monitor's own libraries' mappings, files the monitor reads. */
+void *region_map_as(size_t size, int protection, int fd, long offset);
+/* Whether [start, start + size) is in the address space the monitor
+ * reserved. */
+bool region_reserved(const void *start, size_t size);
 void region_unmap(void *region, size_t size);
 /* Grow a region made by region_map, keeping its contents; may move it. */
 void *region_grow(void *region, size_t old_size, size_t new_size);
+
+/* Gives back the reserved address space not in use: before the program
+ * limits its address space (RLIMIT_AS), which counts it.  Later regions
+ * come from reservations that fit under the limit. */
+void region_release_unused(void);
 
 /* Small zeroed objects that live until the process ends, 16-byte aligned. */
 void *arena_alloc(size_t size);

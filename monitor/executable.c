@@ -60,14 +60,14 @@ uintptr_t executable_function(const char *name)
     if (fd < 0)
         return 0;
     struct stat status;
-    void *image = MAP_FAILED;
+    void *image = NULL;
     if (fstat(fd, &status) == 0 && status.st_size > 0)
-        image = system_mmap(NULL, (size_t)status.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+        image = region_map_as((size_t)status.st_size, PROT_READ, fd, 0);
     close(fd);
-    if (image == MAP_FAILED)
+    if (!image)
         return 0;
     uint64_t value = symbol_value(image, (size_t)status.st_size, name);
-    system_munmap(image, (size_t)status.st_size);
+    region_unmap(image, (size_t)status.st_size);
     if (!value)
         return 0;
     uintptr_t bias = 0;

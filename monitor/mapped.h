@@ -14,6 +14,12 @@ uint64_t mapped_live_bytes(void);
  * the monitor starts; two at most. */
 void mapped_allocator_module(const void *function);
 
+/* The monitor's own library that defines function (libunwind), which
+ * maps memory through mmap: its mappings come from the monitor's reserved
+ * address space (arena.h), as the monitor's own do.  Called while the
+ * monitor starts. */
+void mapped_monitor_library(const void *function);
+
 /* fork(2) must not copy the regions' lock while another thread holds it. */
 void mapped_fork_prepare(void);
 void mapped_fork_parent(void);

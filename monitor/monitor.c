@@ -31,6 +31,7 @@
 #include "prefixed.h"
 #include "timeline.h"
 #include "trace.h"
+#include "unwind.h"
 #include "watch.h"
 #include "rules.h"
 #include "runlog.h"
@@ -174,6 +175,7 @@ static unsigned threads_running(void)
 static void fork_child(void)
 {
     arena_fork_child();
+    own_thread_fork_child();
     rules_fork_child();
     modules_fork_child();
     block_map_fork_child();
@@ -208,6 +210,7 @@ static void fork_child(void)
 /* What every start does once the options are set: preloaded or attached. */
 static void start_recording(void)
 {
+    mapped_monitor_library(unwind_library_function());
     paths_init();
     monitor.pid = getpid();
     start_clocks();

@@ -51,6 +51,9 @@ struct monitor_tls {
      * compare-and-swap by the interrupted code. */
     _Atomic unsigned deferred_count;
     uintptr_t deferred[DEFERRED_FREES_MAX];
+    /* The same for the figures of the regions such a handler unmapped
+     * (monitor_defer_cuts), kept in the thread's state. */
+    _Atomic unsigned deferred_cut_count;
 };
 extern __thread struct monitor_tls monitor_tls __attribute__((tls_model("initial-exec")));
 
@@ -95,21 +98,28 @@ void monitor_pool_free(struct block_table *objects, const void *object);
 /* Frees every object of a table taken out of its pool (slots of them, wide
  * entries), as a pool reset does. */
 void monitor_pool_free_all(const uint64_t *words, uint64_t slots);
-/* The live block the program holds at block, allocated by the monitor,
- * becomes backing: out of every figure from now on, its allocation too. */
-void monitor_make_backing(void *block);
-/* Memory the program maps itself (mapped.c): a region counted as a block
- * under the frame (format.h's MPROF_MMAP_FRAME or MPROF_BRK_FRAME), in
- * the pointer map, and as mapped bytes; field counts the call. */
-void monitor_mapped(void *start, size_t length, uintptr_t frame, enum mprof_summary_field field);
-/* Region [start, end) loses [cut_start, cut_end) (within it): freed whole,
- * or freed and what is left counted anew at its path. */
-void monitor_unmapped(uintptr_t start, uintptr_t end, uintptr_t cut_start, uintptr_t cut_end);
-/* Counts a call that unmapped some of the regions (none:
- * MPROF_SUM_FIELD_COUNT), and the bytes. */
-void monitor_mapping_call(enum mprof_summary_field field, enum mprof_summary_field bytes_field, uint64_t bytes);
-
 struct block_header;
+/* The live block the program holds at block, allocated by the monitor,
+ * becomes backing: out of every figure from now on, its allocation too.
+ * header: what precedes block, read where it cannot fault, or NULL when
+ * it could not be read; a block with no header must be in the map. */
+void monitor_make_backing(void *block, const struct block_header *header);
+/* Memory the program maps itself (mapped.c), counted in the figures of
+ * its path alone (a region is no block of the heap's).  The path of the
+ * calling chain with frame innermost (format.h's MPROF_MMAP_FRAME or
+ * MPROF_BRK_FRAME), for a region about to be mapped; PATH_NONE when it
+ * cannot be counted. */
+uint32_t monitor_mapping_path(uintptr_t frame);
+/* A region a call took some of: struct mapping_cut, thread.h. */
+/* What a call did: field counts the call, when it mapped a counted region
+ * (bytes at path; PATH_NONE: none) or cut some. */
+void monitor_mapping_done(enum mprof_summary_field field, uint32_t path, uint64_t bytes,
+                          const struct mapping_cut *cuts, size_t count);
+/* The cuts of a call made while the monitor is busy on this thread (a
+ * signal handler interrupted it), and the call (field): counted when it
+ * returns. */
+void monitor_defer_cuts(enum mprof_summary_field field, const struct mapping_cut *cuts, size_t count);
+
 /* A resize in place of block, the program's live block of the malloc
  * family, to size bytes, announced as a pool's (mprof_pool_realloc): a
  * free and an allocation at the calling path, as a realloc that kept its

@@ -331,14 +331,6 @@ uint32_t paths_first_own_path(void)
     return registry.first_own_path;
 }
 
-uintptr_t paths_innermost(uint32_t path)
-{
-    spin_lock(&registry.lock);
-    uintptr_t address = path < registry.path_count ? node_at(registry.path_nodes[path])->address : 0;
-    spin_unlock(&registry.lock);
-    return address;
-}
-
 void paths_fork_prepare(void)
 {
     spin_lock(&registry.lock);

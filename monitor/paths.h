@@ -73,9 +73,6 @@ uint32_t paths_count(void);
 uint32_t paths_node_count(void);
 /* Paths below this were made before the last fork, by the parent. */
 uint32_t paths_first_own_path(void);
-/* The innermost address of a path (a pool's or a mapping's frame is
- * format.h's), 0 for an id no path has. */
-uintptr_t paths_innermost(uint32_t path);
 
 void paths_fork_prepare(void);
 void paths_fork_parent(void);

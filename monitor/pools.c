@@ -320,11 +320,21 @@ static void free_all(struct pool *pool, struct block_table *objects)
         region_unmap(objects->words, bytes);
 }
 
+/* What precedes block, where a header would be: read with
+ * process_vm_readv, which fails instead of faulting where nothing is
+ * mapped (the start of a region the program mapped itself).  NULL when it
+ * cannot be read. */
+static const struct block_header *header_before(const void *block, struct block_header *header)
+{
+    struct iovec local = {header, sizeof *header};
+    struct iovec remote = {header_of((void *)block), sizeof *header};
+    return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)sizeof *header ? header : NULL;
+}
+
 /* The anchor of a pool of objects carved from a block it heads (memcheck's
  * rule: a malloc'ed block that holds a pool's objects is not leaked, they
  * are) becomes backing at its first object.  The anchor may be any
- * address, so the monitor reads what precedes it with process_vm_readv,
- * which fails instead of faulting where nothing is mapped. */
+ * address. */
 static void check_anchor(struct pool *pool, const void *object, size_t size)
 {
     pool->anchor_checked = true;
@@ -332,11 +342,9 @@ static void check_anchor(struct pool *pool, const void *object, size_t size)
     if ((uintptr_t)anchor % 16 || (uintptr_t)object < (uintptr_t)anchor)
         return;
     struct block_header header;
-    struct iovec local = {&header, sizeof header};
-    struct iovec remote = {header_of(anchor), sizeof header};
-    bool readable = process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)sizeof header;
-    if (monitor_block_holds(anchor, readable ? &header : NULL, object, size))
-        monitor_make_backing(anchor);
+    const struct block_header *before = header_before(anchor, &header);
+    if (monitor_block_holds(anchor, before, object, size))
+        monitor_make_backing(anchor, before);
 }
 
 static void create(const void *anchor, const char *name, unsigned flags, uintptr_t creator)
@@ -493,16 +501,12 @@ static bool holds(struct pool *pool, const void *object)
 /* A resize in place of what is no malloc-like block: memcheck resizes a
  * block of the malloc family as well, and refuses anything else as an
  * invalid free, which mprof counts an unknown one.  object may be any
- * address, so what precedes it is read with process_vm_readv, which fails
- * instead of faulting where nothing is mapped. */
+ * address. */
 MONITOR_TEXT static void resize_block(struct pool *malloc_like, const void *object, size_t size)
 {
     struct block_header header;
-    struct iovec local = {&header, sizeof header};
-    struct iovec remote = {header_of((void *)object), sizeof header};
-    bool readable = monitor.block_headers &&
-                    process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)sizeof header;
-    if (!monitor_resize_block((void *)object, readable ? &header : NULL, size))
+    const struct block_header *before = monitor.block_headers ? header_before(object, &header) : NULL;
+    if (!monitor_resize_block((void *)object, before, size))
         monitor_pool_free(&malloc_like->objects, object);
 }
 
@@ -564,8 +568,9 @@ EXPORT MONITOR_TEXT void mprof_backing_end(void)
 
 EXPORT MONITOR_TEXT void mprof_backing_block(const void *block)
 {
+    struct block_header header;
     if (recording() && block)
-        monitor_make_backing((void *)block);
+        monitor_make_backing((void *)block, header_before(block, &header));
 }
 
 /* Applies action to the lock of every pool's table; the registry's lock

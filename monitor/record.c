@@ -71,13 +71,17 @@ static inline bool live_change(struct thread_state *state, int64_t bytes, int64_
 }
 
 static void apply_deferred(struct monitor_tls *tls);
+static void apply_deferred_cuts(struct monitor_tls *tls);
 
-/* Every recording function ends here: the frees that signal handlers
- * deferred meanwhile are applied while the guard is still up. */
+/* Every recording function ends here: the frees and the regions' cuts
+ * that signal handlers deferred meanwhile are applied while the guard is
+ * still up. */
 static inline void leave(struct monitor_tls *tls)
 {
     if (unlikely(atomic_load_explicit(&tls->deferred_count, memory_order_acquire)))
         apply_deferred(tls);
+    if (unlikely(atomic_load_explicit(&tls->deferred_cut_count, memory_order_acquire)))
+        apply_deferred_cuts(tls);
     tls->busy = 0;
 }
 
@@ -269,21 +273,6 @@ count_at_path(struct monitor_tls *tls, struct thread_state *state, void *block, 
      * nothing better is known. */
     bool tracked = counts && (headed || (objects ? table_put(objects, block, size, path, &replaced)
                                                  : block_map_insert((uintptr_t)block, size, path, &replaced)));
-    /* A region the program mapped itself (mapped.c): its own kind of
-     * memory, in its path's figures and in none of the heap's (totals, live
-     * bytes, peak, bins), as memcheck's have none.  Known when inlined. */
-    if (own_kind && !objects) {
-        if (tracked) {
-            counts->allocs++;
-            counts->bytes[size_class(size)] += size;
-        }
-        state->counters[field]++;
-        spin_unlock(&state->lock);
-        if (!tracked || replaced)
-            monitor_count_untracked();
-        leave(tls);
-        return;
-    }
     if (headed)
         header_write(block, size, tracked ? path : BLOCK_HEADER_UNTRACKED);
     unsigned bin = bin_of(size);
@@ -701,14 +690,10 @@ MONITOR_TEXT bool monitor_resize_block(void *block, const struct block_header *h
     struct monitor_tls *tls = &monitor_tls;
     tls->busy = 1;
     struct block_info info;
+    /* A region the program mapped is in no map of blocks (mapped.c): it
+     * stays whole, as under memcheck. */
     bool headed = false, known = block_map_remove((uintptr_t)block, &info);
-    /* A region the program mapped is its own kind of memory. */
-    bool mapped = known && info.record != BACKING_RECORD && paths_innermost(info.record) >= MPROF_POOL_FRAME_BASE;
-    if (mapped)
-        block_map_restore((uintptr_t)block, &info);
     leave(tls);
-    if (mapped)
-        return false;
     if (!known && monitor.block_headers && header && header->tag == BLOCK_HEADER_TAG) {
         headed = true;
         info = (struct block_info){header->size, header->record};
@@ -722,16 +707,16 @@ MONITOR_TEXT bool monitor_resize_block(void *block, const struct block_header *h
     return true;
 }
 
-void monitor_make_backing(void *block)
+void monitor_make_backing(void *block, const struct block_header *header)
 {
     struct monitor_tls *tls = &monitor_tls;
     tls->busy = 1;
     struct thread_state *state = current_state();
     struct block_info info;
-    bool headed = has_header(block);
+    bool headed = monitor.block_headers && header && header->tag == BLOCK_HEADER_TAG;
     bool known;
     if (headed) {
-        info = (struct block_info){header_of(block)->size, header_of(block)->record};
+        info = (struct block_info){header->size, header->record};
         known = info.record != BLOCK_HEADER_UNTRACKED;
     } else {
         known = block_map_remove((uintptr_t)block, &info);
@@ -780,66 +765,142 @@ void monitor_make_backing(void *block)
     leave(tls);
 }
 
-MONITOR_TEXT void monitor_mapped(void *start, size_t length, uintptr_t frame, enum mprof_summary_field field)
-{
-    struct monitor_tls *tls = &monitor_tls;
-    struct thread_state *state = enter_own_kind(tls);
-    if (unlikely(!state))
-        return;
-    lock_own(state);
-    state->counters[MPROF_SUM_MAPPED_BYTES] += length;
-    spin_unlock(&state->lock);
-    walk_and_count(tls, state, start, length, field, false, NULL, frame);
-}
-
-void monitor_unmapped(uintptr_t start, uintptr_t end, uintptr_t cut_start, uintptr_t cut_end)
+/* The regions the program maps itself (mapped.c): their own kind of
+ * memory, in their paths' figures and in none of the heap's (totals, live
+ * bytes, peak, bins), as memcheck's have none. */
+MONITOR_TEXT uint32_t monitor_mapping_path(uintptr_t frame)
 {
     struct monitor_tls *tls = &monitor_tls;
     tls->busy = 1;
     struct thread_state *state = current_state();
-    struct block_info info;
-    if (!state || !block_map_remove(start, &info)) {
-        leave(tls);
-        return;
-    }
-    /* A region of the parent's, in a fork child, is no figure of this
-     * process: it is gone, and nothing is left of it to count. */
-    if (info.record == BACKING_RECORD || info.record < paths_first_own_path()) {
-        leave(tls);
-        return;
-    }
-    /* Its path's figures alone, as count_at_path counted it. */
-    lock_own(state);
-    struct path_counts *counts = counts_of(state, info.record);
-    if (likely(counts)) {
-        counts->frees++;
-        counts->freed[size_class(info.size)] += info.size;
-    }
-    spin_unlock(&state->lock);
-    /* What is left keeps its path: the part of the region it was. */
-    uintptr_t left[2][2] = {{start, cut_start}, {cut_end, end}};
-    for (unsigned i = 0; i < 2; i++) {
-        if (left[i][0] >= left[i][1])
-            continue;
-        tls->busy = 1;
+    uint32_t path = PATH_NONE;
+    if (likely(state)) {
+        unsigned max_depth = monitor.options.call_graph ? monitor.options.stack_depth : monitor.options.leak_depth;
+        uintptr_t own[UNWIND_BUFFER_SIZE(state->scratch ? 1 : max_depth)];
+        uintptr_t *chain = state->scratch ? state->scratch : own;
+        struct walk_memory *walk = state->scratch && monitor.options.cached_rules ? &state->walk : NULL;
+        bool truncated;
+        unsigned depth = unwind_chain(chain + 1, max_depth - 1, walk, &truncated) + 1;
+        chain[0] = frame;
         lock_own(state);
-        count_at_path(tls, state, (void *)left[i][0], left[i][1] - left[i][0], MPROF_SUM_MAPPED_SPLITS, false, NULL,
-                      true, info.record, false);
+        path = path_of_chain(state, &state->previous[PREVIOUS_OBJECTS], chain, depth);
+        state->counters[MPROF_SUM_TRUNCATED_CHAINS] += truncated && monitor.options.call_graph;
+        spin_unlock(&state->lock);
     }
     leave(tls);
+    return path;
 }
 
-void monitor_mapping_call(enum mprof_summary_field field, enum mprof_summary_field bytes_field, uint64_t bytes)
+static inline bool own_region(uint32_t record)
+{
+    return record != PATH_NONE && record != BACKING_RECORD && record >= paths_first_own_path();
+}
+
+/* A region allocated (sign 1) or freed (-1) in its path's figures; the
+ * thread's lock held. */
+static void count_region(struct thread_state *state, uint32_t path, uint64_t size, int sign)
+{
+    struct path_counts *counts = counts_of(state, path);
+    if (unlikely(!counts)) {
+        monitor_count_untracked();
+        return;
+    }
+    if (sign > 0) {
+        counts->allocs++;
+        counts->bytes[size_class(size)] += size;
+    } else {
+        counts->frees++;
+        counts->freed[size_class(size)] += size;
+    }
+}
+
+/* The cuts' figures; the thread's lock held.  A region of the parent's,
+ * in a fork child, is no figure of this process: it is gone, and nothing
+ * is left of it to count, but the call that unmapped it is counted, as a
+ * free of an inherited block is.  Whether the call is. */
+static bool count_cuts(struct thread_state *state, const struct mapping_cut *cuts, size_t count)
+{
+    bool counted = false;
+    for (size_t i = 0; i < count; i++) {
+        const struct mapping_cut *cut = &cuts[i];
+        counted |= cut->record != PATH_NONE;
+        if (!own_region(cut->record))
+            continue;
+        count_region(state, cut->record, cut->size, -1);
+        state->counters[MPROF_SUM_UNMAPPED_BYTES] += cut->size - cut->left[0] - cut->left[1];
+        for (unsigned j = 0; j < 2; j++) {
+            if (!cut->left[j])
+                continue;
+            count_region(state, cut->record, cut->left[j], 1);
+            state->counters[MPROF_SUM_MAPPED_SPLITS]++;
+        }
+    }
+    return counted;
+}
+
+MONITOR_TEXT void monitor_mapping_done(enum mprof_summary_field field, uint32_t path, uint64_t bytes,
+                                       const struct mapping_cut *cuts, size_t count)
 {
     struct monitor_tls *tls = &monitor_tls;
     tls->busy = 1;
     struct thread_state *state = current_state();
     if (likely(state)) {
         lock_own(state);
-        if (field != MPROF_SUM_FIELD_COUNT)
+        bool counted = count_cuts(state, cuts, count);
+        if (path != PATH_NONE) {
+            count_region(state, path, bytes, 1);
+            state->counters[MPROF_SUM_MAPPED_BYTES] += bytes;
+            counted = true;
+        }
+        if (counted)
             state->counters[field]++;
-        state->counters[bytes_field] += bytes;
         spin_unlock(&state->lock);
+    } else if (path != PATH_NONE) {
+        monitor_count_untracked();
     }
     leave(tls);
+}
+
+void monitor_defer_cuts(enum mprof_summary_field field, const struct mapping_cut *cuts, size_t count)
+{
+    struct monitor_tls *tls = &monitor_tls;
+    struct thread_state *state = tls->state;
+    for (size_t i = 0; i < count; i++) {
+        if (!state || !own_region(cuts[i].record)) /* a call made then is not counted */
+            continue;
+        unsigned slot = atomic_load_explicit(&tls->deferred_cut_count, memory_order_relaxed);
+        bool claimed = false;
+        /* Claimed before it is written, as monitor_defer_free's. */
+        while (slot < DEFERRED_CUTS_MAX &&
+               !(claimed = atomic_compare_exchange_weak_explicit(&tls->deferred_cut_count, &slot, slot + 1,
+                                                                 memory_order_acq_rel, memory_order_relaxed)))
+            ;
+        if (!claimed) {
+            monitor_count_untracked();
+            continue;
+        }
+        state->deferred_cuts[slot] = cuts[i];
+        state->deferred_cuts[slot].call = field;
+        field = MPROF_SUM_FIELD_COUNT;
+        atomic_signal_fence(memory_order_release);
+    }
+}
+
+/* Called with the guard up, as apply_deferred. */
+static void apply_deferred_cuts(struct monitor_tls *tls)
+{
+    struct thread_state *state = tls->state;
+    unsigned count = atomic_load_explicit(&tls->deferred_cut_count, memory_order_acquire);
+    while (count) {
+        struct mapping_cut cut = state->deferred_cuts[count - 1];
+        if (!atomic_compare_exchange_weak_explicit(&tls->deferred_cut_count, &count, count - 1,
+                                                   memory_order_acq_rel, memory_order_acquire))
+            continue;
+        lock_own(state);
+        count_cuts(state, &cut, 1);
+        if (cut.call != MPROF_SUM_FIELD_COUNT)
+            state->counters[cut.call]++;
+        spin_unlock(&state->lock);
+        count = atomic_load_explicit(&tls->deferred_cut_count, memory_order_acquire);
+    }
 }

@@ -68,6 +68,17 @@ static inline void previous_chains_forget(struct previous_chain *previous)
     }
 }
 
+/* A region the program mapped itself that a call took some of
+ * (mapped.c): freed whole, and what is left of it below and above the cut
+ * counted anew at its path. */
+struct mapping_cut {
+    uint32_t record; /* its path */
+    uint32_t call;   /* deferred: the summary field of the call, on its first cut, else MPROF_SUM_FIELD_COUNT */
+    uint64_t size;
+    uint64_t left[2];
+};
+#define DEFERRED_CUTS_MAX 16
+
 struct thread_state {
     spinlock_t lock;           /* see above */
     struct thread_state *next; /* registry list; states are reused, never freed */
@@ -114,6 +125,11 @@ struct thread_state {
     uint32_t counts_capacity;
 
     struct trace_stream trace; /* with MPROF_TRACE */
+
+    /* Written by a signal handler that interrupted the monitor on this
+     * thread, claimed first with the thread's deferred_cut_count
+     * (monitor.h); read by the monitor when it returns. */
+    struct mapping_cut deferred_cuts[DEFERRED_CUTS_MAX];
 };
 
 /* The calling thread's state, creating or reusing one; NULL when out of

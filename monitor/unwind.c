@@ -174,3 +174,8 @@ MONITOR_TEXT unsigned unwind_chain(uintptr_t *chain, unsigned max, struct walk_m
 #endif
     return walk_with_libunwind(chain, max, truncated);
 }
+
+const void *unwind_library_function(void)
+{
+    return (const void *)unw_backtrace;
+}

@@ -45,4 +45,7 @@ struct walk_memory {
  * cannot step; without, libunwind alone. */
 unsigned unwind_chain(uintptr_t *chain, unsigned max, struct walk_memory *memory, bool *truncated);
 
+/* A function of libunwind's, to find the library by. */
+const void *unwind_library_function(void);
+
 #endif

@@ -27,15 +27,19 @@ SECONDS_PER_INPUT = 2
 
 def seed_runs(targets: Targets, directory: Path, *names: str) -> Path:
     """Data files and traces (NAME.mprof, NAME.mprof.trace) of real runs:
-    widgets, a C++ program, one that loads and unloads a plugin, and one
-    whose threads free each other's blocks with every function of the
-    malloc family."""
+    widgets, a C++ program, one that loads and unloads a plugin, one whose
+    threads free each other's blocks with every function of the malloc
+    family, an arena announced as a pool (a POOL section, objects under
+    pool frames, a backing block) and one that maps memory itself (regions
+    under [mmap] and [brk] frames)."""
     commands: dict[str, Callable[[], list[str | Path]]] = {
         "widgets": lambda: [BUILD / "widgets", "300"],
         "cxx": lambda: [targets.build("cxx")],
         "plugin": lambda: [targets.build("dlclose_main", "-ldl"),
                            targets.build("libplugin.so", source="plugin.c", shared=True)],
-        "threads": lambda: [targets.build("trace_events"), "threads"]}
+        "threads": lambda: [targets.build("trace_events"), "threads"],
+        "arena": lambda: [targets.build("arena", f"-I{REPO_ROOT / 'monitor'}")],
+        "mapped": lambda: [targets.build("mapped")]}
     for name in names:
         output = directory / f"{name}.mprof"
         subprocess.run([str(part) for part in commands[name]()], check=True, capture_output=True, timeout=120,

@@ -13,15 +13,22 @@ import pytest
 
 from e2e_support import Targets
 from fuzzing import counts, fuzzed, seed_runs
+from mprof.reducer import datafile
+from mprof.reducer import format as fmt
 
 pytestmark = [pytest.mark.fuzz, pytest.mark.slow]
 
 
 def test_mutated_data_files_are_read_or_refused_in_one_line(targets: Targets, tmp_path: Path,
                                                             record_property: Callable[[str, object], None]) -> None:
-    seeds = seed_runs(targets, tmp_path, "widgets", "cxx", "plugin")
-    inputs, lines = fuzzed("fuzz.py", 2000, record_property, *(seeds / f"{name}.mprof"
-                                                                for name in ("widgets", "cxx", "plugin")))
+    names = ("widgets", "cxx", "plugin", "arena", "mapped")
+    seeds = seed_runs(targets, tmp_path, *names)
+    # The sections and frames of pools and of mapped memory are among what
+    # the mutations start from.
+    arena, mapped = datafile.read(seeds / "arena.mprof"), datafile.read(seeds / "mapped.mprof")
+    assert [pool.name for pool in arena.pools] == ["parser arena"] and arena.summary.backing_blocks == 1
+    assert {fmt.MMAP_FRAME, fmt.BRK_FRAME} <= set(mapped.addresses)
+    inputs, lines = fuzzed("fuzz.py", 2000, record_property, *(seeds / f"{name}.mprof" for name in names))
     # Every input through the reader; every fourth through one command in turn.
     assert lines[-1] == f"{inputs + (inputs + 3) // 4} passed, 0 failed"
     read_inputs, read, refused = counts(lines, "reader:")

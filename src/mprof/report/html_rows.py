@@ -144,7 +144,7 @@ def leak_rows(model: Model, runtime: bool = False) -> list[Row]:
     """objects, bytes, (%), path: each name on the path links to its entry,
     library runs of a long path folded (folding.py); what the runtimes keep
     on purpose only with runtime, and marked."""
-    kept_total = tables.leak_total(model, runtime)
+    kept_total = tables.leak_share_total(model, runtime)
     paths = tables.leak_paths(model, False, runtime)
     rows = []
     for path, shown in zip(paths, tables.shown_leak_paths(model, paths, False, tables.PATH_WIDTH), strict=True):
@@ -227,7 +227,7 @@ def direct_rows(model: Model) -> tuple[list[Row], list[str]]:
 def graph_rows(model: Model, entries: list[GraphEntry]) -> list[Row]:
     """index, self+desc, self, (%), size s m l x, frac s m l x, called, name:
     the text table's columns, one entry per row with its callers and callees."""
-    total = model.total_bytes
+    total = model.table_bytes
     names: dict[int, Cell] = {}  # one cell a function: tens of thousands of lines name a few thousand
 
     def name(function_id: int) -> Cell:

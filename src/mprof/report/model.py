@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, NamedTuple
 
 from ..reducer import core
+from ..reducer.pools import MAPPED_FRAMES, POOL_MODULE
 
 if TYPE_CHECKING:
     from .replays import StoredReplay
@@ -453,11 +454,28 @@ class Model:
 
     @property
     def total_bytes(self) -> int:
+        """The heap's bytes allocated (the summary's)."""
         return self.summary["bytes_allocated"]
 
     @property
     def kept_bytes(self) -> int:
+        """The heap's bytes never freed (the summary's)."""
         return self.summary["bytes_allocated"] - self.summary["bytes_freed"]
+
+    def _mapped_functions(self) -> list[FunctionRow]:
+        return [f for f in self.functions.values() if f.module == POOL_MODULE and f.name in MAPPED_FRAMES.values()]
+
+    @property
+    def table_bytes(self) -> int:
+        """The bytes the rows of the tables of paths and functions are of:
+        the heap's, and those of the regions the program mapped itself,
+        which the heap's figures leave out (the regions are rows too)."""
+        return self.total_bytes + sum(sum(f.self_bytes) for f in self._mapped_functions())
+
+    @property
+    def table_kept_bytes(self) -> int:
+        """The same of the bytes never freed: the regions left mapped too."""
+        return self.kept_bytes + sum(sum(f.kept_bytes) for f in self._mapped_functions())
 
     @property
     def call_graph(self) -> bool:

@@ -275,6 +275,12 @@ def leak_total(model: Model, runtime: bool) -> int:
             - (0 if runtime else sum(kind.bytes for kind in runtime_kept(model))))
 
 
+def leak_share_total(model: Model, runtime: bool) -> int:
+    """What the leak table's rows are shares of: leak_total's bytes and the
+    bytes of the regions left mapped, rows of the table too."""
+    return leak_total(model, runtime) + model.table_kept_bytes - model.kept_bytes
+
+
 def leaked_objects(model: Model, runtime: bool) -> int:
     """The blocks of leak_total's bytes."""
     return (model.summary["allocs"] - model.summary["frees"] - sum(row.objects for row in model.suppressed)
@@ -523,7 +529,7 @@ def graph_order(model: Model, cutoff: float) -> list[tuple[str, int]]:
     one per function and one per cycle just before its members, ordered by
     self+desc, callers first on ties; entries below cutoff percent of all
     bytes are left out."""
-    total = model.total_bytes
+    total = model.table_bytes
     ranks = caller_first_ranks(model)
     keys: list[tuple[str, int]] = [("function", f.id) for f in model.functions.values()]
     keys += [("cycle", c.number) for c in model.cycles.values()]

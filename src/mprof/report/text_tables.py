@@ -134,7 +134,7 @@ def temporaries_table(model: Model, options: Options) -> str:
 
 def leak_table(model: Model, options: Options) -> str:
     rows = tables.leak_paths(model, options.call_sites, options.runtime)
-    kept_total = tables.leak_total(model, options.runtime)
+    kept_total = tables.leak_share_total(model, options.runtime)
     lines = [legends.LEAKS, "", f"{'objects':>10} {'bytes':>12} {'(%)':>5}  path"]
     shown = shown_rows(rows, lambda row: row.kept, kept_total, options)
     paths = tables.shown_leak_paths(model, shown, options.call_sites, None if options.wide else options.path_width)
@@ -202,7 +202,7 @@ def direct_table(model: Model, options: Options) -> str:
 def call_graph(model: Model, options: Options) -> str:
     if not model.call_graph:
         return "Allocation call graph: not recorded (the profile was taken in mprof- mode)."
-    total = model.total_bytes
+    total = model.table_bytes
     above = tables.graph_order(model, options.cutoff)
     # An entry's share is its own bytes: the entries shown account for the
     # bytes allocated, their callers above them.
