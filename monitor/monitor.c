@@ -153,6 +153,7 @@ static void fork_parent(void)
 }
 
 static void write_watched(const char *path);
+static void write_checkpoint(void);
 static void thread_exit(void *state);
 static void write_at_exit(void);
 
@@ -195,7 +196,8 @@ static void fork_child(void)
     atomic_store(&finish_done, false);
     snapshot_forget_output();
     log_forget_failure();
-    checkpoint_start(&monitor.options, monitor.start_monotonic_ns);
+    checkpoint_start(&monitor.options, monitor.start_monotonic_ns, monitor.pid, write_checkpoint,
+                     &monitor.threads_started);
     timeline_start(monitor.start_monotonic_ns);
     watch_start(monitor.pid, write_watched);
     if (monitor.options.follow_children)
@@ -212,7 +214,8 @@ static void start_recording(void)
     monitor.pid = getpid();
     start_clocks();
     find_executable();
-    checkpoint_start(&monitor.options, monitor.start_monotonic_ns);
+    checkpoint_start(&monitor.options, monitor.start_monotonic_ns, monitor.pid, write_checkpoint,
+                     &monitor.threads_started);
     timeline_start(monitor.start_monotonic_ns);
     watch_start(monitor.pid, write_watched);
     pthread_atfork(fork_prepare, fork_parent, fork_child);
@@ -343,7 +346,8 @@ void monitor_finish(int end_signal)
     atomic_store(&finish_done, true);
 }
 
-void monitor_write_checkpoint(void)
+/* A checkpoint (checkpoint.h), from the monitor's writing thread. */
+static void write_checkpoint(void)
 {
     if (atomic_load(&monitor_status) == MONITOR_ACTIVE && !atomic_load(&finished))
         write_file(&(struct snapshot_request){.kind = SNAPSHOT_CHECKPOINT});

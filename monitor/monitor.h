@@ -124,10 +124,6 @@ void monitor_finish(int end_signal);
  * cannot. */
 bool monitor_start_attached(const char *output);
 
-/* A checkpoint of the process's file, unless another write is under way;
- * called with the busy guard set. */
-void monitor_write_checkpoint(void);
-
 /* Lifecycle hooks for preload.c's wrappers of exec and dlclose. */
 void monitor_before_exec(void);
 void monitor_before_dlclose(void);

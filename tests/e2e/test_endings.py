@@ -205,6 +205,42 @@ def test_checkpoints_follow_new_highs_by_the_growth_margin(targets: Targets, tmp
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize(("count", "size"), [(64, MIB), (20_000, 1000)])
+def test_sigkill_after_a_burst_leaves_a_checkpoint_near_its_peak(targets: Targets, tmp_path: Path, count: int,
+                                                                  size: int) -> None:
+    # What precedes an OOM kill: memory grows faster than a checkpoint is
+    # written, then not one allocation more (endings sleeps), then SIGKILL.
+    # The checkpoint after the first (1 MiB) must still come, holding at
+    # least the peak over the default growth factor, 1.25: 52 of the 64
+    # blocks of 1 MiB (over 48 MiB), 16,000 of the 20,000 of 1,000 bytes.
+    program, output = targets.build("endings"), tmp_path / "out.mprof"
+    least = -(-count * 4 // 5)
+
+    def burst_sites(data: DataFile) -> list[Site]:
+        module = module_named(data, program)
+        return [s for s in tree.totals(data).sites if in_module(s.addr, module) and s.calls >= least]
+
+    process = subprocess.Popen([program, "burst", str(count), str(size)], env=monitor_env(output),
+                               stdout=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout is not None and process.stdout.readline() == "held\n"
+        deadline = time.monotonic() + 60
+        while not (output.exists() and burst_sites(datafile.read(output))):
+            assert time.monotonic() < deadline, "no checkpoint holds the burst"
+            time.sleep(0.05)
+        process.kill()
+        assert process.wait(timeout=30) == -signal.SIGKILL
+    finally:
+        process.kill()
+    data = datafile.read(output)
+    assert data.header.checkpoint and not data.header.final and data.header.end_signal == 0
+    [site] = burst_sites(data)
+    assert least <= site.calls <= count
+    assert (site.frees, sum(site.bytes), sum(site.freed)) == (0, site.calls * size, 0)
+    assert data.summary.max_live_bytes >= site.calls * size
+
+
+@pytest.mark.slow
 def test_no_checkpoint_when_both_are_off(targets: Targets, tmp_path: Path) -> None:
     program = targets.build("endings")
     _killed_at_peak(program, tmp_path / "out.mprof", 8, MPROF_CHECKPOINT_INTERVAL="0",

@@ -5,10 +5,13 @@
  *     endings segv|abort|_exit|_Exit|quick_exit|exit_group|term|reraise
  *     endings peak MIB     hold() keeps MIB blocks of 1 MiB, then churn()
  *                          allocates and frees until killed
+ *     endings burst N SIZE burst() keeps N blocks of SIZE bytes, as fast as
+ *                          it can, then the program sleeps until killed
  *
  * reraise: a crash reporter's handler that prints, restores the default
  * action and raises again.  peak prints "peak" once it holds its peak and
- * has churned for half a second. */
+ * has churned for half a second, burst prints "held" once it holds its
+ * blocks. */
 #define _GNU_SOURCE
 #include <signal.h>
 #include <stdint.h>
@@ -33,6 +36,14 @@ __attribute__((noinline)) static void hold(int mebibytes)
 {
     for (int i = 0; i < mebibytes; i++)
         memset(malloc(1 << 20), 1, 4096);
+}
+
+/* What the OOM killer ends: memory that grows faster than any checkpoint
+ * could be written, and then nothing more (no allocation to notice it). */
+__attribute__((noinline)) static void burst(long count, size_t size)
+{
+    for (long i = 0; i < count; i++)
+        *(volatile char *)malloc(size) = 1;
 }
 
 static double seconds(void)
@@ -70,6 +81,13 @@ int main(int argc, char **argv)
         fflush(stdout);
         for (;;)
             churn(seconds() + 3600);
+    }
+    if (!strcmp(how, "burst") && argc == 4) {
+        burst(atol(argv[2]), (size_t)atol(argv[3]));
+        if (write(STDOUT_FILENO, "held\n", 5) != 5) /* no stdio buffer: not one allocation more */
+            return 99;
+        for (;;)
+            pause();
     }
     keep();
     if (!strcmp(how, "segv"))
