@@ -28,16 +28,18 @@ static atomic_uint wanted;
  * cleared by the thread itself once nothing is asked of it. */
 static atomic_bool writing;
 
-/* What a checkpoint costs the program is the time its threads wait while
- * their figures are read, and a core's time for the rest of the write.  So
- * after a write that took t, a new high waits t (the writing thread works
- * at most half the time while memory grows), and until the run is fifty
- * times as long as all the checkpoints written so far and one more as long
- * as the last took, which keeps a program whose data grows as it runs,
- * each write longer than the one before, near 2% (GCC's cc1plus: writes of
- * 2, 8, 37 and 85 ms); the interval's checkpoints wait 50 t besides.  A
- * high that comes sooner is written when the time comes, with whatever
- * high has been reached by then. */
+/* What a checkpoint costs the program is the processor time of its write,
+ * on a core the program could have used, its threads waiting only while
+ * their own figures are read; a write that waits for a core or the disk
+ * costs it nothing.  So after a write that took t of its thread's
+ * processor time, a new high waits t (the writing thread works at most
+ * half the time while memory grows), and until the run is fifty times as
+ * long as all the checkpoints written so far and one more as long as the
+ * last took, which keeps a program whose data grows as it runs, each write
+ * longer than the one before, near 2% (GCC's cc1plus: writes of 2, 8, 37
+ * and 85 ms); the interval's checkpoints wait 50 t besides.  A high that
+ * comes sooner is written when the time comes, with whatever high has been
+ * reached by then. */
 #define SPACING_FACTOR 50
 static atomic_uint_least64_t high_not_before_ns, timed_not_before_ns;
 /* The time the checkpoints of this process took to write; added to by the
@@ -49,17 +51,22 @@ static uint64_t interval_ns;
 static uint64_t run_start_ns;
 static pid_t own_pid;
 static checkpoint_writer *write_file;
-static atomic_bool *threads_started;
+static atomic_bool *states_shared;
 
-static uint64_t now_ns(void)
+static uint64_t clock_ns(clockid_t clock)
 {
     struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
+    clock_gettime(clock, &now);
     return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
 }
 
+static uint64_t now_ns(void)
+{
+    return clock_ns(CLOCK_MONOTONIC);
+}
+
 void checkpoint_start(const struct options *options, uint64_t start_ns, pid_t pid, checkpoint_writer *writer,
-                      atomic_bool *started)
+                      atomic_bool *shared)
 {
     growth_permille = options->checkpoint_growth_permille;
     interval_ns = (uint64_t)options->checkpoint_interval_ms * 1000000u;
@@ -73,7 +80,7 @@ void checkpoint_start(const struct options *options, uint64_t start_ns, pid_t pi
     run_start_ns = start_ns;
     own_pid = pid;
     write_file = writer;
-    threads_started = started;
+    states_shared = shared;
 }
 
 static uint64_t later(uint64_t a, uint64_t b)
@@ -98,10 +105,10 @@ static uint64_t due_after(uint64_t high)
 static void write_checkpoint(void)
 {
     uint64_t high = (uint64_t)__atomic_load_n(&live_ledger.highest_bytes, __ATOMIC_RELAXED);
-    uint64_t start = now_ns();
+    uint64_t start = clock_ns(CLOCK_THREAD_CPUTIME_ID);
     write_file();
+    uint64_t took = clock_ns(CLOCK_THREAD_CPUTIME_ID) - start;
     uint64_t end = now_ns();
-    uint64_t took = end - start;
     uint64_t spent = atomic_fetch_add(&spent_ns, took) + took;
     uint64_t within_run = run_start_ns + (spent + took) * SPACING_FACTOR;
     atomic_store(&high_not_before_ns, later(end + took, within_run));
@@ -161,7 +168,7 @@ static bool ask(unsigned what)
         /* Before the thread exists: no lock of this thread's is held now,
          * and from here on every thread takes its own with the locked
          * instruction the writing thread's reading needs. */
-        atomic_store(threads_started, true);
+        atomic_store(states_shared, true);
         if (!own_thread_start(write_checkpoints)) {
             /* No thread to be had (a limit on threads or processes): this
              * thread writes, at once, as each high is still a margin

@@ -27,11 +27,11 @@ extern atomic_uint_least64_t checkpoint_due_bytes;
 typedef void checkpoint_writer(void);
 
 /* At start-up and in a fork child, while the process has one thread.
- * threads_started is set before the writing thread is first started: it
+ * states_shared is set before the writing thread is first started: it
  * takes the program's threads' locks, which a thread alone takes without a
- * locked instruction. */
+ * locked instruction until then. */
 void checkpoint_start(const struct options *options, uint64_t now_ns, pid_t pid, checkpoint_writer *writer,
-                      atomic_bool *threads_started);
+                      atomic_bool *states_shared);
 /* Live bytes reached checkpoint_due_bytes.  Not with a lock of the
  * monitor's held. */
 void checkpoint_after_peak(uint64_t live_bytes);

@@ -187,6 +187,7 @@ static void fork_child(void)
     monitor.is_root = false;
     monitor.forked = true;
     atomic_store(&monitor.threads_started, false);
+    atomic_store(&monitor.states_read_elsewhere, false);
     start_clocks();
     live_fork_child();
     atomic_store(&monitor.untracked_allocs, 0);
@@ -197,7 +198,7 @@ static void fork_child(void)
     snapshot_forget_output();
     log_forget_failure();
     checkpoint_start(&monitor.options, monitor.start_monotonic_ns, monitor.pid, write_checkpoint,
-                     &monitor.threads_started);
+                     &monitor.states_read_elsewhere);
     timeline_start(monitor.start_monotonic_ns);
     watch_start(monitor.pid, write_watched);
     if (monitor.options.follow_children)
@@ -215,7 +216,7 @@ static void start_recording(void)
     start_clocks();
     find_executable();
     checkpoint_start(&monitor.options, monitor.start_monotonic_ns, monitor.pid, write_checkpoint,
-                     &monitor.threads_started);
+                     &monitor.states_read_elsewhere);
     timeline_start(monitor.start_monotonic_ns);
     watch_start(monitor.pid, write_watched);
     pthread_atfork(fork_prepare, fork_parent, fork_child);
