@@ -241,6 +241,33 @@ def test_sigkill_after_a_burst_leaves_a_checkpoint_near_its_peak(targets: Target
 
 
 @pytest.mark.slow
+def test_fork_children_checkpoint_while_the_parents_checkpoints_are_written(targets: Targets,
+                                                                            tmp_path: Path) -> None:
+    # endings forks: 20 times the parent grows by a third (a new high: its
+    # writing thread is at work) and forks a child that keeps 1 MiB, waits
+    # for its own checkpoint and ends with exit_group, leaving only that.
+    # A child inherits no thread, and none of its parent's writing.
+    program, output = targets.build("endings"), tmp_path / "out.mprof"
+    completed = subprocess.run([program, "forks", "20", output], env=monitor_env(output), timeout=300)
+    assert completed.returncode == 0
+    held = 0
+    for _ in range(20):
+        held += max(held // 3, 1)
+    parent = datafile.read(output)
+    assert parent.header.final and not parent.header.forked
+    [grown] = sites_with(parent, program, held)
+    assert (grown.frees, sum(grown.bytes)) == (0, held * MIB)
+    children = sorted(tmp_path.glob("out.mprof.*"))
+    assert len(children) == 20
+    for path in children:
+        child = datafile.read(path)
+        assert child.header.checkpoint and child.header.forked and not child.header.final
+        # Blocks above 1,024 bytes share the last bin.
+        assert [(b.size, b.allocs, b.frees, b.bytes) for b in child.bins] == [(1025, 1, 0, MIB)]
+        assert child.summary.max_live_bytes == MIB
+
+
+@pytest.mark.slow
 def test_no_checkpoint_when_both_are_off(targets: Targets, tmp_path: Path) -> None:
     program = targets.build("endings")
     _killed_at_peak(program, tmp_path / "out.mprof", 8, MPROF_CHECKPOINT_INTERVAL="0",
