@@ -603,9 +603,12 @@ static struct output *destination(const struct snapshot_request *request)
     return &snapshot_output;
 }
 
+/* A checkpoint waits for the write under way (a viewer's snapshot, the
+ * dump signal's): it comes from the monitor's own thread, and skipped it
+ * would leave the high it was asked for unwritten until the next. */
 static bool take_write_lock(const struct snapshot_request *request)
 {
-    if (request->kind == SNAPSHOT_CHECKPOINT || request->kind == SNAPSHOT_WATCH)
+    if (request->kind == SNAPSHOT_WATCH)
         return spin_trylock(&write_lock);
     return spin_lock_within(&write_lock, request->end_signal != 0);
 }
