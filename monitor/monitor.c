@@ -208,9 +208,18 @@ static void fork_child(void)
     monitor_tls.busy--;
 }
 
+/* The monitor's own threads never record: what the C library allocates
+ * and frees on them (its buffers at a thread's end) is not the program's. */
+static void enter_own_thread(void)
+{
+    monitor_tls.own_thread = true;
+    monitor_tls.busy = 1;
+}
+
 /* What every start does once the options are set: preloaded or attached. */
 static void start_recording(void)
 {
+    own_thread_on_entry(enter_own_thread);
     paths_init();
     monitor.pid = getpid();
     start_clocks();

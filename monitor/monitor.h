@@ -51,6 +51,9 @@ struct monitor_tls {
      * compare-and-swap by the interrupted code. */
     _Atomic unsigned deferred_count;
     uintptr_t deferred[DEFERRED_FREES_MAX];
+    /* A thread of the monitor's own (own_thread.h): busy all its life, and
+     * nothing it frees waits, as no recording is under way to apply it. */
+    bool own_thread;
 };
 extern __thread struct monitor_tls monitor_tls __attribute__((tls_model("initial-exec")));
 

@@ -6,6 +6,21 @@
 
 #include "real.h"
 
+/* Written by own_thread_on_entry only, while the process has one thread. */
+static own_thread_entry *on_entry;
+
+void own_thread_on_entry(own_thread_entry *entry)
+{
+    on_entry = entry;
+}
+
+static void *enter(void *run)
+{
+    if (on_entry)
+        on_entry();
+    return ((void *(*)(void *))run)(NULL);
+}
+
 bool own_thread_start(void *(*run)(void *))
 {
     pthread_t thread;
@@ -15,7 +30,7 @@ bool own_thread_start(void *(*run)(void *))
     sigset_t all, previous;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &previous);
-    int error = real.pthread_create(&thread, &attributes, run, NULL);
+    int error = real.pthread_create(&thread, &attributes, enter, (void *)run);
     pthread_sigmask(SIG_SETMASK, &previous, NULL);
     pthread_attr_destroy(&attributes);
     return error == 0;

@@ -7,6 +7,13 @@
 
 #include <stdbool.h>
 
+/* Called first on each of them: the monitor's own, registered at start
+ * while the process has one thread (so that this layer does not call up
+ * into monitor.c), which makes the thread's allocations and frees, the C
+ * library's at its end among them, none of the program's. */
+typedef void own_thread_entry(void);
+void own_thread_on_entry(own_thread_entry *entry);
+
 /* false when the thread could not be started. */
 bool own_thread_start(void *(*run)(void *));
 

@@ -546,6 +546,8 @@ MONITOR_TEXT void monitor_free(void *block, enum mprof_summary_field field)
 MONITOR_TEXT bool monitor_defer_free(void *block, enum mprof_summary_field field)
 {
     struct monitor_tls *tls = &monitor_tls;
+    if (tls->own_thread)
+        return false;
     unsigned count = atomic_load_explicit(&tls->deferred_count, memory_order_relaxed);
     do {
         if (count == DEFERRED_FREES_MAX)

@@ -241,6 +241,34 @@ def test_sigkill_after_a_burst_leaves_a_checkpoint_near_its_peak(targets: Target
 
 
 @pytest.mark.slow
+def test_the_checkpoints_thread_allocates_and_frees_nothing_of_the_programs(targets: Targets,
+                                                                             tmp_path: Path) -> None:
+    # endings burst: 64 calls of malloc, no free; once a checkpoint holds the
+    # burst the monitor's writing thread has ended (the C library frees its
+    # buffers as a thread ends), and SIGTERM has the final file written.
+    program, output = targets.build("endings"), tmp_path / "out.mprof"
+    process = subprocess.Popen([program, "burst", "64", str(MIB)], env=monitor_env(output), stdout=subprocess.PIPE,
+                               text=True)
+    try:
+        assert process.stdout is not None and process.stdout.readline() == "held\n"
+        deadline = time.monotonic() + 60
+        while not (output.exists() and datafile.read(output).summary.max_live_bytes >= 52 * MIB):
+            assert time.monotonic() < deadline, "no checkpoint holds the burst"
+            time.sleep(0.05)
+        process.terminate()
+        assert process.wait(timeout=30) == -signal.SIGTERM
+    finally:
+        process.kill()
+    data = datafile.read(output)
+    assert data.header.final and data.header.end_signal == signal.SIGTERM
+    calls = {name: data.summary[name] for name in ("malloc_calls", "calloc_calls", "realloc_calls", "free_calls",
+                                                     "free_null", "unknown_frees", "allocs", "frees")}
+    assert calls == {"malloc_calls": 64, "calloc_calls": 0, "realloc_calls": 0, "free_calls": 0, "free_null": 0,
+                     "unknown_frees": 0, "allocs": 64, "frees": 0}
+    assert data.summary.max_live_bytes == 64 * MIB
+
+
+@pytest.mark.slow
 def test_fork_children_checkpoint_while_the_parents_checkpoints_are_written(targets: Targets,
                                                                             tmp_path: Path) -> None:
     # endings forks: 20 times the parent grows by a third (a new high: its
