@@ -42,8 +42,8 @@ static atomic_bool writing;
  * reached by then. */
 #define SPACING_FACTOR 50
 static atomic_uint_least64_t high_not_before_ns, timed_not_before_ns;
-/* The time the checkpoints of this process took to write; added to by the
- * thread that wrote one. */
+/* The processor time the checkpoints of this process took to write; added
+ * to by the thread that wrote one. */
 static atomic_uint_least64_t spent_ns;
 /* Written by checkpoint_start only, while one thread runs. */
 static unsigned growth_permille;
