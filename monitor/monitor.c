@@ -154,6 +154,7 @@ static void fork_parent(void)
 }
 
 static void write_watched(const char *path);
+static void write_checkpoint(void);
 static void thread_exit(void *state);
 static void write_at_exit(void);
 
@@ -188,6 +189,7 @@ static void fork_child(void)
     monitor.is_root = false;
     monitor.forked = true;
     atomic_store(&monitor.threads_started, false);
+    atomic_store(&monitor.states_read_elsewhere, false);
     start_clocks();
     live_fork_child();
     atomic_store(&monitor.untracked_allocs, 0);
@@ -197,7 +199,7 @@ static void fork_child(void)
     atomic_store(&finish_done, false);
     snapshot_forget_output();
     log_forget_failure();
-    checkpoint_start(&monitor.options, monitor.start_monotonic_ns);
+    checkpoint_start(&monitor.options, monitor.start_monotonic_ns, monitor.pid, write_checkpoint);
     timeline_start(monitor.start_monotonic_ns);
     watch_start(monitor.pid, write_watched);
     if (monitor.options.follow_children)
@@ -207,15 +209,33 @@ static void fork_child(void)
     monitor_tls.busy--;
 }
 
+/* Before a thread of the monitor's own exists: it reads the threads'
+ * states (a checkpoint, a viewer's answer, a dump), so from now on a thread
+ * takes its state's lock with a locked instruction even while it is the
+ * program's only one (record.c's lock_own). */
+static void starting_own_thread(void)
+{
+    atomic_store(&monitor.states_read_elsewhere, true);
+}
+
+/* The monitor's own threads never record: what the C library allocates
+ * and frees on them (its buffers at a thread's end) is not the program's. */
+static void enter_own_thread(void)
+{
+    monitor_tls.own_thread = true;
+    monitor_tls.busy = 1;
+}
+
 /* What every start does once the options are set: preloaded or attached. */
 static void start_recording(void)
 {
     mapped_monitor_library(unwind_library_function());
+    own_thread_hooks(starting_own_thread, enter_own_thread);
     paths_init();
     monitor.pid = getpid();
     start_clocks();
     find_executable();
-    checkpoint_start(&monitor.options, monitor.start_monotonic_ns);
+    checkpoint_start(&monitor.options, monitor.start_monotonic_ns, monitor.pid, write_checkpoint);
     timeline_start(monitor.start_monotonic_ns);
     watch_start(monitor.pid, write_watched);
     pthread_atfork(fork_prepare, fork_parent, fork_child);
@@ -346,7 +366,8 @@ void monitor_finish(int end_signal)
     atomic_store(&finish_done, true);
 }
 
-void monitor_write_checkpoint(void)
+/* A checkpoint (checkpoint.h), from the monitor's writing thread. */
+static void write_checkpoint(void)
 {
     if (atomic_load(&monitor_status) == MONITOR_ACTIVE && !atomic_load(&finished))
         write_file(&(struct snapshot_request){.kind = SNAPSHOT_CHECKPOINT});

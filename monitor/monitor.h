@@ -54,6 +54,9 @@ struct monitor_tls {
     /* The same for the figures of the regions such a handler unmapped
      * (monitor_defer_cuts), kept in the thread's state. */
     _Atomic unsigned deferred_cut_count;
+    /* A thread of the monitor's own (own_thread.h): busy all its life, and
+     * nothing it frees waits, as no recording is under way to apply it. */
+    bool own_thread;
 };
 extern __thread struct monitor_tls monitor_tls __attribute__((tls_model("initial-exec")));
 
@@ -141,10 +144,6 @@ void monitor_finish(int end_signal);
  * with dlopen, to write output; false when it had started already, or
  * cannot. */
 bool monitor_start_attached(const char *output);
-
-/* A checkpoint of the process's file, unless another write is under way;
- * called with the busy guard set. */
-void monitor_write_checkpoint(void);
 
 /* Lifecycle hooks for preload.c's wrappers of exec and dlclose. */
 void monitor_before_exec(void);

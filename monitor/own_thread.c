@@ -56,8 +56,26 @@ static int free_stack(void)
     return -1;
 }
 
+/* Written by own_thread_hooks only, while the process has one thread. */
+static own_thread_hook *on_starting, *on_entry;
+
+void own_thread_hooks(own_thread_hook *starting, own_thread_hook *entry)
+{
+    on_starting = starting;
+    on_entry = entry;
+}
+
+static void *enter(void *run)
+{
+    if (on_entry)
+        on_entry();
+    return ((void *(*)(void *))run)(NULL);
+}
+
 bool own_thread_start(void *(*run)(void *))
 {
+    if (on_starting)
+        on_starting();
     spin_lock(&stacks_lock);
     int slot = free_stack();
     spin_unlock(&stacks_lock);
@@ -72,13 +90,13 @@ bool own_thread_start(void *(*run)(void *))
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &previous);
     pthread_t thread;
-    int error = real.pthread_create(&thread, &attributes, run, NULL);
+    int error = real.pthread_create(&thread, &attributes, enter, (void *)run);
     if (error && slot >= 0) {
         /* glibc refuses a stack too small for the program's static TLS. */
         pthread_attr_destroy(&attributes);
         pthread_attr_init(&attributes);
         pthread_attr_setdetachstate(&attributes, PTHREAD_CREATE_DETACHED);
-        error = real.pthread_create(&thread, &attributes, run, NULL);
+        error = real.pthread_create(&thread, &attributes, enter, (void *)run);
         spin_lock(&stacks_lock);
         stacks[slot].state = STACK_FREE;
         spin_unlock(&stacks_lock);

@@ -41,10 +41,11 @@ static inline bool threads_share(void)
  * retagging, the live figures' grants) only from another thread, or from
  * a signal handler on this one; threads_started is set before a second
  * thread exists (by the thread that creates it, or by a thread made some
- * other way at its first allocation, before it takes any lock). */
+ * other way at its first allocation, before it takes any lock), and
+ * states_read_elsewhere before a thread of the monitor's reads them. */
 static inline void lock_own(struct thread_state *state)
 {
-    if (likely(!threads_share()))
+    if (likely(!threads_share() && !atomic_load_explicit(&monitor.states_read_elsewhere, memory_order_relaxed)))
         spin_lock_alone(&state->lock);
     else
         spin_lock(&state->lock);
@@ -534,6 +535,8 @@ MONITOR_TEXT void monitor_free(void *block, enum mprof_summary_field field)
 MONITOR_TEXT bool monitor_defer_free(void *block, enum mprof_summary_field field)
 {
     struct monitor_tls *tls = &monitor_tls;
+    if (tls->own_thread)
+        return false;
     unsigned count = atomic_load_explicit(&tls->deferred_count, memory_order_relaxed);
     do {
         if (count == DEFERRED_FREES_MAX)

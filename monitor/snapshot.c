@@ -26,6 +26,9 @@ static spinlock_t write_lock = SPINLOCK_INIT;
 static struct output output;          /* the process's own file */
 static struct output snapshot_output; /* the on-demand or watched snapshot being written */
 static unsigned snapshots_written;
+/* The final file was written: a checkpoint asked for before it, written
+ * after it by the monitor's writing thread, must not replace it. */
+static bool final_written;
 static bool bounded_write; /* this write is a signal handler's: locks are taken with a bound */
 static struct writer writer;
 
@@ -601,9 +604,12 @@ static struct output *destination(const struct snapshot_request *request)
     return &snapshot_output;
 }
 
+/* A checkpoint waits for the write under way (a viewer's snapshot, the
+ * dump signal's): it comes from the monitor's own thread, and skipped it
+ * would leave the high it was asked for unwritten until the next. */
 static bool take_write_lock(const struct snapshot_request *request)
 {
-    if (request->kind == SNAPSHOT_CHECKPOINT || request->kind == SNAPSHOT_WATCH)
+    if (request->kind == SNAPSHOT_WATCH)
         return spin_trylock(&write_lock);
     return spin_lock_within(&write_lock, request->end_signal != 0);
 }
@@ -612,6 +618,10 @@ bool snapshot_write(const struct snapshot_request *request)
 {
     if (!take_write_lock(request))
         return false;
+    if (request->kind == SNAPSHOT_CHECKPOINT && final_written) {
+        spin_unlock(&write_lock);
+        return false;
+    }
     bounded_write = request->end_signal != 0;
     bool written = false;
     struct gathered *all = scratch_alloc(sizeof(*all));
@@ -663,6 +673,7 @@ bool snapshot_write(const struct snapshot_request *request)
         if (!ok && !target->quiet && log_first_failure())
             log_line("cannot write ", target->temporary, ": ", strerrordesc_np(writer.errno_value), NULL);
         written = output_commit(target, fd, ok);
+        final_written |= written && request->kind == SNAPSHOT_FINAL;
         if (written && request->kind != SNAPSHOT_WATCH) { /* the viewer's, not the run's */
             static const char *const kinds[] = {
                 [SNAPSHOT_FINAL] = "final", [SNAPSHOT_CHECKPOINT] = "checkpoint", [SNAPSHOT_ON_DEMAND] = "snapshot"};
@@ -685,6 +696,10 @@ release:
 void snapshot_forget_output(void)
 {
     spin_reset(&write_lock);
+    /* A write of the parent's other thread, cut short by the fork: its
+     * scratch memory is this child's copy, which nobody here uses. */
+    scratch_release();
     memset(&output, 0, sizeof output);
     snapshots_written = 0;
+    final_written = false;
 }

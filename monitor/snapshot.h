@@ -34,8 +34,9 @@ struct snapshot_request {
 };
 
 /* Writes the file; false when nothing was written.  Serialised: concurrent
- * calls write one after the other, except a checkpoint or a watched
- * snapshot, which is skipped while another write is under way. */
+ * calls write one after the other, except a watched snapshot, which is
+ * skipped while another write is under way, and a checkpoint after the
+ * final file. */
 bool snapshot_write(const struct snapshot_request *request);
 /* In a fork child: the next write chooses the child's own name. */
 void snapshot_forget_output(void);

@@ -39,6 +39,14 @@ struct monitor_globals {
      * child).  Until then a free may reach the allocator before the map:
      * no other thread can be handed the address in between. */
     atomic_bool threads_started;
+    /* Set before a thread of the monitor's own first reads the threads'
+     * states (the checkpoints' writer, a viewer's answers, the dump
+     * signal's), by the thread that starts it (own_thread.h's starting
+     * hook; cleared in a fork child): from then on a thread takes its state's
+     * lock with a locked instruction even while it is the program's only
+     * one.  The live figures need no lock still: only the program's
+     * threads change them. */
+    atomic_bool states_read_elsewhere;
 
     /* Changed rarely, read by the writer of a data file; a cache line of
      * their own, away from the fields above, which every allocation reads.

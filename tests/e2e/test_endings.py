@@ -205,6 +205,97 @@ def test_checkpoints_follow_new_highs_by_the_growth_margin(targets: Targets, tmp
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize(("count", "size"), [(64, MIB), (20_000, 1000)])
+def test_sigkill_after_a_burst_leaves_a_checkpoint_near_its_peak(targets: Targets, tmp_path: Path, count: int,
+                                                                  size: int) -> None:
+    # What precedes an OOM kill: memory grows faster than a checkpoint is
+    # written, then not one allocation more (endings sleeps), then SIGKILL.
+    # The checkpoint after the first (1 MiB) must still come, holding at
+    # least the peak over the default growth factor, 1.25: 52 of the 64
+    # blocks of 1 MiB (over 48 MiB), 16,000 of the 20,000 of 1,000 bytes.
+    program, output = targets.build("endings"), tmp_path / "out.mprof"
+    least = -(-count * 4 // 5)
+
+    def burst_sites(data: DataFile) -> list[Site]:
+        module = module_named(data, program)
+        return [s for s in tree.totals(data).sites if in_module(s.addr, module) and s.calls >= least]
+
+    process = subprocess.Popen([program, "burst", str(count), str(size)], env=monitor_env(output),
+                               stdout=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout is not None and process.stdout.readline() == "held\n"
+        deadline = time.monotonic() + 60
+        while not (output.exists() and burst_sites(datafile.read(output))):
+            assert time.monotonic() < deadline, "no checkpoint holds the burst"
+            time.sleep(0.05)
+        process.kill()
+        assert process.wait(timeout=30) == -signal.SIGKILL
+    finally:
+        process.kill()
+    data = datafile.read(output)
+    assert data.header.checkpoint and not data.header.final and data.header.end_signal == 0
+    [site] = burst_sites(data)
+    assert least <= site.calls <= count
+    assert (site.frees, sum(site.bytes), sum(site.freed)) == (0, site.calls * size, 0)
+    assert data.summary.max_live_bytes >= site.calls * size
+
+
+@pytest.mark.slow
+def test_the_checkpoints_thread_allocates_and_frees_nothing_of_the_programs(targets: Targets,
+                                                                             tmp_path: Path) -> None:
+    # endings burst: 64 calls of malloc, no free; once a checkpoint holds the
+    # burst the monitor's writing thread has ended (the C library frees its
+    # buffers as a thread ends), and SIGTERM has the final file written.
+    program, output = targets.build("endings"), tmp_path / "out.mprof"
+    process = subprocess.Popen([program, "burst", "64", str(MIB)], env=monitor_env(output), stdout=subprocess.PIPE,
+                               text=True)
+    try:
+        assert process.stdout is not None and process.stdout.readline() == "held\n"
+        deadline = time.monotonic() + 60
+        while not (output.exists() and datafile.read(output).summary.max_live_bytes >= 52 * MIB):
+            assert time.monotonic() < deadline, "no checkpoint holds the burst"
+            time.sleep(0.05)
+        process.terminate()
+        assert process.wait(timeout=30) == -signal.SIGTERM
+    finally:
+        process.kill()
+    data = datafile.read(output)
+    assert data.header.final and data.header.end_signal == signal.SIGTERM
+    calls = {name: data.summary[name] for name in ("malloc_calls", "calloc_calls", "realloc_calls", "free_calls",
+                                                     "free_null", "unknown_frees", "allocs", "frees")}
+    assert calls == {"malloc_calls": 64, "calloc_calls": 0, "realloc_calls": 0, "free_calls": 0, "free_null": 0,
+                     "unknown_frees": 0, "allocs": 64, "frees": 0}
+    assert data.summary.max_live_bytes == 64 * MIB
+
+
+@pytest.mark.slow
+def test_fork_children_checkpoint_while_the_parents_checkpoints_are_written(targets: Targets,
+                                                                            tmp_path: Path) -> None:
+    # endings forks: 20 times the parent grows by a third (a new high: its
+    # writing thread is at work) and forks a child that keeps 1 MiB, waits
+    # for its own checkpoint and ends with exit_group, leaving only that.
+    # A child inherits no thread, and none of its parent's writing.
+    program, output = targets.build("endings"), tmp_path / "out.mprof"
+    completed = subprocess.run([program, "forks", "20", output], env=monitor_env(output), timeout=300)
+    assert completed.returncode == 0
+    held = 0
+    for _ in range(20):
+        held += max(held // 3, 1)
+    parent = datafile.read(output)
+    assert parent.header.final and not parent.header.forked
+    [grown] = sites_with(parent, program, held)
+    assert (grown.frees, sum(grown.bytes)) == (0, held * MIB)
+    children = sorted(tmp_path.glob("out.mprof.*"))
+    assert len(children) == 20
+    for path in children:
+        child = datafile.read(path)
+        assert child.header.checkpoint and child.header.forked and not child.header.final
+        # Blocks above 1,024 bytes share the last bin.
+        assert [(b.size, b.allocs, b.frees, b.bytes) for b in child.bins] == [(1025, 1, 0, MIB)]
+        assert child.summary.max_live_bytes == MIB
+
+
+@pytest.mark.slow
 def test_no_checkpoint_when_both_are_off(targets: Targets, tmp_path: Path) -> None:
     program = targets.build("endings")
     _killed_at_peak(program, tmp_path / "out.mprof", 8, MPROF_CHECKPOINT_INTERVAL="0",
