@@ -9,10 +9,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-/* The kernel's codes for a system call interrupted to be restarted. */
-#define ERESTARTSYS 512
-#define ERESTART_RESTARTBLOCK 516
-
 static bool safe_call(long number)
 {
     static const long waits[] = {

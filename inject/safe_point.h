@@ -10,6 +10,10 @@
 #include <sys/types.h>
 #include <sys/user.h>
 
+/* The kernel's codes for a system call interrupted to be restarted. */
+#define ERESTARTSYS 512
+#define ERESTART_RESTARTBLOCK 516
+
 /* A thread of pid that waits in such a system call now (the main thread
  * first), 0 when none does, -1 when the process is gone. */
 pid_t thread_at_safe_point(pid_t pid);

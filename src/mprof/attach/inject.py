@@ -18,6 +18,9 @@ from ..reducer.errors import MprofError
 # The directory of a copy: the monitor knows by it that it was loaded to be
 # attached, not preloaded (monitor.c, loaded_by_attach).
 COPY_PREFIX = "mprof-attach-"
+# mprof-inject's helper library, beside it (make install too), and copied
+# beside each copy of libmprof.
+HELPER = "libmprof-inject.so"
 # mprof_attach's results (monitor/attach.c).
 ATTACHED, ALREADY, CANNOT_START, PARTLY_ROUTED = 0, 1, 2, 3
 
@@ -26,10 +29,17 @@ def injector_path() -> Path:
     return source_tree.built("MPROF_INJECT", "mprof-inject", "mprof-inject")
 
 
+def helper_path() -> Path:
+    """The library mprof-inject has the process load to make its calls."""
+    return injector_path().parent / HELPER
+
+
 def _call(pid: int, library: Path, function: str, argument: str, loaded: bool) -> int:
     """function(argument)'s result in the process; a refusal or failure as
     mprof-inject said it, in one line."""
-    command = [str(injector_path()), *(["--loaded"] if loaded else []), str(pid), str(library), function, argument]
+    helper = library.parent / HELPER
+    command = [str(injector_path()), *(["--loaded"] if loaded else []),
+               *(["--helper", str(helper)] if helper.is_file() else []), str(pid), str(library), function, argument]
     done = subprocess.run(command, capture_output=True, text=True, timeout=120)
     if done.returncode != 0:
         said = done.stderr.strip().splitlines()
@@ -72,6 +82,7 @@ def attach(pid: int, library: Path, output: Path) -> tuple[Path, int]:
     copy = directory / "libmprof.so"
     try:
         shutil.copyfile(library, copy)
+        shutil.copyfile(helper_path(), directory / HELPER)
         os.chmod(directory, 0o755)  # the process may run as another user than root, who attaches it
         result = _call(pid, copy, "mprof_attach", str(output), loaded=False)
     except BaseException:
