@@ -220,10 +220,13 @@ static enum exit_status stop_thread(struct stopped *thread, char *why, size_t wh
         snprintf(why, why_size, "thread %d ended as it was stopped", thread->tid);
         return FAILED;
     }
-    /* A signal that was on its way takes the place of the interrupt's stop:
-     * it is passed on, and the interrupt's own stop comes next. */
+    /* A signal that was on its way takes the place of the interrupt's stop,
+     * and ends the interrupt: it is passed on, the thread interrupted again
+     * first (an interrupt of a stopped thread lasts), and the interrupt's
+     * own stop comes next. */
     while (!(status >> 16)) {
-        if (ptrace(PTRACE_CONT, thread->tid, NULL, (void *)(long)WSTOPSIG(status)) != 0 ||
+        if (ptrace(PTRACE_INTERRUPT, thread->tid, NULL, NULL) != 0 ||
+            ptrace(PTRACE_CONT, thread->tid, NULL, (void *)(long)WSTOPSIG(status)) != 0 ||
             !wait_stop(thread->tid, &status)) {
             snprintf(why, why_size, "thread %d ended as it was stopped", thread->tid);
             return FAILED;
@@ -467,8 +470,10 @@ static bool stop_in_delivery(struct stopped *thread, const struct loader *loader
             return true;
         if (status >> 16)
             continue;
+        /* A signal's stop, which ends the interrupt: another one. */
         siginfo_t info;
-        if (ptrace(PTRACE_GETSIGINFO, thread->tid, NULL, &info) != 0)
+        if (ptrace(PTRACE_GETSIGINFO, thread->tid, NULL, &info) != 0 ||
+            ptrace(PTRACE_INTERRUPT, thread->tid, NULL, NULL) != 0)
             return false;
         if (WSTOPSIG(status) == SIGSTOP || info.si_code > 0)
             deliver = WSTOPSIG(status);
