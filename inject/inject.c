@@ -26,9 +26,9 @@
  * --helper: the helper library (default: libmprof-inject.so beside this
  * program); a copy the process's user can read, as mprof attach makes.
  * Prints FUNCTION's int result and exits 0; or one line on stderr and exits
- * 1 (the process cannot be traced: ptrace refused), 2 (usage), 3 (the
- * library or function is not there), 4 (no thread waited in a system call
- * in time, or the call failed).  A deferred signal then ends it as it would
+ * 1 (the process cannot be traced: ptrace refused, or shadow stacks), 2
+ * (usage), 3 (the library or function is not there), 4 (no thread waited
+ * in a system call in time, or the call failed).  A deferred signal then ends it as it would
  * have.  x86-64 only, as the monitor. */
 #include <dlfcn.h>
 #include <elf.h>
@@ -645,6 +645,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "process %d: %s is not mprof-inject's helper library (run make first)\n", thread.pid,
                 helper);
         return FAILED;
+    }
+    if (shadow_stack_enabled(thread.pid)) {
+        fprintf(stderr, "process %d: it runs with x86 shadow stacks, which a call set up from outside breaks: "
+                "start it under mprof run\n", thread.pid);
+        return REFUSED;
     }
     struct loader loader;
     if (!find_loader(thread.pid, &loader, why, sizeof why)) {
