@@ -405,10 +405,13 @@ static void take(struct stopped *thread, const siginfo_t *info)
         thread->taken[thread->taken_count++] = *info;
 }
 
-/* Lets the thread run until it calls rt_sigreturn from the restorer
- * (RETURNED, stopped there), faults (FAULTED, stopped at the signal), or
- * the process ends or execs (GONE). */
-static enum came_back run(struct stopped *thread, const struct loader *loader, int *fault)
+/* Lets the thread run until it calls rt_sigreturn from the restorer over
+ * the frame (RETURNED, stopped there; a handler of a signal delivered
+ * meanwhile returns through the same restorer, over a frame further down),
+ * faults (FAULTED, stopped at the signal), or the process ends or execs
+ * (GONE). */
+static enum came_back run(struct stopped *thread, const struct loader *loader, const struct layout *layout,
+                          int *fault)
 {
     int deliver = 0;
     for (;;) {
@@ -421,8 +424,8 @@ static enum came_back run(struct stopped *thread, const struct loader *loader, i
             struct user_regs_struct regs;
             if (ptrace(PTRACE_GETREGS, thread->tid, NULL, &regs) != 0)
                 return GONE;
-            if (regs.orig_rax == SYS_rt_sigreturn && regs.rip > loader->restorer &&
-                regs.rip <= loader->restorer + sizeof loader->restorer_code)
+            if (regs.orig_rax == SYS_rt_sigreturn && regs.rsp == layout->frame + 8 &&
+                regs.rip > loader->restorer && regs.rip <= loader->restorer + sizeof loader->restorer_code)
                 return RETURNED;
             continue;
         }
@@ -519,7 +522,7 @@ static bool call(struct stopped *thread, const struct loader *loader, const stru
     enum came_back back = GONE;
     if (set_off(thread, layout, function, first, second) &&
         ptrace(PTRACE_SETSIGMASK, thread->tid, (void *)sizeof during, &during) == 0)
-        back = run(thread, loader, &fault);
+        back = run(thread, loader, layout, &fault);
     if (back == RETURNED && stop_in_delivery(thread, loader))
         return true;
     *gone = back != FAULTED;

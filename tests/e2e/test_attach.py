@@ -398,3 +398,29 @@ def test_ctrl_c_while_mprof_inject_works_waits_for_it_then_detaches(targets: Tar
             receiver.finish()
         run = load_profile([output]).runs[0]
         assert run.attached and run.final
+
+
+def test_a_helper_is_taken_only_from_a_copy_directory_no_other_user_can_change(tmp_path: Path) -> None:
+    """mprof-inject loads the helper beside a copy into itself and into the
+    process: from a directory of /tmp that another user made again after
+    mprof attach removed it, or that others may write, it takes its own."""
+    from mprof.attach import inject
+
+    directory = tmp_path / "mprof-attach-x"
+    directory.mkdir(mode=0o755)
+    (directory / "libmprof-inject.so").write_bytes(b"")
+    assert inject.own_directory(directory)
+    directory.chmod(0o777)
+    assert not inject.own_directory(directory)
+    directory.chmod(0o755)
+    os.chown(directory / "libmprof-inject.so", 65534, 65534)
+    assert not inject.own_directory(directory)
+    os.chown(directory / "libmprof-inject.so", os.geteuid(), os.getegid())
+    os.chown(directory, 65534, 65534)
+    assert not inject.own_directory(directory)
+    # Nor is a mark made through a link planted there.
+    os.chown(directory, os.geteuid(), os.getegid())
+    elsewhere = tmp_path / "elsewhere"
+    (directory / "detaching").symlink_to(elsewhere)
+    assert inject.mark_detaching(directory / "libmprof.so") is None
+    assert not elsewhere.exists()

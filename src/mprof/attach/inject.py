@@ -11,6 +11,7 @@ import contextlib
 import os
 import shutil
 import signal
+import stat
 import subprocess
 import tempfile
 import threading
@@ -78,7 +79,8 @@ def _call(pid: int, library: Path, function: str, argument: str, loaded: bool) -
     its own, so that the terminal's Ctrl-C reaches mprof alone."""
     helper = library.parent / HELPER
     command = [str(injector_path()), *(["--loaded"] if loaded else []),
-               *(["--helper", str(helper)] if helper.is_file() else []), str(pid), str(library), function, argument]
+               *(["--helper", str(helper)] if own_directory(library.parent) else []),
+               str(pid), str(library), function, argument]
     try:
         with _signals_deferred():
             done = subprocess.run(command, capture_output=True, text=True, timeout=_INJECT_TIMEOUT_S,
@@ -96,6 +98,31 @@ def _call(pid: int, library: Path, function: str, argument: str, loaded: bool) -
     if done.returncode < 0:
         raise MprofError(f"process {pid}: mprof-inject was ended by signal {-done.returncode}")
     raise MprofError(f"process {pid}: mprof-inject failed with status {done.returncode}")
+
+
+def own_directory(directory: Path) -> bool:
+    """Whether directory is a copy's that this user made and no other can
+    have changed since (its helper is loaded by mprof-inject, and a mark is
+    made in it): a directory of /tmp removed and made again by another user
+    is not."""
+    try:
+        made, helper = directory.lstat(), (directory / HELPER).lstat()
+    except OSError:
+        return False
+    return (stat.S_ISDIR(made.st_mode) and made.st_uid == os.geteuid() and not made.st_mode & 0o022
+            and stat.S_ISREG(helper.st_mode) and helper.st_uid == os.geteuid())
+
+
+def mark_detaching(copy: Path) -> Path | None:
+    """The mark that tells the mprof attach that waits on copy that mprof
+    detach, not an exec, ended it; None where it cannot be made.  Nothing
+    is written, and no link followed, whoever made the directory."""
+    mark = copy.parent / DETACHING
+    try:
+        os.close(os.open(mark, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644))
+    except OSError:
+        return None
+    return mark
 
 
 def monitor_of_run(pid: int) -> bool:

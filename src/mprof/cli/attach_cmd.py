@@ -22,8 +22,10 @@ if TYPE_CHECKING:
 
     from ..push.periodic import Image
 
-# How often the wait looks at the process and its file.
+# How often the wait looks at the process and its file, and at its memory
+# map (every so many looks).
 _POLL_S = 0.1
+_MAP_LOOKS = 10
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -91,6 +93,7 @@ class _Ending:
     def __init__(self, pid: int, copy: Path, output: Path, started_ns: int) -> None:
         self.pid, self.copy, self.output, self.started_ns = pid, copy, output, started_ns
         self.final_seen = False
+        self.looks = 0
 
     def said(self, asking: bool = False) -> str | None:
         """The line that says how it ended, None while it is attached; an
@@ -107,6 +110,11 @@ class _Ending:
             if final:
                 return f"mprof: process {pid} ended while attached; it wrote {output} as it ended"
             raise MprofError(f"process {pid} ended while attached, without writing {output} (killed outright)")
+        # An exec mprof does not route leaves no file: looked for in the
+        # memory map once a second (a large process's is long to read).
+        self.looks += 1
+        if not final and not asking and self.looks % _MAP_LOOKS:
+            return None
         try:
             loaded = self.copy in inject.mapped_libraries(pid)
         except MprofError:
@@ -201,14 +209,13 @@ def detach(args: argparse.Namespace) -> int:
     for copy in reversed(inject.attached_copies(args.pid)):
         # The mprof attach that waits on this copy learns that it was
         # detached, not ended by an exec.
-        mark = copy.parent / inject.DETACHING
-        with contextlib.suppress(OSError):
-            mark.touch()
+        mark = inject.mark_detaching(copy)
         if inject.detach(args.pid, copy):
             print(f"mprof: detached from process {args.pid}", file=sys.stderr)
             return 0
-        with contextlib.suppress(OSError):
-            mark.unlink()
+        if mark:
+            with contextlib.suppress(OSError):
+                mark.unlink()
     raise MprofError(f"process {args.pid}: mprof is not attached to it")
 
 
