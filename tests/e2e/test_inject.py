@@ -134,3 +134,36 @@ def test_a_library_not_loaded_is_refused_before_anything_is_called(receiver: Sig
     maps = Path(f"/proc/{receiver.pid}/maps").read_text()
     assert str(helper) not in maps and str(library) not in maps
     receiver.runs_as_before("refused")
+
+
+@pytest.mark.slow
+def test_a_vector_register_in_use_across_the_system_call_is_kept(targets: Targets, tmp_path: Path) -> None:
+    """The thread's floating-point and vector state comes back as it was,
+    from mprof-inject or, when it was killed, from the signal frame."""
+    library = probe(targets)
+    waiter = subprocess.Popen([targets.build("vector_waiter", "-mavx")], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert waiter.stdin is not None and waiter.stdout is not None
+        assert waiter.stdout.readline() == "ready\n"
+        for n in range(2 * ROUNDS):
+            directory = tmp_path / f"call-{n}"
+            directory.mkdir()
+            started = subprocess.Popen(injection(waiter.pid, HELPER, library, "probe_wait", directory,
+                                                 loaded=n > 0), stdout=subprocess.PIPE, text=True)
+            deadline = time.monotonic() + 60
+            while not (directory / "inside").exists():
+                assert started.poll() is None and time.monotonic() < deadline, f"call {n} never started"
+                time.sleep(0.001)
+            killed = n % 2 == 0
+            if killed:
+                started.kill()
+            (directory / "release").touch()
+            out = started.communicate(timeout=60)[0]
+            assert (started.returncode, out) == ((-signal.SIGKILL, "") if killed else (0, "7\n")), n
+            waiter.stdin.write("x")
+            waiter.stdin.flush()
+            assert waiter.stdout.readline() == "ymm ok\n", f"call {n}, mprof-inject {'killed' if killed else 'alive'}"
+    finally:
+        waiter.kill()
+        waiter.wait()
