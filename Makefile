@@ -29,7 +29,7 @@ MONITOR_OBJECTS := $(MONITOR_SOURCES:monitor/%.c=$(BUILD)/monitor/%.o)
 
 .PHONY: all demo replay-demo check test test-fast fuzz bench install clean setup setup-test venv mutate
 all: $(BUILD)/libmprof.so $(BUILD)/libmprof.a $(BUILD)/widgets $(BUILD)/mprof-resolve $(BUILD)/libmprof-reduce.so \
-	$(BUILD)/mprof-replay $(BUILD)/mprof-inject \
+	$(BUILD)/mprof-replay $(BUILD)/mprof-inject $(BUILD)/libmprof-inject.so \
 	$(BUILD)/.bytecode
 
 # ./mprof's modules compiled once, by the interpreter it runs (the venv's,
@@ -99,10 +99,17 @@ $(BUILD)/mprof-replay: $(wildcard replayer/*.c replayer/*.h) | $(BUILD)/.system-
 	@mkdir -p $(BUILD)
 	$(CC) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $(CFLAGS) -pthread -o $@ $(filter %.c,$^) -lzstd -ldl
 
-# Loads the monitor into a running process for mprof attach (inject/inject.c).
-$(BUILD)/mprof-inject: $(wildcard inject/*.c inject/*.h) | $(BUILD)/.system-packages
+# Loads the monitor into a running process for mprof attach (inject/inject.c),
+# through the helper library it loads there first (inject/helper.c).
+$(BUILD)/mprof-inject: $(filter-out inject/helper.c,$(wildcard inject/*.c)) $(wildcard inject/*.h) \
+		| $(BUILD)/.system-packages
 	@mkdir -p $(BUILD)
 	$(CC) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $(CFLAGS) -o $@ $(filter %.c,$^) -ldl
+
+$(BUILD)/libmprof-inject.so: inject/helper.c inject/request.h | $(BUILD)/.system-packages
+	@mkdir -p $(BUILD)
+	$(CC) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $(CFLAGS) -fPIC -fvisibility=hidden -shared \
+		-Wl,--no-undefined -o $@ $< -ldl
 
 # -O0 keeps the paper's four functions apart, as the figures show them.
 $(BUILD)/widgets: examples/widgets.c | $(BUILD)/.system-packages
@@ -213,6 +220,7 @@ install: all $(VENV)/.installed
 	install -m 755 $(BUILD)/libmprof-reduce.so $(DESTDIR)$(PREFIX)/lib/mprof/libmprof-reduce.so
 	install -m 755 $(BUILD)/mprof-replay $(DESTDIR)$(PREFIX)/lib/mprof/mprof-replay
 	install -m 755 $(BUILD)/mprof-inject $(DESTDIR)$(PREFIX)/lib/mprof/mprof-inject
+	install -m 755 $(BUILD)/libmprof-inject.so $(DESTDIR)$(PREFIX)/lib/mprof/libmprof-inject.so
 	for pc in mprof mprof-static; do \
 		sed -e 's|@PREFIX@|$(PREFIX)|g' $$pc.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/$$pc.pc; \
 	done

@@ -9,10 +9,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-/* The kernel's codes for a system call interrupted to be restarted. */
-#define ERESTARTSYS 512
-#define ERESTART_RESTARTBLOCK 516
-
 static bool safe_call(long number)
 {
     static const long waits[] = {
@@ -141,4 +137,18 @@ void ptrace_refusal(pid_t pid, int error, char *why, size_t why_size)
     }
     snprintf(why, why_size, "ptrace is not permitted here (a container without CAP_SYS_PTRACE, or a seccomp "
              "filter): run the container with --cap-add=SYS_PTRACE, or start the program under mprof run");
+}
+
+bool shadow_stack_enabled(pid_t pid)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+    FILE *status = fopen(path, "re");
+    if (!status)
+        return false;
+    bool enabled = false;
+    while (!enabled && fgets(line, sizeof line, status))
+        enabled = !strncmp(line, "x86_Thread_features:", 20) && strstr(line, "shstk");
+    fclose(status);
+    return enabled;
 }

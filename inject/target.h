@@ -1,6 +1,7 @@
-/* Where the dynamic loader's functions are in the process to be called
- * into: at the same offsets in its C library as in this program's, which
- * must be the same file. */
+/* Where things are in the process to be called into: the dynamic loader's
+ * dlopen and the C library's signal return trampoline at the same offsets
+ * in its C library as in this program's, which must be the same file; and
+ * whether a library is mapped there. */
 #ifndef MPROF_INJECT_TARGET_H
 #define MPROF_INJECT_TARGET_H
 
@@ -10,11 +11,21 @@
 #include <sys/types.h>
 
 struct loader {
-    uint64_t dlopen, dlsym, dlerror; /* in the process's address space */
+    /* In the process's address space. */
+    uint64_t dlopen;
+    /* The C library's sa_restorer (glibc's __restore_rt: the rt_sigreturn
+     * system call), and its code as this program maps it, to check the
+     * process's against. */
+    uint64_t restorer;
+    unsigned char restorer_code[16];
 };
 
 /* false, with why, when the process does not have this program's C
  * library mapped (a static program, another distribution's container). */
 bool find_loader(pid_t pid, struct loader *loader, char *why, size_t why_size);
+/* The start of the process's mapping of the file at offset 0; 0 when it
+ * has none.  A file that is gone is matched by the name the memory map
+ * gives it. */
+uint64_t library_mapped_at(pid_t pid, const char *path);
 
 #endif

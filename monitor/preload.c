@@ -2,7 +2,6 @@
  * makes sure the monitor is ready, calls the real function, records. */
 #include <dlfcn.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <malloc.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -10,6 +9,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "exec_arguments.h"
 #include "monitor.h"
 #include "real.h"
 #include "state.h"
@@ -314,24 +314,6 @@ EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attributes,
         next = (__typeof__(next))dlsym(RTLD_NEXT, "pthread_create");
     return next ? next(thread, attributes, start, argument) : EAGAIN;
 }
-
-/* glibc's execl family calls its internal execve directly, not through the
- * symbol above, so they are wrapped too; each gathers its arguments and
- * goes through the wrappers above. */
-#define COLLECT_ARGUMENTS(first, arguments, after)            \
-    size_t count_ = 1;                                        \
-    va_list pieces_;                                          \
-    va_start(pieces_, first);                                 \
-    while (va_arg(pieces_, const char *))                     \
-        count_++;                                             \
-    va_end(pieces_);                                          \
-    char *arguments[count_ + 1];                              \
-    arguments[0] = (char *)(first);                           \
-    va_start(pieces_, first);                                 \
-    for (size_t i_ = 1; i_ <= count_; i_++)                   \
-        arguments[i_] = va_arg(pieces_, char *);              \
-    after;                                                    \
-    va_end(pieces_)
 
 EXPORT int execl(const char *path, const char *argument, ...)
 {

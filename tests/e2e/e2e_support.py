@@ -9,8 +9,11 @@ import hashlib
 import os
 import re
 import shutil
+import signal
 import subprocess
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -154,3 +157,75 @@ def path_name(model: Model, path: PathRow) -> str:
     """'main > a > w': the functions of a whole path, outermost first, read
     from the database's node table."""
     return " > ".join(model.functions[function].name for function in model.path_functions(path.node))
+
+
+# rt_signals.c's line for its own state: SIGUSR1 blocked, its alternate
+# signal stack and its MXCSR as it set them.
+SIGNALS_OWN_STATE = "blocked 10 altstack ok mxcsr ok"
+
+
+@dataclass
+class SignalReceiver:
+    """tests/targets/rt_signals.c, which takes a POSIX timer's signals and
+    those rt_sender queues to it all along, as servers and daemons take
+    theirs; for the tests of mprof-inject and mprof attach."""
+
+    process: subprocess.Popen[str]
+    sender: subprocess.Popen[str]
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def ask(self, line: str) -> str:
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.process.stdin.write(line + "\n")
+        self.process.stdin.flush()
+        return self.process.stdout.readline().rstrip("\n")
+
+    def ticks(self) -> int:
+        said = self.ask("ticks")
+        assert said.startswith("ticks "), said
+        return int(said.split()[1])
+
+    def runs_as_before(self, context: str) -> None:
+        """Alive, traced by nobody, its thread back reading its input and
+        taking the timer's signals (none is left blocked)."""
+        assert self.process.poll() is None, f"{context}: the process died ({self.process.returncode})"
+        assert "TracerPid:\t0\n" in Path(f"/proc/{self.pid}/status").read_text(), context
+        before = self.ticks()
+        deadline = time.monotonic() + 60
+        while self.ticks() == before:
+            assert time.monotonic() < deadline, f"{context}: the timer's signals no longer come"
+
+    def finish(self) -> None:
+        """Every value the sender queued came in order with its code, every
+        timer signal with the timer's, and its own state is as it set it."""
+        self.sender.send_signal(signal.SIGTERM)
+        sent_line = self.sender.communicate(timeout=60)[0]
+        assert sent_line.startswith("sent "), sent_line
+        sent = int(sent_line.split()[1])
+        assert sent > 100, "the sender hardly sent anything: the test proved nothing"
+        expected = f"queued {sent} wrong 0 timer-wrong 0"
+        deadline = time.monotonic() + 60
+        while (said := self.ask("count")) != expected and time.monotonic() < deadline:
+            assert said.endswith(" wrong 0 timer-wrong 0"), said
+        assert said == expected
+        assert self.ask("state") == SIGNALS_OWN_STATE
+
+
+@contextmanager
+def signal_receiver(targets: Targets, env: dict[str, str] | None = None) -> Iterator[SignalReceiver]:
+    """rt_signals started, and rt_sender queuing to it; both killed after."""
+    process = subprocess.Popen([targets.build("rt_signals")], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               text=True, env=env)
+    sender = None
+    try:
+        assert process.stdout is not None and process.stdout.readline() == "ready\n"
+        sender = subprocess.Popen([targets.build("rt_sender"), str(process.pid)], stdout=subprocess.PIPE, text=True)
+        yield SignalReceiver(process, sender)
+    finally:
+        for started in (sender, process):
+            if started:
+                started.kill()
+                started.wait()

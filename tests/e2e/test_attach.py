@@ -2,12 +2,15 @@
 server written for the test (tests/targets/request_server.c), whose every
 allocation between two moments is known, and Debian's own python3 serving
 files with http.server; each answers correctly before, during and after,
-and what it did while attached is in the file, exactly."""
+and what it did while attached is in the file, exactly.  And what ends an
+attachment besides: an exec, which writes the file first, a second attach,
+refused, and Ctrl-C as mprof-inject works, which waits for it."""
 
 from __future__ import annotations
 
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -18,10 +21,11 @@ from pathlib import Path
 
 import pytest
 
-from e2e_support import MPROF, Targets, path_name
+from e2e_support import BUILD, LIBMPROF, MPROF, Targets, path_name, signal_receiver
 from mprof.cli.inputs import load_profile
 from mprof.report.model import Model
 
+INJECT, HELPER = BUILD / "mprof-inject", BUILD / "libmprof-inject.so"
 REPLY_SIZE, SESSION_SIZE, PLUGIN_BLOCK_SIZE = 256, 1000, 4000  # request_server.c's
 # http.server sends a file through shutil.copyfileobj, which reads it 64 KiB
 # at a time: a 128 KiB file takes two full reads and one at its end, each
@@ -73,10 +77,10 @@ def attach(pid: int, output: Path, *options: str) -> subprocess.Popen[str]:
 
 
 def ended(attached: subprocess.Popen[str]) -> str:
-    """What mprof attach said after it attached; it must end with status 0."""
-    assert attached.stderr is not None
-    said = attached.stderr.read()
-    assert attached.wait(timeout=60) == 0, said
+    """What mprof attach said after it attached; it must end with status 0
+    (within a bound that only a hang exceeds)."""
+    said = attached.communicate(timeout=120)[1]
+    assert attached.returncode == 0, said
     return said
 
 
@@ -253,3 +257,170 @@ def test_refusals_say_why_in_one_line(server: tuple[subprocess.Popen[str], int],
     assert under_run.returncode == 1
     assert under_run.stderr.startswith(f"mprof: process {pid}: runs under mprof already")
     assert under_run.stderr.count("\n") == 1
+
+
+class Asker:
+    """tests/targets/exec_on_request.c, a line at a time."""
+
+    def __init__(self, program: Path) -> None:
+        self.process = subprocess.Popen([program], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                                        env=_plain_env())
+
+    def ask(self, line: str) -> str:
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.process.stdin.write(line + "\n")
+        self.process.stdin.flush()
+        return self.process.stdout.readline().rstrip("\n")
+
+    def end(self) -> None:
+        self.process.kill()
+        self.process.wait()
+
+
+EXEC_BLOCK_SIZE = 3000  # exec_on_request.c's
+
+
+def mprof_libraries(pid: int) -> list[str]:
+    """The files of libmprof's copies and mprof-inject's helper that the
+    process maps."""
+    names = {line.split()[-1] for line in Path(f"/proc/{pid}/maps").read_text().splitlines()
+             if "libmprof" in line}
+    return sorted(names)
+
+
+@pytest.mark.slow
+def test_an_exec_while_attached_ends_the_attachment_with_the_file_written(targets: Targets, tmp_path: Path) -> None:
+    """Through each of the exec family a program calls: the file holds what
+    it allocated until then, mprof attach ends at once (not after
+    --duration), and nothing of mprof is loaded into the new program."""
+    program = targets.build("exec_on_request")
+    for how in ("execl", "execv", "execvp", "execve"):
+        asker = Asker(program)
+        pid = asker.process.pid
+        output = tmp_path / f"{how}.mprof"
+        try:
+            assert asker.ask("keep 1") == "kept 1"
+            attached = attach(pid, output, "--duration", "600")
+            assert asker.ask("keep 3") == "kept 4"
+            assert asker.ask(f"exec {how}") == "after"
+            assert ended(attached) == (f"mprof: process {pid} executed another program, which ended the "
+                                       f"attachment; it wrote {output}\n")
+            assert mprof_libraries(pid) == []
+            assert asker.ask("still there?") == "after"
+        finally:
+            asker.end()
+        model = load_profile([output])
+        assert model.runs[0].attached and model.runs[0].final
+        assert by_path(model, "main > keep_block") == (3, 0, 3 * EXEC_BLOCK_SIZE), how
+        assert (model.summary["allocs"], model.summary["frees"]) == (3, 0), how
+
+
+@pytest.mark.slow
+def test_an_exec_that_fails_ends_the_attachment_and_another_can_start(targets: Targets, tmp_path: Path) -> None:
+    asker = Asker(targets.build("exec_on_request"))
+    pid = asker.process.pid
+    first, second = tmp_path / "first.mprof", tmp_path / "second.mprof"
+    try:
+        attached = attach(pid, first)
+        assert asker.ask("keep 2") == "kept 2"
+        assert asker.ask("exec-fail") == "failed ENOENT"
+        assert ended(attached) == (f"mprof: process {pid} called exec, which failed and ended the attachment; "
+                                   f"it wrote {first}\n")
+        assert asker.ask("keep 1") == "kept 3"  # unprofiled now
+        attached = attach(pid, second)
+        assert asker.ask("keep 4") == "kept 7"
+        detached = subprocess.run([MPROF, "detach", str(pid)], capture_output=True, text=True, timeout=120)
+        assert (detached.returncode, detached.stderr) == (0, f"mprof: detached from process {pid}\n")
+        assert ended(attached) == f"mprof: detached from process {pid} (by mprof detach); it wrote {second}\n"
+    finally:
+        asker.end()
+    assert by_path(load_profile([first]), "main > keep_block") == (2, 0, 2 * EXEC_BLOCK_SIZE)
+    assert by_path(load_profile([second]), "main > keep_block") == (4, 0, 4 * EXEC_BLOCK_SIZE)
+
+
+@pytest.mark.slow
+def test_a_second_attach_is_refused_and_the_first_records_on(targets: Targets, tmp_path: Path) -> None:
+    asker = Asker(targets.build("exec_on_request"))
+    pid = asker.process.pid
+    first, again, direct = tmp_path / "first.mprof", tmp_path / "again.mprof", tmp_path / "direct.mprof"
+    try:
+        attached = attach(pid, first)
+        loaded = mprof_libraries(pid)
+        assert [Path(name).name for name in loaded] == ["libmprof-inject.so", "libmprof.so"]
+        assert asker.ask("keep 2") == "kept 2"
+        refused = subprocess.run([MPROF, "attach", str(pid), "-o", str(again)], capture_output=True, text=True,
+                                 timeout=120, env=_plain_env())
+        assert (refused.returncode, refused.stderr) == (
+            1, f"mprof: process {pid}: mprof is attached to it already; mprof detach {pid} ends that\n")
+        assert mprof_libraries(pid) == loaded  # asked, not loaded again
+        # Two at once (mprof attach's question passed for both): the monitor
+        # of a copy loaded meanwhile refuses too.
+        copy = tmp_path / "mprof-attach-direct" / "libmprof.so"
+        copy.parent.mkdir()
+        shutil.copyfile(LIBMPROF, copy)
+        shutil.copyfile(HELPER, copy.parent / HELPER.name)
+        claimed = subprocess.run([INJECT, "--helper", copy.parent / HELPER.name, str(pid), copy, "mprof_attach",
+                                  str(direct)], capture_output=True, text=True, timeout=120)
+        assert (claimed.returncode, claimed.stdout, claimed.stderr) == (0, "1\n", "")
+        assert asker.ask("keep 3") == "kept 5"
+        detached = subprocess.run([MPROF, "detach", str(pid)], capture_output=True, text=True, timeout=120)
+        assert (detached.returncode, detached.stderr) == (0, f"mprof: detached from process {pid}\n")
+        assert ended(attached) == f"mprof: detached from process {pid} (by mprof detach); it wrote {first}\n"
+    finally:
+        asker.end()
+    assert by_path(load_profile([first]), "main > keep_block") == (5, 0, 5 * EXEC_BLOCK_SIZE)
+    assert not again.exists() and not direct.exists()
+
+
+@pytest.mark.slow
+def test_ctrl_c_while_mprof_inject_works_waits_for_it_then_detaches(targets: Targets, tmp_path: Path) -> None:
+    """The terminal's Ctrl-C reaches mprof attach's whole process group;
+    here twice, the moment mprof-inject has seized a thread of a process
+    that takes a POSIX timer's signals and queued ones all along: the
+    attach ends, then the detach, and the process goes on with every
+    signal as it was sent."""
+    for n in range(20):
+        with signal_receiver(targets, env=_plain_env()) as receiver:
+            output = tmp_path / f"{n}.mprof"
+            attaching = subprocess.Popen([MPROF, "attach", str(receiver.pid), "-o", str(output)],
+                                         stderr=subprocess.PIPE, text=True, env=_plain_env(), start_new_session=True)
+            status = Path(f"/proc/{receiver.pid}/status")
+            deadline = time.monotonic() + 60
+            while "TracerPid:\t0\n" in status.read_text():
+                assert attaching.poll() is None and time.monotonic() < deadline, "mprof-inject never came"
+            os.killpg(attaching.pid, signal.SIGINT)
+            os.killpg(attaching.pid, signal.SIGINT)
+            said = attaching.communicate(timeout=120)[1]
+            assert (attaching.returncode, said) == (0, (
+                f"mprof: attached to process {receiver.pid}; Ctrl-C or mprof detach {receiver.pid} ends it\n"
+                f"mprof: detached from process {receiver.pid}; it wrote {output}\n")), n
+            receiver.runs_as_before(f"round {n}")
+            receiver.finish()
+        run = load_profile([output]).runs[0]
+        assert run.attached and run.final
+
+
+def test_a_helper_is_taken_only_from_a_copy_directory_no_other_user_can_change(tmp_path: Path) -> None:
+    """mprof-inject loads the helper beside a copy into itself and into the
+    process: from a directory of /tmp that another user made again after
+    mprof attach removed it, or that others may write, it takes its own."""
+    from mprof.attach import inject
+
+    directory = tmp_path / "mprof-attach-x"
+    directory.mkdir(mode=0o755)
+    (directory / "libmprof-inject.so").write_bytes(b"")
+    assert inject.own_directory(directory)
+    directory.chmod(0o777)
+    assert not inject.own_directory(directory)
+    directory.chmod(0o755)
+    os.chown(directory / "libmprof-inject.so", 65534, 65534)
+    assert not inject.own_directory(directory)
+    os.chown(directory / "libmprof-inject.so", os.geteuid(), os.getegid())
+    os.chown(directory, 65534, 65534)
+    assert not inject.own_directory(directory)
+    # Nor is a mark made through a link planted there.
+    os.chown(directory, os.geteuid(), os.getegid())
+    elsewhere = tmp_path / "elsewhere"
+    (directory / "detaching").symlink_to(elsewhere)
+    assert inject.mark_detaching(directory / "libmprof.so") is None
+    assert not elsewhere.exists()

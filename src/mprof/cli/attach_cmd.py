@@ -4,6 +4,7 @@ without mprof, from the attach to the detach."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import signal
 import sys
@@ -21,8 +22,10 @@ if TYPE_CHECKING:
 
     from ..push.periodic import Image
 
-# How often the wait looks at the process and its file.
+# How often the wait looks at the process and its file, and at its memory
+# map (every so many looks).
 _POLL_S = 0.1
+_MAP_LOOKS = 10
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -82,9 +85,62 @@ def _images(pid: int, output: Path, since_ns: int) -> Callable[[], list[Image]]:
     return images
 
 
+class _Ending:
+    """How an attachment ended without mprof attach ending it, seen from
+    outside the process: its file, its memory map and the marks in the
+    copy's directory."""
+
+    def __init__(self, pid: int, copy: Path, output: Path, started_ns: int) -> None:
+        self.pid, self.copy, self.output, self.started_ns = pid, copy, output, started_ns
+        self.final_seen = False
+        self.looks = 0
+
+    def said(self, asking: bool = False) -> str | None:
+        """The line that says how it ended, None while it is attached; an
+        MprofError when it ended without the file.  asking: the monitor may
+        be asked (an injection) whether it is still attached."""
+        from ..attach import inject
+        from ..live.watch import running
+
+        pid, output = self.pid, self.output
+        final = _final_written(output, self.started_ns)
+        if final and (self.copy.parent / inject.DETACHING).exists():
+            return f"mprof: detached from process {pid} (by mprof detach); it wrote {output}"
+        if not running(pid):
+            if final:
+                return f"mprof: process {pid} ended while attached; it wrote {output} as it ended"
+            raise MprofError(f"process {pid} ended while attached, without writing {output} (killed outright)")
+        # An exec mprof does not route leaves no file: looked for in the
+        # memory map once a second (a large process's is long to read).
+        self.looks += 1
+        if not final and not asking and self.looks % _MAP_LOOKS:
+            return None
+        try:
+            loaded = self.copy in inject.mapped_libraries(pid)
+        except MprofError:
+            return None  # it has just ended: the next look says so
+        if not loaded and final:
+            return f"mprof: process {pid} executed another program, which ended the attachment; it wrote {output}"
+        if not loaded:
+            raise MprofError(f"process {pid} executed another program while attached, without writing {output} "
+                             "(through a call mprof does not route: execveat, or the system call itself)")
+        # The file is final only at the end: an exit or an exec under way
+        # (seen at the next look), or an exec that failed, which ended the
+        # attachment too: the monitor says it is no longer attached.
+        seen_before, self.final_seen = self.final_seen, final
+        if not final or not (seen_before or asking):
+            return None
+        try:
+            attached = inject.attached_now(pid)
+        except MprofError:
+            return self.said() if asking else None
+        if attached:
+            return None
+        return f"mprof: process {pid} called exec, which failed and ended the attachment; it wrote {output}"
+
+
 def attach(args: argparse.Namespace) -> int:
     from ..attach import inject
-    from ..live.watch import running
     from .run import library_path
 
     pid = args.pid
@@ -99,11 +155,16 @@ def attach(args: argparse.Namespace) -> int:
     if output.is_dir():
         raise MprofError(f"{output}: is a directory")
     push = pushing.settings(args)
+    # From here a Ctrl-C waits for the attach under way, then ends it.
+    received = _stop_on_signals()
+    already = f"process {pid}: mprof is attached to it already; mprof detach {pid} ends that"
+    if inject.attached_now(pid):
+        raise MprofError(already)
     started_ns = time.time_ns()
     copy, result = inject.attach(pid, library_path(), output)
     if result == inject.ALREADY:
         inject.remove_copy(copy)
-        raise MprofError(f"process {pid}: mprof is attached to it already; mprof detach {pid} ends that")
+        raise MprofError(already)
     if result == inject.CANNOT_START:
         inject.remove_copy(copy)
         raise MprofError(f"process {pid}: the monitor could not start in it (a secure-execution program, or an "
@@ -115,25 +176,27 @@ def attach(args: argparse.Namespace) -> int:
               "(their tables could not be made writable): their allocations are not counted", file=sys.stderr)
     pusher = pushing.start(push, _images(pid, output, started_ns), signal.pthread_sigmask(signal.SIG_BLOCK, []))\
         if push else None
-    received = _stop_on_signals()
+    ending = _Ending(pid, copy, output, started_ns)
     deadline = time.monotonic() + args.duration if args.duration else None
     try:
         while not received and (deadline is None or time.monotonic() < deadline):
-            if not running(pid):
-                if _final_written(output, started_ns):
-                    print(f"mprof: process {pid} ended while attached; it wrote {output} as it ended",
-                          file=sys.stderr)
-                    return 0
-                raise MprofError(f"process {pid} ended while attached, without writing {output} "
-                                 "(killed outright)")
-            if _final_written(output, started_ns):
-                print(f"mprof: detached from process {pid} (by mprof detach); it wrote {output}", file=sys.stderr)
+            said = ending.said()
+            if said:
+                print(said, file=sys.stderr)
                 return 0
             time.sleep(_POLL_S)
-        if not inject.detach(pid, copy) or not _final_written(output, started_ns):
-            raise MprofError(f"process {pid}: the monitor was detached already, without writing {output}")
-        print(f"mprof: detached from process {pid}; it wrote {output}", file=sys.stderr)
-        return 0
+        try:
+            detached = inject.detach(pid, copy) and _final_written(output, started_ns)
+        except MprofError:
+            detached = False  # it ended or executed meanwhile: said below
+        if detached:
+            print(f"mprof: detached from process {pid}; it wrote {output}", file=sys.stderr)
+            return 0
+        said = ending.said(asking=True)
+        if said:
+            print(said, file=sys.stderr)
+            return 0
+        raise MprofError(f"process {pid}: the monitor was detached already, without writing {output}")
     finally:
         if pusher:
             pushing.finish(*pusher)
@@ -144,9 +207,15 @@ def detach(args: argparse.Namespace) -> int:
     from ..attach import inject
 
     for copy in reversed(inject.attached_copies(args.pid)):
+        # The mprof attach that waits on this copy learns that it was
+        # detached, not ended by an exec.
+        mark = inject.mark_detaching(copy)
         if inject.detach(args.pid, copy):
             print(f"mprof: detached from process {args.pid}", file=sys.stderr)
             return 0
+        if mark:
+            with contextlib.suppress(OSError):
+                mark.unlink()
     raise MprofError(f"process {args.pid}: mprof is not attached to it")
 
 

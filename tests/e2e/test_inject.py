@@ -1,0 +1,169 @@
+"""mprof-inject (inject/inject.c) in a program that takes real-time signals
+as servers and daemons do (tests/targets/rt_signals.c: a POSIX timer whose
+handler follows sival_ptr, sigqueue'd values that must come in order with
+their code), while rt_sender queues them all along: every signal that
+comes while its thread runs the calls arrives after them with its sender's
+siginfo, and whatever moment mprof-inject is killed or interrupted at, the
+thread goes back to what it was doing with its mask, alternate stack and
+floating-point control as they were."""
+
+from __future__ import annotations
+
+import shutil
+import signal
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from e2e_support import BUILD, SignalReceiver, Targets, signal_receiver
+
+INJECT = BUILD / "mprof-inject"
+HELPER = BUILD / "libmprof-inject.so"
+# A kill or a deferred signal at each of these is tried 20 times.
+ROUNDS = 20
+
+
+@pytest.fixture
+def receiver(targets: Targets) -> Iterator[SignalReceiver]:
+    with signal_receiver(targets) as started:
+        yield started
+
+
+def probe(targets: Targets) -> Path:
+    return targets.build("libinject_probe.so", source="inject_probe.c", shared=True)
+
+
+def injection(pid: int, helper: Path, *call: str | Path, loaded: bool = False) -> list[str]:
+    return [str(INJECT), *(["--loaded"] if loaded else []), "--helper", str(helper), str(pid), *map(str, call)]
+
+
+def fresh_helper(directory: Path, n: int) -> Path:
+    """A copy of the helper the process has not loaded: each injection then
+    has it load one, the step at which most can go wrong."""
+    copy = directory / f"helper-{n}.so"
+    shutil.copyfile(HELPER, copy)
+    return copy
+
+
+@pytest.mark.slow
+def test_signals_that_come_during_the_calls_arrive_after_them_with_their_siginfo(
+        receiver: SignalReceiver, targets: Targets, tmp_path: Path) -> None:
+    library = probe(targets)
+    for n in range(ROUNDS):
+        done = subprocess.run(injection(receiver.pid, fresh_helper(tmp_path, n), library, "probe_twice", str(n),
+                                        loaded=n > 0), capture_output=True, text=True, timeout=120)
+        assert (done.returncode, done.stdout, done.stderr) == (0, f"{2 * n + 1}\n", ""), n
+        receiver.runs_as_before(f"injection {n}")
+    receiver.finish()
+
+
+@pytest.mark.slow
+def test_mprof_inject_killed_at_any_of_its_steps_leaves_the_thread_as_it_was(
+        receiver: SignalReceiver, targets: Targets, tmp_path: Path) -> None:
+    """kill_at_syscall kills mprof-inject before each of the system calls
+    it makes from its first ptrace on, in turn: seizing, stopping, laying
+    out the frame, setting the registers and the mask, each of the calls'
+    own system calls, the return, putting the thread back."""
+    library, killer = probe(targets), targets.build("kill_at_syscall")
+    whole = subprocess.run([killer, "1000000", *injection(receiver.pid, fresh_helper(tmp_path, 0), library,
+                                                            "probe_twice", "5")],
+                           capture_output=True, text=True, timeout=120)
+    last = whole.stdout.splitlines()[-1:]
+    assert whole.stdout == "11\n" + "".join(last) + "\n" and last[0].startswith("finished after "), whole.stdout
+    steps = int(last[0].split()[2])
+    assert steps > 40, "fewer steps than seizing, stopping, two calls and the return take"
+    for step in range(1, steps + 1):
+        killed = subprocess.run([killer, str(step), *injection(receiver.pid, fresh_helper(tmp_path, step), library,
+                                                                 "probe_twice", "5")],
+                                capture_output=True, text=True, timeout=120)
+        # Killed after it printed the call's result, at the steps after the
+        # thread was let go.
+        assert killed.stdout in ("killed\n", "11\nkilled\n"), (step, killed.stdout, killed.stderr)
+        receiver.runs_as_before(f"killed before its system call {step}")
+    receiver.finish()
+
+
+@pytest.mark.slow
+def test_killed_or_interrupted_while_the_thread_runs_the_call(
+        receiver: SignalReceiver, targets: Targets, tmp_path: Path) -> None:
+    """SIGKILL ends mprof-inject at once and the thread returns by itself
+    when the call ends; SIGINT, SIGTERM and SIGHUP wait until the thread is
+    back, then end mprof-inject once it has said what the call returned."""
+    library = probe(targets)
+    endings = [signal.SIGKILL] * ROUNDS + [signal.SIGINT, signal.SIGTERM, signal.SIGHUP] * (ROUNDS // 3 + 1)
+    for n, ending in enumerate(endings):
+        directory = tmp_path / f"call-{n}"
+        directory.mkdir()
+        started = subprocess.Popen(injection(receiver.pid, HELPER, library, "probe_wait", directory, loaded=n > 0),
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        began = time.monotonic()
+        deadline = began + 60
+        while not (directory / "inside").exists():
+            assert started.poll() is None, started.communicate()
+            now = time.monotonic()
+            assert now < deadline, f"call {n} never started: {began} {now} {deadline}"
+            time.sleep(0.001)
+        started.send_signal(ending)
+        if ending != signal.SIGKILL:
+            # It waits for the call, which waits for the release.
+            assert started.poll() is None
+        (directory / "release").touch()
+        out, err = started.communicate(timeout=60)
+        if ending == signal.SIGKILL:
+            assert started.returncode == -signal.SIGKILL
+        else:
+            assert (started.returncode, out, err) == (-ending, "7\n", ""), ending
+        receiver.runs_as_before(f"{signal.Signals(ending).name} in call {n}")
+    receiver.finish()
+
+
+def test_a_library_not_loaded_is_refused_before_anything_is_called(receiver: SignalReceiver, targets: Targets,
+                                                                    tmp_path: Path) -> None:
+    """--loaded looks in the process's memory map with its thread stopped:
+    the helper is not even loaded (as after an exec, the new program is
+    left alone)."""
+    helper = fresh_helper(tmp_path, 0)
+    library = probe(targets)
+    done = subprocess.run(injection(receiver.pid, helper, library, "probe_twice", "1", loaded=True),
+                          capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stdout, done.stderr) == (
+        3, "", f"process {receiver.pid}: cannot load {library}: not loaded\n")
+    maps = Path(f"/proc/{receiver.pid}/maps").read_text()
+    assert str(helper) not in maps and str(library) not in maps
+    receiver.runs_as_before("refused")
+
+
+@pytest.mark.slow
+def test_a_vector_register_in_use_across_the_system_call_is_kept(targets: Targets, tmp_path: Path) -> None:
+    """The thread's floating-point and vector state comes back as it was,
+    from mprof-inject or, when it was killed, from the signal frame."""
+    library = probe(targets)
+    waiter = subprocess.Popen([targets.build("vector_waiter", "-mavx")], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert waiter.stdin is not None and waiter.stdout is not None
+        assert waiter.stdout.readline() == "ready\n"
+        for n in range(2 * ROUNDS):
+            directory = tmp_path / f"call-{n}"
+            directory.mkdir()
+            started = subprocess.Popen(injection(waiter.pid, HELPER, library, "probe_wait", directory,
+                                                 loaded=n > 0), stdout=subprocess.PIPE, text=True)
+            deadline = time.monotonic() + 60
+            while not (directory / "inside").exists():
+                assert started.poll() is None and time.monotonic() < deadline, f"call {n} never started"
+                time.sleep(0.001)
+            killed = n % 2 == 0
+            if killed:
+                started.kill()
+            (directory / "release").touch()
+            out = started.communicate(timeout=60)[0]
+            assert (started.returncode, out) == ((-signal.SIGKILL, "") if killed else (0, "7\n")), n
+            waiter.stdin.write("x")
+            waiter.stdin.flush()
+            assert waiter.stdout.readline() == "ymm ok\n", f"call {n}, mprof-inject {'killed' if killed else 'alive'}"
+    finally:
+        waiter.kill()
+        waiter.wait()
