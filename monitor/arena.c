@@ -315,9 +315,18 @@ void *region_grow(void *region, size_t old_size, size_t new_size)
     uintptr_t moved = take_locked(new_size);
     if (!moved)
         return NULL;
+    /* mremap moves one mapping only: a region grown in place before is two
+     * or more (the kernel merges neighbours only where it can), so its
+     * memory is copied instead. */
     if (system_mremap(region, old_size, new_size, MREMAP_MAYMOVE | MREMAP_FIXED, (void *)moved) == MAP_FAILED) {
-        give_locked(moved, new_size);
-        return NULL;
+        if (!commit(moved, new_size, PROT_READ | PROT_WRITE, -1, 0)) {
+            give_locked(moved, new_size);
+            return NULL;
+        }
+        memcpy((void *)moved, region, old_size);
+        release(start, old_size);
+        atomic_fetch_add_explicit(&mapped_bytes, new_size - old_size, memory_order_relaxed);
+        return (void *)moved;
     }
     /* The old range is a hole now: covered again unless someone else
      * mapped into it meanwhile, in which case it is theirs. */

@@ -231,6 +231,12 @@ void live_merge_logs(bool bounded)
     spin_unlock(&ledger->lock);
 }
 
+void live_merge_logs_held(void)
+{
+    if (live_logging())
+        merge(&live_ledger);
+}
+
 void live_now(uint64_t *bytes, uint64_t *blocks)
 {
     struct live_ledger *ledger = &live_ledger;

@@ -153,6 +153,9 @@ bool live_change_settled(struct thread_state *state, int64_t bytes, int64_t bloc
  * made so far.  bounded (a signal handler's writer): gives up, merging
  * nothing, rather than wait on a lock its own thread may hold. */
 void live_merge_logs(bool bounded);
+/* The same with the ledger's lock, the registry's and every state's held
+ * (thread_states_lock_all_within). */
+void live_merge_logs_held(void);
 
 /* The live figures of about now, every thread's unsettled change added:
  * for the points over time. */

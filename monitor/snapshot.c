@@ -99,7 +99,7 @@ struct gathered {
     uint64_t bin_temporaries[MPROF_BIN_COUNT];
     int64_t bin_peak_blocks[MPROF_BIN_COUNT], bin_peak_bytes[MPROF_BIN_COUNT];
     uint64_t large_bytes, large_freed;
-    uint64_t highest; /* the most live bytes, read once before gathering */
+    uint64_t highest, highest_blocks; /* the most live bytes and blocks, read with the figures (read_highs) */
     uint64_t peak_tsc, peak_index; /* of the thread that set that peak */
     struct path_total *paths; /* by id - first_path */
     uint32_t path_capacity;
@@ -138,6 +138,12 @@ static struct path_total *path_slot(struct gathered *all, uint32_t id)
         all->path_capacity = capacity;
     }
     return &all->paths[index];
+}
+
+static void read_highs(struct gathered *all)
+{
+    all->highest = (uint64_t)__atomic_load_n(&live_ledger.highest_bytes, __ATOMIC_ACQUIRE);
+    all->highest_blocks = (uint64_t)__atomic_load_n(&live_ledger.highest_blocks, __ATOMIC_RELAXED);
 }
 
 static void gather_thread(struct thread_state *state, void *context)
@@ -419,7 +425,7 @@ static void emit_summary(const struct gathered *all)
 {
     uint64_t values[MPROF_SUM_FIELD_COUNT];
     memcpy(values, all->counters, sizeof values);
-    values[MPROF_SUM_MAX_LIVE_OBJECTS] = (uint64_t)__atomic_load_n(&live_ledger.highest_blocks, __ATOMIC_RELAXED);
+    values[MPROF_SUM_MAX_LIVE_OBJECTS] = all->highest_blocks;
     values[MPROF_SUM_MAX_LIVE_BYTES] = all->highest;
     values[MPROF_SUM_PEAK_NS] = peak_ns(all->peak_tsc);
     values[MPROF_SUM_PEAK_ALLOCS] = all->peak_index;
@@ -633,16 +639,28 @@ bool snapshot_write(const struct snapshot_request *request)
     }
     memset(all, 0, sizeof(*all));
     all->first_path = paths_first_own_path();
-    /* The changes waiting in the threads' logs are in the highs, and in
-     * the records' figures at them, before they are read. */
-    live_merge_logs(bounded_write);
-    all->highest = (uint64_t)__atomic_load_n(&live_ledger.highest_bytes, __ATOMIC_ACQUIRE);
     /* The totals' pages are made and touched before any thread's lock is
-     * taken: a thread waits on its lock only while its figures are read. */
+     * taken: a thread waits on its lock only while the figures are read. */
     uint32_t path_count = paths_count();
     if (path_count > all->first_path && path_slot(all, path_count - 1))
         memset(all->paths, 0, all->path_capacity * sizeof(struct path_total));
-    thread_states_each(gather_thread, all, bounded_write);
+    /* The figures of one moment: every thread's and the highs, read with
+     * every lock held, as the threads go on while a thread of the monitor's
+     * writes (a checkpoint the moment a burst reached 58 MiB said the high
+     * was 11).  The changes waiting in the threads' logs are in the highs,
+     * and in the records' figures at them, before they are read.  A signal
+     * handler that finds a lock held (its interrupted thread's) reads each
+     * thread's figures as it can get them. */
+    if (thread_states_lock_all_within(bounded_write)) {
+        live_merge_logs_held();
+        read_highs(all);
+        thread_states_each_held(gather_thread, all);
+        thread_states_unlock_all();
+    } else {
+        live_merge_logs(bounded_write);
+        read_highs(all);
+        thread_states_each(gather_thread, all, bounded_write);
+    }
     if (!all->out_of_memory)
         gather_nodes(all, bounded_write);
     if (!all->out_of_memory)

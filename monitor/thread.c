@@ -124,8 +124,23 @@ void thread_states_unlock_each(void)
 
 void thread_states_lock_all(void)
 {
-    spin_lock(&live_ledger.lock);
-    thread_states_lock_each();
+    thread_states_lock_all_within(false);
+}
+
+bool thread_states_lock_all_within(bool bounded)
+{
+    if (!spin_lock_within(&live_ledger.lock, bounded))
+        return false;
+    if (thread_states_lock_each_within(bounded))
+        return true;
+    spin_unlock(&live_ledger.lock);
+    return false;
+}
+
+void thread_states_each_held(void (*visit)(struct thread_state *, void *), void *context)
+{
+    for (struct thread_state *state = states; state; state = state->next)
+        visit(state, context);
 }
 
 void thread_states_unlock_all(void)

@@ -156,9 +156,13 @@ bool thread_states_lock_each_within(bool bounded);
 void thread_states_lock_each(void);
 void thread_states_unlock_each(void);
 /* Every state's lock, and the list's and the live ledger's before them:
- * for fork(2), and for retagging. */
+ * for fork(2), for retagging, and for a data file whose figures are all of
+ * one moment.  bounded: as thread_states_lock_each_within. */
 void thread_states_lock_all(void);
+bool thread_states_lock_all_within(bool bounded);
 void thread_states_unlock_all(void);
+/* Visits every state, their locks held (thread_states_lock_all). */
+void thread_states_each_held(void (*visit)(struct thread_state *, void *), void *context);
 /* Makes a locked state forget what its caches knew of the old addresses
  * (see paths_retag). */
 void thread_state_retag(struct thread_state *state);
