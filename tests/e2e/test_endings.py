@@ -99,6 +99,15 @@ def test_core_dumps_as_without_the_monitor(targets: Targets, tmp_path: Path, how
                                                                         else signal.SIGABRT)
 
 
+def wait_for_checkpoint(output: Path, holds: Callable[[DataFile], bool], what: str) -> None:
+    """Until the file at output, a checkpoint rewritten as the program runs,
+    holds what holds() looks for."""
+    deadline = time.monotonic() + 60
+    while not (output.exists() and holds(datafile.read(output))):
+        assert time.monotonic() < deadline, f"no checkpoint holds {what}"
+        time.sleep(0.05)
+
+
 def _killed_at_peak(program: Path, output: Path, mebibytes: int, holds: Callable[[DataFile], bool] | None = None,
                     **settings: str) -> None:
     """Kills `endings peak MEBIBYTES` once it has printed "peak" and, with
@@ -110,10 +119,8 @@ def _killed_at_peak(program: Path, output: Path, mebibytes: int, holds: Callable
                                stdout=subprocess.PIPE, text=True)
     try:
         assert process.stdout is not None and process.stdout.readline() == "peak\n"
-        deadline = time.monotonic() + 60
-        while holds is not None and not (output.exists() and holds(datafile.read(output))):
-            assert time.monotonic() < deadline, "no checkpoint holds the peak"
-            time.sleep(0.05)
+        if holds is not None:
+            wait_for_checkpoint(output, holds, "the peak")
         process.kill()
         assert process.wait(timeout=30) == -signal.SIGKILL
     finally:
@@ -224,10 +231,7 @@ def test_sigkill_after_a_burst_leaves_a_checkpoint_near_its_peak(targets: Target
                                stdout=subprocess.PIPE, text=True)
     try:
         assert process.stdout is not None and process.stdout.readline() == "held\n"
-        deadline = time.monotonic() + 60
-        while not (output.exists() and burst_sites(datafile.read(output))):
-            assert time.monotonic() < deadline, "no checkpoint holds the burst"
-            time.sleep(0.05)
+        wait_for_checkpoint(output, lambda data: bool(burst_sites(data)), "the burst")
         process.kill()
         assert process.wait(timeout=30) == -signal.SIGKILL
     finally:
@@ -251,10 +255,7 @@ def test_the_checkpoints_thread_allocates_and_frees_nothing_of_the_programs(targ
                                text=True)
     try:
         assert process.stdout is not None and process.stdout.readline() == "held\n"
-        deadline = time.monotonic() + 60
-        while not (output.exists() and datafile.read(output).summary.max_live_bytes >= 52 * MIB):
-            assert time.monotonic() < deadline, "no checkpoint holds the burst"
-            time.sleep(0.05)
+        wait_for_checkpoint(output, lambda data: data.summary.max_live_bytes >= 52 * MIB, "the burst")
         process.terminate()
         assert process.wait(timeout=30) == -signal.SIGTERM
     finally:
