@@ -215,10 +215,11 @@ class SignalReceiver:
 
 
 @contextmanager
-def signal_receiver(targets: Targets, env: dict[str, str] | None = None) -> Iterator[SignalReceiver]:
+def signal_receiver(targets: Targets, env: dict[str, str] | None = None,
+                    pass_fds: tuple[int, ...] = ()) -> Iterator[SignalReceiver]:
     """rt_signals started, and rt_sender queuing to it; both killed after."""
     process = subprocess.Popen([targets.build("rt_signals")], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                               text=True, env=env)
+                               text=True, env=env, pass_fds=pass_fds)
     sender = None
     try:
         assert process.stdout is not None and process.stdout.readline() == "ready\n"

@@ -375,27 +375,38 @@ def test_a_second_attach_is_refused_and_the_first_records_on(targets: Targets, t
 @pytest.mark.slow
 def test_ctrl_c_while_mprof_inject_works_waits_for_it_then_detaches(targets: Targets, tmp_path: Path) -> None:
     """The terminal's Ctrl-C reaches mprof attach's whole process group;
-    here twice, the moment mprof-inject has seized a thread of a process
-    that takes a POSIX timer's signals and queued ones all along: the
-    attach ends, then the detach, and the process goes on with every
-    signal as it was sent."""
-    for n in range(20):
-        with signal_receiver(targets, env=_plain_env()) as receiver:
-            output = tmp_path / f"{n}.mprof"
-            attaching = subprocess.Popen([MPROF, "attach", str(receiver.pid), "-o", str(output)],
-                                         stderr=subprocess.PIPE, text=True, env=_plain_env(), start_new_session=True)
-            status = Path(f"/proc/{receiver.pid}/status")
-            deadline = time.monotonic() + 60
-            while "TracerPid:\t0\n" in status.read_text():
-                assert attaching.poll() is None and time.monotonic() < deadline, "mprof-inject never came"
-            os.killpg(attaching.pid, signal.SIGINT)
-            os.killpg(attaching.pid, signal.SIGINT)
-            said = attaching.communicate(timeout=120)[1]
-            assert (attaching.returncode, said) == (0, (
-                f"mprof: attached to process {receiver.pid}; Ctrl-C or mprof detach {receiver.pid} ends it\n"
-                f"mprof: detached from process {receiver.pid}; it wrote {output}\n")), n
-            receiver.runs_as_before(f"round {n}")
-            receiver.finish()
+    here twice while mprof-inject has a thread of the process in its call
+    (the library it loads waits for the loader's lock, which the process
+    holds until the Ctrl-Cs were sent), in a process that takes a POSIX
+    timer's signals and queued ones all along: the attach ends, then the
+    detach, and the process goes on with every signal as it was sent."""
+    for n in range(3):
+        release, released = os.pipe()
+        try:
+            with signal_receiver(targets, env=_plain_env(), pass_fds=(release,)) as receiver:
+                os.close(release)
+                assert receiver.ask(f"hold {release}") == "holding"
+                output = tmp_path / f"{n}.mprof"
+                attaching = subprocess.Popen([MPROF, "attach", str(receiver.pid), "-o", str(output)],
+                                             stderr=subprocess.PIPE, text=True, env=_plain_env(),
+                                             start_new_session=True)
+                status = Path(f"/proc/{receiver.pid}/status")
+                deadline = time.monotonic() + 60
+                while "TracerPid:\t0\n" in status.read_text():
+                    assert attaching.poll() is None and time.monotonic() < deadline, "mprof-inject never came"
+                os.killpg(attaching.pid, signal.SIGINT)
+                os.killpg(attaching.pid, signal.SIGINT)
+                assert not any(Path(name).name == "libmprof.so" for name in mprof_libraries(receiver.pid)), \
+                    "the library was loaded before the Ctrl-Cs: they did not come while mprof-inject worked"
+                os.write(released, b"x")
+                said = attaching.communicate(timeout=120)[1]
+                assert (attaching.returncode, said) == (0, (
+                    f"mprof: attached to process {receiver.pid}; Ctrl-C or mprof detach {receiver.pid} ends it\n"
+                    f"mprof: detached from process {receiver.pid}; it wrote {output}\n")), n
+                receiver.runs_as_before(f"round {n}")
+                receiver.finish()
+        finally:
+            os.close(released)
         run = load_profile([output]).runs[0]
         assert run.attached and run.final
 

@@ -13,12 +13,24 @@
  *            without the timer's code;
  *   "ticks"  answers "ticks K", the timer's signals so far;
  *   "state"  answers "blocked 10 altstack ok mxcsr ok" while its mask,
- *            alternate stack and MXCSR are as it set them. */
+ *            alternate stack and MXCSR are as it set them;
+ *   "hold F" answers "holding" once a thread of its own, every signal
+ *            blocked, holds the dynamic loader's lock (inside
+ *            dl_iterate_phdr) until a byte comes on descriptor F:
+ *            a library mprof-inject loads meanwhile waits for it, so a
+ *            test's signals surely come while mprof-inject works. */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <link.h>
+#include <pthread.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <xmmintrin.h>
 
 struct ticker {
@@ -66,6 +78,59 @@ static const char *state(void)
     return text;
 }
 
+struct hold {
+    sem_t holding;
+    int release;
+};
+
+static int hold_until_released(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)info, (void)size;
+    struct hold *hold = data;
+    sem_post(&hold->holding);
+    /* It must not wait in read, where mprof-inject would take it for its
+     * calls and be let into the lock it holds: it looks at the pipe between
+     * waits on a futex, which mprof-inject leaves alone. */
+    sem_t never;
+    sem_init(&never, 0, 0);
+    char byte;
+    while (read(hold->release, &byte, 1) != 1) {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_nsec += 1000000;
+        if (until.tv_nsec >= 1000000000)
+            until.tv_sec++, until.tv_nsec -= 1000000000;
+        sem_timedwait(&never, &until);
+    }
+    return 1;
+}
+
+static void *holder(void *data)
+{
+    dl_iterate_phdr(hold_until_released, data);
+    return NULL;
+}
+
+static const char *hold_loader(int release)
+{
+    static struct hold hold;
+    hold.release = release;
+    if (fcntl(release, F_SETFL, O_NONBLOCK) != 0)
+        return "failed";
+    sigset_t every, own;
+    sigfillset(&every);
+    pthread_t thread;
+    if (sem_init(&hold.holding, 0, 0) != 0 || pthread_sigmask(SIG_SETMASK, &every, &own) != 0)
+        return "failed";
+    int made = pthread_create(&thread, NULL, holder, &hold);
+    pthread_sigmask(SIG_SETMASK, &own, NULL);
+    if (made != 0 || pthread_detach(thread) != 0)
+        return "failed";
+    while (sem_wait(&hold.holding) != 0)
+        ;
+    return "holding";
+}
+
 int main(void)
 {
     _mm_setcsr(own_mxcsr);
@@ -96,6 +161,8 @@ int main(void)
             printf("ticks %d\n", (int)ticker.ticks);
         else if (!strcmp(line, "state\n"))
             printf("%s\n", state());
+        else if (!strncmp(line, "hold ", 5))
+            printf("%s\n", hold_loader(atoi(line + 5)));
         else
             printf("?\n");
         fflush(stdout);
