@@ -9,6 +9,7 @@ floating-point control as they were."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import signal
 import subprocess
@@ -80,8 +81,11 @@ def test_mprof_inject_killed_at_any_of_its_steps_leaves_the_thread_as_it_was(
                                                                  "probe_twice", "5")],
                                 capture_output=True, text=True, timeout=120)
         # Killed after it printed the call's result, at the steps after the
-        # thread was let go.
-        assert killed.stdout in ("killed\n", "11\nkilled\n"), (step, killed.stdout, killed.stderr)
+        # thread was let go.  The signals that come meanwhile vary the count
+        # of system calls: a run may finish before the last steps.
+        finished = re.fullmatch(r"11\nfinished after (\d+)\n", killed.stdout)
+        assert killed.stdout in ("killed\n", "11\nkilled\n") or (finished and int(finished[1]) < step), \
+            (step, killed.stdout, killed.stderr)
         receiver.runs_as_before(f"killed before its system call {step}")
     receiver.finish()
 
