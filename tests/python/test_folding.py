@@ -26,9 +26,12 @@ def model_of(functions: dict[int, tuple[str, str]], program: str = PROGRAM) -> M
     """Functions by id: (whole name, module); program, the executable's path."""
     rows = {id: FunctionRow(id, name, module, "", 0, None, 0, (0,) * 4, (0,) * 4, 0, 0, 0, 0, name)
             for id, (name, module) in functions.items()}
+    # Run by a name other than its path, as through a link in a bin directory:
+    # the executable's module is the path.
+    command_line = f"{program.rsplit('/', 1)[-1]} --serve"
     # Names as the reports show them: short C++ names.
-    return for_display(Model([RunInfo(1, 0, program, program, 1, True, True, False, 0, False, 5)], {}, rows, [], {},
-                             [], []))
+    return for_display(Model([RunInfo(1, 0, program, command_line, 1, True, True, False, 0, False, 5)], {}, rows, [],
+                             {}, [], []))
 
 
 def frames(model: Model, *ids: int) -> list[Frame]:
