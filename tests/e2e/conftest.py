@@ -51,15 +51,20 @@ def profile(tmp_path: Path) -> Callable[..., Run]:
 
 
 @pytest.fixture(scope="session")
-def cache_server_run(shared: Shared) -> Path:
-    """The data file of tests/targets/cache_server.cc, built at -O2 as a
-    release is, run under mprof run: the C++ case of the first screen and
-    of the page, made once for the run."""
-    program = shared.made("cache_server-O2/cache_server", lambda output: subprocess.run(
+def cache_server_program(shared: Shared) -> Path:
+    """tests/targets/cache_server.cc built at -O2 as a release is."""
+    return shared.made("cache_server-O2/cache_server", lambda output: subprocess.run(
         ["g++", "-O2", "-g", "-o", output, TARGETS / "cache_server.cc"], check=True))
 
+
+@pytest.fixture(scope="session")
+def cache_server_run(shared: Shared, cache_server_program: Path) -> Path:
+    """The data file of cache_server at -O2 run under mprof run: the C++
+    case of the first screen and of the page, made once for the run."""
+
     def run(output: Path) -> None:
-        assert mprof("run", "--quiet", "-o", output, program).stdout == "cache 2000 entries, total 12138000\n"
+        completed = mprof("run", "--quiet", "-o", output, cache_server_program)
+        assert completed.stdout == "cache 2000 entries, total 12138000\n"
 
     return shared.made("cache_server-O2/cache_server.mprof", run)
 

@@ -19,6 +19,7 @@ import pytest
 
 from e2e_support import MPROF, Targets, monitor_env, path_name
 from mprof.cli.inputs import load_profile
+from mprof.live.view import compact
 from mprof.reducer import datafile
 
 KEPT_PER_STEP, KEPT_SIZE, CHURNED_PER_STEP = 8, 512, 200  # grower.c's
@@ -202,6 +203,56 @@ def test_top_shows_a_growing_path_within_a_refresh_sorts_by_key_and_leaves_the_p
     steps = len(log_steps(log))
     assert out == f"grew {steps} steps\n"
     exact_counts(output, steps)
+
+
+# The process's figures on the screen's second and third lines.
+HEADER_LIVE = re.compile(r"^live ([\d,]+) bytes in ")
+HEADER_GROWTH = re.compile(r"   growth ([-+]?[\d,]+) bytes since the view began$")
+
+
+@pytest.mark.slow
+def test_top_counts_growth_from_the_first_sample_over_many(
+        targets: Targets, tmp_path: Path, terminals: Callable[[str], Terminal]) -> None:
+    """Growth is since the view began, however many samples since: on
+    every screen of four or more, the process's live bytes less its growth
+    are the same bytes (the first sample's), and the growing path's growth
+    is its live bytes less one amount, a number of grower's 512-byte
+    blocks.  Counted from the sample before, or from each, they would
+    change from screen to screen as grower grows."""
+    grower = targets.build("grower")
+    log, stop = tmp_path / "grower.log", tmp_path / "stop"
+    program = subprocess.Popen([grower, log, stop], env=monitor_env(tmp_path / "grower.mprof"),
+                               stdout=subprocess.PIPE, text=True)
+    try:
+        wait_for_steps(log, 3)
+        terminal = terminals(f"{shlex.quote(str(MPROF))} top --interval 0.5 {program.pid}")
+        screens: dict[int, tuple[int, int, str]] = {}  # by the path's live bytes: process's live, growth, path's
+        last: list[str] = []
+        deadline = time.monotonic() + 60
+        while len(screens) < 4:
+            assert time.monotonic() < deadline, "fewer than four samples shown:\n" + "\n".join(last)
+            screen = terminal.screen()
+            # A screen read twice alike: not one caught while it is redrawn.
+            if screen == last and len(screen) > 2 and (live := HEADER_LIVE.match(screen[1])) and (
+                    growth := HEADER_GROWTH.search(screen[2])) and GROWN in (found := {
+                        path: (live, shown) for live, _, _, _, shown, path in rows(screen)}):
+                path_live, path_growth = found[GROWN]
+                screens[path_live] = (int(live[1].replace(",", "")), int(growth[1].replace(",", "")), path_growth)
+            last = screen
+            time.sleep(0.05)
+        assert len({live - growth for live, growth, _ in screens.values()}) == 1, screens
+        smallest = min(screens)
+        assert smallest % KEPT_SIZE == 0  # grower keeps nothing else there
+        first = [start for start in range(0, smallest + 1, KEPT_SIZE)
+                 if all(compact(live - start, binary=True, sign=True) == shown
+                        for live, (_, _, shown) in screens.items())]
+        assert first, screens
+        stop.touch()
+        assert program.wait(timeout=30) == 3
+    finally:
+        if program.poll() is None:
+            program.kill()
+            program.wait()
 
 
 @pytest.mark.slow

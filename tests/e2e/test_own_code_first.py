@@ -8,14 +8,17 @@ responsible; the figures are the programs' known allocations."""
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
 
 from e2e_support import BUILD, Shared, mprof, rust_workers_run, table
+from mprof.cli.inputs import load_profile
 
 # A row's figures, then its path or name.
 ROW = re.compile(r"\s*([\d,]+)\s+([\d,]+)\s+(\(\d+\))?\s+(.*)")
@@ -31,9 +34,8 @@ def cxx_report(cache_server_run: Path) -> str:
     return mprof("report", cache_server_run).stdout
 
 
-@pytest.mark.slow
-def test_the_cxx_peak_rows_name_the_cache_and_the_sessions(cxx_report: str) -> None:
-    peak = {(blocks, size): path for blocks, size, path in rows(cxx_report, "Peak table")}
+def check_cxx_peak_rows(report: str) -> None:
+    peak = {(blocks, size): path for blocks, size, path in rows(report, "Peak table")}
     # The 2,000 vectors of 64 ints, the map's nodes (72 bytes) and their
     # copies of the keys (33 bytes): Cache::get's.  The sessions and their
     # vectors of 100 ints: create_session's.
@@ -45,12 +47,11 @@ def test_the_cxx_peak_rows_name_the_cache_and_the_sessions(cxx_report: str) -> N
     assert re.search(r" > \[\d+ std::\] > ", peak[("2,000", "512,000")])
 
 
-@pytest.mark.slow
-def test_the_cxx_temporaries_and_leaks_name_format_line_and_create_session(cxx_report: str) -> None:
-    [row] = table(cxx_report, "Temporary allocations")
+def check_cxx_temporaries_and_leaks(report: str) -> None:
+    [row] = table(report, "Temporary allocations")
     count, share, path = row.split(None, 2)
     assert (count, share) == ("300,000", "(100)") and path.startswith("main > format_line > ")
-    assert [(objects, size, path.split(" > ")[:2]) for objects, size, path in rows(cxx_report, "Memory leak table")] \
+    assert [(objects, size, path.split(" > ")[:2]) for objects, size, path in rows(report, "Memory leak table")] \
         == [("100", "40,000", ["main", "create_session"]), ("100", "4,800", ["main", "create_session"])]
 
 
@@ -59,15 +60,58 @@ def direct_rows(text: str) -> dict[str, str]:
     return {line[6:19].strip(): line for line in table(text, "Direct allocation table")[1:]}
 
 
-@pytest.mark.slow
-def test_the_cxx_direct_rows_say_which_own_functions_the_library_allocated_for(cxx_report: str) -> None:
-    direct = direct_rows(cxx_report)
+def check_cxx_direct_rows(report: str) -> None:
+    direct = direct_rows(report)
     # The line strings of format_line, the vectors of Cache::get (512,000)
     # and create_session (40,000), the nodes of the map.
     assert direct["12,300,000"].endswith("  (via format_line 100%)")
     assert direct["552,000"].endswith("  (via Cache::get 92%, create_session 7%)")
     assert direct["144,000"].endswith("  (via Cache::get 100%)")
     assert direct["4,800"].endswith(" create_session")
+
+
+@pytest.mark.slow
+def test_the_cxx_peak_rows_name_the_cache_and_the_sessions(cxx_report: str) -> None:
+    check_cxx_peak_rows(cxx_report)
+
+
+@pytest.mark.slow
+def test_the_cxx_temporaries_and_leaks_name_format_line_and_create_session(cxx_report: str) -> None:
+    check_cxx_temporaries_and_leaks(cxx_report)
+
+
+@pytest.mark.slow
+def test_the_cxx_direct_rows_say_which_own_functions_the_library_allocated_for(cxx_report: str) -> None:
+    check_cxx_direct_rows(cxx_report)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("installed", ["/usr/lib", "/usr/libexec"])
+def test_a_program_installed_under_the_systems_directories_keeps_its_own_frames(
+        cache_server_program: Path, tmp_path: Path, installed: str) -> None:
+    """A package's program in /usr/lib/PACKAGE or /usr/libexec, run through
+    a symbolic link from a bin directory (as /usr/bin/firefox is), is the
+    program's own code, though the system's libraries share its directory:
+    its rows name its own functions as the program built in place does.
+    The directory is the test's own, removed at its end."""
+    if not os.access(installed, os.W_OK):
+        pytest.skip(f"making a directory in {installed} needs root")  # test_folding.py checks the rule itself
+    directory = Path(tempfile.mkdtemp(prefix="mprof-test-", dir=installed))
+    try:
+        program = directory / "cache_server"
+        shutil.copy(cache_server_program, program)
+        link = tmp_path / "bin" / "cache_server"
+        link.parent.mkdir()
+        link.symlink_to(program)
+        output = tmp_path / "cache_server.mprof"
+        assert mprof("run", "--quiet", "-o", output, link).stdout == "cache 2000 entries, total 12138000\n"
+        report = mprof("report", output).stdout
+    finally:
+        shutil.rmtree(directory)
+    assert [run.program for run in load_profile([output]).runs] == [str(program)]  # where it is, not the link
+    check_cxx_peak_rows(report)
+    check_cxx_temporaries_and_leaks(report)
+    check_cxx_direct_rows(report)
 
 
 @pytest.fixture(scope="module")

@@ -9,10 +9,12 @@ child process that setuid()s."""
 
 from __future__ import annotations
 
+import ctypes
 import os
 import select
 import shutil
 import stat
+import struct
 import subprocess
 import tempfile
 import time
@@ -128,6 +130,87 @@ def never_within(found: Callable[[], bool], within_s: float) -> bool:
             return False
         time.sleep(0.02)
     return True
+
+
+# inotify(7): a file renamed into the watched directory; the queue's overflow.
+IN_MOVED_TO, IN_Q_OVERFLOW = 0x80, 0x4000
+EVENT = struct.Struct("iIII")  # struct inotify_event before its name: wd, mask, cookie, len
+
+
+class Replacements:
+    """Counts the files renamed to one name in a directory, as the kernel
+    reports each rename (inotify): every answer, which is written aside
+    and renamed over the last (mprof(5), FILES), however quickly they
+    come."""
+
+    def __init__(self, directory: Path, name: str) -> None:
+        libc = ctypes.CDLL(None, use_errno=True)
+        self._fd = libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
+        assert self._fd >= 0, os.strerror(ctypes.get_errno())
+        assert libc.inotify_add_watch(self._fd, os.fsencode(directory), IN_MOVED_TO) >= 0, os.strerror(
+            ctypes.get_errno())
+        self._name = os.fsencode(name)
+        self.count = 0
+
+    def take(self) -> int:
+        """The renames to the name so far."""
+        while True:
+            try:
+                events = os.read(self._fd, 1 << 16)
+            except BlockingIOError:
+                return self.count
+            at = 0
+            while at < len(events):
+                _, mask, _, length = EVENT.unpack_from(events, at)
+                assert not mask & IN_Q_OVERFLOW, "inotify lost events"
+                self.count += events[at + EVENT.size:at + EVENT.size + length].rstrip(b"\0") == self._name
+                at += EVENT.size + length
+
+    def close(self) -> None:
+        os.close(self._fd)
+
+
+def sleeps_of(pid: int, thread: int) -> int:
+    """A thread's voluntary context switches: the answering thread's
+    sleeps, one after each look for a change of the request."""
+    with open(f"/proc/{pid}/task/{thread}/status") as status:
+        return next(int(line.split()[1]) for line in status if line.startswith("voluntary_ctxt_switches:"))
+
+
+@pytest.mark.slow
+def test_a_request_is_answered_once_however_long_it_stays(grower: Callable[..., subprocess.Popen[str]],
+                                                        tmp_path: Path) -> None:
+    """A request left in place, as a viewer leaves it between refreshes, is
+    answered once: while the answering thread looks for a change 20 times
+    (two seconds or more), no second answer comes, where a monitor that
+    answered each look would have answered again (one that forgets the
+    answered request was seen writing a second answer within those looks,
+    spaced out by the time each snapshot takes).  Asked again (a new modification
+    time, as mprof top asks), and then with a new file of the same words,
+    it answers each once more."""
+    program = grower(tmp_path / "grower.mprof", MPROF_CHECKPOINT_GROWTH="off", MPROF_CHECKPOINT_INTERVAL="off")
+    request, answer = request_of(program.pid), tmp_path / "answers" / "answer.mprof"
+    answer.parent.mkdir()
+    answers = Replacements(answer.parent, answer.name)
+
+    def answered_once(count: int) -> None:
+        """The count-th answer comes, and no other while the answering
+        thread looks 20 times more."""
+        wait_for(lambda: answers.take() >= count, f"answer {count}")
+        [thread] = [int(task) for task in os.listdir(f"/proc/{program.pid}/task") if int(task) != program.pid]
+        looked = sleeps_of(program.pid, thread)
+        wait_for(lambda: sleeps_of(program.pid, thread) >= looked + 20, "20 looks for a change")
+        assert answers.take() == count
+
+    try:
+        write_request(request, answer)
+        answered_once(1)
+        os.utime(request)
+        answered_once(2)
+        write_request(request, answer)
+        answered_once(3)
+    finally:
+        answers.close()
 
 
 @pytest.mark.slow

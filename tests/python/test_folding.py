@@ -22,13 +22,16 @@ LIBSTDCXX = "/usr/lib/x86_64-linux-gnu/libstdc++.so.6"
 OWN_LIBRARY = "/home/dev/app/build/libcache.so"
 
 
-def model_of(functions: dict[int, tuple[str, str]]) -> Model:
-    """Functions by id: (whole name, module)."""
+def model_of(functions: dict[int, tuple[str, str]], program: str = PROGRAM) -> Model:
+    """Functions by id: (whole name, module); program, the executable's path."""
     rows = {id: FunctionRow(id, name, module, "", 0, None, 0, (0,) * 4, (0,) * 4, 0, 0, 0, 0, name)
             for id, (name, module) in functions.items()}
+    # Run by a name other than its path, as through a link in a bin directory:
+    # the executable's module is the path.
+    command_line = f"{program.rsplit('/', 1)[-1]} --serve"
     # Names as the reports show them: short C++ names.
-    return for_display(Model([RunInfo(1, 0, PROGRAM, PROGRAM, 1, True, True, False, 0, False, 5)], {}, rows, [], {},
-                             [], []))
+    return for_display(Model([RunInfo(1, 0, program, command_line, 1, True, True, False, 0, False, 5)], {}, rows, [],
+                             {}, [], []))
 
 
 def frames(model: Model, *ids: int) -> list[Frame]:
@@ -67,6 +70,25 @@ def test_own_code_is_the_programs_modules_less_the_standard_librarys_templates()
                    10: False, 11: True, 12: False, 13: False}
     origins = [frame.origin for frame in frames(CXX, 3, 7, 10, 12)]
     assert origins == ["std::", "libc.so.6", "libstdc++.so.6", "__gnu_cxx::"]
+
+
+@pytest.mark.parametrize("program", ["/usr/lib/app/server", "/usr/libexec/app/server"])
+def test_a_program_installed_in_a_system_directory_is_its_own_code(program: str) -> None:
+    """A package's program under /usr/lib/PACKAGE or /usr/libexec is the
+    executable, not one of the system's libraries: its functions are own
+    code (less the standard library's templates in it), while libc and a
+    library beside it in the system's directories stay the system's."""
+    installed = model_of({
+        1: ("main", program),
+        2: ("Cache::get()", program),
+        3: ("std::vector<int, std::allocator<int> >::reserve(unsigned long)", program),
+        4: ("plugin_load", "/usr/lib/x86_64-linux-gnu/libplugin.so.1"),
+        5: ("malloc", LIBC),
+    }, program)
+    assert [(frame.own, frame.origin) for frame in frames(installed, 1, 2, 3, 4, 5)] == [
+        (True, ""), (True, ""), (False, "std::"), (False, "libplugin.so.1"), (False, "libc.so.6")]
+    # Folded, the program's frames stay and the library's fold.
+    assert texts(installed, [(1, 2, 4, 3, 3, 3, 5)], 40) == ["main > Cache::get > [4 libplugin.so.1, std::] > malloc"]
 
 
 def test_rust_generics_of_std_core_and_alloc_are_library_code_in_the_program() -> None:

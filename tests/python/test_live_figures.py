@@ -5,8 +5,8 @@ samples whose figures are written out here."""
 from __future__ import annotations
 
 from mprof.live.sample import PathFigures, Sample
-from mprof.live.view import ViewState, compact, sparkline
-from mprof.report.model import Model
+from mprof.live.view import ViewState, compact, lines, sparkline
+from mprof.report.model import Model, RunInfo
 
 
 def test_compact_numbers_fit_six_characters() -> None:
@@ -28,7 +28,8 @@ def _sample(elapsed_s: float, paths: dict[str, tuple[int, int, int]]) -> Sample:
     """paths: name -> (allocations, live bytes, temporaries)."""
     figures = {(name,): PathFigures((name,), (), allocs, 1, live, temporaries)
                for name, (allocs, live, temporaries) in paths.items()}
-    return Sample(model=Model([], {}, {}, [], {}, [], []), elapsed_ns=int(elapsed_s * 1e9), allocs=0, live_blocks=0,
+    run = RunInfo(1, 0, "/bin/app", "app", int(elapsed_s * 1e9), True, False, False, 0, False, 5)
+    return Sample(model=Model([run], {}, {}, [], {}, [], []), elapsed_ns=int(elapsed_s * 1e9), allocs=0, live_blocks=0,
                   live_bytes=sum(live for _, live, _ in paths.values()), peak_bytes=0, peak_ns=0, timeline=(),
                   paths=figures, warnings=[])
 
@@ -47,3 +48,28 @@ def test_each_order_ranks_the_paths_by_its_figure() -> None:
     assert [name for name, _, _ in by["t"]] == ["churn"]
     assert by["g"] == [("cache", 10.0, 2000), ("new", 0.5, 100)]  # steady did not grow, churn holds nothing
     assert not state.choose("x")
+
+
+def test_growth_is_since_the_first_sample_and_the_rate_since_the_one_before() -> None:
+    """Three samples: a path's growth, and the process's, count from the
+    view's first, whatever the samples between; allocations a second count
+    from the sample before."""
+    state = ViewState(pid=1)
+    state.add(_sample(1.0, {"cache": (10, 1000, 0), "churn": (500, 0, 500), "steady": (5, 5000, 0)}))
+    state.add(_sample(3.0, {"cache": (30, 3000, 0), "churn": (2500, 0, 2500), "steady": (5, 5000, 0),
+                            "new": (1, 100, 0)}))
+    state.add(_sample(4.0, {"cache": (50, 5000, 0), "churn": (2600, 0, 2600), "steady": (5, 4500, 0),
+                            "new": (1, 100, 0), "late": (2, 64, 0)}))
+    by = {}
+    for key in "lag":
+        assert state.choose(key)
+        by[key] = [(row.figures.names[0], row.allocs_per_second, row.growth) for row in state.rows()]
+    # cache: 40 blocks of 100 bytes since the first sample, 20 in the last
+    # second; steady freed 500 bytes; new came before the last sample and
+    # late in it.
+    assert by["l"] == [("cache", 20.0, 4000), ("steady", 0.0, -500), ("new", 0.0, 100), ("late", 2.0, 64)]
+    assert by["a"] == [("churn", 100.0, 0), ("cache", 20.0, 4000), ("late", 2.0, 64)]
+    assert by["g"] == [("cache", 20.0, 4000), ("new", 0.0, 100), ("late", 2.0, 64), ("steady", 0.0, -500)]
+    # The process: 6,000 live bytes in the first sample, 9,664 now.
+    assert lines(state, 80, 3)[1:] == ["live 9,664 bytes in 0 blocks   peak 0 bytes at 0:00:00",
+                                       "resident -   growth +3,664 bytes since the view began"]
