@@ -4,7 +4,11 @@ allocation between two moments is known, and Debian's own python3 serving
 files with http.server; each answers correctly before, during and after,
 and what it did while attached is in the file, exactly.  And what ends an
 attachment besides: an exec, which writes the file first, a second attach,
-refused, and Ctrl-C as mprof-inject works, which waits for it."""
+refused, and Ctrl-C as mprof-inject works, which waits for it.  And what a
+detach leaves: every global offset table slot as it was, in a program
+built with the PLT and with -fno-plt (tests/targets/routed_calls.cc); and
+an event loop whose one thread waits only in epoll
+(tests/targets/epoll_server.c), attached and detached."""
 
 from __future__ import annotations
 
