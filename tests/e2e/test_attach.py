@@ -4,10 +4,15 @@ allocation between two moments is known, and Debian's own python3 serving
 files with http.server; each answers correctly before, during and after,
 and what it did while attached is in the file, exactly.  And what ends an
 attachment besides: an exec, which writes the file first, a second attach,
-refused, and Ctrl-C as mprof-inject works, which waits for it."""
+refused, and Ctrl-C as mprof-inject works, which waits for it.  And what a
+detach leaves: every global offset table slot as it was, in a program
+built with the PLT and with -fno-plt (tests/targets/routed_calls.cc); and
+an event loop whose one thread waits only in epoll
+(tests/targets/epoll_server.c), attached and detached."""
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shutil
@@ -16,7 +21,8 @@ import socket
 import subprocess
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -435,3 +441,227 @@ def test_a_helper_is_taken_only_from_a_copy_directory_no_other_user_can_change(t
     (directory / "detaching").symlink_to(elsewhere)
     assert inject.mark_detaching(directory / "libmprof.so") is None
     assert not elsewhere.exists()
+
+
+# The functions mprof attach routes (mprof(1), mprof attach): the malloc
+# family, C++'s new and delete, dlopen and dlclose, pthread_create and the
+# exec family.
+ROUTED = {"malloc", "free", "calloc", "realloc", "reallocarray", "posix_memalign", "aligned_alloc", "memalign",
+          "valloc", "pvalloc", "dlopen", "dlclose", "pthread_create", "execve", "execv", "execvp", "execvpe",
+          "fexecve", "execl", "execlp", "execle"}
+NEW_OR_DELETE = re.compile(r"_Z(nw|na|dl|da)[mP]")
+GOT_TYPES = ("R_X86_64_JUMP_SLOT", "R_X86_64_GLOB_DAT")
+
+
+def is_routed(symbol: str) -> bool:
+    return symbol in ROUTED or NEW_OR_DELETE.match(symbol) is not None
+
+
+@dataclass(frozen=True)
+class Mapping:
+    start: int
+    end: int
+    permissions: str
+    offset: int
+    path: str
+
+
+def mappings(pid: int) -> list[Mapping]:
+    found = []
+    for line in Path(f"/proc/{pid}/maps").read_text().splitlines():
+        fields = line.split(maxsplit=5)
+        start, end = (int(half, 16) for half in fields[0].split("-"))
+        found.append(Mapping(start, end, fields[1], int(fields[2], 16), fields[5] if len(fields) == 6 else ""))
+    return found
+
+
+@functools.cache
+def got_relocations(path: str) -> tuple[int, tuple[tuple[int, str], ...]]:
+    """(the first loadable segment's page address, the (offset, symbol) of
+    each JUMP_SLOT and GLOB_DAT relocation) of an ELF file, as binutils'
+    readelf reads them."""
+    segments = subprocess.run(["readelf", "-lW", path], capture_output=True, text=True, check=True).stdout
+    first = min(int(line.split()[2], 16) for line in segments.splitlines() if line.split()[:1] == ["LOAD"])
+    relocations = subprocess.run(["readelf", "-rW", path], capture_output=True, text=True, check=True).stdout
+    slots = tuple((int(fields[0], 16), fields[4].split("@")[0])
+                  for fields in map(str.split, relocations.splitlines()) if len(fields) > 4 and fields[2] in GOT_TYPES)
+    return first & ~(os.sysconf("SC_PAGE_SIZE") - 1), slots
+
+
+def got_slots(pid: int) -> dict[tuple[str, int], tuple[str, int]]:
+    """(module, slot offset): (symbol, what the slot holds) for every JUMP_SLOT
+    and GLOB_DAT slot of every ELF file the process maps, read from its
+    memory."""
+    starts: dict[str, int] = {}
+    for mapping in mappings(pid):
+        if mapping.offset == 0 and mapping.path.startswith("/") and not mapping.path.endswith(" (deleted)"):
+            starts.setdefault(mapping.path, mapping.start)
+    slots = {}
+    with open(f"/proc/{pid}/mem", "rb") as memory:
+        for path, start in starts.items():
+            with open(path, "rb") as file:
+                if file.read(4) != b"\x7fELF":
+                    continue
+            first, relocations = got_relocations(path)
+            for offset, symbol in relocations:
+                memory.seek(start - first + offset)
+                slots[(path, offset)] = (symbol, int.from_bytes(memory.read(8), "little"))
+    return slots
+
+
+def is_copy(path: str) -> bool:
+    return "/mprof-attach-" in path and Path(path).name == "libmprof.so"
+
+
+def in_copy(pid: int) -> Callable[[int], bool]:
+    """Whether an address lies in a copy of libmprof the process maps."""
+    spans = [(mapping.start, mapping.end) for mapping in mappings(pid) if is_copy(mapping.path)]
+    assert spans, "no copy of libmprof is loaded"
+    return lambda address: any(start <= address < end for start, end in spans)
+
+
+def module_maps(pid: int, modules: set[str]) -> list[Mapping]:
+    return [mapping for mapping in mappings(pid) if mapping.path in modules]
+
+
+ROUND_C, ROUND_CXX = (7, 7, 1244), (4, 4, 326)  # routed_calls.c's c_calls and cxx_calls
+RARE, KEEP, THREAD, PLUGIN = (2, 2, 4196), 1000, (1, 1, 77), 4000
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("build", ["plt", "no-plt"])
+def test_detach_puts_every_routed_slot_back_and_the_attachment_counts_exactly(
+        build: str, targets: Targets, tmp_path: Path) -> None:
+    """A program whose calls go through the PLT, lazily bound (a slot not
+    called yet holds its PLT entry), or, built with -fno-plt, through GOT
+    slots alone (GLOB_DAT relocations, in its read-only RELRO segment):
+    while attached every slot of a routed function points into the copy of
+    libmprof, a library loaded meanwhile too; after the detach every slot
+    of every module holds what it held before the attach, each page with
+    its protection, and none points into a copy.  What the program did
+    meanwhile is in the file, exactly."""
+    flags = ["-fno-plt"] if build == "no-plt" else []
+    program = targets.build("routed_calls", *flags)
+    plugin = targets.build("libplugin.so", source="plugin.c", shared=True)
+    own = [(offset, symbol) for offset, symbol in got_relocations(str(program))[1]]
+    relocations = subprocess.run(["readelf", "-rW", program], capture_output=True, text=True, check=True).stdout
+    jump_slots = [line for line in relocations.splitlines() if "R_X86_64_JUMP_SLOT" in line]
+    assert (jump_slots == []) == (build == "no-plt"), relocations
+    asker = Asker(program)
+    pid = asker.process.pid
+    output = tmp_path / f"{build}.mprof"
+    rounds, keeps = 20, 3
+    try:
+        # Every line once, but "rare": the functions they call are bound.
+        assert asker.ask("round") == "round 1"
+        assert asker.ask("thread") == "joined"
+        assert asker.ask("exec-fail") == "failed ENOENT"
+        before = got_slots(pid)
+        modules = {module for module, _ in before}
+        maps_before = module_maps(pid, modules)
+        program_spans = [(m.start, m.end) for m in mappings(pid) if m.path == str(program)]
+        [valloc_slot] = [slot for slot in own if slot[1] == "valloc"]
+        unbound = any(start <= before[(str(program), valloc_slot[0])][1] < end for start, end in program_spans)
+        assert unbound == (build == "plt"), "valloc's slot holds its PLT entry until called, with the PLT"
+
+        attached = attach(pid, output)
+        routed = in_copy(pid)
+        during = got_slots(pid)
+        for (module, offset), (symbol, _) in before.items():
+            if "/ld-linux" not in module and is_routed(symbol):
+                assert routed(during[(module, offset)][1]), (module, symbol)
+        for n in range(rounds):
+            assert asker.ask("round") == f"round {n + 2}"
+        assert asker.ask("rare") == "rare"
+        for n in range(keeps):
+            assert asker.ask("keep") == f"kept {n + 1}"
+        assert asker.ask("thread") == "joined"
+        assert asker.ask(f"plugin {plugin}") == "plugged"
+        plugin_slots = [value for (module, _), (symbol, value) in got_slots(pid).items()
+                        if module == str(plugin) and symbol == "malloc"]
+        assert plugin_slots and all(map(routed, plugin_slots))
+        detached = subprocess.run([MPROF, "detach", str(pid)], capture_output=True, text=True, timeout=120)
+        assert (detached.returncode, detached.stderr) == (0, f"mprof: detached from process {pid}\n")
+        assert ended(attached) == f"mprof: detached from process {pid} (by mprof detach); it wrote {output}\n"
+
+        # Each slot as it was, but those of other functions that the loader
+        # bound meanwhile (lazily: from the PLT entry in its own module).
+        after = got_slots(pid)
+        changed = [(module, symbol) for (module, offset), (symbol, value) in before.items()
+                   if after[(module, offset)] != (symbol, value)]
+        bound = [(module, symbol) for (module, offset), (symbol, value) in before.items()
+                 if after[(module, offset)] != (symbol, value) and not is_routed(symbol)
+                 and any(m.start <= value < m.end for m in maps_before if m.path == module)]
+        assert changed == bound
+        assert module_maps(pid, modules) == maps_before
+        assert [(module, symbol) for (module, _), (symbol, value) in after.items()
+                if routed(value) and not Path(module).name.startswith("libmprof")] == []
+        assert asker.ask("round") == f"round {rounds + 2}"
+    finally:
+        asker.end()
+    model = load_profile([output])
+    assert by_path(model, "main > c_calls") == tuple(rounds * figure for figure in ROUND_C)
+    assert by_path(model, "main > cxx_calls") == tuple(rounds * figure for figure in ROUND_CXX)
+    assert by_path(model, "main > rare_calls") == RARE
+    assert by_path(model, "main > keep_block") == (keeps, 0, keeps * KEEP)
+    assert by_path(model, "thread_body") == THREAD
+    assert by_path(model, "use_plugin > plugin_allocate") == (1, 0, PLUGIN)
+    summary = model.summary
+    allocs = rounds * (ROUND_C[0] + ROUND_CXX[0]) + RARE[0] + keeps + THREAD[0] + 1
+    frees = rounds * (ROUND_C[1] + ROUND_CXX[1]) + RARE[1] + THREAD[1]
+    size = rounds * (ROUND_C[2] + ROUND_CXX[2]) + RARE[2] + keeps * KEEP + THREAD[2] + PLUGIN
+    assert (summary["allocs"], summary["frees"], summary["bytes_allocated"], summary["unknown_frees"]) == (
+        allocs, frees, size, 0)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("call", ["epoll_wait", "epoll_pwait", "epoll_pwait2"])
+def test_an_event_loop_waiting_only_in_epoll_is_attached_and_detached(call: str, targets: Targets,
+                                                                     tmp_path: Path) -> None:
+    """A server of one thread, which waits in nothing but the epoll call:
+    that thread runs the attach and the detach, and the file holds what
+    the loop did in between, exactly."""
+    number = {"epoll_wait": 232, "epoll_pwait": 281, "epoll_pwait2": 441}[call]  # x86-64's system call numbers
+    served = subprocess.Popen([targets.build("epoll_server"), call], stdout=subprocess.PIPE, text=True,
+                              env=_plain_env())
+    output = tmp_path / f"{call}.mprof"
+    try:
+        assert served.stdout is not None
+        port = int(served.stdout.readline().split()[1])
+        connection = Connection(port)
+        works = 0
+
+        def work(count: int) -> None:
+            nonlocal works
+            for _ in range(count):
+                works += 1
+                assert connection.ask("work") == f"ok {works}"
+
+        def waits_in_epoll() -> None:
+            assert os.listdir(f"/proc/{served.pid}/task") == [str(served.pid)]
+            deadline = time.monotonic() + 60
+            syscall = Path(f"/proc/{served.pid}/syscall")
+            while syscall.read_text().split()[0] != str(number):
+                assert time.monotonic() < deadline, syscall.read_text()
+                time.sleep(0.01)
+
+        work(10)
+        waits_in_epoll()
+        attached = attach(served.pid, output)
+        work(100)
+        for n in range(5):
+            assert connection.ask("leak") == f"kept {n + 1}"
+        detached = subprocess.run([MPROF, "detach", str(served.pid)], capture_output=True, text=True, timeout=120)
+        assert (detached.returncode, detached.stderr) == (0, f"mprof: detached from process {served.pid}\n")
+        assert ended(attached) == (f"mprof: detached from process {served.pid} (by mprof detach); "
+                                   f"it wrote {output}\n")
+        work(10)
+        connection.close()
+        assert served.poll() is None
+    finally:
+        served.kill()
+        served.wait()
+    model = load_profile([output])
+    assert by_path(model, "serve_line > make_reply") == (100, 100, 100 * REPLY_SIZE)
+    assert by_path(model, "serve_line > remember_session") == (5, 0, 5 * SESSION_SIZE)
+    assert (model.summary["allocs"], model.summary["frees"], model.summary["unknown_frees"]) == (105, 100, 0)

@@ -1,7 +1,11 @@
 /* A library for the tests of mprof-inject to call into a process:
  * probe_twice(N) answers 2N+1; probe_wait(DIR) creates DIR/inside, then
  * waits until DIR/release exists and answers 7, so that a test can act
- * while a thread of the process runs the call. */
+ * while a thread of the process runs the call.  probe_wait first fills
+ * every vector register, ymm0 to ymm15 (xmm0 to xmm15 without AVX), with a
+ * pattern, as code using AVX's memcpy may leave them (the ABI keeps none
+ * across a call): what the thread held there comes back only if
+ * mprof-inject puts it back. */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,8 +17,32 @@ int probe_twice(const char *argument)
     return 2 * atoi(argument) + 1;
 }
 
+#define FILL(n) "vmovupd (%0), %%ymm" #n "\n\t"
+#define FILL_SSE(n) "movupd (%0), %%xmm" #n "\n\t"
+
+static void fill_vector_registers(void)
+{
+    static const double pattern[4] = {-123.25, 8e100, -0.5, 1e-300};
+    if (__builtin_cpu_supports("avx"))
+        __asm__ volatile(FILL(0) FILL(1) FILL(2) FILL(3) FILL(4) FILL(5) FILL(6) FILL(7) FILL(8) FILL(9) FILL(10)
+                             FILL(11) FILL(12) FILL(13) FILL(14) FILL(15)
+                         :
+                         : "r"(pattern)
+                         : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10",
+                           "xmm11", "xmm12", "xmm13", "xmm14", "xmm15");
+    else
+        __asm__ volatile(FILL_SSE(0) FILL_SSE(1) FILL_SSE(2) FILL_SSE(3) FILL_SSE(4) FILL_SSE(5) FILL_SSE(6)
+                             FILL_SSE(7) FILL_SSE(8) FILL_SSE(9) FILL_SSE(10) FILL_SSE(11) FILL_SSE(12)
+                                 FILL_SSE(13) FILL_SSE(14) FILL_SSE(15)
+                         :
+                         : "r"(pattern)
+                         : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10",
+                           "xmm11", "xmm12", "xmm13", "xmm14", "xmm15");
+}
+
 int probe_wait(const char *directory)
 {
+    fill_vector_registers();
     char path[4096];
     snprintf(path, sizeof path, "%s/inside", directory);
     int created = open(path, O_CREAT | O_WRONLY, 0600);

@@ -1,9 +1,10 @@
-/* A thread that waits in a system call with a vector register in use, as
+/* A thread that waits in a system call with vector registers in use, as
  * code that makes the system call itself may (the C library's wrappers
  * leave none: the ABI has the caller save them): for each byte read from
  * stdin, by a read made with the syscall instruction while ymm7 holds four
- * doubles, it answers "ymm ok" if ymm7 holds them still after, else "ymm
- * changed".  Built with -mavx. */
+ * doubles and xmm12 two others, it answers "ymm7 ok xmm12 ok", each "ok"
+ * "changed" when the register does not hold its numbers still after.
+ * Built with -mavx. */
 #include <stdio.h>
 #include <string.h>
 
@@ -14,8 +15,9 @@ int main(void)
     for (;;) {
         char byte;
         long got;
-        double in[4] = {1.5, 2.5, 3.5, 4.5}, out[4] = {0};
+        double in[4] = {1.5, 2.5, 3.5, 4.5}, out[4] = {0}, in12[2] = {5.5, 6.5}, out12[2] = {0};
         __asm__ volatile("vmovupd (%[in]), %%ymm7\n\t"
+                         "vmovupd (%[in12]), %%xmm12\n\t"
                          "xor %%eax, %%eax\n\t" /* read(0, &byte, 1) */
                          "xor %%edi, %%edi\n\t"
                          "mov %[byte], %%rsi\n\t"
@@ -23,12 +25,14 @@ int main(void)
                          "syscall\n\t"
                          "mov %%rax, %[got]\n\t"
                          "vmovupd %%ymm7, (%[out])\n\t"
+                         "vmovupd %%xmm12, (%[out12])\n\t"
                          : [got] "=r"(got)
-                         : [in] "r"(in), [out] "r"(out), [byte] "r"(&byte)
-                         : "rax", "rdi", "rsi", "rdx", "rcx", "r11", "memory", "xmm7");
+                         : [in] "r"(in), [out] "r"(out), [in12] "r"(in12), [out12] "r"(out12), [byte] "r"(&byte)
+                         : "rax", "rdi", "rsi", "rdx", "rcx", "r11", "memory", "xmm7", "xmm12");
         if (got <= 0)
             return 0;
-        printf("%s\n", memcmp(in, out, sizeof in) ? "ymm changed" : "ymm ok");
+        printf("ymm7 %s xmm12 %s\n", memcmp(in, out, sizeof in) ? "changed" : "ok",
+               memcmp(in12, out12, sizeof in12) ? "changed" : "ok");
         fflush(stdout);
     }
 }
