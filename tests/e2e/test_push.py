@@ -30,14 +30,18 @@ import pytest
 import pyroscope_server
 from e2e_support import MPROF, Targets, mprof
 from mprof.export import profile_pb2
+from mprof.live.watch import request_path
 
 ALLOC_SPACE = "memory:alloc_space:bytes:space:bytes"
 ALLOC_OBJECTS = "memory:alloc_objects:count:space:bytes"
 INUSE_SPACE = "memory:inuse_space:bytes:space:bytes"
 INUSE_OBJECTS = "memory:inuse_objects:count:space:bytes"
+TEMP_OBJECTS = "memory:temp_objects:count:space:bytes"
 EVERY_S = 1.5
-# The service's phases: the blocks grow_cache keeps, and frees of the oldest.
-PHASES = (("grow", 300, 1000), ("grow", 50, 4096), ("drop", 200), ("grow", 100, 2048))
+# The service's phases: the blocks grow_cache keeps, frees of the oldest,
+# and temporaries in make_temporaries.
+PHASES = (("grow", 300, 1000), ("temp", 40, 64), ("grow", 50, 4096), ("drop", 200), ("temp", 25, 512),
+          ("grow", 100, 2048))
 
 
 @pytest.fixture(scope="module")
@@ -79,9 +83,15 @@ def _known_figures(phases_done: list[tuple[str, int, int] | tuple[str, int]]) ->
             allocs += count
             allocated += count * size
             kept += [size] * count
-        else:
+        elif phase[0] == "drop":
             del kept[:phase[1]]
     return allocs, allocated, len(kept), sum(kept)
+
+
+def _known_temporaries(phases_done: list[tuple[str, int, int] | tuple[str, int]]) -> int:
+    """make_temporaries's temporaries in these phases: every block it
+    allocates, each freed before the next."""
+    return sum(phase[1] for phase in phases_done if phase[0] == "temp")
 
 
 @pytest.mark.server
@@ -126,26 +136,31 @@ def test_each_interval_is_pushed_with_its_exact_figures(targets: Targets, tmp_pa
     grow = next(row for row in report["direct"] if row["function"] == "grow_cache")
 
     done: list[tuple[str, int, int] | tuple[str, int]] = []
-    sums = [0, 0]
+    sums = [0, 0, 0]
     before_ms = begun_ms
     for taken_ms in times:
         allocs_before, allocated_before, _, _ = _known_figures(done)
+        temporaries_before = _known_temporaries(done)
         for phase, (start_ns, end_ns) in zip(PHASES, phase_times, strict=True):
             assert not start_ns - 1_000_000 <= taken_ms * 1_000_000 <= end_ns + 1_000_000, "a phase straddles"
             if before_ms * 1_000_000 < start_ns and end_ns < taken_ms * 1_000_000:
                 done.append(phase)
         allocs, allocated, live, live_bytes = _known_figures(done)
         figures = {type_id: server.functions(type_id, selector, taken_ms, taken_ms + 1)
-                   for type_id in (ALLOC_SPACE, ALLOC_OBJECTS, INUSE_SPACE, INUSE_OBJECTS)}
+                   for type_id in (ALLOC_SPACE, ALLOC_OBJECTS, INUSE_SPACE, INUSE_OBJECTS, TEMP_OBJECTS)}
 
-        def own(type_id: str, figures: dict[str, dict[str, pyroscope_server.FunctionFigures]] = figures) -> int:
-            found = figures[type_id].get("grow_cache")
+        def own(type_id: str, function: str = "grow_cache",
+                figures: dict[str, dict[str, pyroscope_server.FunctionFigures]] = figures) -> int:
+            found = figures[type_id].get(function)
             return found.own if found else 0
 
         assert own(ALLOC_OBJECTS) == allocs - allocs_before, (taken_ms, figures[ALLOC_OBJECTS])
         assert own(ALLOC_SPACE) == allocated - allocated_before, (taken_ms, figures[ALLOC_SPACE])
         assert own(INUSE_OBJECTS) == live, (taken_ms, figures[INUSE_OBJECTS])
         assert own(INUSE_SPACE) == live_bytes, (taken_ms, figures[INUSE_SPACE])
+        # The interval's temporaries, not the run's so far.
+        assert own(TEMP_OBJECTS, "make_temporaries") == _known_temporaries(done) - temporaries_before, \
+            (taken_ms, figures[TEMP_OBJECTS])
         # The service's own function leads each interval it was busy in.
         for type_id, expected in ((ALLOC_SPACE, allocated - allocated_before), (INUSE_SPACE, live_bytes)):
             if expected:
@@ -153,11 +168,13 @@ def test_each_interval_is_pushed_with_its_exact_figures(targets: Targets, tmp_pa
                 assert leader == "grow_cache", (type_id, taken_ms, figures[type_id])
         sums[0] += own(ALLOC_OBJECTS)
         sums[1] += own(ALLOC_SPACE)
+        sums[2] += own(TEMP_OBJECTS, "make_temporaries")
         before_ms = taken_ms
     assert done == list(PHASES)
 
     # The pushes add up to what mprof report says of the whole run.
-    assert sums == [grow["calls"], grow["bytes"]] == list(_known_figures(list(PHASES))[:2])
+    assert sums[:2] == [grow["calls"], grow["bytes"]] == list(_known_figures(list(PHASES))[:2])
+    assert sums[2] == _known_temporaries(list(PHASES)) == 40 + 25
     assert (live, live_bytes) == (grow["kept_objects"], grow["kept_bytes"])
 
     labels = server.series_labels(selector, begun_ms, _now_ms() + 60_000)
@@ -243,6 +260,8 @@ def test_export_pushes_a_finished_run(targets: Targets, tmp_path: Path, server: 
     assert found == {ALLOC_OBJECTS: allocs, ALLOC_SPACE: allocated, INUSE_OBJECTS: live, INUSE_SPACE: live_bytes}
     assert (allocs, allocated, live, live_bytes) == (grow["calls"], grow["bytes"], grow["kept_objects"],
                                                      grow["kept_bytes"])
+    temporaries = server.functions(TEMP_OBJECTS, selector, times[0], times[0] + 1)["make_temporaries"].own
+    assert temporaries == _known_temporaries(list(PHASES)) == 40 + 25
     labels = server.series_labels(selector, begun_ms, _now_ms() + 60_000)
     assert {(series["program"], series["pid"]) for series in labels} == {(str(program), str(run["pid"]))}
 
@@ -565,3 +584,72 @@ def test_a_process_that_cannot_be_asked_is_named_once(targets: Targets) -> None:
             service.kill()
             service.wait()
         shutil.rmtree(public, ignore_errors=True)
+
+
+@pytest.mark.slow
+def test_each_push_holds_the_temporaries_of_its_interval(targets: Targets, tmp_path: Path,
+                                                         recorder: _Recorder) -> None:
+    """temp_objects, like alloc_objects, is the interval's: a push after
+    temporaries in several intervals says each interval's own count."""
+    program = targets.build("push_phases")
+    # Without the heartbeat (no other temporaries): push_phases.c's
+    # temporaries are those of its temp phases, one per block; between two
+    # temp phases, one that makes none.
+    phases = (("temp", 40, 64), ("grow", 10, 100), ("temp", 25, 64), ("temp", 7, 4096), ("drop", 4))
+    service = subprocess.Popen([MPROF, "run", "--push", recorder.url, "--every", "1", "--quiet", "-o",
+                                tmp_path / "temps.mprof", "--", program, "idle"],
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert service.stdin and service.stdout and service.stderr
+    try:
+        # The process looks for a request only as it allocates (mprof(5),
+        # WATCHING A RUNNING PROCESS), every 64 allocations: a first phase
+        # of 100 blocks, after the pusher's first request, starts the
+        # thread that answers (maybe in the phase's midst: it makes no
+        # temporaries).
+        children = Path(f"/proc/{service.pid}/task/{service.pid}/children")
+        _wait_for(lambda: any(Path(f"/proc/{child}/exe").resolve() == program
+                              for child in children.read_text().split()), "the program started")
+        [pid] = [int(child) for child in children.read_text().split()
+                 if Path(f"/proc/{child}/exe").resolve() == program]
+        _wait_for(request_path(pid).exists, "the pusher's first request")
+        phase_times: list[tuple[int, int]] = []
+        for phase in (("grow", 100, 1000), *phases):
+            service.stdin.write(" ".join(map(str, phase)) + "\n")
+            service.stdin.flush()
+            start_ns, end_ns = map(int, service.stdout.readline().split())
+            phase_times.append((start_ns, end_ns))
+            # Each phase in an interval of its own.
+            _wait_for(lambda end_ns=end_ns: any(pushed.profile.time_nanos > end_ns  # type: ignore[misc]
+                                                for pushed in list(recorder.pushes)),
+                      f"a profile pushed after phase {phase}")
+        del phase_times[0]
+        service.stdin.write("quit\n")
+        service.stdin.close()
+        assert service.wait(60) == 7
+        assert service.stderr.read() == ""  # no push failed or was dropped
+    finally:
+        if service.poll() is None:
+            service.kill()
+            service.wait()
+
+    pushes = sorted(recorder.pushes, key=lambda pushed: pushed.profile.time_nanos)
+    temp = SAMPLE_TYPES.index("temp_objects")
+    done: list[tuple[str, int, int] | tuple[str, int]] = []
+    before_ns = 0
+    for pushed in pushes:
+        taken_ns = pushed.profile.time_nanos
+        in_interval = []
+        for phase, (start_ns, end_ns) in zip(phases, phase_times, strict=True):
+            assert not start_ns <= taken_ns <= end_ns, f"phase {phase} straddles a push"
+            if before_ns < start_ns and end_ns < taken_ns:
+                in_interval.append(phase)
+        done += in_interval
+        count = sum(phase[1] for phase in in_interval if phase[0] == "temp")
+        allocated = sum(phase[1] * phase[2] for phase in in_interval if phase[0] == "temp")  # type: ignore[misc]
+        # make_temporaries's blocks: allocated and freed within the interval.
+        expected = [count, allocated, 0, 0, count] if count else None
+        assert pushed.samples.get(("main", "make_temporaries")) == expected, (taken_ns, in_interval, pushed.samples)
+        # And no other path made any.
+        assert sum(values[temp] for values in pushed.samples.values()) == count, (taken_ns, pushed.samples)
+        before_ns = taken_ns
+    assert done == list(phases)

@@ -388,6 +388,73 @@ def test_the_oldest_waiting_profile_makes_room(monkeypatch: pytest.MonkeyPatch) 
                       "works again"
 
 
+class _Paused(threading.Event):
+    """The sender's close() event, whose waits (a retry's pauses) are
+    recorded in events beside the tries, and return at once."""
+
+    def __init__(self, events: list[tuple[str, object]]) -> None:
+        super().__init__()
+        self._events = events
+
+    def wait(self, timeout: float | None = None) -> bool:
+        self._events.append(("pause", timeout))
+        return self.is_set()
+
+
+@pytest.mark.parametrize(("failures", "expected", "sent"), [
+    # Three tries of the first, a pause between each two and none after
+    # the last: the second goes at once.
+    (["down"] * 3, [("send", 0), ("pause", 1.0), ("send", 0), ("pause", 3.0), ("send", 0), ("send", 1)], [1]),
+    # Sent on its second try: one pause.
+    (["down"], [("send", 0), ("pause", 1.0), ("send", 0), ("send", 1)], [0, 1]),
+    # Refused for good: not tried again, no pause.
+    (["refused"], [("send", 0), ("send", 1)], [1]),
+], ids=["dropped", "retried", "refused"])
+def test_a_retry_pauses_before_each_try_again_and_never_after_the_last(
+        failures: list[str | None], expected: list[tuple[str, object]], sent: list[int]) -> None:
+    events: list[tuple[str, object]] = []
+    fake = _Fake(list(failures))
+
+    def send(to: pyroscope.Target, labels: Sequence[tuple[str, str]], profile: bytes, timeout_s: float) -> None:
+        events.append(("send", profile[0]))
+        fake(to, labels, profile, timeout_s)
+
+    said: list[str] = []
+    sender = sending.Sender(pyroscope.target("http://server:4040"), 1.0, said.append, send)
+    sender._closed = _Paused(events)  # before anything is put: the sender's thread waits for a profile
+    sender.put(_outgoing(0))
+    sender.put(_outgoing(1))
+    # close()'s time is far beyond the pauses, which it would shorten.
+    sender.close(600)
+    assert events == expected
+    assert fake.sent == [bytes([n]) for n in sent]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("waiting", [0, 2])
+def test_a_send_that_overruns_close_is_counted_dropped(waiting: int) -> None:
+    gate, under_way = threading.Event(), threading.Event()
+
+    def held(to: pyroscope.Target, labels: Sequence[tuple[str, str]], profile: bytes, timeout_s: float) -> None:
+        under_way.set()
+        gate.wait(600)
+
+    said: list[str] = []
+    sender = sending.Sender(pyroscope.target("http://server:4040"), 1.0, said.append, held)
+    sender.put(_outgoing(0))
+    assert under_way.wait(60)
+    for n in range(waiting):
+        sender.put(_outgoing(1 + n))
+    try:
+        sender.close(0.1)  # returns with the first send still under way
+        assert sender.sent == 0
+    finally:
+        gate.set()
+    dropped = 1 + waiting
+    assert said == [f"push to http://server:4040: {dropped} {'profile' if dropped == 1 else 'profiles'} of the run "
+                    f"could not be sent, and {'was' if dropped == 1 else 'were'} dropped"]
+
+
 def _decoded(data: bytes) -> tuple[profile_pb2.Profile, dict[tuple[str, ...], list[int]]]:
     """The profile, and each sample's values by its stack, outermost first."""
     profile = profile_pb2.Profile.FromString(gzip.decompress(data))

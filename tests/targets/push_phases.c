@@ -5,6 +5,8 @@
  * CLOCK_REALTIME start and end in ns:
  *   grow N SIZE  keeps N blocks of SIZE bytes, allocated in grow_cache;
  *   drop N       frees the N oldest blocks kept;
+ *   temp N SIZE  makes N temporaries of SIZE bytes in make_temporaries:
+ *                each block freed before the next is allocated;
  *   quit         ends the process with status 7, the blocks still kept.
  * With the argument "idle" there is no heartbeat: it allocates only in the
  * phases. */
@@ -34,6 +36,16 @@ __attribute__((noinline)) static void grow_cache(int count, size_t size)
     for (int n = 0; n < count && kept_count < MOST_KEPT; n++) {
         kept[kept_count] = malloc(size);
         memset(kept[kept_count++], 0x5a, size);
+    }
+}
+
+__attribute__((noinline)) static void make_temporaries(int count, size_t size)
+{
+    for (int n = 0; n < count; n++) {
+        /* volatile: a block that is never used may be no call at all. */
+        char *volatile block = malloc(size);
+        block[0] = 1;
+        free(block);
     }
 }
 
@@ -68,6 +80,8 @@ int main(int argc, char **argv)
         long long start = realtime_ns();
         if (sscanf(line, "grow %d %zu", &count, &size) == 2) {
             grow_cache(count, size);
+        } else if (sscanf(line, "temp %d %zu", &count, &size) == 2) {
+            make_temporaries(count, size);
         } else if (sscanf(line, "drop %d", &count) == 1) {
             for (; count > 0 && first_kept < kept_count; count--)
                 free(kept[first_kept++]);
