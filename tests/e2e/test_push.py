@@ -225,7 +225,10 @@ def test_a_server_that_never_answers_costs_the_program_nothing(targets: Targets,
                 assert completed.stderr == ""
                 plain_waits.append(wall_s - work_ns / 1e9)
     ratio = statistics.median(pushed) / statistics.median(plain)
-    assert ratio < 1.2, (ratio, plain, pushed)  # here: 0.89 (the machine's noise is larger than any cost)
+    # Here 0.89 on a quiet machine, 1.2 to 1.35 under a load of 6 to 9 on
+    # 2 cores; a program that waited for the silent server would wait its
+    # no-answer limit at each interval's push and take several times as long.
+    assert ratio < 2.0, (ratio, plain, pushed)
     # After the program, mprof run waits for what is under way at most one
     # push's time (0.5 s) beside the reduction of the last file, where a
     # push left to its retries would take 5.5 s more: beyond the time mprof
