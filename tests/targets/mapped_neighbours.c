@@ -43,6 +43,13 @@
  *   many        40 regions of 2 pages side by side, even r-- [4i,4i+2)
  *               and odd rw- [4i+2,4i+4) for i in 0..19; munmap [1,79),
  *               which takes some of all 40; munmap [0,80).
+ *   many_over   three rows of 20 pairs of regions of 2 pages, even r-- and
+ *               odd rw- as in many, at [0,40) (A), [80,120) (B) and
+ *               [120,160) (C), and source --x [40,78) between A and B;
+ *               cover -w- MAP_FIXED over [121,159), some of all C's
+ *               (covered); mremap source to [1,39), some of all A's, below
+ *               where it was (move_down); mremap that to [81,119), some of
+ *               all B's, above (move_up); munmap [0,200).
  *   break       the area from the break: sbrk of 2 pages (break_low), 2
  *               more (break_high), sbrk of -3 pages across both
  *               (break_back), brk back to the start (break_end).  The
@@ -306,6 +313,33 @@ static void many(void)
     step("gone");
 }
 
+FIXED(source, PROT_EXEC, MAP_FIXED)
+FIXED(cover, PROT_WRITE, MAP_FIXED)
+MOVE(move_down, MREMAP_MAYMOVE | MREMAP_FIXED)
+MOVE(move_up, MREMAP_MAYMOVE | MREMAP_FIXED)
+
+static void many_over(void)
+{
+    static const size_t rows[] = {0, 80, 120};
+    reserve_file(200);
+    for (size_t row = 0; row < 3; row++) {
+        for (size_t i = 0; i < 10; i++) {
+            even(rows[row] + 4 * i, rows[row] + 4 * i + 2);
+            odd(rows[row] + 4 * i + 2, rows[row] + 4 * i + 4);
+        }
+    }
+    source(40, 78);
+    step("placed");
+    cover(121, 159);
+    step("covered");
+    move_down(40, 78, 1, 39);
+    step("down");
+    move_up(1, 39, 81, 119);
+    step("up");
+    unmap(0, 200);
+    step("gone");
+}
+
 __attribute__((noinline)) static void break_low(void)
 {
     check(sbrk((intptr_t)(2 * P)) == area, "break_low");
@@ -350,13 +384,13 @@ int main(int argc, char **argv)
         void (*run)(void);
     } cases[] = {{"neighbours", neighbours}, {"hole", hole},     {"remap", remap},
                  {"fixed_over", fixed_over}, {"carved", carved}, {"many", many},
-                 {"break", break_area}};
+                 {"many_over", many_over}, {"break", break_area}};
     for (size_t i = 0; argc == 2 && i < sizeof cases / sizeof cases[0]; i++) {
         if (strcmp(argv[1], cases[i].name) == 0) {
             cases[i].run();
             return 0;
         }
     }
-    fprintf(stderr, "usage: mapped_neighbours neighbours|hole|remap|fixed_over|carved|many|break\n");
+    fprintf(stderr, "usage: mapped_neighbours neighbours|hole|remap|fixed_over|carved|many|many_over|break\n");
     return 2;
 }
