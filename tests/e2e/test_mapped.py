@@ -7,7 +7,8 @@ from __future__ import annotations
 import json
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -157,14 +158,18 @@ def test_a_region_unmapped_twice_over_its_hole(targets: Targets, tmp_path: Path)
         assert "mmap" not in kept_by_kind(data)
 
 
-def function_range(program: Path, name: str) -> tuple[int, int]:
-    """Where function name lies in program's file, from its symbol table."""
+def function_ranges(program: Path, names: Iterable[str]) -> dict[str, tuple[int, int]]:
+    """Where each function of names lies in program's file, from its symbol
+    table."""
+    wanted = set(names)
+    ranges = {}
     for line in subprocess.run(["nm", "-S", "--defined-only", program], capture_output=True, text=True,
                                check=True).stdout.splitlines():
         fields = line.split()
-        if len(fields) == 4 and fields[3] == name:
-            return int(fields[0], 16), int(fields[0], 16) + int(fields[1], 16)
-    raise AssertionError(f"{name} not in {program}")
+        if len(fields) == 4 and fields[3] in wanted:
+            ranges[fields[3]] = (int(fields[0], 16), int(fields[0], 16) + int(fields[1], 16))
+    assert set(ranges) == wanted, f"{wanted - set(ranges)} not in {program}"
+    return ranges
 
 
 @pytest.mark.slow
@@ -174,7 +179,7 @@ def test_mapping_and_unmapping_from_a_signal_handler(targets: Targets, tmp_path:
     # pages and allocates; at the end nothing is left mapped.  A handler
     # that interrupted the monitor's own mapping call waited for its lock.
     program = targets.build("mapping_signals")
-    start, end = function_range(program, "map_page")
+    start, end = function_ranges(program, ["map_page"])["map_page"]
     for stdout, data in runs(program, "20000", directory=tmp_path):
         assert stdout.startswith("rounds 20000 handler ")
         s = data.summary
@@ -267,3 +272,252 @@ def test_a_program_that_limits_its_address_space(targets: Targets, profile: Call
     assert run.completed.stdout == "ok\n"
     s = run.data().summary
     assert (s.allocs, s.bytes_allocated, s.mmap_calls, s.mapped_bytes) == (1, 100 * MIB, 1, 100 * MIB)
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step of tests/targets/mapped_neighbours.c: the line it prints
+    from /proc/self/maps, and mprof's figures after it, all since the start
+    (pages): calls (mmap, munmap, mremap, brk), bytes mapped and unmapped,
+    splits, and the figures of each function's regions that the step
+    changed, (allocations, frees, bytes, bytes freed)."""
+    maps: str
+    calls: tuple[int, int, int, int]
+    mapped: int
+    unmapped: int
+    splits: int
+    changed: dict[str, tuple[int, int, int, int]]
+
+
+
+
+def side_by_side(first: int, pairs: range) -> str:
+    """The maps line's part for pairs of mapped_neighbours.c's even r--
+    and odd rw- regions of 2 pages from page first."""
+    return ", ".join(f"{first + 4 * i}-{first + 4 * i + 2} r-- anon, {first + 4 * i + 2}-{first + 4 * i + 4} rw- anon"
+                     for i in pairs)
+
+
+MANY_PLACED = side_by_side(0, range(20))
+ROW_A, ROW_B, ROW_C = (side_by_side(first, range(10)) for first in (0, 80, 120))
+COVERED_C = "120-121 r-- anon, 121-159 -w- anon, 159-160 rw- anon"
+
+# Every case of mapped_neighbours.c, step by step, from its steps as its
+# comment says them and the kernel's view it printed when run alone: each
+# region freed by a call that takes any of it, what is left of it counted
+# anew (a split); a move is the old region's free and a new region under
+# the mremap's path.
+NEIGHBOURS: dict[str, list[Step]] = {
+    "neighbours": [
+        Step("placed: 0-4 r-- anon, 4-8 rw- anon, 8-12 r-x anon", (3, 0, 0, 0), 12, 0, 0,
+             {"left": (1, 0, 4, 0), "middle": (1, 0, 4, 0), "right": (1, 0, 4, 0)}),
+        Step("across: 0-3 r-- anon, 5-8 rw- anon, 8-12 r-x anon", (3, 1, 0, 0), 12, 2, 2,
+             {"left": (2, 1, 7, 4), "middle": (2, 1, 7, 4)}),
+        Step("exact: 0-3 r-- anon, 8-12 r-x anon", (3, 2, 0, 0), 12, 5, 2, {"middle": (2, 2, 7, 7)}),
+        Step("filled: 0-3 r-- anon, 3-8 -w- anon, 8-12 r-x anon", (4, 2, 0, 0), 17, 5, 2, {"fill": (1, 0, 5, 0)}),
+        Step("gone:", (4, 3, 0, 0), 17, 17, 2, {"left": (2, 2, 7, 7), "right": (1, 1, 4, 4), "fill": (1, 1, 5, 5)}),
+    ],
+    "hole": [
+        Step("placed: 0-10 rw- anon, 10-12 r-- anon, 12-16 --- file", (2, 0, 0, 0), 12, 0, 0,
+             {"whole": (1, 0, 10, 0), "beside": (1, 0, 2, 0)}),
+        Step("hole: 0-3 rw- anon, 5-10 rw- anon, 10-12 r-- anon, 12-16 --- file", (2, 1, 0, 0), 12, 2, 2,
+             {"whole": (3, 1, 18, 10)}),
+        Step("second hole: 0-3 rw- anon, 5-7 rw- anon, 8-10 rw- anon, 10-12 r-- anon, 12-16 --- file",
+             (2, 2, 0, 0), 12, 3, 4, {"whole": (5, 2, 22, 15)}),
+        Step("across: 0-3 rw- anon, 5-7 rw- anon, 8-9 rw- anon, 11-12 r-- anon, 12-16 --- file", (2, 3, 0, 0), 12,
+             5, 6, {"whole": (6, 3, 23, 17), "beside": (2, 1, 3, 2)}),
+        Step("moved out: 0-1 rw- anon, 2-3 rw- anon, 5-7 rw- anon, 8-9 rw- anon, 11-12 r-- anon, 12-14 --- file, "
+             "14-15 rw- anon, 15-16 --- file", (2, 3, 1, 0), 13, 6, 8,
+             {"whole": (8, 4, 25, 20), "move_out": (1, 0, 1, 0)}),
+        Step("gone:", (2, 4, 1, 0), 13, 13, 8,
+             {"whole": (8, 8, 25, 25), "beside": (2, 2, 3, 3), "move_out": (1, 1, 1, 1)}),
+    ],
+    "remap": [
+        Step("placed: 0-4 rw- anon, 4-8 --- file, 8-12 r-- anon, 12-16 --- file", (2, 0, 0, 0), 8, 0, 0,
+             {"moved": (1, 0, 4, 0), "still": (1, 0, 4, 0)}),
+        Step("next: 4-8 rw- anon, 8-12 r-- anon, 12-16 --- file", (2, 0, 1, 0), 12, 4, 0,
+             {"moved": (1, 1, 4, 4), "move_next": (1, 0, 4, 0)}),
+        Step("over: 2-6 r-- anon, 6-8 rw- anon, 12-16 --- file", (2, 0, 2, 0), 16, 10, 1,
+             {"still": (1, 1, 4, 4), "move_next": (2, 1, 6, 4), "move_over": (1, 0, 4, 0)}),
+        Step("grown: 2-6 r-- anon, 6-10 rw- anon, 12-16 --- file", (2, 0, 3, 0), 20, 12, 1,
+             {"move_next": (2, 2, 6, 6), "grow_next": (1, 0, 4, 0)}),
+        Step("shrunk: 2-3 r-- anon, 6-10 rw- anon, 12-16 --- file", (2, 0, 4, 0), 21, 16, 1,
+             {"move_over": (1, 1, 4, 4), "shrink": (1, 0, 1, 0)}),
+        Step("kept: 2-3 r-- anon, 6-10 rw- anon, 12-16 rw- anon", (2, 0, 5, 0), 25, 16, 1,
+             {"keep_old": (1, 0, 4, 0)}),
+        Step("gone:", (2, 1, 5, 0), 25, 25, 1,
+             {"grow_next": (1, 1, 4, 4), "shrink": (1, 1, 1, 1), "keep_old": (1, 1, 4, 4)}),
+    ],
+    "fixed_over": [
+        Step("placed: 0-4 r-- anon, 4-8 rw- anon, 8-12 r-x anon", (3, 0, 0, 0), 12, 0, 0,
+             {"first": (1, 0, 4, 0), "second": (1, 0, 4, 0), "third": (1, 0, 4, 0)}),
+        Step("over: 0-2 r-- anon, 2-6 -w- anon, 6-8 rw- anon, 8-12 r-x anon", (4, 0, 0, 0), 16, 4, 2,
+             {"first": (2, 1, 6, 4), "second": (2, 1, 6, 4), "over": (1, 0, 4, 0)}),
+        # The file's mapping unmaps what it replaces: a munmap call.
+        Step("file: 0-2 r-- anon, 2-5 -w- anon, 5-9 r-- file, 9-12 r-x anon", (4, 1, 0, 0), 16, 8, 4,
+             {"second": (2, 2, 6, 6), "third": (2, 1, 7, 4), "over": (2, 1, 7, 4)}),
+        Step("file moved: 0-2 r-- anon, 2-5 -w- anon, 7-9 r-- file, 9-10 r-x anon, 10-12 r-- file", (4, 1, 1, 0),
+             16, 10, 5, {"third": (3, 2, 8, 7)}),
+        Step("gone:", (4, 2, 1, 0), 16, 16, 5, {"first": (2, 2, 6, 6), "third": (3, 3, 8, 8), "over": (2, 2, 7, 7)}),
+    ],
+    "carved": [
+        Step("reserved: 0-16 --- anon", (1, 0, 0, 0), 16, 0, 0, {"reserve": (1, 0, 16, 0)}),
+        Step("carved: 0-4 rw- anon, 4-8 r-- anon, 8-16 --- anon", (3, 0, 0, 0), 24, 8, 2,
+             {"reserve": (3, 2, 36, 28), "carve_first": (1, 0, 4, 0), "carve_second": (1, 0, 4, 0)}),
+        Step("last: 0-4 rw- anon, 4-8 r-- anon, 8-12 --- anon, 12-16 r-x anon", (4, 0, 0, 0), 28, 12, 3,
+             {"reserve": (4, 3, 40, 36), "carve_last": (1, 0, 4, 0)}),
+        Step("across: 0-2 rw- anon, 14-16 r-x anon", (4, 1, 0, 0), 28, 24, 5,
+             {"reserve": (4, 4, 40, 40), "carve_first": (2, 1, 6, 4), "carve_second": (1, 1, 4, 4),
+              "carve_last": (2, 1, 6, 4)}),
+        Step("gone:", (4, 2, 0, 0), 28, 28, 5, {"carve_first": (2, 2, 6, 6), "carve_last": (2, 2, 6, 6)}),
+    ],
+    # More regions in one call than a call keeps on its stack (16).
+    "many": [
+        Step(f"placed: {MANY_PLACED}", (40, 0, 0, 0), 80, 0, 0, {"even": (20, 0, 40, 0), "odd": (20, 0, 40, 0)}),
+        Step("across: 0-1 r-- anon, 79-80 rw- anon", (40, 1, 0, 0), 80, 78, 2,
+             {"even": (21, 20, 41, 40), "odd": (21, 20, 41, 40)}),
+        Step("gone:", (40, 2, 0, 0), 80, 80, 2, {"even": (21, 21, 41, 41), "odd": (21, 21, 41, 41)}),
+    ],
+    # A MAP_FIXED over 20 regions, and mremaps onto 20 below and 20 above
+    # where the moved region was: more than a call keeps on its stack,
+    # counted before the call over the whole span.  Each takes 18 regions
+    # whole and cuts the 2 at its ends, leaving a page of each.
+    "many_over": [
+        Step(f"placed: {ROW_A}, 40-78 --x anon, 78-80 --- file, {ROW_B}, {ROW_C}, 160-200 --- file", (61, 0, 0, 0),
+             158, 0, 0, {"even": (30, 0, 60, 0), "odd": (30, 0, 60, 0), "source": (1, 0, 38, 0)}),
+        Step(f"covered: {ROW_A}, 40-78 --x anon, 78-80 --- file, {ROW_B}, {COVERED_C}, 160-200 --- file",
+             (62, 0, 0, 0), 196, 38, 2, {"even": (31, 10, 61, 20), "odd": (31, 10, 61, 20), "cover": (1, 0, 38, 0)}),
+        Step(f"down: 0-1 r-- anon, 1-39 --x anon, 39-40 rw- anon, 78-80 --- file, {ROW_B}, {COVERED_C}, "
+             "160-200 --- file", (62, 0, 1, 0), 234, 38 + 2 * 38, 4,
+             {"even": (32, 20, 62, 40), "odd": (32, 20, 62, 40), "source": (1, 1, 38, 38),
+              "move_down": (1, 0, 38, 0)}),
+        Step(f"up: 0-1 r-- anon, 39-40 rw- anon, 78-80 --- file, 80-81 r-- anon, 81-119 --x anon, 119-120 rw- anon, "
+             f"{COVERED_C}, 160-200 --- file", (62, 0, 2, 0), 272, 38 + 4 * 38, 6,
+             {"even": (33, 30, 63, 60), "odd": (33, 30, 63, 60), "move_down": (1, 1, 38, 38),
+              "move_up": (1, 0, 38, 0)}),
+        Step("gone:", (62, 1, 2, 0), 272, 272, 6,
+             {"even": (33, 33, 63, 63), "odd": (33, 33, 63, 63), "cover": (1, 1, 38, 38), "move_up": (1, 1, 38, 38)}),
+    ],
+    "break": [
+        Step("low: 0-2 rw- heap", (0, 0, 0, 1), 2, 0, 0, {"break_low": (1, 0, 2, 0)}),
+        Step("high: 0-4 rw- heap", (0, 0, 0, 2), 4, 0, 0, {"break_high": (1, 0, 2, 0)}),
+        Step("back: 0-1 rw- heap", (0, 0, 0, 3), 4, 3, 1, {"break_low": (2, 1, 3, 2), "break_high": (1, 1, 2, 2)}),
+        Step("gone:", (0, 0, 0, 4), 4, 4, 1, {"break_low": (2, 2, 3, 3)}),
+    ],
+}
+
+# The protection each function maps its regions with (mremap keeps the
+# moved region's), as mapped_neighbours.c's maps lines show it.
+PROTECTIONS = {
+    "left": "r--", "middle": "rw-", "right": "r-x", "fill": "-w-", "whole": "rw-", "beside": "r--",
+    "move_out": "rw-", "moved": "rw-", "still": "r--", "move_next": "rw-", "move_over": "r--", "grow_next": "rw-",
+    "shrink": "r--", "keep_old": "rw-", "first": "r--", "second": "rw-", "third": "r-x", "over": "-w-",
+    "reserve": "---", "carve_first": "rw-", "carve_second": "r--", "carve_last": "r-x", "even": "r--", "odd": "rw-",
+    "source": "--x", "cover": "-w-", "move_down": "--x", "move_up": "--x",
+    "break_low": "rw-", "break_high": "rw-"}
+CASE_FUNCTIONS = {"break": "break_area"}
+
+
+def region_figures(data: DataFile, program: Path,
+                   functions: dict[str, tuple[int, int]]) -> dict[str, tuple[int, int, int, int]]:
+    """Each function's regions' figures in data, (allocations, frees, bytes,
+    bytes freed) in pages, by the function of functions that made them: the
+    frame outside [mmap] or [brk]."""
+    [executable] = [m for m in data.modules if Path(m.path).name == program.name]
+    figures: dict[str, tuple[int, int, int, int]] = {}
+    for path in data.paths:
+        if path.node < 0 or data.nodes[path.node].addr not in (fmt.MMAP_FRAME, fmt.BRK_FRAME):
+            continue
+        address = data.nodes[data.nodes[path.node].parent].addr - executable.bias
+        [name] = [name for name, (start, end) in functions.items() if start <= address < end]
+        before = figures.get(name, (0, 0, 0, 0))
+        figures[name] = (before[0] + path.allocs, before[1] + path.frees,
+                         before[2] + sum(path.bytes) // PAGE, before[3] + sum(path.freed) // PAGE)
+    return figures
+
+
+def kernel_pages(line: str, kind: str) -> dict[str, int]:
+    """The pages of the mappings of kind (anon, heap) in a maps line of
+    mapped_neighbours.c, by protection."""
+    pages: dict[str, int] = {}
+    for mapping in filter(None, line.split(":", 1)[1].split(",")):
+        extent, protection, mapping_kind = mapping.split()
+        first, end = map(int, extent.split("-"))
+        if mapping_kind == kind:
+            pages[protection] = pages.get(protection, 0) + end - first
+    return pages
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", NEIGHBOURS)
+def test_regions_side_by_side_cut_moved_and_mapped_over(case: str, targets: Targets, profile: Callable[..., Run],
+                                                        tmp_path: Path) -> None:
+    # After each step the program's snapshot has the figures of its steps,
+    # and what its regions keep is what the kernel has mapped: by each
+    # region's protection, and in all (the mapped bytes less the unmapped,
+    # and the last point over time).
+    program = targets.build("mapped_neighbours", MONITOR_HEADERS)
+    run = profile([program, case])
+    steps = NEIGHBOURS[case]
+    functions = function_ranges(program, PROTECTIONS)
+    assert run.completed.stdout.splitlines() == [step.maps for step in steps]
+    assert run.files() == [run.output, *(run.output.with_name(f"{run.output.name}.snap{n}")
+                                         for n in range(1, len(steps) + 1))]
+    figures: dict[str, tuple[int, int, int, int]] = {}
+    untracked = 0
+    for number, step in enumerate(steps, 1):
+        snapshot = run.output.with_name(f"{run.output.name}.snap{number}")
+        data = datafile.read(snapshot)
+        s = data.summary
+        assert tuple(s[name] // (PAGE if name.endswith("_bytes") else 1) for name in MAPPED_FIGURES) == (
+            *step.calls, step.mapped, step.unmapped, step.splits), step.maps
+        # A cut with no room is lost and counted as untracked; the first
+        # step cuts nothing.
+        untracked = s.untracked_allocs if number == 1 else untracked
+        assert s.untracked_allocs == untracked, step.maps
+        figures = {**figures, **step.changed}
+        assert region_figures(data, program, functions) == figures, step.maps
+        kept = {name: bytes - freed for name, (_, _, bytes, freed) in figures.items()}
+        by_protection: dict[str, int] = {}
+        for name, pages in kept.items():
+            if pages:
+                by_protection[PROTECTIONS[name]] = by_protection.get(PROTECTIONS[name], 0) + pages
+        assert kernel_pages(step.maps, "heap" if case == "break" else "anon") == by_protection, step.maps
+        assert step.mapped - step.unmapped == sum(kept.values()) == data.timeline[-1].mapped_bytes // PAGE
+        if number == len(steps) - 1:
+            # The reports' tables of the last step with regions left.
+            document: dict[str, Any] = json.loads(mprof("report", "--format", "json", snapshot).stdout)
+            frame = "[brk]" if case == "break" else "[mmap]"
+            outer = f"main > {CASE_FUNCTIONS.get(case, case)}"
+            assert {row["path"]: (row["allocs"], row["frees"], row["kept_objects"], row["bytes"], row["kept_bytes"])
+                    for row in document["leaks"]} == {
+                f"{outer} > {name} > {frame}": (allocs, frees, allocs - frees, bytes * PAGE, (bytes - freed) * PAGE)
+                for name, (allocs, frees, bytes, freed) in figures.items() if allocs > frees}
+            [direct] = document["direct"]
+            assert (direct["function"], direct["calls"], direct["bytes"], direct["kept_bytes"],
+                    direct["kept_objects"]) == (
+                frame, sum(f[0] for f in figures.values()), sum(f[2] for f in figures.values()) * PAGE,
+                sum(kept.values()) * PAGE, sum(f[0] - f[1] for f in figures.values()))
+            assert {via["function"]: via["bytes"] for via in direct["via"]} == {
+                name: bytes * PAGE for name, (_, _, bytes, _) in figures.items()}
+            assert tuple(document["summary"][name] for name in MAPPED_FIGURES) == tuple(
+                s[name] for name in MAPPED_FIGURES)
+            mmaps, munmaps, mremaps, breaks = step.calls
+            # A snapshot's summary has a wider first column.
+            [line] = [line.split(maxsplit=1)[1] for line in mprof("report", "--tables", "summary", snapshot)
+                      .stdout.splitlines() if line.startswith("  mapped ")]
+            assert line == (f"mmap {mmaps}, munmap {munmaps}, mremap {mremaps}, brk and sbrk {breaks}; "
+                            f"{step.mapped * PAGE:,} bytes mapped, {step.unmapped * PAGE:,} unmapped, "
+                            f"{(step.mapped - step.unmapped) * PAGE:,} left; in the tables as [mmap] and [brk], "
+                            "in no figure above")
+    assert tuple(run.data().summary[name] for name in MAPPED_FIGURES) == tuple(s[name] for name in MAPPED_FIGURES)
+    assert kept_by_kind(run.data()) == {}
+    # Where the kernel puts the area and the monitor's memory changes from
+    # run to run: a program region placed over the monitor's memory, or the
+    # monitor's in a hole the program meant to fill, crashes or fails a
+    # step only in some runs.
+    for stdout, data in runs(program, case, directory=tmp_path, times=RUNS - 1):
+        assert stdout.splitlines() == [step.maps for step in steps]
+        assert tuple(data.summary[name] // (PAGE if name.endswith("_bytes") else 1) for name in MAPPED_FIGURES) == (
+            *steps[-1].calls, steps[-1].mapped, steps[-1].unmapped, steps[-1].splits)
+        assert kept_by_kind(data) == {}
