@@ -137,6 +137,46 @@ def test_threads_that_grow_at_once_and_changes_the_program_orders(targets: Targe
         assert (bins[100].peak_blocks, bins[200].peak_blocks, bins[99].peak_blocks) == (50_000, 50_000, 0)
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("logged", [False, True])
+def test_a_peak_whose_thread_allocates_again_first(targets: Targets, tmp_path: Path, logged: bool) -> None:
+    # tests/targets/peak_lockstep.c: main() makes highs of 1 MB in 10
+    # blocks, freed, then the threads: the first's rise() makes the peak, 100 blocks of
+    # 100,000 bytes, each a new high; the second frees 20 of them; the
+    # first's next change is an allocation, the first of again()'s 10
+    # blocks of 50,000 bytes, below the high.  With logged the second has
+    # first made a high of its own (2 MB, freed), so the threads log their
+    # changes (live.h); else rise() reaches the highs through the ledger.
+    # Run several times: the threads' turns are fixed, their timing not.
+    # again()'s last block is freed before its thread allocates again: a
+    # temporary, as are main's and the second's highs.
+    program = targets.build("peak_lockstep", "-pthread")
+    for run in range(5):
+        output = tmp_path / f"lockstep{run}.mprof"
+        subprocess.run([program, *(["logged"] if logged else [])], env=monitor_env(output), check=True, timeout=120)
+        model = load_profile([output])
+        paths = by_path(model)
+        # What glibc allocated as main made the threads, before either ran
+        # (live at the peak still), and the program's own.
+        made = {key: value for key, value in paths.items() if "pthread_create" in key}
+        own = {" > ".join(key.split(" > ")[-2:]): value for key, value in paths.items() if key not in made}
+        assert own == {"main > ready": (10, 1, 0, 0), "first > rise": (100, 0, 100, 10_000_000),
+                       "first > again": (10, 1, 0, 0), **({"second > high": (1, 1, 0, 0)} if logged else {})}
+        before = 10 + sum(value[0] for value in made.values())
+        summary = model.summary
+        assert summary["allocs"] == before + int(logged) + 100 + 10
+        # The peak is rise()'s last block: the allocation after main's and
+        # glibc's, the second's high and rise()'s.
+        assert summary["peak_allocs"] == before + int(logged) + 100
+        [line] = [line for line in mprof("report", "--tables", "summary", output).stdout.splitlines()
+                  if line.startswith("  most live ")]
+        assert line.endswith(f" s, allocation {before + int(logged) + 100:,}"), line
+        assert summary["max_live_bytes"] == 10_000_000 + sum(value[3] for value in made.values())
+        assert summary["max_live_objects"] == 100 + sum(value[2] for value in made.values())
+        bins = {b.size: b for b in model.bins}
+        assert (bins[1025].peak_blocks, bins[1025].peak_bytes) == (100, 10_000_000)
+
+
 def test_the_logs_of_growing_threads_reach_the_file_of_a_crash(targets: Targets, tmp_path: Path) -> None:
     # peak_growing abort: the process aborts at its peak, right after two
     # threads grew together; the monitor's handler writes the final file

@@ -138,6 +138,24 @@ def leak_records(document: dict[str, Any]) -> set[tuple[str, str, int, int]]:
     return records
 
 
+@pytest.mark.slow
+def test_a_pools_anchor_is_never_a_temporary(targets: Targets, profile: Callable[..., Run]) -> None:
+    """arena.c built for memcheck: the arena is malloc'ed, the pool
+    created at it, and its first object announced before the program
+    allocates again, so the arena is the thread's last block when it
+    becomes the pool's backing.  That is no free: the only temporaries
+    are the edge each reset frees, the object just made."""
+    executable = targets.build("arena_valgrind", MONITOR_HEADERS, "-DVALGRIND_ANNOTATIONS", source="arena.c")
+    document = report(profile([executable]).output)
+    summary = document["summary"]
+    assert (summary["backing_blocks"], summary["backing_bytes"], summary["backing_frees"]) == (1, ARENA_BACKING, 0)
+    edge = "main > round_of > make_edge > arena_alloc > [pool from arena_create]"
+    assert rows(document, "temporaries", "temporaries") == {edge: 2}
+    assert summary["temporary_allocs"] == 2
+    bins = {row["size"]: row["temporaries"] for row in document["bins"]}
+    assert bins == {NODE: 0, EDGE: 2, FORGOTTEN: 0}
+
+
 @pytest.mark.valgrind
 def test_the_arena_annotated_for_valgrind_agrees_with_memcheck(targets: Targets,
                                                                 profile: Callable[..., Run]) -> None:

@@ -10,11 +10,17 @@ The edits: a random column of a random row set to NULL, text, 1.5e300,
 2^63 - 1, -1, 2^53, 2^53 + 1, 0, a random integer, invalid UTF-8 stored as TEXT
 (CAST(x'ff' AS TEXT)) or a BLOB; a random row deleted; every row of a table
 deleted; a row duplicated with a new id, where the table's keys allow it;
-a table dropped.  One input in four gets two to four of these edits, the
-others one.  Each seed is first loosened as a tool that recreates its
-tables might leave it: its NOT NULL constraints taken out of the schema
-(PRAGMA writable_schema), so that a NULL can be planted anywhere; the
-loosened seed must itself give a result from every command.
+a table dropped; and the edits of the tree of path nodes a report walks
+up: a node made its own parent, a node's ancestor made its child (a loop
+of two or more parents), a row in the middle of path_nodes' or functions'
+ids deleted (every one of them is named by another row).  One input in
+four gets two to four of these edits, the others one.  An input of one
+edit of the tree must be refused: accepted, a report walks a loop for
+ever or reads a path that is not the program's.  Each seed is first
+loosened as a tool that recreates its tables might leave it: its NOT
+NULL constraints taken out of the schema (PRAGMA writable_schema), so
+that a NULL can be planted anywhere; the loosened seed must itself give
+a result from every command.
 
 Each input goes first through `report`.  One it refuses goes through html,
 diff and export as well, each of which must refuse it in one line too:
@@ -152,24 +158,71 @@ def duplicate_row(db: sqlite3.Connection, seed: Seed, generator: random.Random) 
     return f"row {rowid} of {table} duplicated"
 
 
+def self_parent(db: sqlite3.Connection, seed: Seed, generator: random.Random) -> str | None:
+    if "path_nodes" not in seed.rowids:
+        return None
+    node = generator.choice(seed.rowids["path_nodes"])
+    db.execute("UPDATE path_nodes SET parent_id = id WHERE id = ?", (node,))
+    return f"path node {node} made its own parent"
+
+
+def parent_loop(db: sqlite3.Connection, seed: Seed, generator: random.Random) -> str | None:
+    """A random ancestor of a random node made the node's child: a loop of
+    the node's parents back to itself, two nodes long or more."""
+    if "path_nodes" not in seed.rowids:
+        return None
+    node = generator.choice(seed.rowids["path_nodes"])
+    ancestors: list[int] = []
+    parent = db.execute("SELECT parent_id FROM path_nodes WHERE id = ?", (node,)).fetchone()[0]
+    while isinstance(parent, int) and len(ancestors) < 1000:
+        ancestors.append(parent)
+        parent = db.execute("SELECT parent_id FROM path_nodes WHERE id = ?", (parent,)).fetchone()
+        parent = parent[0] if parent else None
+    if not ancestors:
+        return None  # an outermost frame
+    ancestor = generator.choice(ancestors)
+    db.execute("UPDATE path_nodes SET parent_id = ? WHERE id = ?", (node, ancestor))
+    return f"path node {ancestor}, an ancestor of {node} by {ancestors.index(ancestor) + 1}, made its child"
+
+
+def delete_middle(db: sqlite3.Connection, seed: Seed, generator: random.Random) -> str | None:
+    """A row of path_nodes or functions deleted that is neither the first
+    nor the last of its ids: the ids left are no longer every integer from
+    the least to the greatest."""
+    tables = [table for table in ("path_nodes", "functions") if len(seed.rowids.get(table, ())) >= 3]
+    if not tables:
+        return None
+    table = generator.choice(tables)
+    ids = sorted(seed.rowids[table])
+    row = generator.choice(ids[1:-1])
+    db.execute(f'DELETE FROM "{table}" WHERE id = ?', (row,))
+    return f"row {row} of {table}, between {ids[0]} and {ids[-1]}, deleted"
+
+
 def drop_table(db: sqlite3.Connection, seed: Seed, generator: random.Random) -> str | None:
     table = generator.choice(seed.tables)
     db.execute(f'DROP TABLE "{table}"')
     return f"table {table} dropped"
 
 
+EditFunction = Callable[[sqlite3.Connection, Seed, random.Random], str | None]
 # Each edit with its weight: most inputs get one value planted.
-EDITS: tuple[tuple[Callable[[sqlite3.Connection, Seed, random.Random], str | None], int], ...] = (
-    (set_value, 12), (delete_row, 4), (delete_all, 1), (duplicate_row, 3), (drop_table, 1))
+EDITS: tuple[tuple[EditFunction, int], ...] = (
+    (set_value, 12), (delete_row, 4), (delete_all, 1), (duplicate_row, 3), (drop_table, 1), (self_parent, 1),
+    (parent_loop, 1), (delete_middle, 1))
+# The edits no database the reports read survives, alone.
+REFUSED = frozenset({self_parent, parent_loop, delete_middle})
 
 
-def edited(seed: Seed, path: Path, generator: random.Random) -> str:
+def edited(seed: Seed, path: Path, generator: random.Random) -> tuple[str, bool]:
     """Writes an edited copy of the seed at path: one edit, or for one input
-    in four two to four of them; says what they were."""
+    in four two to four of them; says what they were, and whether the input
+    must be refused (one edit, of REFUSED)."""
     edits, weights = zip(*EDITS, strict=True)
     wanted = 1 if generator.random() < 0.75 else generator.randint(2, 4)
     path.write_bytes(seed.loosened)
     done: list[str] = []
+    kinds: list[EditFunction] = []
     db = sqlite3.connect(path)
     try:
         # A copy thrown away after the run: no journal, no waiting on the disk.
@@ -190,10 +243,11 @@ def edited(seed: Seed, path: Path, generator: random.Random) -> str:
                 what = None
             if what is not None:
                 done.append(what)
+                kinds.append(edit)
         db.commit()
     finally:
         db.close()
-    return f"{seed.name}: {'; '.join(done)}"
+    return f"{seed.name}: {'; '.join(done)}", len(kinds) == 1 and kinds[0] in REFUSED
 
 
 @dataclass
@@ -205,6 +259,7 @@ class Results:
     inputs_reported: int = 0
     inputs_refused: int = 0
     inputs: int = 0
+    tree_inputs: int = 0  # of one edit of REFUSED
 
 
 def arguments(command: str, path: Path, untouched: Path, scratch: Path, even: bool) -> list[str]:
@@ -263,12 +318,15 @@ def fuzz(seeds: list[Seed], inputs: Budget, seed: int, full_every: int) -> Resul
         for number in inputs.numbers(results.failures):
             results.inputs += 1
             chosen = generator.choice(seeds)
-            edit = edited(chosen, path, generator)
+            edit, refused = edited(chosen, path, generator)
+            results.tree_inputs += refused
             commands = ["report"]  # then the others, if report refuses it or it is the Kth it passes
             for command in commands:
                 results.runs[command] += 1
                 words = arguments(command, path, chosen.untouched, scratch, number % 2 == 0)
                 code, problem = attempt_command(main, command, words, path)
+                if not problem and refused and code == 0:
+                    problem = "exit 0 for a tree of path nodes or functions no report can read"
                 if problem:
                     kept = scratch.parent / f"mprof-fuzz-db-failure-{seed}-{number}.db"
                     kept.write_bytes(path.read_bytes())
@@ -306,6 +364,7 @@ def main(argv: list[str]) -> int:
               f"{results.refusals[command]} refused in one line")
     print(f"{results.inputs} inputs in {seconds:.1f} s: {results.inputs_reported} gave results, "
           f"{results.inputs_refused} were refused; peak resident {resident / (1 << 20):.1f} MB")
+    print(f"{results.tree_inputs} inputs of one edit of the tree of path nodes or functions, each to be refused")
     if resident > MEMORY_BOUND:
         results.failures.append(f"the worker's peak resident set, {resident:,} bytes, is past {MEMORY_BOUND:,}")
     for failure in results.failures:

@@ -248,15 +248,44 @@ def limited() -> None:
 
 
 @pytest.mark.slow
-def test_a_parent_after_its_child(edit: Edit) -> None:
+@pytest.mark.parametrize(("sql", "rows", "first"), [
+    pytest.param("UPDATE path_nodes SET parent_id = 3 WHERE id = 2", 1, 2, id="a_loop_of_two"),
+    pytest.param("UPDATE path_nodes SET parent_id = id WHERE id = 5", 1, 5, id="its_own_parent"),
+    # 1 -> 3 -> 2 -> 1, and 4 -> 6 -> 5 -> 4: two loops of three.
+    pytest.param("UPDATE path_nodes SET parent_id = id + 2 WHERE parent_id IS NULL", 2, 1, id="two_loops_of_three"),
+])
+def test_a_parent_that_is_not_before_its_child(edit: Edit, sql: str, rows: int, first: int) -> None:
+    # widgets' tree: main (1) > make_blue_widget (2) > make_widget (3), and
+    # main (4) > make_red_widget (5) > make_widget (6).
+    assert edit.value("SELECT group_concat(id || ':' || coalesce(parent_id, '-'), ' ') FROM path_nodes") == \
+        "1:- 2:1 3:2 4:- 5:4 6:5"
     # A loop of parents would make a report walk up forever, growing a
     # list: the commands run as programs, within 1 GB and a minute.
-    edit("UPDATE path_nodes SET parent_id = 3 WHERE id = 2")
+    edit(sql)
     for command in COMMANDS:
         completed = subprocess.run([MPROF, *edit.arguments(command)], capture_output=True, text=True, timeout=60,
                                    preexec_fn=limited)
         assert (completed.returncode, completed.stdout) == (1, ""), command
-        assert completed.stderr == f"mprof: {edit.path}: table path_nodes: a node's parent comes after it in 1 row: 2\n"
+        assert completed.stderr == f"mprof: {edit.path}: table path_nodes: a node's parent is not before it in " \
+                                   f"{rows} row{'s' if rows > 1 else ''}: {first}\n"
+
+
+def test_a_node_deleted_between_the_first_and_the_last(edit: Edit, capsys: pytest.CaptureFixture[str]) -> None:
+    """The ids left are not every integer from the least to the greatest:
+    the references to the table are looked up, not checked by its range."""
+    assert edit.value("SELECT group_concat(id, ' ') FROM path_nodes WHERE parent_id = 5") == "6"
+    edit("DELETE FROM path_nodes WHERE id = 5")  # make_red_widget's node, between 1 and 6
+    assert_refused(edit, capsys, "table path_nodes: parent_id names no row of path_nodes in 1 row: 5")
+
+
+def test_a_function_deleted_between_the_first_and_the_last(edit: Edit, capsys: pytest.CaptureFixture[str]) -> None:
+    # The first table that names make_blue_widget (2 of 1 to 4) is edges,
+    # as its caller of make_widget.
+    assert edit.value("SELECT group_concat(id || ':' || name, ' ') FROM functions") == \
+        "1:main 2:make_blue_widget 3:make_red_widget 4:make_widget"
+    assert edit.value("SELECT COUNT(*) FROM edges WHERE caller_id = 2") == 1
+    edit("DELETE FROM functions WHERE id = 2")
+    assert_refused(edit, capsys, "table edges: caller_id names no row of functions in 1 row: 2")
 
 
 def test_paths_merged_with_a_later_node(edit: Edit, capsys: pytest.CaptureFixture[str]) -> None:

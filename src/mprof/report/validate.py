@@ -249,7 +249,9 @@ def _dangling(table: Table, reference: Reference) -> str:
 
 # Rows the reports cannot read whatever their types: (table, what is wrong
 # with a row, FROM and WHERE of those rows, the column that tells one).
-ROWS = (("path_nodes", "a node's parent comes after it", "FROM path_nodes WHERE parent_id >= id", "id"),
+# A node its own parent, or after it (a loop of parents has one), would
+# send a report walking up to the root round the loop for ever.
+ROWS = (("path_nodes", "a node's parent is not before it", "FROM path_nodes WHERE parent_id >= id", "id"),
         # The first node of a path's functions is at or before its own.
         ("paths", "same_functions_id comes after node_id, or is NULL where node_id is not",
          "FROM paths WHERE same_functions_id > node_id OR (same_functions_id IS NULL) != (node_id IS NULL)",
