@@ -152,6 +152,8 @@ static void *write_checkpoints(void *unused)
     }
 }
 
+static const struct own_thread writing_thread = {write_checkpoints, "mprof-checkpt"};
+
 /* Has the writing thread write what; false when no checkpoint can be
  * written from here (a vfork child, which shares the parent's memory but
  * must not start threads), and the caller puts back what it moved. */
@@ -162,7 +164,7 @@ static bool ask(unsigned what)
     int saved_errno = errno; /* the thread's start is not the program's business */
     atomic_fetch_or(&wanted, what);
     if (!atomic_exchange(&writing, true)) {
-        if (!own_thread_start(write_checkpoints)) {
+        if (!own_thread_start(&writing_thread)) {
             /* No thread to be had (a limit on threads or processes): this
              * thread writes, at once, as each high is still a margin
              * above the last. */

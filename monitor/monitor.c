@@ -409,11 +409,13 @@ static void *dump_thread(void *unused)
     return NULL;
 }
 
+static const struct own_thread dumper = {dump_thread, "mprof-dump"};
+
 static void start_dump_thread(int signal_number)
 {
     /* The dump thread must not take the signal, or it could block itself:
      * own threads block every signal. */
-    if (sem_init(&dump_requests, 0, 0) != 0 || !own_thread_start(dump_thread))
+    if (sem_init(&dump_requests, 0, 0) != 0 || !own_thread_start(&dumper))
         return;
     struct sigaction action = {.sa_handler = request_dump, .sa_flags = SA_RESTART};
     sigemptyset(&action.sa_mask);

@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 
 #include "arena.h"
 #include "lock.h"
@@ -65,14 +66,15 @@ void own_thread_hooks(own_thread_hook *starting, own_thread_hook *entry)
     on_entry = entry;
 }
 
-static void *enter(void *run)
+static void *enter(void *argument)
 {
+    const struct own_thread *thread = argument;
     if (on_entry)
         on_entry();
-    return ((void *(*)(void *))run)(NULL);
+    return thread->run(NULL);
 }
 
-bool own_thread_start(void *(*run)(void *))
+bool own_thread_start(const struct own_thread *own)
 {
     if (on_starting)
         on_starting();
@@ -89,19 +91,26 @@ bool own_thread_start(void *(*run)(void *))
     sigset_t all, previous;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &previous);
+    /* A new thread has its creator's name from its first instant: named
+     * after, it would show the program's name until it first runs.  No
+     * handler of the program's runs meanwhile to see this thread's. */
+    char own_name[16] = "";
+    prctl(PR_GET_NAME, own_name);
+    prctl(PR_SET_NAME, own->name);
     pthread_t thread;
-    int error = real.pthread_create(&thread, &attributes, enter, (void *)run);
+    int error = real.pthread_create(&thread, &attributes, enter, (void *)own);
     if (error && slot >= 0) {
         /* glibc refuses a stack too small for the program's static TLS. */
         pthread_attr_destroy(&attributes);
         pthread_attr_init(&attributes);
         pthread_attr_setdetachstate(&attributes, PTHREAD_CREATE_DETACHED);
-        error = real.pthread_create(&thread, &attributes, enter, (void *)run);
+        error = real.pthread_create(&thread, &attributes, enter, (void *)own);
         spin_lock(&stacks_lock);
         stacks[slot].state = STACK_FREE;
         spin_unlock(&stacks_lock);
         slot = -1;
     }
+    prctl(PR_SET_NAME, own_name);
     pthread_sigmask(SIG_SETMASK, &previous, NULL);
     pthread_attr_destroy(&attributes);
     if (slot >= 0) {

@@ -17,8 +17,17 @@
 typedef void own_thread_hook(void);
 void own_thread_hooks(own_thread_hook *starting, own_thread_hook *entry);
 
+/* What a thread of the monitor's runs, and its name (at most 15
+ * characters), which top -H, gdb and /proc/PID/task/TID/comm show: a
+ * developer who finds a thread the program did not start can tell it is
+ * the monitor's. */
+struct own_thread {
+    void *(*run)(void *);
+    const char *name;
+};
+
 /* false when the thread could not be started. */
-bool own_thread_start(void *(*run)(void *));
+bool own_thread_start(const struct own_thread *thread);
 
 /* In a fork child, where the parent's threads do not exist. */
 void own_thread_fork_child(void);

@@ -235,9 +235,11 @@ static void *answer_requests(void *unused)
     }
 }
 
+static const struct own_thread answerer = {answer_requests, "mprof-watch"};
+
 static void start_answering(void)
 {
-    if (!atomic_exchange(&answering, true) && !own_thread_start(answer_requests))
+    if (!atomic_exchange(&answering, true) && !own_thread_start(&answerer))
         atomic_store(&answering, false);
 }
 

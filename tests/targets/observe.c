@@ -99,6 +99,22 @@ static void sizes_and_alignments(void)
     printf("posix_memalign with alignment 24: %d\n", posix_memalign(&(void *){NULL}, 24, 8));
 }
 
+/* A thread's name, as /proc/self/task/TID/comm gives it. */
+static void print_thread_name(const char *tid)
+{
+    char path[64], name[32] = "?";
+    snprintf(path, sizeof path, "/proc/self/task/%s/comm", tid);
+    FILE *comm = fopen(path, "re");
+    if (comm) {
+        if (fgets(name, sizeof name, comm))
+            name[strcspn(name, "\n")] = '\0';
+        fclose(comm);
+    }
+    printf(" %s", name);
+}
+
+/* The entries of /proc/self/fd (descriptors) or /proc/self/task (the
+ * threads' names), then their count. */
 static void list(const char *directory, const char *what)
 {
     DIR *listing = opendir(directory);
@@ -112,6 +128,8 @@ static void list(const char *directory, const char *what)
             count++;
             if (!strcmp(what, "descriptors"))
                 printf(" %s", entry->d_name);
+            else
+                print_thread_name(entry->d_name);
         }
     printf(" (%d)\n", count);
     closedir(listing);
