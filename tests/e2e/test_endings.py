@@ -377,8 +377,8 @@ def without_checkpoint_writer(said: str) -> str:
     of its list of threads, where the listing found one being written
     (mprof(1): WHAT THE PROGRAM CAN SEE): the only thread of the monitor's
     it may see."""
-    return re.sub(r"^threads: observe mprof-checkpt \((\d+)\)$", lambda found: f"threads: observe ({int(found[1]) - 1})",
-                  said, flags=re.MULTILINE)
+    return re.sub(r"^threads: observe mprof-checkpt \((\d+)\)$",
+                  lambda found: f"threads: observe ({int(found[1]) - 1})", said, flags=re.MULTILINE)
 
 
 @pytest.mark.parametrize("replaced", ["all", "malloc"])
