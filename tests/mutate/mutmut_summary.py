@@ -1,5 +1,6 @@
 """Sums up a mutmut run (make mutate): mutants made, killed and surviving
-in the reducer and the reports, and in the table code of each, and lists
+in the reducer, the reports, the push and the live view, and in the table
+code and the database's validation (mprof.report.validate), and lists
 every survivor that tests/mutate/equivalent.txt does not explain, table
 code first.  Run from the tree's root after `mutmut run`; exits non-zero
 when the table code has unexplained survivors (the rest are listed, to be
@@ -23,6 +24,7 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 TABLE_CODE = ("mprof.reducer.callgraph", "mprof.reducer.scc", "mprof.reducer.store", "mprof.reducer.profile",
               "mprof.report.model", "mprof.report.tables", "mprof.report.text_tables", "mprof.report.json_tables",
               "mprof.report.summary")
+VALIDATION = "mprof.report.validate"
 KILLED = {"killed", "timeout"}  # a timeout is a mutant the tests stopped on
 
 
@@ -47,12 +49,15 @@ def line(label: str, statuses: Counter[str]) -> str:
 def main() -> int:
     found = results()
     explained = equivalents.read()
-    groups: dict[str, Counter[str]] = {"reducer": Counter(), "report": Counter(), "table code": Counter()}
+    groups: dict[str, Counter[str]] = {"reducer": Counter(), "report": Counter(), "push": Counter(),
+                                       "live": Counter(), "table code": Counter(), "validation": Counter()}
     for mutant, status in found.items():
         module = module_of(mutant)
         groups[module.split(".")[1]][status] += 1
         if module in TABLE_CODE:
             groups["table code"][status] += 1
+        if module == VALIDATION:
+            groups["validation"][status] += 1
     for label, statuses in groups.items():
         print(line(label, statuses))
     survivors = [m for m, s in found.items() if s not in KILLED]
