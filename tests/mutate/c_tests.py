@@ -37,6 +37,11 @@ FILES: dict[str, Covered] = {
     "inject/target.c": Covered(ATTACH, 120),
 }
 
+# Left out of every run: it polls for the moment mprof-inject holds the
+# process, a window that a loaded machine (two mutants at once) can let it
+# miss altogether, when it fails on the unmutated code too.
+DESELECTED = ("tests/e2e/test_attach.py::test_ctrl_c_while_mprof_inject_works_waits_for_it_then_detaches",)
+
 # What every build of a mutant makes: a mutant's own product, and the
 # previous mutant's (its source put back), as make remakes only what is
 # out of date.
