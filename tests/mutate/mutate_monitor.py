@@ -126,9 +126,11 @@ def apply(tree: Path, mutant: Mutant, original: str) -> None:
     (tree / mutant.path).write_text(original[:mutant.offset] + mutant.after + original[end:])
 
 
-def run(command: list[str], tree: Path, timeout: float, show_failure: bool = False) -> int | None:
+def run(command: list[str], tree: Path, timeout: float, show_failure: bool = False,
+        failed: list[str] | None = None) -> int | None:
     """The command's exit status, or None when it ran past its timeout; a
-    hung test's programs go with it (its whole process group is killed)."""
+    hung test's programs go with it (its whole process group is killed).
+    The tests pytest names as failed are added to failed."""
     with subprocess.Popen(command, cwd=tree, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                           start_new_session=True) as process:
         try:
@@ -137,6 +139,8 @@ def run(command: list[str], tree: Path, timeout: float, show_failure: bool = Fal
             os.killpg(process.pid, signal.SIGKILL)
             process.communicate()
             return None
+    if failed is not None:
+        failed += re.findall(r"^(?:FAILED|ERROR) (\S+)", output.decode(errors="replace"), re.MULTILINE)
     if process.returncode and show_failure:
         sys.stderr.write(output.decode(errors="replace")[-3000:])
     return process.returncode
@@ -187,12 +191,12 @@ class Log:
             path.write_text(f"# sources {digest}\n")
         return Log(path, digest, verdicts, threading.Lock())
 
-    def add(self, mutant: Mutant, verdict: str, seconds: float) -> None:
+    def add(self, mutant: Mutant, verdict: str, seconds: float, failed: list[str]) -> None:
         with self.lock:
             self.verdicts[mutant.key(), mutant.offset] = verdict
             if self.path:
                 with self.path.open("a") as out:
-                    out.write(f"{verdict}\t{mutant.key()}\t{mutant.offset}\t{seconds:.0f}\n")
+                    out.write(f"{verdict}\t{mutant.key()}\t{mutant.offset}\t{seconds:.0f}\t{' '.join(failed)}\n")
 
 
 def tests_of(mutant: Mutant, named: bool) -> tuple[tuple[str, ...], int]:
@@ -209,14 +213,14 @@ def pytest_command(tree: Path, tests: tuple[str, ...]) -> list[str]:
             *(f"--deselect={test}" for test in c_tests.DESELECTED), *tests]
 
 
-def try_mutant(tree: Path, mutant: Mutant, named: bool) -> str:
+def try_mutant(tree: Path, mutant: Mutant, named: bool, failed: list[str]) -> str:
     tests, seconds = tests_of(mutant, named)
     original = (tree / mutant.path).read_text()
     apply(tree, mutant, original)
     try:
         if run(["make", "-s", *c_tests.BUILD], tree, 600) != 0:
             return "does not compile"
-        status = run(pytest_command(tree, tests), tree, seconds)
+        status = run(pytest_command(tree, tests), tree, seconds, failed=failed)
         return "hung" if status is None else "killed" if status else "SURVIVED"
     finally:
         (tree / mutant.path).write_text(original)
@@ -298,9 +302,12 @@ def main(argv: list[str]) -> int:
         trees = [Path(scratch) / f"tree{number}" for number in range(max(1, args.jobs))]
         for tree in trees:
             make_tree(tree)
-        baseline = sorted({test for mutant in chosen for test in tests_of(mutant, named)[0]})
+        baseline = tuple(sorted({test for mutant in chosen for test in tests_of(mutant, named)[0]}))
+        # Once more on a failure, to tell a test that fails on a loaded
+        # machine now and then (its name is in each killed mutant's line of
+        # the log) from one that fails on the code.
         if run(["make", "-s", "all"], trees[0], 600, True) != 0 or \
-                run(pytest_command(trees[0], tuple(baseline)), trees[0], 1800, True) != 0:
+                all(run(pytest_command(trees[0], baseline), trees[0], 1800, True) != 0 for _ in range(2)):
             print("the unmutated tree does not pass its tests", file=sys.stderr)
             return 1
         free: queue.Queue[Path] = queue.Queue()
@@ -312,9 +319,10 @@ def main(argv: list[str]) -> int:
             tree = free.get()
             try:
                 started = time.monotonic()
-                verdict = try_mutant(tree, mutant, named)
+                failed: list[str] = []
+                verdict = try_mutant(tree, mutant, named, failed)
                 seconds = time.monotonic() - started
-                log.add(mutant, verdict, seconds)
+                log.add(mutant, verdict, seconds, failed)
                 print(f"[{next(done)}/{len(to_run)}] {mutant.describe()}: {verdict} ({seconds:.0f} s)", flush=True)
             finally:
                 free.put(tree)
