@@ -302,7 +302,7 @@ def main(argv: list[str]) -> int:
         trees = [Path(scratch) / f"tree{number}" for number in range(max(1, args.jobs))]
         for tree in trees:
             make_tree(tree)
-        baseline = tuple(sorted({test for mutant in chosen for test in tests_of(mutant, named)[0]}))
+        baseline = tuple(dict.fromkeys(test for mutant in chosen for test in tests_of(mutant, named)[0]))
         # Once more on a failure, to tell a test that fails on a loaded
         # machine now and then (its name is in each killed mutant's line of
         # the log) from one that fails on the code.
