@@ -299,6 +299,8 @@ def main(argv: list[str]) -> int:
           flush=True)
 
     with tempfile.TemporaryDirectory(prefix="mprof-mutate-") as scratch:
+        # Readable by all: tests run the monitor in processes that drop root.
+        os.chmod(scratch, 0o755)
         trees = [Path(scratch) / f"tree{number}" for number in range(max(1, args.jobs))]
         for tree in trees:
             make_tree(tree)
