@@ -1,0 +1,35 @@
+"""Mapped-region calls a mutation audit found unchecked (make mutate):
+an mremap that only unmaps what it lands on, and one that only maps.
+tests/targets/remap_over.c says what it maps."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from e2e_support import Run, Targets, mprof
+
+PAGE = 4096
+
+
+@pytest.mark.slow
+def test_an_mremap_that_only_unmaps_or_only_maps_is_counted(targets: Targets, profile: Callable[..., Run]) -> None:
+    run = profile([targets.build("remap_over")])
+    document: dict[str, Any] = json.loads(mprof("report", "--format", "json", run.output).stdout)
+    summary = document["summary"]
+    # The 4- and 2-page regions, and the 2 pages the copy maps anew; the
+    # file's mapping and its unmapping are none.
+    mapped = (4 + 2 + 2) * PAGE
+    # The page the file's mapping replaced, pages 3-4 of the first, the
+    # pair left behind and its copy.
+    unmapped = (1 + 2 + 2 + 2) * PAGE
+    assert (summary["mmap_calls"], summary["munmap_calls"], summary["mremap_calls"], summary["brk_calls"]) == (
+        2, 3, 2, 0)
+    assert (summary["mapped_bytes"], summary["unmapped_bytes"], summary["mapped_splits"]) == (
+        mapped, unmapped, 2)
+    kept = {row["path"]: (row["allocs"] - row["frees"], row["kept_bytes"]) for row in document["leaks"]}
+    assert kept == {"main > map_pages > [mmap]": (1, PAGE)}
+    assert run.data().timeline[-1].mapped_bytes == mapped - unmapped
