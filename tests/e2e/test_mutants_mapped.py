@@ -1,6 +1,6 @@
 """Mapped-region calls a mutation audit found unchecked (make mutate):
-an mremap that only unmaps what it lands on, and one that only maps.
-tests/targets/remap_over.c says what it maps."""
+an mremap that only unmaps what it lands on, one that only maps, and moves
+of the break the kernel refuses.  The targets' sources say what they map."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ PAGE = 4096
 
 @pytest.mark.slow
 def test_an_mremap_that_only_unmaps_or_only_maps_is_counted(targets: Targets, profile: Callable[..., Run]) -> None:
+    """tests/targets/remap_over.c."""
     run = profile([targets.build("remap_over")])
     document: dict[str, Any] = json.loads(mprof("report", "--format", "json", run.output).stdout)
     summary = document["summary"]
@@ -33,3 +34,18 @@ def test_an_mremap_that_only_unmaps_or_only_maps_is_counted(targets: Targets, pr
     kept = {row["path"]: (row["allocs"] - row["frees"], row["kept_bytes"]) for row in document["leaks"]}
     assert kept == {"main > map_pages > [mmap]": (1, PAGE)}
     assert run.data().timeline[-1].mapped_bytes == mapped - unmapped
+
+
+@pytest.mark.slow
+def test_a_move_of_the_break_the_kernel_refuses_changes_nothing(targets: Targets,
+                                                                 profile: Callable[..., Run]) -> None:
+    """tests/targets/brk_fails.c: an sbrk and a brk refused with ENOMEM
+    count no call, map nothing and unmap nothing."""
+    run = profile([targets.build("brk_fails")])
+    document: dict[str, Any] = json.loads(mprof("report", "--format", "json", run.output).stdout)
+    summary = document["summary"]
+    assert (summary["mmap_calls"], summary["munmap_calls"], summary["mremap_calls"], summary["brk_calls"]) == (
+        1, 0, 0, 1)
+    assert (summary["mapped_bytes"], summary["unmapped_bytes"], summary["mapped_splits"]) == (4 * PAGE, 0, 0)
+    kept = {row["path"]: (row["allocs"] - row["frees"], row["kept_bytes"]) for row in document["leaks"]}
+    assert kept == {"main > map_pages > [mmap]": (1, 3 * PAGE), "main > [brk]": (1, PAGE)}
