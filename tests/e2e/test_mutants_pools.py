@@ -1,7 +1,7 @@
-"""Pool announcements that name nothing, which a mutation audit found
-unchecked (make mutate): a pool made with a NULL anchor is none, and a
-NULL object is no object.  tests/targets/pool_nulls.c says what it
-announces."""
+"""Pool announcements a mutation audit found unchecked (make mutate): a
+pool made with a NULL anchor is none, a NULL object is no object, and
+objects announced in two pools by turns each go to their own.  The
+targets' sources say what they announce."""
 
 from __future__ import annotations
 
@@ -17,13 +17,37 @@ MONITOR_HEADERS = f"-I{REPO_ROOT / 'monitor'}"
 
 @pytest.mark.slow
 def test_a_null_anchor_or_object_is_not_counted(targets: Targets, profile: Callable[..., Run]) -> None:
+    """tests/targets/pool_nulls.c."""
     run = profile([targets.build("pool_nulls", MONITOR_HEADERS)])
     data = run.data()
     # The malloc-like blocks' frame (no name), then the pool's.
     assert [pool.name for pool in data.pools] == ["", "real"]
     assert (data.summary.allocs, data.summary.frees, data.summary.pool_alloc_calls) == (5, 1, 5)
     text = mprof("report", "--no-pager", "--tables", "direct", "--all", run.output).stdout
-    # Allocated bytes, kept bytes and calls of each frame.
-    rows = {match[4]: (int(match[1]), int(match[2]), int(match[3]))
-            for match in re.finditer(r"^ +\d+ +(\d+) +\d+ +(\d+) +\d+ +(\d+)  (\[[^]]+\])", text, re.MULTILINE)}
-    assert rows == {"[malloc-like blocks]": (96, 96, 3), "[pool real]": (32, 16, 2)}, text
+    assert direct_rows(text) == {"[malloc-like blocks]": (96, 96, 3), "[pool real]": (32, 16, 2)}, text
+
+
+def direct_rows(text: str) -> dict[str, tuple[int, int, int]]:
+    """Allocated bytes, kept bytes and calls of each frame of the direct
+    allocation table, read at the columns its header puts them in (each
+    figure is right-aligned under its heading)."""
+    lines = text.splitlines()
+    header = next(line for line in lines if line.startswith("% mem"))
+    ends = [header.index(label) + len(label) for label in ("bytes", "bytes kept", "calls")]
+    rows = {}
+    for line in lines:
+        if match := re.search(r"  (\[[^]]+\])", line):
+            allocated, kept, calls = (int(line[:end].split()[-1].replace(",", "")) for end in ends)
+            rows[match[1]] = (allocated, kept, calls)
+    return rows
+
+
+@pytest.mark.slow
+def test_objects_announced_in_two_pools_by_turns_go_each_to_its_own(targets: Targets,
+                                                                     profile: Callable[..., Run]) -> None:
+    """tests/targets/pools_alternate.c."""
+    run = profile([targets.build("pools_alternate", MONITOR_HEADERS)])
+    summary = run.data().summary
+    assert (summary.allocs, summary.frees, summary.pool_alloc_calls, summary.unknown_frees) == (10, 4, 10, 0)
+    text = mprof("report", "--no-pager", "--tables", "direct", "--all", run.output).stdout
+    assert direct_rows(text) == {"[pool even]": (200, 168, 5), "[pool odd]": (240, 192, 5)}, text
