@@ -26,7 +26,8 @@ ATTACH = (E2E + "test_inject.py", E2E + "test_attach.py")
 FILES: dict[str, Covered] = {
     "monitor/attach.c": Covered(ATTACH, 120),
     "monitor/got.c": Covered(ATTACH, 120),
-    "monitor/mapped.c": Covered((E2E + "test_mutants_mapped.py", E2E + "test_mapped.py", E2E + "test_pools.py"), 180),
+    "monitor/mapped.c": Covered((E2E + "test_mutants_mapped.py", E2E + "test_mutants_allocators.py",
+                                 E2E + "test_mapped.py", E2E + "test_pools.py"), 180),
     "monitor/watch.c": Covered((E2E + "test_mutants_watch.py", E2E + "test_watch_requests.py",
                                 E2E + "test_live_view.py"), 180),
     "monitor/pools.c": Covered((E2E + "test_mutants_pools.py", E2E + "test_allocator_api.py",
