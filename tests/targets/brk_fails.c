@@ -1,7 +1,7 @@
 /* Moves of the break that fail beside ones that do not: a 3-page region
- * from map_pages, the break moved up a page by sbrk, then an sbrk of 64 TiB
- * and a brk as far, which the kernel refuses (ENOMEM) and which change
- * nothing.  Nothing is unmapped.  Exits 1 if a refused call did not fail,
+ * from map_pages, the break moved up a page by sbrk, and a byte by sbrk(1),
+ * then an sbrk of 64 TiB and a brk as far, which the kernel refuses
+ * (ENOMEM) and which change nothing.  Nothing is unmapped.  Exits 1 if a refused call did not fail,
  * or anything moved. */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -20,7 +20,7 @@ int main(void)
 {
     char *region = map_pages(3);
     char *before = sbrk(PAGE);
-    if (region == MAP_FAILED || before == (void *)-1)
+    if (region == MAP_FAILED || before == (void *)-1 || sbrk(1) != before + PAGE)
         return 1;
     char *top = sbrk(0);
     errno = 0;
