@@ -22,6 +22,7 @@ class Covered:
 
 E2E = "tests/e2e/"
 ATTACH = (E2E + "test_inject.py", E2E + "test_attach.py")
+INJECT = (E2E + "test_mutants_inject.py", *ATTACH)
 
 FILES: dict[str, Covered] = {
     "monitor/attach.c": Covered(ATTACH, 120),
@@ -35,7 +36,7 @@ FILES: dict[str, Covered] = {
     "monitor/live.c": Covered((E2E + "test_stress.py", E2E + "test_widgets.py", E2E + "test_exiting_threads.py",
                                E2E + "test_peak.py", E2E + "test_processes.py"), 90),
     "inject/helper.c": Covered(ATTACH, 120),
-    "inject/inject.c": Covered(ATTACH, 120),
+    "inject/inject.c": Covered(INJECT, 120),
     "inject/safe_point.c": Covered(ATTACH, 120),
     "inject/target.c": Covered(ATTACH, 120),
 }
