@@ -175,9 +175,12 @@ $(VENV)/.mutmut: requirements-mutate.txt $(VENV)/.installed
 mutate: all $(VENV)/.mutmut $(BUILD)/.test-packages
 	rm -rf mutants && mkdir mutants && ln -s ../$(VENV) mutants/$(VENV)
 	$(VENV)/bin/mutmut run > $(BUILD)/mutmut.log 2>&1 || (tail -c 2000 $(BUILD)/mutmut.log; exit 1)
-	$(VENV)/bin/python tests/mutate/mutate_monitor.py --named --jobs $(MUTATE_JOBS) --log $(BUILD)/mutate-named.log
-	$(VENV)/bin/python tests/mutate/mutate_monitor.py --limit $(MONITOR_MUTANTS) --jobs $(MUTATE_JOBS)
-	$(VENV)/bin/python tests/mutate/mutmut_summary.py
+	status=0; \
+	$(VENV)/bin/python tests/mutate/mutate_monitor.py --named --jobs $(MUTATE_JOBS) --log $(BUILD)/mutate-named.log \
+		|| status=1; \
+	$(VENV)/bin/python tests/mutate/mutate_monitor.py --limit $(MONITOR_MUTANTS) --jobs $(MUTATE_JOBS) || status=1; \
+	$(VENV)/bin/python tests/mutate/mutmut_summary.py || status=1; \
+	exit $$status
 
 # Measures mprof against no profiler, heaptrack and two floors, what mprof
 # run adds to a program's start, and what the reducer and the reports cost on
