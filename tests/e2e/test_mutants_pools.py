@@ -1,6 +1,7 @@
 """Pool announcements a mutation audit found unchecked (make mutate): a
-pool made with a NULL anchor is none, a NULL object is no object, and
-objects announced in two pools by turns each go to their own.  The
+pool made with a NULL anchor is none, a NULL object is no object,
+objects announced in two pools by turns each go to their own, and so do
+those of a pool made again where one was destroyed.  The
 targets' sources say what they announce."""
 
 from __future__ import annotations
@@ -51,3 +52,15 @@ def test_objects_announced_in_two_pools_by_turns_go_each_to_its_own(targets: Tar
     assert (summary.allocs, summary.frees, summary.pool_alloc_calls, summary.unknown_frees) == (10, 4, 10, 0)
     text = mprof("report", "--no-pager", "--tables", "direct", "--all", run.output).stdout
     assert direct_rows(text) == {"[pool even]": (200, 168, 5), "[pool odd]": (240, 192, 5)}, text
+
+
+@pytest.mark.slow
+def test_a_pool_made_again_at_a_destroyed_ones_anchor_takes_its_own_objects(
+        targets: Targets, profile: Callable[..., Run]) -> None:
+    """tests/targets/pool_remade.c."""
+    run = profile([targets.build("pool_remade", MONITOR_HEADERS)])
+    summary = run.data().summary
+    assert (summary.allocs, summary.frees, summary.pool_alloc_calls) == (4, 1, 4)
+    text = mprof("report", "--no-pager", "--tables", "direct", "--all", run.output).stdout
+    assert direct_rows(text) == {"[pool first]": (16, 0, 1), "[pool second]": (64, 64, 2),
+                                 "[pool other]": (8, 8, 1)}, text
