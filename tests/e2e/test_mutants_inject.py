@@ -24,8 +24,9 @@ def no_process() -> str:
 @pytest.mark.parametrize("arguments", [
     ["--helper"], ["--loaded", "--helper"], ["PID", "lib.so"], ["PID", "lib.so", "f", "argument", "more"],
     ["--loaded", "PID", "lib.so", "f", "argument", "more"],
-    # A helper's name longer than any path: not taken, so five arguments.
-    ["--helper", "/" + "h" * 5000, "PID", "lib.so", "f"]])
+    # A helper's name longer than any path (PATH_MAX, 4096 bytes with its
+    # end), or just so: not taken, so five arguments.
+    ["--helper", "/" + "h" * 5000, "PID", "lib.so", "f"], ["--helper", "/" + "h" * 4095, "PID", "lib.so", "f"]])
 def test_a_wrong_command_line_is_a_usage_error(arguments: list[str]) -> None:
     completed = subprocess.run([INJECT, *(no_process() if a == "PID" else a for a in arguments)],
                                capture_output=True, text=True, timeout=60)
