@@ -41,9 +41,12 @@ def module_of(mutant: str) -> str:
 def line(label: str, statuses: Counter[str]) -> str:
     made = sum(statuses.values())
     killed = sum(statuses[s] for s in KILLED)
-    survived = made - killed
+    # A run stopped part way leaves the rest unchecked: neither.
+    unchecked = statuses["not checked"]
+    survived = made - killed - unchecked
     return (f"{label:<22} {made:>5} made, {killed:>5} killed, {survived:>5} survive "
-            f"({100 * survived / max(made, 1):4.1f}%; {statuses['no tests']} with no test)")
+            f"({100 * survived / max(made - unchecked, 1):4.1f}%; {statuses['no tests']} with no test)"
+            + (f", {unchecked} not run" if unchecked else ""))
 
 
 def main() -> int:
@@ -60,7 +63,7 @@ def main() -> int:
             groups["validation"][status] += 1
     for label, statuses in groups.items():
         print(line(label, statuses))
-    survivors = [m for m, s in found.items() if s not in KILLED]
+    survivors = [m for m, s in found.items() if s not in KILLED and s != "not checked"]
     table_failed = False
     for label, in_table in (("table code", True), ("other code", False)):
         mine = sorted(m for m in survivors if (module_of(m) in TABLE_CODE) == in_table)
