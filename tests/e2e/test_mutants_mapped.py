@@ -21,14 +21,14 @@ def test_an_mremap_that_only_unmaps_or_only_maps_is_counted(targets: Targets, pr
     run = profile([targets.build("remap_over")])
     document: dict[str, Any] = json.loads(mprof("report", "--format", "json", run.output).stdout)
     summary = document["summary"]
-    # The 4- and 2-page regions, and the 2 pages the copy maps anew; the
-    # file's mapping and its unmapping are none.
-    mapped = (4 + 2 + 2) * PAGE
+    # The page above, the 4- and 2-page regions, and the 2 pages the copy
+    # maps anew; the file's mapping and its unmapping are none.
+    mapped = (1 + 4 + 2 + 2) * PAGE
     # The page the file's mapping replaced, pages 3-4 of the first, the
-    # pair left behind and its copy.
-    unmapped = (1 + 2 + 2 + 2) * PAGE
+    # pair left behind, its copy, and the page above.
+    unmapped = (1 + 2 + 2 + 2 + 1) * PAGE
     assert (summary["mmap_calls"], summary["munmap_calls"], summary["mremap_calls"], summary["brk_calls"]) == (
-        2, 3, 2, 0)
+        3, 4, 2, 0)
     assert (summary["mapped_bytes"], summary["unmapped_bytes"], summary["mapped_splits"]) == (
         mapped, unmapped, 2)
     kept = {row["path"]: (row["allocs"] - row["frees"], row["kept_bytes"]) for row in document["leaks"]}

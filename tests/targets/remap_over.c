@@ -1,5 +1,6 @@
-/* mremap calls that only unmap or only map: a file's mapping (no region)
- * moved with MREMAP_FIXED onto the second of a 4-page region's pages,
+/* mremap calls that only unmap or only map, beside a page mapped first (so
+ * above the others, as the kernel maps top-down): a file's mapping (no
+ * region) moved with MREMAP_FIXED onto the second of a 4-page region's pages,
  * which it replaces (the region keeps pages 1 and 3-4, two regions), and a
  * 2-page region moved with MREMAP_DONTUNMAP, which leaves the old range
  * mapped and maps 2 pages anew where nothing was.  Then every region is
@@ -20,11 +21,12 @@ __attribute__((noinline)) static char *map_pages(size_t pages)
 
 int main(void)
 {
+    char *above = map_pages(1);
     char *region = map_pages(4);
     char *pair = map_pages(2);
     FILE *file = tmpfile();
     static char page[PAGE];
-    if (region == MAP_FAILED || pair == MAP_FAILED || !file || fwrite(page, 1, PAGE, file) != PAGE ||
+    if (above == MAP_FAILED || region == MAP_FAILED || pair == MAP_FAILED || !file || fwrite(page, 1, PAGE, file) != PAGE ||
         fflush(file) != 0)
         return 1;
     memset(region, 1, 4 * PAGE);
@@ -37,7 +39,7 @@ int main(void)
     if (moved != region + PAGE || copy == MAP_FAILED || copy == pair || copy[PAGE] != 2)
         return 1;
     if (munmap(region + 2 * PAGE, 2 * PAGE) || munmap(pair, 2 * PAGE) || munmap(copy, 2 * PAGE) ||
-        munmap(moved, PAGE) || fclose(file))
+        munmap(moved, PAGE) || munmap(above, PAGE) || fclose(file))
         return 1;
     return region[0] == 1 ? 0 : 1;
 }
