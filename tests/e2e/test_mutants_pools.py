@@ -1,7 +1,8 @@
 """Pool announcements a mutation audit found unchecked (make mutate): a
 pool made with a NULL anchor is none, a NULL object is no object,
 objects announced in two pools by turns each go to their own, and so do
-those of a pool made again where one was destroyed.  The
+those of a pool made again where one was destroyed; a long name is kept to
+the 55 bytes libmprof(3) says.  The
 targets' sources say what they announce."""
 
 from __future__ import annotations
@@ -64,3 +65,10 @@ def test_a_pool_made_again_at_a_destroyed_ones_anchor_takes_its_own_objects(
     text = mprof("report", "--no-pager", "--tables", "direct", "--all", run.output).stdout
     assert direct_rows(text) == {"[pool first]": (16, 0, 1), "[pool second]": (64, 64, 2),
                                  "[pool other]": (8, 8, 1)}, text
+
+
+@pytest.mark.slow
+def test_a_pool_name_is_kept_to_its_first_55_bytes(targets: Targets, profile: Callable[..., Run]) -> None:
+    """tests/targets/pool_long_name.c."""
+    run = profile([targets.build("pool_long_name", MONITOR_HEADERS)])
+    assert [pool.name for pool in run.data().pools] == ["a" * 54 + "b"]
