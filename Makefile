@@ -157,11 +157,17 @@ FUZZ_INPUTS ?= 10000
 fuzz: all $(VENV)/.installed $(BUILD)/.test-packages
 	MPROF_FUZZ_INPUTS=$(FUZZ_INPUTS) $(PYTEST) -m fuzz tests
 
-# Mutation testing, on demand (not part of check): mutmut over the reducer
-# and the reports (settings in pyproject.toml), then MONITOR_MUTANTS mutants
-# drawn from monitor/ by tests/mutate/mutate_monitor.py.  Results stay in
-# mutants/ (`.venv/bin/mutmut results`, `mutmut show NAME`).
+# Mutation testing, on demand (not part of check): mutmut over the reducer,
+# the reports, the push and the live view (settings in pyproject.toml); then
+# every mutant of the monitor's and mprof-inject's files that
+# tests/mutate/c_tests.py names, each against its own file's tests,
+# MUTATE_JOBS at a time (a few hours on two cores; the verdicts go to
+# $(BUILD)/mutate-named.log as they come, and a stopped run resumes from
+# it); then MONITOR_MUTANTS mutants drawn from the rest of monitor/, all by
+# tests/mutate/mutate_monitor.py.  mutmut's results stay in mutants/
+# (`.venv/bin/mutmut results`, `mutmut show NAME`).
 MONITOR_MUTANTS ?= 60
+MUTATE_JOBS ?= 2
 $(VENV)/.mutmut: requirements-mutate.txt $(VENV)/.installed
 	$(VENV)/bin/pip install --quiet --disable-pip-version-check -r requirements-mutate.txt
 	touch $@
@@ -169,8 +175,12 @@ $(VENV)/.mutmut: requirements-mutate.txt $(VENV)/.installed
 mutate: all $(VENV)/.mutmut $(BUILD)/.test-packages
 	rm -rf mutants && mkdir mutants && ln -s ../$(VENV) mutants/$(VENV)
 	$(VENV)/bin/mutmut run > $(BUILD)/mutmut.log 2>&1 || (tail -c 2000 $(BUILD)/mutmut.log; exit 1)
-	$(VENV)/bin/python tests/mutate/mutate_monitor.py --limit $(MONITOR_MUTANTS)
-	$(VENV)/bin/python tests/mutate/mutmut_summary.py
+	status=0; \
+	$(VENV)/bin/python tests/mutate/mutate_monitor.py --named --jobs $(MUTATE_JOBS) --log $(BUILD)/mutate-named.log \
+		|| status=1; \
+	$(VENV)/bin/python tests/mutate/mutate_monitor.py --limit $(MONITOR_MUTANTS) --jobs $(MUTATE_JOBS) || status=1; \
+	$(VENV)/bin/python tests/mutate/mutmut_summary.py || status=1; \
+	exit $$status
 
 # Measures mprof against no profiler, heaptrack and two floors, what mprof
 # run adds to a program's start, and what the reducer and the reports cost on

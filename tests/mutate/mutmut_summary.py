@@ -1,5 +1,6 @@
 """Sums up a mutmut run (make mutate): mutants made, killed and surviving
-in the reducer and the reports, and in the table code of each, and lists
+in the reducer, the reports, the push and the live view, and in the table
+code and the database's validation (mprof.report.validate), and lists
 every survivor that tests/mutate/equivalent.txt does not explain, table
 code first.  Run from the tree's root after `mutmut run`; exits non-zero
 when the table code has unexplained survivors (the rest are listed, to be
@@ -23,6 +24,7 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 TABLE_CODE = ("mprof.reducer.callgraph", "mprof.reducer.scc", "mprof.reducer.store", "mprof.reducer.profile",
               "mprof.report.model", "mprof.report.tables", "mprof.report.text_tables", "mprof.report.json_tables",
               "mprof.report.summary")
+VALIDATION = "mprof.report.validate"
 KILLED = {"killed", "timeout"}  # a timeout is a mutant the tests stopped on
 
 
@@ -39,23 +41,29 @@ def module_of(mutant: str) -> str:
 def line(label: str, statuses: Counter[str]) -> str:
     made = sum(statuses.values())
     killed = sum(statuses[s] for s in KILLED)
-    survived = made - killed
+    # A run stopped part way leaves the rest unchecked: neither.
+    unchecked = statuses["not checked"]
+    survived = made - killed - unchecked
     return (f"{label:<22} {made:>5} made, {killed:>5} killed, {survived:>5} survive "
-            f"({100 * survived / max(made, 1):4.1f}%; {statuses['no tests']} with no test)")
+            f"({100 * survived / max(made - unchecked, 1):4.1f}%; {statuses['no tests']} with no test)"
+            + (f", {unchecked} not run" if unchecked else ""))
 
 
 def main() -> int:
     found = results()
     explained = equivalents.read()
-    groups: dict[str, Counter[str]] = {"reducer": Counter(), "report": Counter(), "table code": Counter()}
+    groups: dict[str, Counter[str]] = {"reducer": Counter(), "report": Counter(), "push": Counter(),
+                                       "live": Counter(), "table code": Counter(), "validation": Counter()}
     for mutant, status in found.items():
         module = module_of(mutant)
         groups[module.split(".")[1]][status] += 1
         if module in TABLE_CODE:
             groups["table code"][status] += 1
+        if module == VALIDATION:
+            groups["validation"][status] += 1
     for label, statuses in groups.items():
         print(line(label, statuses))
-    survivors = [m for m, s in found.items() if s not in KILLED]
+    survivors = [m for m, s in found.items() if s not in KILLED and s != "not checked"]
     table_failed = False
     for label, in_table in (("table code", True), ("other code", False)):
         mine = sorted(m for m in survivors if (module_of(m) in TABLE_CODE) == in_table)

@@ -1,0 +1,43 @@
+"""mprof-inject's command line, which a mutation audit found unchecked
+(make mutate): too few or too many arguments, or --helper with no file
+after it, are a usage error (status 2) that touches no process; three or
+four go on to the process."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from e2e_support import BUILD
+
+INJECT = BUILD / "mprof-inject"
+USAGE = "usage: mprof-inject [--loaded] [--helper FILE] PID LIBRARY FUNCTION [ARGUMENT]\n"
+
+
+def no_process() -> str:
+    """A process id no process can have: above the kernel's largest."""
+    return str(int(Path("/proc/sys/kernel/pid_max").read_text()) + 1)
+
+
+@pytest.mark.parametrize("arguments", [
+    ["--helper"], ["--loaded", "--helper"], ["PID", "lib.so"], ["PID", "lib.so", "f", "argument", "more"],
+    ["--loaded", "PID", "lib.so", "f", "argument", "more"],
+    # A helper's name longer than any path (PATH_MAX, 4096 bytes with its
+    # end), or just so: not taken, so five arguments.
+    ["--helper", "/" + "h" * 5000, "PID", "lib.so", "f"], ["--helper", "/" + "h" * 4095, "PID", "lib.so", "f"]])
+def test_a_wrong_command_line_is_a_usage_error(arguments: list[str]) -> None:
+    completed = subprocess.run([INJECT, *(no_process() if a == "PID" else a for a in arguments)],
+                               capture_output=True, text=True, timeout=60)
+    assert (completed.returncode, completed.stdout, completed.stderr) == (2, "", USAGE)
+
+
+@pytest.mark.parametrize(("options", "rest"), [([], ["lib.so", "f"]), ([], ["lib.so", "f", "argument"]),
+                                               (["--loaded"], ["lib.so", "f"])])
+def test_a_right_command_line_goes_on_to_the_process(options: list[str], rest: list[str]) -> None:
+    """Three or four arguments after the options are no usage error: it
+    goes on, to find no such process."""
+    pid = no_process()
+    completed = subprocess.run([INJECT, *options, pid, *rest], capture_output=True, text=True, timeout=60)
+    assert completed.returncode != 2 and completed.stderr.startswith(f"process {pid}: "), completed

@@ -1,0 +1,54 @@
+"""Mapped-region calls a mutation audit found unchecked (make mutate):
+an mremap that only unmaps what it lands on, one that only maps, and moves
+of the break the kernel refuses.  The targets' sources say what they map."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from e2e_support import Run, Targets, mprof
+
+PAGE = 4096
+
+
+@pytest.mark.slow
+def test_an_mremap_that_only_unmaps_or_only_maps_is_counted(targets: Targets, profile: Callable[..., Run]) -> None:
+    """tests/targets/remap_over.c."""
+    run = profile([targets.build("remap_over")])
+    document: dict[str, Any] = json.loads(mprof("report", "--format", "json", run.output).stdout)
+    summary = document["summary"]
+    # The page above, the 4- and 2-page regions, and the 2 pages the copy
+    # maps anew; the file's mapping and its unmapping are none.
+    mapped = (1 + 4 + 2 + 2) * PAGE
+    # The page the file's mapping replaced, pages 3-4 of the first, the
+    # pair left behind, its copy, and the page above.
+    unmapped = (1 + 2 + 2 + 2 + 1) * PAGE
+    assert (summary["mmap_calls"], summary["munmap_calls"], summary["mremap_calls"], summary["brk_calls"]) == (
+        3, 4, 2, 0)
+    assert (summary["mapped_bytes"], summary["unmapped_bytes"], summary["mapped_splits"]) == (
+        mapped, unmapped, 2)
+    kept = {row["path"]: (row["allocs"] - row["frees"], row["kept_bytes"]) for row in document["leaks"]}
+    assert kept == {"main > map_pages > [mmap]": (1, PAGE)}
+    assert run.data().timeline[-1].mapped_bytes == mapped - unmapped
+
+
+@pytest.mark.slow
+def test_a_move_of_the_break_the_kernel_refuses_changes_nothing(targets: Targets,
+                                                                 profile: Callable[..., Run]) -> None:
+    """tests/targets/brk_fails.c: an sbrk and a brk refused with ENOMEM
+    count no call, map nothing and unmap nothing; the break moved by one
+    byte is a region of one byte, under its path; the break moved up takes
+    nothing of a region below it."""
+    run = profile([targets.build("brk_fails")])
+    document: dict[str, Any] = json.loads(mprof("report", "--format", "json", run.output).stdout)
+    summary = document["summary"]
+    assert (summary["mmap_calls"], summary["munmap_calls"], summary["mremap_calls"], summary["brk_calls"]) == (
+        2, 0, 0, 2)
+    assert (summary["mapped_bytes"], summary["unmapped_bytes"], summary["mapped_splits"]) == (5 * PAGE + 1, 0, 0)
+    kept = {row["path"]: (row["allocs"] - row["frees"], row["kept_bytes"]) for row in document["leaks"]}
+    assert kept == {"main > map_pages > [mmap]": (1, 3 * PAGE), "main > [mmap]": (1, PAGE),
+                    "main > [brk]": (2, PAGE + 1)}

@@ -1,0 +1,74 @@
+"""Pool announcements a mutation audit found unchecked (make mutate): a
+pool made with a NULL anchor is none, a NULL object is no object,
+objects announced in two pools by turns each go to their own, and so do
+those of a pool made again where one was destroyed; a long name is kept to
+the 55 bytes libmprof(3) says.  The
+targets' sources say what they announce."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+import pytest
+
+from e2e_support import REPO_ROOT, Run, Targets, mprof
+
+MONITOR_HEADERS = f"-I{REPO_ROOT / 'monitor'}"
+
+
+@pytest.mark.slow
+def test_a_null_anchor_or_object_is_not_counted(targets: Targets, profile: Callable[..., Run]) -> None:
+    """tests/targets/pool_nulls.c."""
+    run = profile([targets.build("pool_nulls", MONITOR_HEADERS)])
+    data = run.data()
+    # The malloc-like blocks' frame (no name), then the pool's.
+    assert [pool.name for pool in data.pools] == ["", "real"]
+    assert (data.summary.allocs, data.summary.frees, data.summary.pool_alloc_calls) == (5, 1, 5)
+    text = mprof("report", "--no-pager", "--tables", "direct", "--all", run.output).stdout
+    assert direct_rows(text) == {"[malloc-like blocks]": (96, 96, 3), "[pool real]": (32, 16, 2)}, text
+
+
+def direct_rows(text: str) -> dict[str, tuple[int, int, int]]:
+    """Allocated bytes, kept bytes and calls of each frame of the direct
+    allocation table, read at the columns its header puts them in (each
+    figure is right-aligned under its heading)."""
+    lines = text.splitlines()
+    header = next(line for line in lines if line.startswith("% mem"))
+    ends = [header.index(label) + len(label) for label in ("bytes", "bytes kept", "calls")]
+    rows = {}
+    for line in lines:
+        if match := re.search(r"  (\[[^]]+\])", line):
+            allocated, kept, calls = (int(line[:end].split()[-1].replace(",", "")) for end in ends)
+            rows[match[1]] = (allocated, kept, calls)
+    return rows
+
+
+@pytest.mark.slow
+def test_objects_announced_in_two_pools_by_turns_go_each_to_its_own(targets: Targets,
+                                                                     profile: Callable[..., Run]) -> None:
+    """tests/targets/pools_alternate.c."""
+    run = profile([targets.build("pools_alternate", MONITOR_HEADERS)])
+    summary = run.data().summary
+    assert (summary.allocs, summary.frees, summary.pool_alloc_calls, summary.unknown_frees) == (10, 4, 10, 0)
+    text = mprof("report", "--no-pager", "--tables", "direct", "--all", run.output).stdout
+    assert direct_rows(text) == {"[pool even]": (200, 168, 5), "[pool odd]": (240, 192, 5)}, text
+
+
+@pytest.mark.slow
+def test_a_pool_made_again_at_a_destroyed_ones_anchor_takes_its_own_objects(
+        targets: Targets, profile: Callable[..., Run]) -> None:
+    """tests/targets/pool_remade.c."""
+    run = profile([targets.build("pool_remade", MONITOR_HEADERS)])
+    summary = run.data().summary
+    assert (summary.allocs, summary.frees, summary.pool_alloc_calls) == (4, 1, 4)
+    text = mprof("report", "--no-pager", "--tables", "direct", "--all", run.output).stdout
+    assert direct_rows(text) == {"[pool first]": (16, 0, 1), "[pool second]": (64, 64, 2),
+                                 "[pool other]": (8, 8, 1)}, text
+
+
+@pytest.mark.slow
+def test_a_pool_name_is_kept_to_its_first_55_bytes(targets: Targets, profile: Callable[..., Run]) -> None:
+    """tests/targets/pool_long_name.c."""
+    run = profile([targets.build("pool_long_name", MONITOR_HEADERS)])
+    assert [pool.name for pool in run.data().pools] == ["a" * 54 + "b"]

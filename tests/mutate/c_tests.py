@@ -1,0 +1,64 @@
+"""Which tests exercise which C file, for tests/mutate/mutate_monitor.py:
+every mutant of these files is run against its file's own tests (the
+fastest and most direct first, as pytest -x stops at the first failure),
+within its file's time limit.  The rest of monitor/*.c is sampled at random
+against the fixed list RANDOM_DRAW_TESTS.
+
+The limits are about five times the tests' time on an unloaded machine
+(measured together, unmutated), so that a loaded machine does not pass for
+a hang; a mutant still running at its limit has hung, and counts as killed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Covered:
+    tests: tuple[str, ...]
+    seconds: int  # a mutant still running its tests after this has hung
+
+
+E2E = "tests/e2e/"
+ATTACH = (E2E + "test_inject.py", E2E + "test_attach.py")
+INJECT = (E2E + "test_mutants_inject.py", *ATTACH)
+
+FILES: dict[str, Covered] = {
+    "monitor/attach.c": Covered(ATTACH, 120),
+    "monitor/got.c": Covered(ATTACH, 120),
+    "monitor/mapped.c": Covered((E2E + "test_mutants_mapped.py", E2E + "test_mutants_allocators.py",
+                                 E2E + "test_mapped.py", E2E + "test_pools.py"), 180),
+    "monitor/watch.c": Covered((E2E + "test_mutants_watch.py", E2E + "test_watch_requests.py",
+                                E2E + "test_live_view.py"), 180),
+    "monitor/pools.c": Covered((E2E + "test_mutants_pools.py", E2E + "test_allocator_api.py",
+                                E2E + "test_pools.py"), 120),
+    "monitor/live.c": Covered((E2E + "test_stress.py", E2E + "test_widgets.py", E2E + "test_exiting_threads.py",
+                               E2E + "test_peak.py", E2E + "test_processes.py"), 90),
+    "inject/helper.c": Covered(ATTACH, 120),
+    "inject/inject.c": Covered(INJECT, 120),
+    "inject/safe_point.c": Covered(ATTACH, 120),
+    "inject/target.c": Covered(ATTACH, 120),
+}
+
+# Left out of every run, as each failed on the unmutated tree in a
+# scratch copy on a loaded machine: the first polls for the moment
+# mprof-inject holds the process, a window it can miss altogether; the
+# second saw mprof-inject end with status 0, not by the SIGINT sent while
+# the call ran, in two tries of two (it passes alone; not yet explained).
+DESELECTED = ("tests/e2e/test_attach.py::test_ctrl_c_while_mprof_inject_works_waits_for_it_then_detaches",
+              "tests/e2e/test_inject.py::test_killed_or_interrupted_while_the_thread_runs_the_call")
+
+# What every build of a mutant makes: a mutant's own product, and the
+# previous mutant's (its source put back), as make remakes only what is
+# out of date.
+BUILD = ("build/libmprof.so", "build/mprof-inject", "build/libmprof-inject.so")
+
+# The tests that check the monitor's figures against programs of known
+# behaviour, for the random draw over the rest of monitor/; together about
+# a minute.
+RANDOM_DRAW_TESTS = (E2E + "test_boundaries.py", E2E + "test_widgets.py", E2E + "test_allocator_api.py",
+                     E2E + "test_processes.py", E2E + "test_format_agreement.py", E2E + "test_endings.py",
+                     E2E + "test_modules.py", E2E + "test_run.py", E2E + "test_unwinder.py",
+                     E2E + "test_table_growth.py", E2E + "test_peak.py", E2E + "test_exact_paths.py")
+RANDOM_DRAW_SECONDS = 600
