@@ -41,14 +41,6 @@ FILES: dict[str, Covered] = {
     "inject/target.c": Covered(ATTACH, 120),
 }
 
-# Left out of every run, as each failed on the unmutated tree in a
-# scratch copy on a loaded machine: the first polls for the moment
-# mprof-inject holds the process, a window it can miss altogether; the
-# second saw mprof-inject end with status 0, not by the SIGINT sent while
-# the call ran, in two tries of two (it passes alone; not yet explained).
-DESELECTED = ("tests/e2e/test_attach.py::test_ctrl_c_while_mprof_inject_works_waits_for_it_then_detaches",
-              "tests/e2e/test_inject.py::test_killed_or_interrupted_while_the_thread_runs_the_call")
-
 # What every build of a mutant makes: a mutant's own product, and the
 # previous mutant's (its source put back), as make remakes only what is
 # out of date.

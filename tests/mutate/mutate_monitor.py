@@ -209,8 +209,7 @@ def tests_of(mutant: Mutant, named: bool) -> tuple[tuple[str, ...], int]:
 def pytest_command(tree: Path, tests: tuple[str, ...]) -> list[str]:
     # Each tree's own temporary directory: two runs at once never share one.
     return [str(REPO_ROOT / ".venv" / "bin" / "python"), "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
-            f"--basetemp={tree.parent / (tree.name + '-tmp')}",
-            *(f"--deselect={test}" for test in c_tests.DESELECTED), *tests]
+            f"--basetemp={tree.parent / (tree.name + '-tmp')}", *tests]
 
 
 def try_mutant(tree: Path, mutant: Mutant, named: bool, failed: list[str]) -> str:
