@@ -159,6 +159,15 @@ def path_name(model: Model, path: PathRow) -> str:
     return " > ".join(model.functions[function].name for function in model.path_functions(path.node))
 
 
+def ask_line(process: subprocess.Popen[str], line: str) -> str:
+    """The line a test program that reads its input a line at a time
+    answers to line."""
+    assert process.stdin is not None and process.stdout is not None
+    process.stdin.write(line + "\n")
+    process.stdin.flush()
+    return process.stdout.readline().rstrip("\n")
+
+
 # rt_signals.c's line for its own state: SIGUSR1 blocked, its alternate
 # signal stack and its MXCSR as it set them.
 SIGNALS_OWN_STATE = "blocked 10 altstack ok mxcsr ok"
@@ -178,10 +187,7 @@ class SignalReceiver:
         return self.process.pid
 
     def ask(self, line: str) -> str:
-        assert self.process.stdin is not None and self.process.stdout is not None
-        self.process.stdin.write(line + "\n")
-        self.process.stdin.flush()
-        return self.process.stdout.readline().rstrip("\n")
+        return ask_line(self.process, line)
 
     def ticks(self) -> int:
         said = self.ask("ticks")

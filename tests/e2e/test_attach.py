@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from e2e_support import BUILD, LIBMPROF, MPROF, Targets, path_name, signal_receiver
+from e2e_support import BUILD, LIBMPROF, MPROF, Targets, ask_line, path_name, signal_receiver
 from mprof.cli.inputs import load_profile
 from mprof.report.model import Model
 
@@ -90,6 +90,14 @@ def ended(attached: subprocess.Popen[str]) -> str:
     return said
 
 
+def detach_by_command(pid: int, attached: subprocess.Popen[str], output: Path) -> None:
+    """mprof detach, which says it detached; the waiting mprof attach then
+    ends saying that mprof detach ended it and the file was written."""
+    detached = subprocess.run([MPROF, "detach", str(pid)], capture_output=True, text=True, timeout=120)
+    assert (detached.returncode, detached.stderr) == (0, f"mprof: detached from process {pid}\n")
+    assert ended(attached) == f"mprof: detached from process {pid} (by mprof detach); it wrote {output}\n"
+
+
 def by_path(model: Model, ending: str) -> tuple[int, int, int]:
     """(allocations, frees, bytes) of the whole paths ending so."""
     rows = [path for path in model.paths if path_name(model, path).endswith(ending)]
@@ -116,9 +124,7 @@ def test_a_threaded_server_attached_twice_counts_exactly_what_it_did_meanwhile(
     work(10_000)
     for n in range(100):
         assert connections[n % 4].ask("leak") == f"kept {n + 1}"
-    detached = subprocess.run([MPROF, "detach", str(process.pid)], capture_output=True, text=True, timeout=60)
-    assert (detached.returncode, detached.stderr) == (0, f"mprof: detached from process {process.pid}\n")
-    assert ended(attached) == f"mprof: detached from process {process.pid} (by mprof detach); it wrote {first}\n"
+    detach_by_command(process.pid, attached, first)
     work(100)
 
     model = load_profile([first])
@@ -273,10 +279,7 @@ class Asker:
                                         env=_plain_env())
 
     def ask(self, line: str) -> str:
-        assert self.process.stdin is not None and self.process.stdout is not None
-        self.process.stdin.write(line + "\n")
-        self.process.stdin.flush()
-        return self.process.stdout.readline().rstrip("\n")
+        return ask_line(self.process, line)
 
     def end(self) -> None:
         self.process.kill()
@@ -335,9 +338,7 @@ def test_an_exec_that_fails_ends_the_attachment_and_another_can_start(targets: T
         assert asker.ask("keep 1") == "kept 3"  # unprofiled now
         attached = attach(pid, second)
         assert asker.ask("keep 4") == "kept 7"
-        detached = subprocess.run([MPROF, "detach", str(pid)], capture_output=True, text=True, timeout=120)
-        assert (detached.returncode, detached.stderr) == (0, f"mprof: detached from process {pid}\n")
-        assert ended(attached) == f"mprof: detached from process {pid} (by mprof detach); it wrote {second}\n"
+        detach_by_command(pid, attached, second)
     finally:
         asker.end()
     assert by_path(load_profile([first]), "main > keep_block") == (2, 0, 2 * EXEC_BLOCK_SIZE)
@@ -369,9 +370,7 @@ def test_a_second_attach_is_refused_and_the_first_records_on(targets: Targets, t
                                   str(direct)], capture_output=True, text=True, timeout=120)
         assert (claimed.returncode, claimed.stdout, claimed.stderr) == (0, "1\n", "")
         assert asker.ask("keep 3") == "kept 5"
-        detached = subprocess.run([MPROF, "detach", str(pid)], capture_output=True, text=True, timeout=120)
-        assert (detached.returncode, detached.stderr) == (0, f"mprof: detached from process {pid}\n")
-        assert ended(attached) == f"mprof: detached from process {pid} (by mprof detach); it wrote {first}\n"
+        detach_by_command(pid, attached, first)
     finally:
         asker.end()
     assert by_path(load_profile([first]), "main > keep_block") == (5, 0, 5 * EXEC_BLOCK_SIZE)
@@ -580,9 +579,7 @@ def test_detach_puts_every_routed_slot_back_and_the_attachment_counts_exactly(
         plugin_slots = [value for (module, _), (symbol, value) in got_slots(pid).items()
                         if module == str(plugin) and symbol == "malloc"]
         assert plugin_slots and all(map(routed, plugin_slots))
-        detached = subprocess.run([MPROF, "detach", str(pid)], capture_output=True, text=True, timeout=120)
-        assert (detached.returncode, detached.stderr) == (0, f"mprof: detached from process {pid}\n")
-        assert ended(attached) == f"mprof: detached from process {pid} (by mprof detach); it wrote {output}\n"
+        detach_by_command(pid, attached, output)
 
         # Each slot as it was, but those of other functions that the loader
         # bound meanwhile (lazily: from the PLT entry in its own module).
