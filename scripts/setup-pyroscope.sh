@@ -14,6 +14,13 @@ VERSION=v1.9.0
 API_VERSION=v1.0.0
 NEEDS_GO=1.22
 
+# The line that says why a build failed: a compiler's error or the Go
+# runtime's fatal error or panic, not the goroutine dump after it.
+first_error() {
+    grep -m1 -E '^(fatal error|panic|unexpected fault|SIG[A-Z]+|runtime: |.*\.go:[0-9]+:[0-9]+: )' "$1" ||
+        tail -n 1 "$1"
+}
+
 mkdir -p "$1"
 tools=$(cd "$1" && pwd)
 [ -x "$tools/pyroscope-$VERSION" ] && exit 0
@@ -37,10 +44,24 @@ chmod -R u+w "$work/source"
 cd "$work/source"
 rm -f go.work go.work.sum
 "$go" mod edit -dropreplace=github.com/grafana/pyroscope/api -require="github.com/grafana/pyroscope/api@$API_VERSION"
-# Its hundreds of "go: downloading" lines only if the build fails.
-if ! "$go" build -trimpath -ldflags='-s -w' -o "$tools/pyroscope-$VERSION.new" ./cmd/pyroscope 2>"$work/build.log"; then
-    cat "$work/build.log" >&2
-    exit 1
+# Its hundreds of "go: downloading" lines only if the build fails.  A
+# build that fails is tried once more, one package at a time from a cleared
+# build cache: a CI machine's first build once died in the Go runtime itself
+# (a goroutine dump), which a build that fails on the source would not do.
+build() {
+    "$go" build -trimpath -ldflags='-s -w' "$@" -o "$tools/pyroscope-$VERSION.new" ./cmd/pyroscope \
+        2>"$work/build.log"
+}
+if ! build; then
+    cp "$work/build.log" "$work/first-build.log"
+    echo "mprof setup: the Pyroscope build failed ($(first_error "$work/first-build.log")); once more, with -p 1" >&2
+    [ ! -d "$GOCACHE" ] || chmod -R u+w "$GOCACHE"
+    rm -rf "$GOCACHE"
+    if ! build -p 1; then
+        tail -n 200 "$work/build.log" >&2
+        echo "mprof setup: the Pyroscope build failed twice: first $(first_error "$work/first-build.log"), then $(first_error "$work/build.log")" >&2
+        exit 1
+    fi
 fi
 mv "$tools/pyroscope-$VERSION.new" "$tools/pyroscope-$VERSION"
 ln -sf "pyroscope-$VERSION" "$tools/pyroscope"

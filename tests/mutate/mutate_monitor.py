@@ -21,8 +21,9 @@ file's tests.  --jobs runs that many mutants at once, each in a scratch tree
 of its own.  With --log, each mutant's verdict is appended to the log as it
 comes, and a mutant already in the log is not run again, so that a stopped
 run resumes where it stopped (the log holds a digest of the sources it was
-made from, and one of other sources is moved aside); --summary prints the log's counts
-per file without running anything.
+made from, and one of other sources is moved aside, never over an earlier
+one); --summary prints the log's counts per file without running anything,
+and refuses a log of other sources rather than touch it.
 
 Mutations: < <= > >= == != swapped for their boundary or opposite,
 && and || for each other, binary + and - for each other, and a decimal
@@ -175,13 +176,18 @@ class Log:
     lock: threading.Lock
 
     @staticmethod
-    def open(path: Path | None, sources: list[Path]) -> Log:
+    def open(path: Path | None, sources: list[Path], reading_only: bool = False) -> Log:
         digest = hashlib.sha1(b"".join(source.read_bytes() for source in sorted(sources))).hexdigest()
         verdicts: dict[tuple[str, int], str] = {}
         if path and path.exists() and path.read_text().split("\n", 1)[0] != f"# sources {digest}":
             # A log of other sources (or other --files) says nothing of these.
-            print(f"{path}: of other sources; moved to {path.name}.old, starting afresh", flush=True)
-            path.replace(path.with_name(path.name + ".old"))
+            if reading_only:
+                raise SystemExit(f"{path}: a log of other sources (or of other --files); nothing to summarise")
+            # Hours of verdicts: an earlier log set aside is never overwritten.
+            aside = next(candidate for number in range(1, 1000)
+                         if not (candidate := path.with_name(f"{path.name}.old{number}")).exists())
+            print(f"{path}: of other sources; moved to {aside.name}, starting afresh", flush=True)
+            path.replace(aside)
         if path and path.exists():
             for line in path.read_text().splitlines()[1:]:
                 verdict, key, offset = line.split("\t")[:3]
@@ -289,7 +295,7 @@ def main(argv: list[str]) -> int:
         random.Random(args.seed).shuffle(chosen)
     else:
         chosen.sort(key=lambda m: (m.path, m.offset))
-    log = Log.open(None if args.keys else args.log, sources)
+    log = Log.open(None if args.keys else args.log, sources, reading_only=args.summary)
     if args.summary:
         survived = summary(chosen, log)
         return 1 if any(mutant.key() not in equivalents.read() for mutant in survived) else 0
