@@ -138,7 +138,7 @@ replay-demo: all $(VENV)/.installed $(BUILD)/.replay-packages
 # or Rust, or takes long: make test-fast, for the daily loop, leaves them
 # out; make check runs everything and names the 20 slowest tests.
 TEST_WORKERS ?= auto
-PYTEST := $(VENV)/bin/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
+PYTEST := $(VENV)/bin/python -m pytest -q -rs -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 TIERED := browser or valgrind or server or go or rust or slow or fuzz
 
 check test: all $(VENV)/.installed $(BUILD)/.test-packages $(BUILD)/tools/.installed $(BUILD)/tools/pyroscope

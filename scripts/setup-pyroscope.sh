@@ -49,7 +49,7 @@ rm -f go.work go.work.sum
 # build cache: a CI machine's first build once died in the Go runtime itself
 # (a goroutine dump), which a build that fails on the source would not do.
 build() {
-    "$go" build -trimpath -ldflags='-s -w' "$@" -o "$tools/pyroscope-$VERSION.new" ./cmd/pyroscope \
+    "$go" build -trimpath -gcflags=all=-dwarf=false -ldflags='-s -w' "$@" -o "$tools/pyroscope-$VERSION.new" ./cmd/pyroscope \
         2>"$work/build.log"
 }
 if ! build; then

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import address_space
 import pytest
 
 # Debian's libdebuginfod-common sets DEBUGINFOD_URLS in login shells, and
@@ -25,8 +26,15 @@ CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver"
 def browser() -> Iterator[Any]:
     """Debian's Chromium, headless, driven by its chromedriver (selenium's
     webdriver.Chrome, whose get_log reads the browser's console): one for
-    the tests of a process, each of which opens its own page."""
+    the tests of a process, each of which opens its own page.
+
+    On a machine whose hard address-space limit is below what Chromium
+    reserves (tests/address_space.py), no browser can start, Firefox (2 GiB
+    for its JIT) and WebKit (4 GiB) no more than Chromium: the page tests
+    are skipped there.  Anywhere else, a browser that does not start fails
+    them."""
     from selenium import webdriver
+    from selenium.common.exceptions import WebDriverException
     from selenium.webdriver.chrome.service import Service
 
     if not (CHROMIUM.exists() and CHROMEDRIVER.exists()):
@@ -40,7 +48,11 @@ def browser() -> Iterator[Any]:
     with tempfile.TemporaryDirectory(prefix="mprof-chromium-") as profile:
         options.add_argument(f"--user-data-dir={profile}")
         options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-        driver = webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)
+        try:
+            driver = webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)
+        except WebDriverException:
+            address_space.skip_if_too_small(address_space.CHROMIUM_RESERVES, "Chromium")
+            raise
         try:
             yield driver
         finally:

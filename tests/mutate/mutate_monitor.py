@@ -9,7 +9,7 @@ listed there).
 
     python3 tests/mutate/mutate_monitor.py --named [--jobs 2] [--log build/mutate-named.log]
     python3 tests/mutate/mutate_monitor.py --limit N [--seed S]
-    python3 tests/mutate/mutate_monitor.py --keys monitor/mapped.c:51:==->!=,...
+    python3 tests/mutate/mutate_monitor.py --keys monitor/mapped.c:51:==->!=,... [--log build/mutate-named.log]
     python3 tests/mutate/mutate_monitor.py --summary --log build/mutate-named.log
 
 --named runs every mutant of the files tests/mutate/c_tests.py names, each
@@ -17,13 +17,14 @@ against its own file's tests; without it, --limit mutants are drawn at
 random (seeded, so a draw can be repeated) from the rest of monitor/*.c and
 run against one fixed list of tests.  --files narrows either to some files;
 --keys runs the named mutants alone (to retry survivors), each against its
-file's tests.  --jobs runs that many mutants at once, each in a scratch tree
-of its own.  With --log, each mutant's verdict is appended to the log as it
-comes, and a mutant already in the log is not run again, so that a stopped
-run resumes where it stopped (the log holds a digest of the sources it was
-made from, and one of other sources is moved aside, never over an earlier
-one); --summary prints the log's counts per file without running anything,
-and refuses a log of other sources rather than touch it.
+file's tests, and with --log records their new verdicts in the --named log.
+--jobs runs that many mutants at once, each in a scratch tree of its own.
+With --log, each mutant's verdict is appended to the log as it comes, and a
+mutant already in the log is not run again, so that a stopped run resumes
+where it stopped (the log holds a digest of the sources it was made from,
+and one of other sources is moved aside, never over an earlier one);
+--summary prints the log's counts per file without running anything, and
+refuses a log of other sources rather than touch it.
 
 Mutations: < <= > >= == != swapped for their boundary or opposite,
 && and || for each other, binary + and - for each other, and a decimal
@@ -182,7 +183,7 @@ class Log:
         if path and path.exists() and path.read_text().split("\n", 1)[0] != f"# sources {digest}":
             # A log of other sources (or other --files) says nothing of these.
             if reading_only:
-                raise SystemExit(f"{path}: a log of other sources (or of other --files); nothing to summarise")
+                raise SystemExit(f"{path}: a log of other sources (or of other --files); left as it is")
             # Hours of verdicts: an earlier log set aside is never overwritten.
             aside = next(candidate for number in range(1, 1000)
                          if not (candidate := path.with_name(f"{path.name}.old{number}")).exists())
@@ -295,11 +296,15 @@ def main(argv: list[str]) -> int:
         random.Random(args.seed).shuffle(chosen)
     else:
         chosen.sort(key=lambda m: (m.path, m.offset))
-    log = Log.open(None if args.keys else args.log, sources, reading_only=args.summary)
+    # --keys with --log reruns its mutants (survivors, after new tests)
+    # whatever the --named log says of them; their verdicts, appended, are
+    # the ones the log's reader keeps.
+    log = Log.open(args.log, [REPO_ROOT / path for path in c_tests.FILES] if args.keys else sources,
+                   reading_only=args.summary or bool(args.keys))
     if args.summary:
         survived = summary(chosen, log)
         return 1 if any(mutant.key() not in equivalents.read() for mutant in survived) else 0
-    to_run = [mutant for mutant in chosen if (mutant.key(), mutant.offset) not in log.verdicts]
+    to_run = chosen if args.keys else [mutant for mutant in chosen if (mutant.key(), mutant.offset) not in log.verdicts]
     print(f"{len(everything)} mutants in {len(sources)} files; {len(chosen)} chosen, {len(to_run)} to run",
           flush=True)
 

@@ -427,6 +427,7 @@ def hand_comparison(name: str, source: str) -> Comparison:
 
 
 @pytest.mark.slow
+@pytest.mark.browser
 def test_names_are_escaped(browser: Any, tmp_path: Path) -> None:
     db, page = tmp_path / "odd.db", tmp_path / "odd.html"
     database.add(hand_comparison("<b>&amp;</b>", "<script>alert(1)</script>&.trace"), db)
