@@ -44,24 +44,27 @@ chmod -R u+w "$work/source"
 cd "$work/source"
 rm -f go.work go.work.sum
 "$go" mod edit -dropreplace=github.com/grafana/pyroscope/api -require="github.com/grafana/pyroscope/api@$API_VERSION"
-# Its hundreds of "go: downloading" lines only if the build fails.  A
-# build that fails is tried once more, one package at a time from a cleared
-# build cache: a CI machine's first build once died in the Go runtime itself
-# (a goroutine dump), which a build that fails on the source would not do.
+# Go's linker must fit the server's 660 MB of objects, its own heap and the
+# 1 GiB every Go program reserves as it starts into what some machines allow
+# a process (RLIMIT_AS, 2 GiB on CI's): objects without inlining (-l) or
+# DWARF, and a heap kept close to what is live (GOGC=25), leave it about
+# 200 MB to spare, where the defaults failed nine links in ten.  A link that
+# fails all the same is tried again (compiled packages are cached, so only
+# the link runs again).  Its hundreds of "go: downloading" lines are shown
+# only if the build fails, with the line that says why last.
 build() {
-    "$go" build -trimpath -gcflags=all=-dwarf=false -ldflags='-s -w' "$@" -o "$tools/pyroscope-$VERSION.new" ./cmd/pyroscope \
-        2>"$work/build.log"
+    GOGC=25 "$go" build -trimpath -gcflags='all=-l -dwarf=false' -ldflags='-s -w' \
+        -o "$tools/pyroscope-$VERSION.new" ./cmd/pyroscope 2>"$work/build.log"
 }
-if ! build; then
-    cp "$work/build.log" "$work/first-build.log"
-    echo "mprof setup: the Pyroscope build failed ($(first_error "$work/first-build.log")); once more, with -p 1" >&2
-    [ ! -d "$GOCACHE" ] || chmod -R u+w "$GOCACHE"
-    rm -rf "$GOCACHE"
-    if ! build -p 1; then
+tries=1
+until build; do
+    echo "mprof setup: the Pyroscope build failed: $(first_error "$work/build.log")" >&2
+    if [ $tries -eq 3 ]; then
         tail -n 200 "$work/build.log" >&2
-        echo "mprof setup: the Pyroscope build failed twice: first $(first_error "$work/first-build.log"), then $(first_error "$work/build.log")" >&2
+        echo "mprof setup: the Pyroscope build failed $tries times: $(first_error "$work/build.log")" >&2
         exit 1
     fi
-fi
+    tries=$((tries + 1))
+done
 mv "$tools/pyroscope-$VERSION.new" "$tools/pyroscope-$VERSION"
 ln -sf "pyroscope-$VERSION" "$tools/pyroscope"
