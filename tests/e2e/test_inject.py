@@ -183,3 +183,66 @@ def test_a_vector_register_in_use_across_the_system_call_is_kept(targets: Target
     finally:
         waiter.kill()
         waiter.wait()
+
+
+def signal_mask(number: int) -> int:
+    return 1 << (number - 1)
+
+
+def caught_signals(pid: int) -> int:
+    """The signals the process has handlers for, from the kernel."""
+    line = next(line for line in Path(f"/proc/{pid}/status").read_text().splitlines() if line.startswith("SigCgt:"))
+    return int(line.split()[1], 16)
+
+
+@pytest.mark.slow
+def test_a_fault_in_the_call_keeps_the_programs_handler_and_never_runs_it(
+        receiver: SignalReceiver, targets: Targets) -> None:
+    """probe_fault installs a SIGSEGV handler, then reads address 0: the
+    thread faults with SIGSEGV unblocked (blocked, the kernel would reset
+    the handler to the default), mprof-inject stops it at the fault and
+    puts it back without the signal (the handler would end the process
+    with status 86), and says so with status 4."""
+    library = probe(targets)
+    before = caught_signals(receiver.pid)
+    assert not before & signal_mask(signal.SIGSEGV)
+    done = subprocess.run(injection(receiver.pid, HELPER, library, "probe_fault", "0"),
+                          capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stdout, done.stderr) == (
+        4, "", f"process {receiver.pid}: thread {receiver.pid} faulted in the helper (signal 11)\n")
+    assert caught_signals(receiver.pid) == before | signal_mask(signal.SIGSEGV)
+    receiver.runs_as_before("faulted")
+    receiver.finish()
+
+
+def _sigint_by_default() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def blocked_signals(pid: int) -> int:
+    line = next(line for line in Path(f"/proc/{pid}/status").read_text().splitlines() if line.startswith("SigBlk:"))
+    return int(line.split()[1], 16)
+
+
+def test_ctrl_c_while_no_thread_waits_ends_the_search_at_once(targets: Targets) -> None:
+    """The spinner's only thread never waits in a system call: SIGINT,
+    once mprof-inject holds it back (it blocks it before it looks for a
+    thread), ends the search with the reason, long before the 5 s it would
+    look, and then mprof-inject itself."""
+    spinner = subprocess.Popen([targets.build("spinner")], stdout=subprocess.PIPE, text=True)
+    try:
+        assert spinner.stdout is not None and spinner.stdout.readline() == "ready\n"
+        started = subprocess.Popen(injection(spinner.pid, HELPER, probe(targets), "probe_twice", "1"),
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                   preexec_fn=_sigint_by_default)
+        deadline = time.monotonic() + 60
+        while not blocked_signals(started.pid) & signal_mask(signal.SIGINT):
+            assert started.poll() is None and time.monotonic() < deadline, started.communicate()
+            time.sleep(0.001)
+        started.send_signal(signal.SIGINT)
+        out, err = started.communicate(timeout=60)
+        assert (started.returncode, out, err) == (
+            -signal.SIGINT, "", f"process {spinner.pid}: interrupted before any thread was stopped\n")
+    finally:
+        spinner.kill()
+        spinner.wait()

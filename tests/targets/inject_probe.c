@@ -5,8 +5,12 @@
  * every vector register, ymm0 to ymm15 (xmm0 to xmm15 without AVX), with a
  * pattern, as code using AVX's memcpy may leave them (the ABI keeps none
  * across a call): what the thread held there comes back only if
- * mprof-inject puts it back. */
+ * mprof-inject puts it back.  probe_fault installs a SIGSEGV handler (which
+ * would end the process with status 86) and faults: mprof-inject must stop
+ * the thread at the fault with SIGSEGV unblocked, as the kernel resets the
+ * handler of a fault it finds blocked, and never let the handler run. */
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -54,4 +58,21 @@ int probe_wait(const char *directory)
     while (access(path, F_OK) != 0)
         nanosleep(&pause, NULL);
     return 7;
+}
+
+static void on_fault(int number)
+{
+    (void)number;
+    _exit(86);
+}
+
+int probe_fault(const char *argument)
+{
+    (void)argument;
+    struct sigaction action = {.sa_handler = on_fault};
+    sigemptyset(&action.sa_mask);
+    if (sigaction(SIGSEGV, &action, NULL) != 0)
+        return -1;
+    int *volatile nowhere = NULL;
+    return *nowhere;
 }
