@@ -492,6 +492,11 @@ static bool stop_in_delivery(struct stopped *thread, const struct loader *loader
 static void put_back(struct stopped *thread)
 {
     struct iovec state = {thread->xstate, thread->xstate_size};
+    /* The calls may have used the thread's restart block (a nanosleep or
+     * poll of their own): a system call the kernel would have continued
+     * through it starts again from the start, as from the frame. */
+    if ((long)thread->saved.rax == -ERESTART_RESTARTBLOCK)
+        thread->saved.rax = (uint64_t)-ERESTARTNOINTR;
     ptrace(PTRACE_SETSIGMASK, thread->tid, (void *)sizeof thread->mask, &thread->mask);
     ptrace(PTRACE_SETREGSET, thread->tid, (void *)NT_X86_XSTATE, &state);
     ptrace(PTRACE_SETREGS, thread->tid, NULL, &thread->saved);

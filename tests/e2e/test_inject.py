@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from e2e_support import BUILD, SignalReceiver, Targets, signal_receiver
+from e2e_support import BUILD, SIGNALS_OWN_STATE, SignalReceiver, Targets, ask_line, signal_receiver
 
 INJECT = BUILD / "mprof-inject"
 HELPER = BUILD / "libmprof-inject.so"
@@ -212,7 +212,8 @@ def test_a_fault_in_the_call_keeps_the_programs_handler_and_never_runs_it(
         4, "", f"process {receiver.pid}: thread {receiver.pid} faulted in the helper (signal 11)\n")
     assert caught_signals(receiver.pid) == before | signal_mask(signal.SIGSEGV)
     receiver.runs_as_before("faulted")
-    receiver.finish()
+    assert receiver.ask("count").endswith(" wrong 0 timer-wrong 0")
+    assert receiver.ask("state") == SIGNALS_OWN_STATE
 
 
 def _sigint_by_default() -> None:
@@ -246,3 +247,37 @@ def test_ctrl_c_while_no_thread_waits_ends_the_search_at_once(targets: Targets) 
     finally:
         spinner.kill()
         spinner.wait()
+
+
+@pytest.mark.slow
+def test_a_sleep_the_call_interrupted_goes_on_when_mprof_inject_is_killed_or_not(targets: Targets,
+                                                                                  tmp_path: Path) -> None:
+    """napper's thread sleeps in nanosleep, which the kernel, interrupted,
+    continues through a restart block: the signal frame, all the thread has
+    when mprof-inject is killed in the call, cannot carry that block and
+    starts the sleep again instead; alive, mprof-inject puts the thread
+    back to be continued.  Either way no sleep fails."""
+    library = probe(targets)
+    napper = subprocess.Popen([targets.build("napper")], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert napper.stdout is not None and napper.stdout.readline() == "ready\n"
+        for n in range(4):
+            directory = tmp_path / f"call-{n}"
+            directory.mkdir()
+            started = subprocess.Popen(injection(napper.pid, HELPER, library, "probe_wait", directory,
+                                                 loaded=n > 0), stdout=subprocess.PIPE, text=True)
+            deadline = time.monotonic() + 60
+            while not (directory / "inside").exists():
+                assert started.poll() is None and time.monotonic() < deadline, f"call {n} never started"
+                time.sleep(0.001)
+            killed = n % 2 == 0
+            if killed:
+                started.kill()
+            (directory / "release").touch()
+            out = started.communicate(timeout=60)[0]
+            assert (started.returncode, out) == ((-signal.SIGKILL, "") if killed else (0, "7\n")), n
+            # Answered by the thread after the call, past the sleep it was in.
+            assert ask_line(napper, "count") == "failed 0", f"call {n}, mprof-inject {'killed' if killed else 'alive'}"
+    finally:
+        napper.kill()
+        napper.wait()
