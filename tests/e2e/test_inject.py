@@ -9,6 +9,7 @@ floating-point control as they were."""
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import signal
@@ -281,3 +282,27 @@ def test_a_sleep_the_call_interrupted_goes_on_when_mprof_inject_is_killed_or_not
     finally:
         napper.kill()
         napper.wait()
+
+
+def test_a_process_traced_already_is_refused_with_status_1(targets: Targets) -> None:
+    """ptrace refuses a second tracer: mprof-inject says which one holds
+    the process, and exits 1 (refused), not 4 (failed)."""
+    napper = subprocess.Popen([targets.build("napper")], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    tracer = None
+    try:
+        assert napper.stdout is not None and napper.stdout.readline() == "ready\n"
+        tracer = subprocess.Popen(["strace", "-o", os.devnull, "-p", str(napper.pid)], stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 60
+        while f"TracerPid:\t{tracer.pid}\n" not in Path(f"/proc/{napper.pid}/status").read_text():
+            assert time.monotonic() < deadline, "strace did not attach"
+            time.sleep(0.01)
+        refused = subprocess.run(injection(napper.pid, HELPER, probe(targets), "probe_twice", "1"),
+                                 capture_output=True, text=True, timeout=120)
+        assert (refused.returncode, refused.stdout, refused.stderr) == (
+            1, "", f"process {napper.pid}: it is traced already, by process {tracer.pid} (strace): a process has one "
+                   "tracer at a time; end that one (a debugger, strace) first\n")
+    finally:
+        for started in (tracer, napper):
+            if started:
+                started.kill()
+                started.wait()
