@@ -9,6 +9,7 @@ floating-point control as they were."""
 
 from __future__ import annotations
 
+import ctypes
 import os
 import re
 import shutil
@@ -306,3 +307,29 @@ def test_a_process_traced_already_is_refused_with_status_1(targets: Targets) -> 
             if started:
                 started.kill()
                 started.wait()
+
+
+def test_the_loaders_reason_is_said_whole_to_its_room(targets: Targets, tmp_path: Path) -> None:
+    """The helper hands back dlerror's reason for a library it cannot load
+    in a room of 400 bytes: the 399 first are said, from a reason longer
+    than that (a library needing a function of a 420-character name), as
+    this process's own dlopen gives it."""
+    name = "missing_" + "f" * 412
+    library = tmp_path / "libmissing.so"
+    shutil.copyfile(targets.build("libmissing", f"-DMISSING_NAME={name}", source="missing_symbol.c", shared=True),
+                    library)
+    with pytest.raises(OSError) as refused:
+        ctypes.CDLL(str(library), mode=os.RTLD_NOW)
+    reason = str(refused.value).replace(str(library), "./libmissing.so")
+    assert len(reason) > 400 and reason.endswith(name)
+    napper = subprocess.Popen([targets.build("napper")], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                              cwd=tmp_path)
+    try:
+        assert napper.stdout is not None and napper.stdout.readline() == "ready\n"
+        done = subprocess.run(injection(napper.pid, HELPER, "./libmissing.so", "call_missing"),
+                              capture_output=True, text=True, timeout=120)
+        assert (done.returncode, done.stdout, done.stderr) == (
+            3, "", f"process {napper.pid}: cannot load ./libmissing.so: {reason[:399]}\n")
+    finally:
+        napper.kill()
+        napper.wait()
