@@ -333,3 +333,21 @@ def test_the_loaders_reason_is_said_whole_to_its_room(targets: Targets, tmp_path
     finally:
         napper.kill()
         napper.wait()
+
+
+@pytest.mark.slow
+def test_without_process_vm_readv_and_writev_the_memory_goes_by_ptrace(
+        receiver: SignalReceiver, targets: Targets, tmp_path: Path) -> None:
+    """Where the kernel has no process_vm_readv and process_vm_writev (or a
+    seccomp profile denies them, as no_cross_memory's filter does), the
+    frame and strings are written and the restorer's code and the answer
+    read a word at a time with ptrace: the calls go as anywhere else."""
+    library, wrapper = probe(targets), targets.build("no_cross_memory")
+    for n in range(2):
+        done = subprocess.run([wrapper, *injection(receiver.pid, fresh_helper(tmp_path, n), library, "probe_twice",
+                                                   str(20 + n), loaded=n > 0)],
+                              capture_output=True, text=True, timeout=120)
+        assert (done.returncode, done.stdout, done.stderr) == (0, f"{41 + 2 * n}\n", ""), n
+        receiver.runs_as_before(f"injection {n}")
+    assert receiver.ask("count").endswith(" wrong 0 timer-wrong 0")
+    assert receiver.ask("state") == SIGNALS_OWN_STATE
