@@ -351,3 +351,26 @@ def test_without_process_vm_readv_and_writev_the_memory_goes_by_ptrace(
         receiver.runs_as_before(f"injection {n}")
     assert receiver.ask("count").endswith(" wrong 0 timer-wrong 0")
     assert receiver.ask("state") == SIGNALS_OWN_STATE
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(os.geteuid() != 0, reason="a pid namespace of its own needs root")
+def test_the_first_process_of_a_pid_namespace_is_called_into(targets: Targets) -> None:
+    """In a container's pid namespace, the program mprof attach is asked
+    for is often process 1 there: its thread, waiting in nanosleep, is
+    taken as any other process's."""
+    library = probe(targets)
+    init = subprocess.Popen(["unshare", "--pid", "--fork", "--kill-child", "--mount-proc", targets.build("napper")],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert init.stdout is not None and init.stdout.readline() == "ready\n"
+        [napper] = Path(f"/proc/{init.pid}/task/{init.pid}/children").read_text().split()
+        assert f"NSpid:\t{napper}\t1\n" in Path(f"/proc/{napper}/status").read_text()
+        done = subprocess.run(["nsenter", "--target", napper, "--pid", "--mount",
+                               *injection(1, HELPER, library, "probe_twice", "4")],
+                              capture_output=True, text=True, timeout=120)
+        assert (done.returncode, done.stdout, done.stderr) == (0, "9\n", "")
+        assert ask_line(init, "count") == "failed 0"
+    finally:
+        init.kill()
+        init.wait()
