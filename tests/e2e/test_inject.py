@@ -198,21 +198,24 @@ def caught_signals(pid: int) -> int:
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("fault", [signal.SIGSEGV, signal.SIGBUS, signal.SIGILL, signal.SIGFPE, signal.SIGTRAP])
 def test_a_fault_in_the_call_keeps_the_programs_handler_and_never_runs_it(
-        receiver: SignalReceiver, targets: Targets) -> None:
-    """probe_fault installs a SIGSEGV handler, then reads address 0: the
-    thread faults with SIGSEGV unblocked (blocked, the kernel would reset
-    the handler to the default), mprof-inject stops it at the fault and
-    puts it back without the signal (the handler would end the process
-    with status 86), and says so with status 4."""
+        receiver: SignalReceiver, targets: Targets, fault: signal.Signals) -> None:
+    """probe_fault installs a handler of the fault's signal, then faults so
+    as to raise it (reads address 0, a page past its file's end, divides
+    by 0, runs ud2 or int3): the thread faults with the signal unblocked
+    (blocked, the kernel would reset the handler to the default),
+    mprof-inject stops it at the fault and puts it back without the signal
+    (the handler would end the process with status 86), and says so with
+    status 4."""
     library = probe(targets)
     before = caught_signals(receiver.pid)
-    assert not before & signal_mask(signal.SIGSEGV)
-    done = subprocess.run(injection(receiver.pid, HELPER, library, "probe_fault", "0"),
+    assert not before & signal_mask(fault)
+    done = subprocess.run(injection(receiver.pid, HELPER, library, "probe_fault", fault.name[3:]),
                           capture_output=True, text=True, timeout=120)
     assert (done.returncode, done.stdout, done.stderr) == (
-        4, "", f"process {receiver.pid}: thread {receiver.pid} faulted in the helper (signal 11)\n")
-    assert caught_signals(receiver.pid) == before | signal_mask(signal.SIGSEGV)
+        4, "", f"process {receiver.pid}: thread {receiver.pid} faulted in the helper (signal {fault.value})\n")
+    assert caught_signals(receiver.pid) == before | signal_mask(fault)
     receiver.runs_as_before("faulted")
     assert receiver.ask("count").endswith(" wrong 0 timer-wrong 0")
     assert receiver.ask("state") == SIGNALS_OWN_STATE
