@@ -27,6 +27,7 @@ INJECT = BUILD / "mprof-inject"
 HELPER = BUILD / "libmprof-inject.so"
 # A kill or a deferred signal at each of these is tried 20 times.
 ROUNDS = 20
+SYS_FUTEX = 202  # x86-64's number, as /proc/PID/syscall gives it
 
 
 @pytest.fixture
@@ -377,3 +378,50 @@ def test_the_first_process_of_a_pid_namespace_is_called_into(targets: Targets) -
     finally:
         init.kill()
         init.wait()
+
+
+@pytest.mark.slow
+def test_a_thread_waiting_in_read_is_taken_when_the_main_one_waits_in_a_futex(targets: Targets) -> None:
+    """joiner's main thread waits in pthread_join, a futex (where the
+    allocator may hold its lock): its reader thread, waiting in read, is
+    the one that makes the call, and goes on reading after."""
+    joiner = subprocess.Popen([targets.build("joiner")], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert joiner.stdout is not None and joiner.stdout.readline() == "ready\n"
+        assert ask_line(joiner, "x") == "line"
+        done = subprocess.run(injection(joiner.pid, HELPER, probe(targets), "probe_twice", "4"),
+                              capture_output=True, text=True, timeout=120)
+        assert (done.returncode, done.stdout, done.stderr) == (0, "9\n", "")
+        assert ask_line(joiner, "y") == "line"
+    finally:
+        joiner.kill()
+        joiner.wait()
+
+
+def waiting_in(pid: int) -> list[str]:
+    """The system call each thread of pid waits in, by number, or its state."""
+    return sorted(Path(f"/proc/{pid}/task/{task}/syscall").read_text().split()[0]
+                  for task in os.listdir(f"/proc/{pid}/task"))
+
+
+@pytest.mark.slow
+def test_no_thread_is_taken_while_every_one_waits_in_a_futex(targets: Targets) -> None:
+    """With joiner's two threads in futexes, mprof-inject looks for 5 s
+    and gives up, saying why, with status 4: no call is made."""
+    joiner = subprocess.Popen([targets.build("joiner")], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert joiner.stdout is not None and joiner.stdout.readline() == "ready\n"
+        assert ask_line(joiner, "park") == "parked"
+        futex = str(SYS_FUTEX)
+        deadline = time.monotonic() + 60
+        while waiting_in(joiner.pid) != [futex, futex]:
+            assert time.monotonic() < deadline, waiting_in(joiner.pid)
+            time.sleep(0.001)
+        done = subprocess.run(injection(joiner.pid, HELPER, probe(targets), "probe_twice", "4"),
+                              capture_output=True, text=True, timeout=120)
+        assert (done.returncode, done.stdout, done.stderr) == (
+            4, "", f"process {joiner.pid}: none of its threads waited in a system call for 5 s (each was running, "
+                   "or in the allocator's); try again when it is less busy\n")
+    finally:
+        joiner.kill()
+        joiner.wait()
