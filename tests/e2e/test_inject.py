@@ -425,3 +425,33 @@ def test_no_thread_is_taken_while_every_one_waits_in_a_futex(targets: Targets) -
     finally:
         joiner.kill()
         joiner.wait()
+
+
+NOBODY = 65534
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="running mprof-inject as another user needs root")
+def test_another_users_process_is_refused_for_what_it_is(targets: Targets) -> None:
+    """mprof-inject run by nobody on root's process may neither read its
+    memory map nor trace it: refused with status 1, in ptrace's words,
+    not taken for a program without the C library."""
+    napper = subprocess.Popen([targets.build("napper")], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert napper.stdout is not None and napper.stdout.readline() == "ready\n"
+        refused = subprocess.run(injection(napper.pid, HELPER, probe(targets), "probe_twice", "1"),
+                                 capture_output=True, text=True, timeout=120, user=NOBODY, group=NOBODY,
+                                 extra_groups=[])
+        assert (refused.returncode, refused.stdout, refused.stderr) == (
+            1, "", f"process {napper.pid}: it belongs to another user (uid 0): run mprof attach as that user, "
+                   "or as root\n")
+        assert ask_line(napper, "count") == "failed 0"
+    finally:
+        napper.kill()
+        napper.wait()
+
+
+def test_a_process_that_is_not_there_is_refused(targets: Targets) -> None:
+    pid = int(Path("/proc/sys/kernel/pid_max").read_text()) + 1
+    refused = subprocess.run(injection(pid, HELPER, probe(targets), "probe_twice", "1"), capture_output=True,
+                             text=True, timeout=120)
+    assert (refused.returncode, refused.stdout, refused.stderr) == (1, "", f"process {pid}: no such process\n")
