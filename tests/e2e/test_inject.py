@@ -10,6 +10,8 @@ floating-point control as they were."""
 from __future__ import annotations
 
 import ctypes
+import functools
+import operator
 import os
 import re
 import shutil
@@ -455,3 +457,49 @@ def test_a_process_that_is_not_there_is_refused(targets: Targets) -> None:
     refused = subprocess.run(injection(pid, HELPER, probe(targets), "probe_twice", "1"), capture_output=True,
                              text=True, timeout=120)
     assert (refused.returncode, refused.stdout, refused.stderr) == (1, "", f"process {pid}: no such process\n")
+
+
+def pending_signals(pid: int) -> int:
+    """The signals pending for pid's main thread or for the whole process."""
+    status = Path(f"/proc/{pid}/status").read_text().splitlines()
+    return functools.reduce(operator.or_, (int(line.split()[1], 16) for line in status
+                                           if line.startswith(("SigPnd:", "ShdPnd:"))))
+
+
+@pytest.mark.slow
+def test_a_fault_signal_another_process_sends_during_the_call_arrives_after_it(targets: Targets,
+                                                                                 tmp_path: Path) -> None:
+    """SIGSEGV stays unblocked during the calls (a fault must not find it
+    blocked): one that another process sends meanwhile, with kill or with
+    sigqueue, is taken off the thread and sent again once it is back, the
+    queued one with its value, and fault_counter's handler counts it once."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    library = probe(targets)
+    counter = subprocess.Popen([targets.build("fault_counter")], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               text=True)
+    try:
+        assert counter.stdout is not None and counter.stdout.readline() == "ready\n"
+        for n, expected in enumerate(["queued 0 other 1", "queued 1 other 1"]):
+            directory = tmp_path / f"call-{n}"
+            directory.mkdir()
+            started = subprocess.Popen(injection(counter.pid, HELPER, library, "probe_wait", directory,
+                                                 loaded=n > 0), stdout=subprocess.PIPE, text=True)
+            deadline = time.monotonic() + 60
+            while not (directory / "inside").exists():
+                assert started.poll() is None and time.monotonic() < deadline, f"call {n} never started"
+                time.sleep(0.001)
+            if n == 0:
+                os.kill(counter.pid, signal.SIGSEGV)
+            else:
+                assert libc.sigqueue(counter.pid, signal.SIGSEGV, ctypes.c_long(5)) == 0, ctypes.get_errno()
+            # Taken off the thread, as it comes, while the call goes on.
+            while pending_signals(counter.pid) & signal_mask(signal.SIGSEGV):
+                assert time.monotonic() < deadline, f"call {n}: the signal stays pending"
+                time.sleep(0.001)
+            (directory / "release").touch()
+            out = started.communicate(timeout=60)[0]
+            assert (started.returncode, out) == (0, "7\n"), n
+            assert ask_line(counter, "count") == expected, n
+    finally:
+        counter.kill()
+        counter.wait()
