@@ -503,3 +503,21 @@ def test_a_fault_signal_another_process_sends_during_the_call_arrives_after_it(t
     finally:
         counter.kill()
         counter.wait()
+
+
+@pytest.mark.slow
+def test_a_function_the_library_lacks_is_missing(targets: Targets) -> None:
+    """The library loads, the function is not in it: status 3, and the
+    line names both."""
+    library = probe(targets)
+    napper = subprocess.Popen([targets.build("napper")], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert napper.stdout is not None and napper.stdout.readline() == "ready\n"
+        done = subprocess.run(injection(napper.pid, HELPER, library, "probe_thrice", "1"), capture_output=True,
+                              text=True, timeout=120)
+        assert (done.returncode, done.stdout, done.stderr) == (
+            3, "", f"process {napper.pid}: {library} has no function probe_thrice\n")
+        assert ask_line(napper, "count") == "failed 0"
+    finally:
+        napper.kill()
+        napper.wait()
