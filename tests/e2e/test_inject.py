@@ -429,20 +429,17 @@ def test_no_thread_is_taken_while_every_one_waits_in_a_futex(targets: Targets) -
         joiner.wait()
 
 
-NOBODY = 65534
-
-
 @pytest.mark.skipif(os.geteuid() != 0, reason="running mprof-inject as another user needs root")
-def test_another_users_process_is_refused_for_what_it_is(targets: Targets) -> None:
-    """mprof-inject run by nobody on root's process may neither read its
-    memory map nor trace it: refused with status 1, in ptrace's words,
-    not taken for a program without the C library."""
+@pytest.mark.parametrize("user", [1, 65534], ids=["daemon", "nobody"])
+def test_another_users_process_is_refused_for_what_it_is(targets: Targets, user: int) -> None:
+    """mprof-inject run by daemon or nobody on root's process may neither
+    read its memory map nor trace it: refused with status 1, in ptrace's
+    words, not taken for a program without the C library."""
     napper = subprocess.Popen([targets.build("napper")], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         assert napper.stdout is not None and napper.stdout.readline() == "ready\n"
         refused = subprocess.run(injection(napper.pid, HELPER, probe(targets), "probe_twice", "1"),
-                                 capture_output=True, text=True, timeout=120, user=NOBODY, group=NOBODY,
-                                 extra_groups=[])
+                                 capture_output=True, text=True, timeout=120, user=user, group=user, extra_groups=[])
         assert (refused.returncode, refused.stdout, refused.stderr) == (
             1, "", f"process {napper.pid}: it belongs to another user (uid 0): run mprof attach as that user, "
                    "or as root\n")
