@@ -268,11 +268,13 @@ def test_ctrl_c_while_no_thread_waits_ends_the_search_at_once(targets: Targets) 
 @pytest.mark.slow
 def test_a_sleep_the_call_interrupted_goes_on_when_mprof_inject_is_killed_or_not(targets: Targets,
                                                                                   tmp_path: Path) -> None:
-    """napper's thread sleeps in nanosleep, which the kernel, interrupted,
-    continues through a restart block: the signal frame, all the thread has
-    when mprof-inject is killed in the call, cannot carry that block and
-    starts the sleep again instead; alive, mprof-inject puts the thread
-    back to be continued.  Either way no sleep fails."""
+    """napper's thread waits in poll with a timeout, which the kernel,
+    interrupted, continues through the thread's restart block, as it does
+    nanosleep: the calls may use that block themselves (a nanosleep of
+    theirs resets it), and the signal frame, all the thread has when
+    mprof-inject is killed in the call, cannot carry it.  Either way the
+    wait starts again from the start: no poll fails, or answers more than
+    its one descriptor (the restart code itself)."""
     library = probe(targets)
     napper = subprocess.Popen([targets.build("napper")], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
@@ -371,7 +373,7 @@ def test_without_process_vm_readv_and_writev_the_memory_goes_by_ptrace(
 @pytest.mark.skipif(os.geteuid() != 0, reason="a pid namespace of its own needs root")
 def test_the_first_process_of_a_pid_namespace_is_called_into(targets: Targets) -> None:
     """In a container's pid namespace, the program mprof attach is asked
-    for is often process 1 there: its thread, waiting in nanosleep, is
+    for is often process 1 there: its thread, waiting in poll, is
     taken as any other process's."""
     library = probe(targets)
     init = subprocess.Popen(["unshare", "--pid", "--fork", "--kill-child", "--mount-proc", targets.build("napper")],
