@@ -528,3 +528,33 @@ def test_a_function_the_library_lacks_is_missing(targets: Targets) -> None:
     finally:
         napper.kill()
         napper.wait()
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(os.geteuid() != 0, reason="a pid namespace of its own needs root")
+def test_a_tracer_that_is_process_1_is_named(targets: Targets) -> None:
+    """In a pid namespace whose first process, strace, traces the program
+    (process 2 there), mprof-inject run inside it names process 1 as the
+    tracer that holds it."""
+    init = subprocess.Popen(["unshare", "--pid", "--fork", "--kill-child", "--mount-proc", "sh", "-c",
+                             # A background command's input is /dev/null unless given otherwise.
+                             f'exec 3<&0; {targets.build("napper")} <&3 3<&- & exec 3<&- strace -o /dev/null -p $!'],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert init.stdout is not None and init.stdout.readline() == "ready\n"
+        [strace] = Path(f"/proc/{init.pid}/task/{init.pid}/children").read_text().split()
+        deadline = time.monotonic() + 60
+        while not (napper := Path(f"/proc/{strace}/task/{strace}/children").read_text().split()) or \
+                f"TracerPid:\t{strace}\n" not in Path(f"/proc/{napper[0]}/status").read_text():
+            assert time.monotonic() < deadline, "strace did not attach"
+            time.sleep(0.01)
+        assert f"NSpid:\t{napper[0]}\t2\n" in Path(f"/proc/{napper[0]}/status").read_text()
+        refused = subprocess.run(["nsenter", "--target", strace, "--pid", "--mount",
+                                  *injection(2, HELPER, probe(targets), "probe_twice", "1")],
+                                 capture_output=True, text=True, timeout=120)
+        assert (refused.returncode, refused.stdout, refused.stderr) == (
+            1, "", "process 2: it is traced already, by process 1 (strace): a process has one tracer at a time; "
+                   "end that one (a debugger, strace) first\n")
+    finally:
+        init.kill()
+        init.wait()
