@@ -26,7 +26,7 @@
  * --helper: the helper library (default: libmprof-inject.so beside this
  * program); a copy the process's user can read, as mprof attach makes.
  * Prints FUNCTION's int result and exits 0; or one line on stderr and exits
- * 1 (the process cannot be traced: ptrace refused, or shadow stacks), 2
+ * 1 (the process cannot be traced: ptrace refused, or would be, as reading its map was; or shadow stacks), 2
  * (usage), 3 (the library or function is not there), 4 (no thread waited
  * in a system call in time, or the call failed).  A deferred signal then ends it as it would
  * have.  x86-64 only, as the monitor. */
@@ -492,6 +492,11 @@ static bool stop_in_delivery(struct stopped *thread, const struct loader *loader
 static void put_back(struct stopped *thread)
 {
     struct iovec state = {thread->xstate, thread->xstate_size};
+    /* The calls may have used the thread's restart block (a nanosleep or
+     * poll of their own): a system call the kernel would have continued
+     * through it starts again from the start, as from the frame. */
+    if ((long)thread->saved.rax == -ERESTART_RESTARTBLOCK)
+        thread->saved.rax = (uint64_t)-ERESTARTNOINTR;
     ptrace(PTRACE_SETSIGMASK, thread->tid, (void *)sizeof thread->mask, &thread->mask);
     ptrace(PTRACE_SETREGSET, thread->tid, (void *)NT_X86_XSTATE, &state);
     ptrace(PTRACE_SETREGS, thread->tid, NULL, &thread->saved);
@@ -652,6 +657,16 @@ int main(int argc, char **argv)
     if (shadow_stack_enabled(thread.pid)) {
         fprintf(stderr, "process %d: it runs with x86 shadow stacks, which a call set up from outside breaks: "
                 "start it under mprof run\n", thread.pid);
+        return REFUSED;
+    }
+    /* Reading the map asks less than ptrace does: refused, ptrace would be
+     * too, and its refusal says why (else the map would seem to lack the C
+     * library). */
+    int unreadable = memory_map_error(thread.pid);
+    if (unreadable) {
+        ptrace_refusal(thread.pid, unreadable == ENOENT ? ESRCH : unreadable == EACCES ? EPERM : unreadable, why,
+                       sizeof why);
+        fprintf(stderr, "process %d: %s\n", thread.pid, why);
         return REFUSED;
     }
     struct loader loader;

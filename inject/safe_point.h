@@ -12,6 +12,7 @@
 
 /* The kernel's codes for a system call interrupted to be restarted. */
 #define ERESTARTSYS 512
+#define ERESTARTNOINTR 513
 #define ERESTART_RESTARTBLOCK 516
 
 /* A thread of pid that waits in such a system call now (the main thread

@@ -3,6 +3,7 @@
 #include "target.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -101,4 +102,15 @@ bool find_loader(pid_t pid, struct loader *loader, char *why, size_t why_size)
     loader->restorer = base + ((uint64_t)(uintptr_t)restorer - own_base);
     memcpy(loader->restorer_code, restorer, sizeof loader->restorer_code);
     return true;
+}
+
+int memory_map_error(pid_t pid)
+{
+    char name[64];
+    snprintf(name, sizeof name, "/proc/%d/maps", (int)pid);
+    FILE *maps = fopen(name, "re");
+    if (!maps)
+        return errno;
+    fclose(maps);
+    return 0;
 }

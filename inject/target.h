@@ -27,5 +27,8 @@ bool find_loader(pid_t pid, struct loader *loader, char *why, size_t why_size);
  * has none.  A file that is gone is matched by the name the memory map
  * gives it. */
 uint64_t library_mapped_at(pid_t pid, const char *path);
+/* 0 when this program may read the process's memory map, or why not, as
+ * errno (EACCES: another user's process, ENOENT: no such process). */
+int memory_map_error(pid_t pid);
 
 #endif

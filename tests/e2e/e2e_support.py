@@ -220,12 +220,21 @@ class SignalReceiver:
         assert self.ask("state") == SIGNALS_OWN_STATE
 
 
+def default_dispositions() -> None:
+    """In a test program, before its exec: the signals a run from a shell's
+    background (nohup, make check &) has ignored, which stay ignored across
+    exec, back at their defaults, as a server started on its own has them:
+    a stray signal must not pass unseen."""
+    for number in (signal.SIGHUP, signal.SIGINT, signal.SIGQUIT, signal.SIGTERM):
+        signal.signal(number, signal.SIG_DFL)
+
+
 @contextmanager
 def signal_receiver(targets: Targets, env: dict[str, str] | None = None,
                     pass_fds: tuple[int, ...] = ()) -> Iterator[SignalReceiver]:
     """rt_signals started, and rt_sender queuing to it; both killed after."""
     process = subprocess.Popen([targets.build("rt_signals")], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                               text=True, env=env, pass_fds=pass_fds)
+                               text=True, env=env, pass_fds=pass_fds, preexec_fn=default_dispositions)
     sender = None
     try:
         assert process.stdout is not None and process.stdout.readline() == "ready\n"

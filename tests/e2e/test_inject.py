@@ -9,6 +9,10 @@ floating-point control as they were."""
 
 from __future__ import annotations
 
+import ctypes
+import functools
+import operator
+import os
 import re
 import shutil
 import signal
@@ -19,12 +23,13 @@ from pathlib import Path
 
 import pytest
 
-from e2e_support import BUILD, SignalReceiver, Targets, signal_receiver
+from e2e_support import BUILD, SIGNALS_OWN_STATE, SignalReceiver, Targets, ask_line, signal_receiver
 
 INJECT = BUILD / "mprof-inject"
 HELPER = BUILD / "libmprof-inject.so"
 # A kill or a deferred signal at each of these is tried 20 times.
 ROUNDS = 20
+SYS_FUTEX = 202  # x86-64's number, as /proc/PID/syscall gives it
 
 
 @pytest.fixture
@@ -151,12 +156,21 @@ def test_a_library_not_loaded_is_refused_before_anything_is_called(receiver: Sig
 
 
 @pytest.mark.slow
-def test_a_vector_register_in_use_across_the_system_call_is_kept(targets: Targets, tmp_path: Path) -> None:
+@pytest.mark.parametrize(("waiter_name", "flags", "answer"), [
+    ("vector_waiter", ("-mavx",), "ymm7 ok xmm12 ok\n"),
+    # The frame must hold the XSAVE image up to the last component in use:
+    # AVX's, with the AVX-512 ones (past it) at rest, or those.
+    ("vector_waiter", ("-mavx", "-DAVX512_AT_REST"), "ymm7 ok xmm12 ok\n"),
+    ("zmm_waiter", ("-mavx512f",), "zmm3 ok zmm20 ok k2 ok\n")], ids=["avx", "avx-alone", "avx512"])
+def test_a_vector_register_in_use_across_the_system_call_is_kept(
+        targets: Targets, tmp_path: Path, waiter_name: str, flags: tuple[str, ...], answer: str) -> None:
     """The thread's floating-point and vector state comes back as it was,
     from mprof-inject or, when it was killed, from the signal frame,
     though the call filled every vector register (inject_probe.c)."""
+    if "-mavx512f" in flags and " avx512f" not in Path("/proc/cpuinfo").read_text():
+        pytest.skip("this CPU has no AVX-512")
     library = probe(targets)
-    waiter = subprocess.Popen([targets.build("vector_waiter", "-mavx")], stdin=subprocess.PIPE,
+    waiter = subprocess.Popen([targets.build(waiter_name, *flags)], stdin=subprocess.PIPE,
                               stdout=subprocess.PIPE, text=True)
     try:
         assert waiter.stdin is not None and waiter.stdout is not None
@@ -178,8 +192,370 @@ def test_a_vector_register_in_use_across_the_system_call_is_kept(targets: Target
             assert (started.returncode, out) == ((-signal.SIGKILL, "") if killed else (0, "7\n")), n
             waiter.stdin.write("x")
             waiter.stdin.flush()
-            assert waiter.stdout.readline() == "ymm7 ok xmm12 ok\n", \
+            assert waiter.stdout.readline() == answer, \
                 f"call {n}, mprof-inject {'killed' if killed else 'alive'}"
     finally:
         waiter.kill()
         waiter.wait()
+
+
+def signal_mask(number: int) -> int:
+    return 1 << (number - 1)
+
+
+def caught_signals(pid: int) -> int:
+    """The signals the process has handlers for, from the kernel."""
+    line = next(line for line in Path(f"/proc/{pid}/status").read_text().splitlines() if line.startswith("SigCgt:"))
+    return int(line.split()[1], 16)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fault", [signal.SIGSEGV, signal.SIGBUS, signal.SIGILL, signal.SIGFPE, signal.SIGTRAP])
+def test_a_fault_in_the_call_keeps_the_programs_handler_and_never_runs_it(
+        receiver: SignalReceiver, targets: Targets, fault: signal.Signals) -> None:
+    """probe_fault installs a handler of the fault's signal, then faults so
+    as to raise it (reads address 0, a page past its file's end, divides
+    by 0, runs ud2 or int3): the thread faults with the signal unblocked
+    (blocked, the kernel would reset the handler to the default),
+    mprof-inject stops it at the fault and puts it back without the signal
+    (the handler would end the process with status 86), and says so with
+    status 4."""
+    library = probe(targets)
+    before = caught_signals(receiver.pid)
+    assert not before & signal_mask(fault)
+    done = subprocess.run(injection(receiver.pid, HELPER, library, "probe_fault", fault.name[3:]),
+                          capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stdout, done.stderr) == (
+        4, "", f"process {receiver.pid}: thread {receiver.pid} faulted in the helper (signal {fault.value})\n")
+    assert caught_signals(receiver.pid) == before | signal_mask(fault)
+    receiver.runs_as_before("faulted")
+    assert receiver.ask("count").endswith(" wrong 0 timer-wrong 0")
+    assert receiver.ask("state") == SIGNALS_OWN_STATE
+
+
+def _sigint_by_default() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def blocked_signals(pid: int) -> int:
+    line = next(line for line in Path(f"/proc/{pid}/status").read_text().splitlines() if line.startswith("SigBlk:"))
+    return int(line.split()[1], 16)
+
+
+def test_ctrl_c_while_no_thread_waits_ends_the_search_at_once(targets: Targets) -> None:
+    """The spinner's only thread never waits in a system call: SIGINT,
+    once mprof-inject holds it back (it blocks it before it looks for a
+    thread), ends the search with the reason, long before the 5 s it would
+    look, and then mprof-inject itself."""
+    spinner = subprocess.Popen([targets.build("spinner")], stdout=subprocess.PIPE, text=True)
+    try:
+        assert spinner.stdout is not None and spinner.stdout.readline() == "ready\n"
+        started = subprocess.Popen(injection(spinner.pid, HELPER, probe(targets), "probe_twice", "1"),
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                   preexec_fn=_sigint_by_default)
+        deadline = time.monotonic() + 60
+        while not blocked_signals(started.pid) & signal_mask(signal.SIGINT):
+            assert started.poll() is None and time.monotonic() < deadline, started.communicate()
+            time.sleep(0.001)
+        started.send_signal(signal.SIGINT)
+        out, err = started.communicate(timeout=60)
+        assert (started.returncode, out, err) == (
+            -signal.SIGINT, "", f"process {spinner.pid}: interrupted before any thread was stopped\n")
+    finally:
+        spinner.kill()
+        spinner.wait()
+
+
+@pytest.mark.slow
+def test_a_sleep_the_call_interrupted_goes_on_when_mprof_inject_is_killed_or_not(targets: Targets,
+                                                                                  tmp_path: Path) -> None:
+    """napper's thread waits in poll with a timeout, which the kernel,
+    interrupted, continues through the thread's restart block, as it does
+    nanosleep: the calls may use that block themselves (a nanosleep of
+    theirs resets it), and the signal frame, all the thread has when
+    mprof-inject is killed in the call, cannot carry it.  Either way the
+    wait starts again from the start: no poll fails, or answers more than
+    its one descriptor (the restart code itself)."""
+    library = probe(targets)
+    napper = subprocess.Popen([targets.build("napper")], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert napper.stdout is not None and napper.stdout.readline() == "ready\n"
+        for n in range(4):
+            directory = tmp_path / f"call-{n}"
+            directory.mkdir()
+            started = subprocess.Popen(injection(napper.pid, HELPER, library, "probe_wait", directory,
+                                                 loaded=n > 0), stdout=subprocess.PIPE, text=True)
+            deadline = time.monotonic() + 60
+            while not (directory / "inside").exists():
+                assert started.poll() is None and time.monotonic() < deadline, f"call {n} never started"
+                time.sleep(0.001)
+            killed = n % 2 == 0
+            if killed:
+                started.kill()
+            (directory / "release").touch()
+            out = started.communicate(timeout=60)[0]
+            assert (started.returncode, out) == ((-signal.SIGKILL, "") if killed else (0, "7\n")), n
+            # Answered by the thread after the call, past the sleep it was in.
+            assert ask_line(napper, "count") == "failed 0", f"call {n}, mprof-inject {'killed' if killed else 'alive'}"
+    finally:
+        napper.kill()
+        napper.wait()
+
+
+def test_a_process_traced_already_is_refused_with_status_1(targets: Targets) -> None:
+    """ptrace refuses a second tracer: mprof-inject says which one holds
+    the process, and exits 1 (refused), not 4 (failed)."""
+    napper = subprocess.Popen([targets.build("napper")], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    tracer = None
+    try:
+        assert napper.stdout is not None and napper.stdout.readline() == "ready\n"
+        tracer = subprocess.Popen(["strace", "-o", os.devnull, "-p", str(napper.pid)], stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 60
+        while f"TracerPid:\t{tracer.pid}\n" not in Path(f"/proc/{napper.pid}/status").read_text():
+            assert time.monotonic() < deadline, "strace did not attach"
+            time.sleep(0.01)
+        refused = subprocess.run(injection(napper.pid, HELPER, probe(targets), "probe_twice", "1"),
+                                 capture_output=True, text=True, timeout=120)
+        assert (refused.returncode, refused.stdout, refused.stderr) == (
+            1, "", f"process {napper.pid}: it is traced already, by process {tracer.pid} (strace): a process has one "
+                   "tracer at a time; end that one (a debugger, strace) first\n")
+    finally:
+        for started in (tracer, napper):
+            if started:
+                started.kill()
+                started.wait()
+
+
+def test_the_loaders_reason_is_said_whole_to_its_room(targets: Targets, tmp_path: Path) -> None:
+    """The helper hands back dlerror's reason for a library it cannot load
+    in a room of 400 bytes: the 399 first are said, from a reason longer
+    than that (a library needing a function of a 420-character name), as
+    this process's own dlopen gives it."""
+    name = "missing_" + "f" * 412
+    library = tmp_path / "libmissing.so"
+    shutil.copyfile(targets.build("libmissing", f"-DMISSING_NAME={name}", source="missing_symbol.c", shared=True),
+                    library)
+    with pytest.raises(OSError) as refused:
+        ctypes.CDLL(str(library), mode=os.RTLD_NOW)
+    reason = str(refused.value).replace(str(library), "./libmissing.so")
+    assert len(reason) > 400 and reason.endswith(name)
+    napper = subprocess.Popen([targets.build("napper")], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                              cwd=tmp_path)
+    try:
+        assert napper.stdout is not None and napper.stdout.readline() == "ready\n"
+        done = subprocess.run(injection(napper.pid, HELPER, "./libmissing.so", "call_missing"),
+                              capture_output=True, text=True, timeout=120)
+        assert (done.returncode, done.stdout, done.stderr) == (
+            3, "", f"process {napper.pid}: cannot load ./libmissing.so: {reason[:399]}\n")
+    finally:
+        napper.kill()
+        napper.wait()
+
+
+@pytest.mark.slow
+def test_without_process_vm_readv_and_writev_the_memory_goes_by_ptrace(
+        receiver: SignalReceiver, targets: Targets, tmp_path: Path) -> None:
+    """Where the kernel has no process_vm_readv and process_vm_writev (or a
+    seccomp profile denies them, as no_cross_memory's filter does), the
+    frame and strings are written and the restorer's code and the answer
+    read a word at a time with ptrace: the calls go as anywhere else."""
+    library, wrapper = probe(targets), targets.build("no_cross_memory")
+    for n in range(2):
+        done = subprocess.run([wrapper, *injection(receiver.pid, fresh_helper(tmp_path, n), library, "probe_twice",
+                                                   str(20 + n), loaded=n > 0)],
+                              capture_output=True, text=True, timeout=120)
+        assert (done.returncode, done.stdout, done.stderr) == (0, f"{41 + 2 * n}\n", ""), n
+        receiver.runs_as_before(f"injection {n}")
+    assert receiver.ask("count").endswith(" wrong 0 timer-wrong 0")
+    assert receiver.ask("state") == SIGNALS_OWN_STATE
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(os.geteuid() != 0, reason="a pid namespace of its own needs root")
+def test_the_first_process_of_a_pid_namespace_is_called_into(targets: Targets) -> None:
+    """In a container's pid namespace, the program mprof attach is asked
+    for is often process 1 there: its thread, waiting in poll, is
+    taken as any other process's."""
+    library = probe(targets)
+    init = subprocess.Popen(["unshare", "--pid", "--fork", "--kill-child", "--mount-proc", targets.build("napper")],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert init.stdout is not None and init.stdout.readline() == "ready\n"
+        [napper] = Path(f"/proc/{init.pid}/task/{init.pid}/children").read_text().split()
+        assert f"NSpid:\t{napper}\t1\n" in Path(f"/proc/{napper}/status").read_text()
+        done = subprocess.run(["nsenter", "--target", napper, "--pid", "--mount",
+                               *injection(1, HELPER, library, "probe_twice", "4")],
+                              capture_output=True, text=True, timeout=120)
+        assert (done.returncode, done.stdout, done.stderr) == (0, "9\n", "")
+        assert ask_line(init, "count") == "failed 0"
+    finally:
+        init.kill()
+        init.wait()
+
+
+@pytest.mark.slow
+def test_a_thread_waiting_in_read_is_taken_when_the_main_one_waits_in_a_futex(targets: Targets) -> None:
+    """joiner's main thread waits in pthread_join, a futex (where the
+    allocator may hold its lock): its reader thread, waiting in read, is
+    the one that makes the call, and goes on reading after."""
+    joiner = subprocess.Popen([targets.build("joiner")], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert joiner.stdout is not None and joiner.stdout.readline() == "ready\n"
+        assert ask_line(joiner, "x") == "line"
+        done = subprocess.run(injection(joiner.pid, HELPER, probe(targets), "probe_twice", "4"),
+                              capture_output=True, text=True, timeout=120)
+        assert (done.returncode, done.stdout, done.stderr) == (0, "9\n", "")
+        assert ask_line(joiner, "y") == "line"
+    finally:
+        joiner.kill()
+        joiner.wait()
+
+
+def waiting_in(pid: int) -> list[str]:
+    """The system call each thread of pid waits in, by number, or its state."""
+    return sorted(Path(f"/proc/{pid}/task/{task}/syscall").read_text().split()[0]
+                  for task in os.listdir(f"/proc/{pid}/task"))
+
+
+@pytest.mark.slow
+def test_no_thread_is_taken_while_every_one_waits_in_a_futex(targets: Targets) -> None:
+    """With joiner's two threads in futexes, mprof-inject looks for 5 s
+    and gives up, saying why, with status 4: no call is made."""
+    joiner = subprocess.Popen([targets.build("joiner")], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert joiner.stdout is not None and joiner.stdout.readline() == "ready\n"
+        assert ask_line(joiner, "park") == "parked"
+        futex = str(SYS_FUTEX)
+        deadline = time.monotonic() + 60
+        while waiting_in(joiner.pid) != [futex, futex]:
+            assert time.monotonic() < deadline, waiting_in(joiner.pid)
+            time.sleep(0.001)
+        done = subprocess.run(injection(joiner.pid, HELPER, probe(targets), "probe_twice", "4"),
+                              capture_output=True, text=True, timeout=120)
+        assert (done.returncode, done.stdout, done.stderr) == (
+            4, "", f"process {joiner.pid}: none of its threads waited in a system call for 5 s (each was running, "
+                   "or in the allocator's); try again when it is less busy\n")
+    finally:
+        joiner.kill()
+        joiner.wait()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="running mprof-inject as another user needs root")
+@pytest.mark.parametrize("user", [1, 65534], ids=["daemon", "nobody"])
+def test_another_users_process_is_refused_for_what_it_is(targets: Targets, user: int) -> None:
+    """mprof-inject run by daemon or nobody on root's process may neither
+    read its memory map nor trace it: refused with status 1, in ptrace's
+    words, not taken for a program without the C library."""
+    napper = subprocess.Popen([targets.build("napper")], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert napper.stdout is not None and napper.stdout.readline() == "ready\n"
+        refused = subprocess.run(injection(napper.pid, HELPER, probe(targets), "probe_twice", "1"),
+                                 capture_output=True, text=True, timeout=120, user=user, group=user, extra_groups=[])
+        assert (refused.returncode, refused.stdout, refused.stderr) == (
+            1, "", f"process {napper.pid}: it belongs to another user (uid 0): run mprof attach as that user, "
+                   "or as root\n")
+        assert ask_line(napper, "count") == "failed 0"
+    finally:
+        napper.kill()
+        napper.wait()
+
+
+def test_a_process_that_is_not_there_is_refused(targets: Targets) -> None:
+    pid = int(Path("/proc/sys/kernel/pid_max").read_text()) + 1
+    refused = subprocess.run(injection(pid, HELPER, probe(targets), "probe_twice", "1"), capture_output=True,
+                             text=True, timeout=120)
+    assert (refused.returncode, refused.stdout, refused.stderr) == (1, "", f"process {pid}: no such process\n")
+
+
+def pending_signals(pid: int) -> int:
+    """The signals pending for pid's main thread or for the whole process."""
+    status = Path(f"/proc/{pid}/status").read_text().splitlines()
+    return functools.reduce(operator.or_, (int(line.split()[1], 16) for line in status
+                                           if line.startswith(("SigPnd:", "ShdPnd:"))))
+
+
+@pytest.mark.slow
+def test_a_fault_signal_another_process_sends_during_the_call_arrives_after_it(targets: Targets,
+                                                                                 tmp_path: Path) -> None:
+    """SIGSEGV stays unblocked during the calls (a fault must not find it
+    blocked): one that another process sends meanwhile, with kill or with
+    sigqueue, is taken off the thread and sent again once it is back, the
+    queued one with its value, and fault_counter's handler counts it once."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    library = probe(targets)
+    counter = subprocess.Popen([targets.build("fault_counter")], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               text=True)
+    try:
+        assert counter.stdout is not None and counter.stdout.readline() == "ready\n"
+        for n, expected in enumerate(["queued 0 other 1", "queued 1 other 1"]):
+            directory = tmp_path / f"call-{n}"
+            directory.mkdir()
+            started = subprocess.Popen(injection(counter.pid, HELPER, library, "probe_wait", directory,
+                                                 loaded=n > 0), stdout=subprocess.PIPE, text=True)
+            deadline = time.monotonic() + 60
+            while not (directory / "inside").exists():
+                assert started.poll() is None and time.monotonic() < deadline, f"call {n} never started"
+                time.sleep(0.001)
+            if n == 0:
+                os.kill(counter.pid, signal.SIGSEGV)
+            else:
+                assert libc.sigqueue(counter.pid, signal.SIGSEGV, ctypes.c_long(5)) == 0, ctypes.get_errno()
+            # Taken off the thread, as it comes, while the call goes on.
+            while pending_signals(counter.pid) & signal_mask(signal.SIGSEGV):
+                assert time.monotonic() < deadline, f"call {n}: the signal stays pending"
+                time.sleep(0.001)
+            (directory / "release").touch()
+            out = started.communicate(timeout=60)[0]
+            assert (started.returncode, out) == (0, "7\n"), n
+            assert ask_line(counter, "count") == expected, n
+    finally:
+        counter.kill()
+        counter.wait()
+
+
+@pytest.mark.slow
+def test_a_function_the_library_lacks_is_missing(targets: Targets) -> None:
+    """The library loads, the function is not in it: status 3, and the
+    line names both."""
+    library = probe(targets)
+    napper = subprocess.Popen([targets.build("napper")], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert napper.stdout is not None and napper.stdout.readline() == "ready\n"
+        done = subprocess.run(injection(napper.pid, HELPER, library, "probe_thrice", "1"), capture_output=True,
+                              text=True, timeout=120)
+        assert (done.returncode, done.stdout, done.stderr) == (
+            3, "", f"process {napper.pid}: {library} has no function probe_thrice\n")
+        assert ask_line(napper, "count") == "failed 0"
+    finally:
+        napper.kill()
+        napper.wait()
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(os.geteuid() != 0, reason="a pid namespace of its own needs root")
+def test_a_tracer_that_is_process_1_is_named(targets: Targets) -> None:
+    """In a pid namespace whose first process, strace, traces the program
+    (process 2 there), mprof-inject run inside it names process 1 as the
+    tracer that holds it."""
+    init = subprocess.Popen(["unshare", "--pid", "--fork", "--kill-child", "--mount-proc", "sh", "-c",
+                             # A background command's input is /dev/null unless given otherwise.
+                             f'exec 3<&0; {targets.build("napper")} <&3 3<&- & exec 3<&- strace -o /dev/null -p $!'],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert init.stdout is not None and init.stdout.readline() == "ready\n"
+        [strace] = Path(f"/proc/{init.pid}/task/{init.pid}/children").read_text().split()
+        deadline = time.monotonic() + 60
+        while not (napper := Path(f"/proc/{strace}/task/{strace}/children").read_text().split()) or \
+                f"TracerPid:\t{strace}\n" not in Path(f"/proc/{napper[0]}/status").read_text():
+            assert time.monotonic() < deadline, "strace did not attach"
+            time.sleep(0.01)
+        assert f"NSpid:\t{napper[0]}\t2\n" in Path(f"/proc/{napper[0]}/status").read_text()
+        refused = subprocess.run(["nsenter", "--target", strace, "--pid", "--mount",
+                                  *injection(2, HELPER, probe(targets), "probe_twice", "1")],
+                                 capture_output=True, text=True, timeout=120)
+        assert (refused.returncode, refused.stdout, refused.stderr) == (
+            1, "", "process 2: it is traced already, by process 1 (strace): a process has one tracer at a time; "
+                   "end that one (a debugger, strace) first\n")
+    finally:
+        init.kill()
+        init.wait()

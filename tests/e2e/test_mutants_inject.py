@@ -22,7 +22,7 @@ def no_process() -> str:
 
 
 @pytest.mark.parametrize("arguments", [
-    ["--helper"], ["--loaded", "--helper"], ["PID", "lib.so"], ["PID", "lib.so", "f", "argument", "more"],
+    ["--loaded"], ["--helper"], ["--loaded", "--helper"], ["PID", "lib.so"], ["PID", "lib.so", "f", "argument", "more"],
     ["--loaded", "PID", "lib.so", "f", "argument", "more"],
     # A helper's name longer than any path (PATH_MAX, 4096 bytes with its
     # end), or just so: not taken, so five arguments.

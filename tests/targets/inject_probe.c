@@ -5,10 +5,19 @@
  * every vector register, ymm0 to ymm15 (xmm0 to xmm15 without AVX), with a
  * pattern, as code using AVX's memcpy may leave them (the ABI keeps none
  * across a call): what the thread held there comes back only if
- * mprof-inject puts it back. */
+ * mprof-inject puts it back.  probe_fault(SIGNAL), SIGNAL one of SEGV, BUS,
+ * ILL, FPE and TRAP, installs a handler of that signal (which would end the
+ * process with status 86) and faults so as to raise it: mprof-inject must
+ * stop the thread at the fault with the signal unblocked, as the kernel
+ * resets the handler of a fault it finds blocked, and never let the
+ * handler run. */
+#define _GNU_SOURCE
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -54,4 +63,44 @@ int probe_wait(const char *directory)
     while (access(path, F_OK) != 0)
         nanosleep(&pause, NULL);
     return 7;
+}
+
+static void on_fault(int number)
+{
+    (void)number;
+    _exit(86);
+}
+
+int probe_fault(const char *argument)
+{
+    static const struct {
+        const char *name;
+        int number;
+    } faults[] = {{"SEGV", SIGSEGV}, {"BUS", SIGBUS}, {"ILL", SIGILL}, {"FPE", SIGFPE}, {"TRAP", SIGTRAP}};
+    int number = 0;
+    for (size_t i = 0; i < sizeof faults / sizeof *faults; i++)
+        if (!strcmp(argument, faults[i].name))
+            number = faults[i].number;
+    struct sigaction action = {.sa_handler = on_fault};
+    sigemptyset(&action.sa_mask);
+    if (!number || sigaction(number, &action, NULL) != 0)
+        return -1;
+    if (number == SIGSEGV) {
+        int *volatile nowhere = NULL;
+        return *nowhere;
+    }
+    if (number == SIGBUS) { /* a page past the end of the file it maps */
+        int empty = memfd_create("probe_fault", 0);
+        volatile int *past = mmap(NULL, 4096, PROT_READ, MAP_SHARED, empty, 0);
+        return past == MAP_FAILED ? -1 : *past;
+    }
+    if (number == SIGFPE) {
+        volatile int seven = 7, zero = 0;
+        return seven / zero;
+    }
+    if (number == SIGTRAP)
+        __asm__ volatile("int3");
+    else
+        __builtin_trap(); /* ud2: SIGILL */
+    return -1;
 }
