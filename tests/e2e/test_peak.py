@@ -177,6 +177,38 @@ def test_a_peak_whose_thread_allocates_again_first(targets: Targets, tmp_path: P
         assert (bins[1025].peak_blocks, bins[1025].peak_bytes) == (100, 10_000_000)
 
 
+@pytest.mark.slow
+def test_logs_merged_in_the_order_of_their_stamps_not_of_their_threads(targets: Targets, tmp_path: Path) -> None:
+    # tests/targets/peak_logged_late.c: the threads log their changes from
+    # the first's rise() on, and the logs are merged once, at the end; the
+    # older thread's log starts first, the newer's (late()'s 5 MB) after
+    # the older freed everything.  The peak is rise()'s 100 blocks of
+    # 100,000 bytes, with what glibc allocated as main made the threads;
+    # late()'s block merged ahead of its turn would have made one of
+    # 15 MB in 101 blocks.  Every block is freed before its thread
+    # allocates again (rise()'s last of its 100): a temporary.  Run several
+    # times: the threads' turns are fixed, their timing not.
+    program = targets.build("peak_logged_late", "-pthread")
+    for run in range(3):
+        output = tmp_path / f"late{run}.mprof"
+        subprocess.run([program], env=monitor_env(output, MPROF_CHECKPOINT_GROWTH="off",
+                                                  MPROF_CHECKPOINT_INTERVAL="off"), check=True, timeout=120)
+        model = load_profile([output])
+        # What glibc allocated as main made each thread (two paths of one
+        # name), live at the peak still, and the program's own.
+        made = [path for path in model.paths if "pthread_create" in path_name(model, path)]
+        paths = by_path(model)
+        own = {" > ".join(key.split(" > ")[-2:]): value for key, value in paths.items() if "pthread_create" not in key}
+        assert own == {"main > ready": (10, 1, 0, 0), "first > block_of": (1, 1, 0, 0),
+                       "first > rise": (100, 1, 100, 10_000_000), "high > block_of": (1, 1, 0, 0),
+                       "late > block_of": (1, 1, 0, 0)}, own
+        summary = model.summary
+        assert summary["max_live_bytes"] == 10_000_000 + sum(path.peak_bytes for path in made)
+        assert summary["max_live_objects"] == 100 + sum(path.peak_blocks for path in made)
+        bins = {b.size: b for b in model.bins}
+        assert (bins[1025].peak_blocks, bins[1025].peak_bytes) == (100, 10_000_000)
+
+
 def test_the_logs_of_growing_threads_reach_the_file_of_a_crash(targets: Targets, tmp_path: Path) -> None:
     # peak_growing abort: the process aborts at its peak, right after two
     # threads grew together; the monitor's handler writes the final file
