@@ -282,6 +282,19 @@ def test_memory_over_time(targets: Targets, tmp_path: Path) -> None:
     assert (points[-1].live_bytes, points[-1].live_blocks) == (LEAKED, 1000)
 
 
+@pytest.mark.parametrize(("kept", "live"), [("one", (1, 1)), ("none", (0, 0))])
+def test_the_last_point_is_what_is_live_at_the_end(targets: Targets, tmp_path: Path, kept: str,
+                                                    live: tuple[int, int]) -> None:
+    # live_at_end.c: a block of 1 byte, kept to the end or freed; nothing
+    # else allocates.  The point of the moment the file was written holds
+    # the live bytes and blocks then, to the byte.
+    output = tmp_path / "live.mprof"
+    subprocess.run([targets.build("live_at_end"), kept], env=monitor_env(output), check=True, timeout=120)
+    data = datafile.read(output)
+    assert (data.summary.allocs, data.summary.frees) == (1, 1 - live[1])
+    assert (data.timeline[-1].live_bytes, data.timeline[-1].live_blocks) == live
+
+
 def test_the_points_of_a_long_run_stay_few_and_keep_its_highs(targets: Targets) -> None:
     # timeline_points.c ticks for 50 ms with points due every microsecond:
     # tens of thousands of ticks, so the 2,000 points fill and merge again
