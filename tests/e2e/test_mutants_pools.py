@@ -72,3 +72,30 @@ def test_a_pool_name_is_kept_to_its_first_55_bytes(targets: Targets, profile: Ca
     """tests/targets/pool_long_name.c."""
     run = profile([targets.build("pool_long_name", MONITOR_HEADERS)])
     assert [pool.name for pool in run.data().pools] == ["a" * 54 + "b"]
+
+
+@pytest.mark.slow
+def test_pool_announcements_at_the_edges(targets: Targets, profile: Callable[..., Run]) -> None:
+    """tests/targets/pool_edges.c: auto-free and trim by their ranges'
+    bounds, a pool never created, an empty backing bracket, an anchor
+    holding its pool's first object at its start, and NULLs."""
+    data = profile([targets.build("pool_edges", MONITOR_HEADERS)]).data()
+    assert [pool.name for pool in data.pools] == ["meta", "", "trimmed", "", "carved"]
+    figures = ("allocs", "bytes_allocated", "frees", "bytes_freed", "pool_alloc_calls", "pool_free_calls",
+               "unknown_frees", "free_null", "pool_resets", "backing_blocks", "backing_bytes", "backing_frees",
+               "backing_bytes_freed")
+    assert {name: data.summary[name] for name in figures} == {
+        "allocs": 12, "bytes_allocated": 468, "frees": 4, "bytes_freed": 160, "pool_alloc_calls": 13,
+        "pool_free_calls": 2, "unknown_frees": 1, "free_null": 0, "pool_resets": 2, "backing_blocks": 3,
+        "backing_bytes": 768, "backing_frees": 1, "backing_bytes_freed": 256}
+
+
+@pytest.mark.slow
+def test_a_pool_made_again_under_its_name_finds_its_frame_among_many(targets: Targets,
+                                                                      profile: Callable[..., Run]) -> None:
+    """tests/targets/pool_names_again.c: 1,000 names in the frames' index
+    (nearly half full, at 2,048 slots, so that many a frame lies
+    past its hash's own slot), each looked up again."""
+    data = profile([targets.build("pool_names_again", MONITOR_HEADERS)]).data()
+    assert [pool.name for pool in data.pools] == [f"q{i:04d}" for i in range(1000)]
+    assert (data.summary.allocs, data.summary.pool_alloc_calls, data.summary.pool_resets) == (2000, 2000, 1000)

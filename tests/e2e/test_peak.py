@@ -177,6 +177,38 @@ def test_a_peak_whose_thread_allocates_again_first(targets: Targets, tmp_path: P
         assert (bins[1025].peak_blocks, bins[1025].peak_bytes) == (100, 10_000_000)
 
 
+@pytest.mark.slow
+def test_logs_merged_in_the_order_of_their_stamps_not_of_their_threads(targets: Targets, tmp_path: Path) -> None:
+    # tests/targets/peak_logged_late.c: the threads log their changes from
+    # the first's rise() on, and the logs are merged once, at the end; the
+    # older thread's log starts first, the newer's (late()'s 5 MB) after
+    # the older freed everything.  The peak is rise()'s 100 blocks of
+    # 100,000 bytes, with what glibc allocated as main made the threads;
+    # late()'s block merged ahead of its turn would have made one of
+    # 15 MB in 101 blocks.  Every block is freed before its thread
+    # allocates again (rise()'s last of its 100): a temporary.  Run several
+    # times: the threads' turns are fixed, their timing not.
+    program = targets.build("peak_logged_late", "-pthread")
+    for run in range(3):
+        output = tmp_path / f"late{run}.mprof"
+        subprocess.run([program], env=monitor_env(output, MPROF_CHECKPOINT_GROWTH="off",
+                                                  MPROF_CHECKPOINT_INTERVAL="off"), check=True, timeout=120)
+        model = load_profile([output])
+        # What glibc allocated as main made each thread (two paths of one
+        # name), live at the peak still, and the program's own.
+        made = [path for path in model.paths if "pthread_create" in path_name(model, path)]
+        paths = by_path(model)
+        own = {" > ".join(key.split(" > ")[-2:]): value for key, value in paths.items() if "pthread_create" not in key}
+        assert own == {"main > ready": (10, 1, 0, 0), "first > block_of": (1, 1, 0, 0),
+                       "first > rise": (100, 1, 100, 10_000_000), "high > block_of": (1, 1, 0, 0),
+                       "late > block_of": (1, 1, 0, 0)}, own
+        summary = model.summary
+        assert summary["max_live_bytes"] == 10_000_000 + sum(path.peak_bytes for path in made)
+        assert summary["max_live_objects"] == 100 + sum(path.peak_blocks for path in made)
+        bins = {b.size: b for b in model.bins}
+        assert (bins[1025].peak_blocks, bins[1025].peak_bytes) == (100, 10_000_000)
+
+
 def test_the_logs_of_growing_threads_reach_the_file_of_a_crash(targets: Targets, tmp_path: Path) -> None:
     # peak_growing abort: the process aborts at its peak, right after two
     # threads grew together; the monitor's handler writes the final file
@@ -248,6 +280,19 @@ def test_memory_over_time(targets: Targets, tmp_path: Path) -> None:
     # The last point is the end: what the program kept, its 1,000 leaked
     # blocks of 1,000 bytes and no more, after its last free.
     assert (points[-1].live_bytes, points[-1].live_blocks) == (LEAKED, 1000)
+
+
+@pytest.mark.parametrize(("kept", "live"), [("one", (1, 1)), ("none", (0, 0))])
+def test_the_last_point_is_what_is_live_at_the_end(targets: Targets, tmp_path: Path, kept: str,
+                                                    live: tuple[int, int]) -> None:
+    # live_at_end.c: a block of 1 byte, kept to the end or freed; nothing
+    # else allocates.  The point of the moment the file was written holds
+    # the live bytes and blocks then, to the byte.
+    output = tmp_path / "live.mprof"
+    subprocess.run([targets.build("live_at_end"), kept], env=monitor_env(output), check=True, timeout=120)
+    data = datafile.read(output)
+    assert (data.summary.allocs, data.summary.frees) == (1, 1 - live[1])
+    assert (data.timeline[-1].live_bytes, data.timeline[-1].live_blocks) == live
 
 
 def test_the_points_of_a_long_run_stay_few_and_keep_its_highs(targets: Targets) -> None:
