@@ -1,0 +1,57 @@
+/* More regions at once than the monitor's table of regions starts with
+ * (256), and two calls that map no new memory.  map_page maps 300 pages one
+ * at a time, all kept; the first 100 are unmapped.  map_shared maps a
+ * 4-page shared anonymous region, which mremap with an old size of 0
+ * duplicates (the same pages at a second address, no new memory); the
+ * duplicate is unmapped, then the region.  Last, brk to where the break
+ * already is.  200 pages are left mapped.  Exits 1 if a call failed or the
+ * duplicate does not show the region's pages. */
+#define _GNU_SOURCE
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define PAGE 4096
+#define PAGES 300
+#define UNMAPPED 100
+
+__attribute__((noinline)) static char *map_page(void)
+{
+    return mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+}
+
+__attribute__((noinline)) static char *map_shared(size_t pages)
+{
+    return mmap(NULL, pages * PAGE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+}
+
+int main(void)
+{
+    static char *pages[PAGES];
+    for (int i = 0; i < PAGES; i++) {
+        pages[i] = map_page();
+        if (pages[i] == MAP_FAILED)
+            return 1;
+        pages[i][0] = (char)i;
+    }
+    for (int i = 0; i < UNMAPPED; i++)
+        if (munmap(pages[i], PAGE))
+            return 1;
+    char *shared = map_shared(4);
+    if (shared == MAP_FAILED)
+        return 1;
+    memset(shared, 7, 4 * PAGE);
+    char *duplicate = mremap(shared, 0, 4 * PAGE, MREMAP_MAYMOVE);
+    if (duplicate == MAP_FAILED || duplicate == shared)
+        return 1;
+    duplicate[3 * PAGE] = 9;
+    if (shared[3 * PAGE] != 9 || munmap(duplicate, 4 * PAGE) || munmap(shared, 4 * PAGE))
+        return 1;
+    if (brk(sbrk(0)))
+        return 1;
+    for (int i = UNMAPPED; i < PAGES; i++)
+        if (pages[i][0] != (char)i)
+            return 1;
+    return 0;
+}
