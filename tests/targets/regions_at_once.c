@@ -4,7 +4,8 @@
  * 4-page shared anonymous region, which mremap with an old size of 0
  * duplicates (the same pages at a second address, no new memory); the
  * duplicate is unmapped, then the region.  Last, brk to where the break
- * already is.  200 pages are left mapped.  Exits 1 if a call failed or the
+ * already is.  And map_bytes maps 6,000 bytes, which the kernel maps as 2
+ * pages, and unmaps them by the same length.  200 pages are left mapped.  Exits 1 if a call failed or the
  * duplicate does not show the region's pages. */
 #define _GNU_SOURCE
 #include <stdint.h>
@@ -24,6 +25,11 @@ __attribute__((noinline)) static char *map_page(void)
 __attribute__((noinline)) static char *map_shared(size_t pages)
 {
     return mmap(NULL, pages * PAGE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+}
+
+__attribute__((noinline)) static char *map_bytes(size_t bytes)
+{
+    return mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 }
 
 int main(void)
@@ -49,6 +55,12 @@ int main(void)
     if (shared[3 * PAGE] != 9 || munmap(duplicate, 4 * PAGE) || munmap(shared, 4 * PAGE))
         return 1;
     if (brk(sbrk(0)))
+        return 1;
+    char *odd = map_bytes(6000);
+    if (odd == MAP_FAILED)
+        return 1;
+    odd[2 * PAGE - 1] = 1; /* the second page's last byte: mapped, as the page is whole */
+    if (munmap(odd, 6000))
         return 1;
     for (int i = UNMAPPED; i < PAGES; i++)
         if (pages[i][0] != (char)i)
