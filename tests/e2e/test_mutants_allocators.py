@@ -64,8 +64,11 @@ def test_a_second_allocators_mappings_beside_another_allocators_are_neither_the_
     """tests/targets/prefixed_user.c with jemalloc preloaded after the
     monitor and prefixed_allocator.c's je_ functions routed to it
     (MPROF_ALLOCATOR_PREFIX): neither allocator's mappings (the je_ one's
-    64 MiB region among them) is a region of the program's."""
-    library = targets.build("libprefixed.so", source="prefixed_allocator.c", shared=True)
+    64 MiB region among them) is a region of the program's.  The je_ one is
+    linked as lld and older ld link, its code in its first segment (in
+    jemalloc's, as in those ld links now, the first holds none)."""
+    library = targets.build("libprefixed.so", "-Wl,-z,noseparate-code", source="prefixed_allocator.c",
+                            shared=True)
     program = targets.build("prefixed_user", str(library), f"-Wl,-rpath,{library.parent}")
     output = tmp_path / "out.mprof"
     env = monitor_env(output, MPROF_ALLOCATOR_PREFIX="je_")
