@@ -59,22 +59,26 @@ def test_the_programs_own_regions_are_counted_beside_another_allocator(targets: 
 
 
 @pytest.mark.slow
-def test_a_second_allocators_mappings_beside_another_allocators_are_neither_the_programs(
-        targets: Targets, tmp_path: Path) -> None:
-    """tests/targets/prefixed_user.c with jemalloc preloaded after the
+def test_two_allocators_mappings_are_not_the_programs_and_its_own_are(targets: Targets, tmp_path: Path) -> None:
+    """tests/targets/prefixed_mapper.c with jemalloc preloaded after the
     monitor and prefixed_allocator.c's je_ functions routed to it
     (MPROF_ALLOCATOR_PREFIX): neither allocator's mappings (the je_ one's
-    64 MiB region among them) is a region of the program's.  The je_ one is
-    linked as lld and older ld link, its code in its first segment (in
-    jemalloc's, as in those ld links now, the first holds none)."""
+    64 MiB region among them) is a region of the program's, and the 3 pages
+    the program maps itself are.  The je_ one is linked as lld and older ld
+    link, its code in its first segment (in jemalloc's, as in those ld links
+    now, the first holds none)."""
     library = targets.build("libprefixed.so", "-Wl,-z,noseparate-code", source="prefixed_allocator.c",
                             shared=True)
-    program = targets.build("prefixed_user", str(library), f"-Wl,-rpath,{library.parent}")
+    program = targets.build("prefixed_mapper", str(library), f"-Wl,-rpath,{library.parent}")
     output = tmp_path / "out.mprof"
     env = monitor_env(output, MPROF_ALLOCATOR_PREFIX="je_")
     env["LD_PRELOAD"] = f"{LIBMPROF} {ALLOCATORS['jemalloc']}"
     subprocess.run([program], env=env, check=True, timeout=120)
-    summary: dict[str, Any] = json.loads(mprof("report", "--format", "json", output).stdout)["summary"]
-    assert {name: summary[name] for name in ("mmap_calls", "munmap_calls", "mremap_calls", "brk_calls",
-                                             "mapped_bytes", "unmapped_bytes")} == dict.fromkeys(
-        ("mmap_calls", "munmap_calls", "mremap_calls", "brk_calls", "mapped_bytes", "unmapped_bytes"), 0)
+    document: dict[str, Any] = json.loads(mprof("report", "--format", "json", output).stdout)
+    summary = document["summary"]
+    assert (summary["mmap_calls"], summary["munmap_calls"], summary["mremap_calls"], summary["brk_calls"],
+            summary["mapped_bytes"], summary["unmapped_bytes"]) == (1, 1, 0, 0, 3 * PAGE, PAGE)
+    kept = {row["path"]: (row["allocs"], row["frees"], row["kept_bytes"]) for row in document["leaks"]
+            if row["path"].endswith("[mmap]")}
+    # The region cut is freed, and what is left of it counted anew.
+    assert (summary["mapped_splits"], kept) == (1, {"main > map_pages > [mmap]": (2, 1, 2 * PAGE)})
