@@ -398,13 +398,14 @@ def test_a_copy_detached_refuses_to_start_again_and_leaves_the_process_free(targ
         return done.stdout
 
     try:
+        assert asker.ask("keep 1") == "kept 1"  # running its loop, past its start
         assert call("mprof_attach", str(first)) == "0\n"
-        assert asker.ask("keep 2") == "kept 2"
+        assert asker.ask("keep 2") == "kept 3"
         assert call("mprof_detach", "", "--loaded") == "0\n"
         assert call("mprof_attach", str(again), "--loaded") == "2\n"
         assert call("mprof_attached", "", "--loaded") == "0\n"
         attached = attach(pid, third)
-        assert asker.ask("keep 3") == "kept 5"
+        assert asker.ask("keep 3") == "kept 6"
         detach_by_command(pid, attached, third)
     finally:
         asker.end()
