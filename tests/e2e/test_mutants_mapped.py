@@ -73,3 +73,20 @@ def test_more_regions_than_the_first_table_holds_and_calls_that_map_nothing_new(
     kept = {row["path"]: (row["allocs"], row["frees"], row["kept_bytes"]) for row in document["leaks"]}
     assert kept == {"main > map_page > [mmap]": (300, 100, 200 * PAGE)}
     assert run.data().timeline[-1].mapped_bytes == 200 * PAGE
+
+
+@pytest.mark.slow
+def test_mapping_and_unmapping_take_points_over_time(targets: Targets, profile: Callable[..., Run]) -> None:
+    """tests/targets/regions_over_time.c allocates nothing while it maps:
+    its mmap after a pause longer than the interval between points takes a
+    point with its 11 pages, its munmap after another one with 10; the 10
+    pages it mapped before may have taken points of their own, of 10 pages
+    or fewer; any point after (the exit's, and the last, as the file is
+    written) has the 10 left."""
+    run = profile([targets.build("regions_over_time")])
+    pages = [point.mapped_bytes // PAGE for point in run.data().timeline if point.mapped_bytes]
+    assert all(point.mapped_bytes % PAGE == 0 for point in run.data().timeline)
+    eleven = pages.index(11)
+    assert all(0 < count <= 10 for count in pages[:eleven])
+    assert pages[eleven:eleven + 2] == [11, 10]
+    assert set(pages[eleven + 2:]) == {10}
