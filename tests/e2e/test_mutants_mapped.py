@@ -90,3 +90,20 @@ def test_mapping_and_unmapping_take_points_over_time(targets: Targets, profile: 
     assert all(0 < count <= 10 for count in pages[:eleven])
     assert pages[eleven:eleven + 2] == [11, 10]
     assert set(pages[eleven + 2:]) == {10}
+
+
+@pytest.mark.slow
+def test_a_thousand_calls_that_each_take_more_regions_than_the_stack_keeps(
+        targets: Targets, profile: Callable[..., Run]) -> None:
+    """tests/targets/many_cuts.c, 1,000 rounds: a 17-page reservation, its
+    pages mapped anew one by one (each but the last leaves the rest of the
+    reservation, counted anew: a split), and one munmap of all 17.  The
+    monitor's own memory for the calls' cuts is given back as it was taken:
+    its figure stays within the 128 TiB of x86-64's user address space,
+    where one given back more often than taken would wrap around."""
+    run = profile([targets.build("many_cuts")])
+    s = run.data().summary
+    assert tuple(s[name] for name in ("mmap_calls", "munmap_calls", "mremap_calls", "brk_calls", "mapped_bytes",
+                                      "unmapped_bytes", "mapped_splits")) == (
+        1000 * 18, 1000, 0, 0, 1000 * 34 * PAGE, 1000 * 34 * PAGE, 1000 * 16)
+    assert 0 < s.monitor_bytes < 1 << 47
