@@ -1,9 +1,9 @@
 /* More regions at once than the monitor's table of regions starts with
  * (256), and two calls that map no new memory.  map_page maps 300 pages one
  * at a time, all kept; the first 100 are unmapped.  map_shared maps a
- * 4-page shared anonymous region, which mremap with an old size of 0
- * duplicates (the same pages at a second address, no new memory); the
- * duplicate is unmapped, then the region.  Last, brk to where the break
+ * 4-page shared anonymous region, whose last 3 pages mremap with an old
+ * size of 0 duplicates (the same pages at a second address, no new
+ * memory); the duplicate is unmapped, then the region.  Last, brk to where the break
  * already is.  And map_bytes maps 6,000 bytes, which the kernel maps as 2
  * pages, and unmaps them by the same length.  200 pages are left mapped.  Exits 1 if a call failed or the
  * duplicate does not show the region's pages. */
@@ -48,11 +48,11 @@ int main(void)
     if (shared == MAP_FAILED)
         return 1;
     memset(shared, 7, 4 * PAGE);
-    char *duplicate = mremap(shared, 0, 4 * PAGE, MREMAP_MAYMOVE);
-    if (duplicate == MAP_FAILED || duplicate == shared)
+    char *duplicate = mremap(shared + PAGE, 0, 3 * PAGE, MREMAP_MAYMOVE);
+    if (duplicate == MAP_FAILED || duplicate == shared + PAGE)
         return 1;
-    duplicate[3 * PAGE] = 9;
-    if (shared[3 * PAGE] != 9 || munmap(duplicate, 4 * PAGE) || munmap(shared, 4 * PAGE))
+    duplicate[2 * PAGE] = 9;
+    if (shared[3 * PAGE] != 9 || munmap(duplicate, 3 * PAGE) || munmap(shared, 4 * PAGE))
         return 1;
     if (brk(sbrk(0)))
         return 1;
