@@ -1,7 +1,7 @@
 /* Maps memory itself beside two allocators: malloc's (whatever allocator
  * is preloaded) and prefixed_allocator.c's je_ functions, which it links.
- * A block of 100 bytes from je_malloc, and one of 50 from malloc, both
- * freed; map_pages maps 3 pages, of which the first is unmapped.  Exits 1
+ * A block of 100 bytes from je_malloc, and one of 16 MiB from malloc
+ * (more than a preloaded allocator's first mappings hold), both freed; map_pages maps 3 pages, of which the first is unmapped.  Exits 1
  * if a call failed. */
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -18,7 +18,7 @@ __attribute__((noinline)) static char *map_pages(size_t pages)
 
 int main(void)
 {
-    char *item = je_malloc(100), *block = malloc(50);
+    char *item = je_malloc(100), *block = malloc(16 << 20);
     char *region = map_pages(3);
     if (!item || !block || region == MAP_FAILED || munmap(region, PAGE))
         return 1;
