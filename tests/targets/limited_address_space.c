@@ -1,11 +1,14 @@
 /* A program that limits its own address space (as ulimit -v does in a
  * shell), then takes 100 MiB with malloc and maps 100 MiB itself; prints
- * "ok" when both succeed.  Without an argument it sets a limit of 2 GiB
- * with setrlimit, and checks with getrlimit that the limit is its own.
- * With "prlimit" it sets, with prlimit of pid 0, a limit only 180 MiB above
- * the address space it has (VmSize, which counts what the monitor
- * reserved): the 200 MiB fit only once the monitor gave back what of its
- * reservation it does not use (run alone, it fails). */
+ * "ok" when both succeed.  Without an argument it lowers its own limit
+ * below the one process 1 has, with the system call itself, then sets it
+ * to process 1's with setrlimit (its hard limit kept), and checks with
+ * getrlimit that the limit set is its own (a setrlimit that set process
+ * 1's instead would leave process 1's as it was).  With "prlimit" it sets, with prlimit of pid 0 (or of
+ * its own pid, with "prlimit-pid"), a limit only 180 MiB above the address
+ * space it has (VmSize, which counts what the monitor reserved): the 200
+ * MiB fit only once the monitor gave back what of its reservation it does
+ * not use (run alone, it fails). */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <stdio.h>
@@ -13,6 +16,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #define MIB ((size_t)1 << 20)
@@ -34,18 +38,46 @@ static size_t address_space(void)
     return line && sscanf(line, "\nVmSize: %zu kB", &kib) == 1 ? kib * 1024 : 0;
 }
 
+/* The soft limit of process 1's address space, from /proc/1/limits; 0
+ * when it cannot be read. */
+static rlim_t init_limit(void)
+{
+    static char limits[8192];
+    int fd = open("/proc/1/limits", O_RDONLY);
+    ssize_t length = fd < 0 ? -1 : read(fd, limits, sizeof limits - 1);
+    if (fd >= 0)
+        close(fd);
+    if (length <= 0)
+        return 0;
+    limits[length] = '\0';
+    const char *line = strstr(limits, "Max address space");
+    if (!line)
+        return 0;
+    line += strlen("Max address space");
+    while (*line == ' ')
+        line++;
+    return strncmp(line, "unlimited", 9) ? strtoull(line, NULL, 10) : RLIM_INFINITY;
+}
+
 int main(int argc, char **argv)
 {
-    if (argc > 1 && !strcmp(argv[1], "prlimit")) {
+    if (argc > 1 && !strncmp(argv[1], "prlimit", 7)) {
         size_t in_use = address_space();
         struct rlimit limit;
         if (!in_use || getrlimit(RLIMIT_AS, &limit))
             return 1;
         limit.rlim_cur = in_use + 180 * MIB;
-        if (prlimit(0, RLIMIT_AS, &limit, NULL) != 0)
+        if (prlimit(strcmp(argv[1], "prlimit-pid") ? 0 : getpid(), RLIMIT_AS, &limit, NULL) != 0)
             return 1;
     } else {
-        struct rlimit limit = {2048 * MIB, 2048 * MIB}, set;
+        struct rlimit own, set;
+        rlim_t init = init_limit();
+        if (init < 1024 * MIB || getrlimit(RLIMIT_AS, &own))
+            return 1;
+        struct rlimit limit = {init < own.rlim_max ? init : own.rlim_max, own.rlim_max};
+        struct rlimit lowered = {limit.rlim_cur == RLIM_INFINITY ? 2048 * MIB : limit.rlim_cur - MIB, own.rlim_max};
+        if (syscall(SYS_prlimit64, 0, RLIMIT_AS, &lowered, NULL) != 0)
+            return 1;
         if (setrlimit(RLIMIT_AS, &limit) != 0 || getrlimit(RLIMIT_AS, &set) != 0 ||
             set.rlim_cur != limit.rlim_cur || set.rlim_max != limit.rlim_max)
             return 1;
