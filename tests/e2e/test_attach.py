@@ -378,6 +378,43 @@ def test_a_second_attach_is_refused_and_the_first_records_on(targets: Targets, t
 
 
 @pytest.mark.slow
+def test_a_copy_detached_refuses_to_start_again_and_leaves_the_process_free(targets: Targets,
+                                                                            tmp_path: Path) -> None:
+    """A copy's monitor runs once: asked to attach again after its detach,
+    it refuses (2: it cannot start), and the refusal holds no claim on the
+    process, which mprof attach then attaches as any other."""
+    asker = Asker(targets.build("exec_on_request"))
+    pid = asker.process.pid
+    first, again, third = tmp_path / "first.mprof", tmp_path / "again.mprof", tmp_path / "third.mprof"
+    copy = tmp_path / "mprof-attach-direct" / "libmprof.so"
+    copy.parent.mkdir()
+    shutil.copyfile(LIBMPROF, copy)
+    shutil.copyfile(HELPER, copy.parent / HELPER.name)
+
+    def call(function: str, argument: str, *loaded: str) -> str:
+        done = subprocess.run([INJECT, *loaded, "--helper", copy.parent / HELPER.name, str(pid), copy, function,
+                               argument], capture_output=True, text=True, timeout=120)
+        assert (done.returncode, done.stderr) == (0, ""), done
+        return done.stdout
+
+    try:
+        assert asker.ask("keep 1") == "kept 1"  # running its loop, past its start
+        assert call("mprof_attach", str(first)) == "0\n"
+        assert asker.ask("keep 2") == "kept 3"
+        assert call("mprof_detach", "", "--loaded") == "0\n"
+        assert call("mprof_attach", str(again), "--loaded") == "2\n"
+        assert call("mprof_attached", "", "--loaded") == "0\n"
+        attached = attach(pid, third)
+        assert asker.ask("keep 3") == "kept 6"
+        detach_by_command(pid, attached, third)
+    finally:
+        asker.end()
+    assert by_path(load_profile([first]), "main > keep_block") == (2, 0, 2 * EXEC_BLOCK_SIZE)
+    assert by_path(load_profile([third]), "main > keep_block") == (3, 0, 3 * EXEC_BLOCK_SIZE)
+    assert not again.exists()
+
+
+@pytest.mark.slow
 def test_ctrl_c_while_mprof_inject_works_waits_for_it_then_detaches(targets: Targets, tmp_path: Path) -> None:
     """The terminal's Ctrl-C reaches mprof attach's whole process group;
     here twice while mprof-inject has a thread of the process in its call

@@ -264,11 +264,14 @@ def test_the_monitors_thread_keeps_out_of_a_hole_the_program_made(targets: Targe
                 process.wait()
 
 
-def test_a_program_that_limits_its_address_space(targets: Targets, profile: Callable[..., Run]) -> None:
-    # limited_address_space.c limits itself to 2 GiB, then takes 100 MiB
-    # with malloc and maps 100 MiB: the monitor's reserved address space
-    # counts against the limit until it gives back what it does not use.
-    run = profile([targets.build("limited_address_space")])
+@pytest.mark.parametrize("call", ["setrlimit", "prlimit", "prlimit-pid"])
+def test_a_program_that_limits_its_address_space(call: str, targets: Targets, profile: Callable[..., Run]) -> None:
+    # limited_address_space.c limits itself (to 2047 MiB with setrlimit, or
+    # with prlimit of pid 0 or of its own pid to 180 MiB above what it has),
+    # then takes 100 MiB with malloc and maps 100 MiB: the monitor's
+    # reserved address space counts against the limit until it gives back
+    # what it does not use.
+    run = profile([targets.build("limited_address_space"), *([call] if call.startswith("prlimit") else [])])
     assert run.completed.stdout == "ok\n"
     s = run.data().summary
     assert (s.allocs, s.bytes_allocated, s.mmap_calls, s.mapped_bytes) == (1, 100 * MIB, 1, 100 * MIB)

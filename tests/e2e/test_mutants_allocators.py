@@ -18,6 +18,7 @@ from e2e_support import LIBMPROF, Targets, monitor_env, mprof
 # tests/targets/watch_looks.c: 20,000 blocks of 64 KiB, each freed.
 BLOCKS = 20000
 SIZE = 64 << 10
+PAGE = 4096
 ALLOCATORS = {"jemalloc": "libjemalloc.so.2", "tcmalloc": "libtcmalloc_minimal.so.4",
               "mimalloc": "libmimalloc.so.2"}
 
@@ -36,3 +37,48 @@ def test_an_allocators_own_mappings_are_not_the_programs(targets: Targets, tmp_p
     # The program's blocks, every one freed (the allocator's library may
     # keep a block of its own, as libstdc++'s exception pool).
     assert (summary["frees"], summary["bytes_freed"]) == (BLOCKS, BLOCKS * SIZE)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("allocator", sorted(ALLOCATORS))
+def test_the_programs_own_regions_are_counted_beside_another_allocator(targets: Targets, tmp_path: Path,
+                                                                       allocator: str) -> None:
+    """tests/targets/regions_at_once.c's calls are the program's own, not
+    the allocator's: counted as they are with glibc's (test_mutants_mapped)."""
+    output = tmp_path / "out.mprof"
+    env = monitor_env(output)
+    env["LD_PRELOAD"] = f"{LIBMPROF} {ALLOCATORS[allocator]}"
+    subprocess.run([targets.build("regions_at_once")], env=env, check=True, timeout=120)
+    document: dict[str, Any] = json.loads(mprof("report", "--format", "json", output).stdout)
+    summary = document["summary"]
+    assert (summary["mmap_calls"], summary["munmap_calls"], summary["mremap_calls"], summary["brk_calls"],
+            summary["mapped_bytes"], summary["unmapped_bytes"]) == (303, 103, 0, 0, 309 * PAGE, 107 * PAGE)
+    kept = {row["path"]: (row["allocs"], row["frees"], row["kept_bytes"]) for row in document["leaks"]
+            if row["path"].endswith("[mmap]")}
+    assert kept == {"main > map_page > [mmap]": (300, 100, 200 * PAGE), "main > map_three > [mmap]": (3, 1, 2 * PAGE)}
+
+
+@pytest.mark.slow
+def test_two_allocators_mappings_are_not_the_programs_and_its_own_are(targets: Targets, tmp_path: Path) -> None:
+    """tests/targets/prefixed_mapper.c with jemalloc preloaded after the
+    monitor and prefixed_allocator.c's je_ functions routed to it
+    (MPROF_ALLOCATOR_PREFIX): neither allocator's mappings (the je_ one's
+    64 MiB region among them) is a region of the program's, and the 3 pages
+    the program maps itself are.  The je_ one is linked as lld and older ld
+    link, its code in its first segment (in jemalloc's, as in those ld links
+    now, the first holds none)."""
+    library = targets.build("libprefixed.so", "-Wl,-z,noseparate-code", source="prefixed_allocator.c",
+                            shared=True)
+    program = targets.build("prefixed_mapper", str(library), f"-Wl,-rpath,{library.parent}")
+    output = tmp_path / "out.mprof"
+    env = monitor_env(output, MPROF_ALLOCATOR_PREFIX="je_")
+    env["LD_PRELOAD"] = f"{LIBMPROF} {ALLOCATORS['jemalloc']}"
+    subprocess.run([program], env=env, check=True, timeout=120)
+    document: dict[str, Any] = json.loads(mprof("report", "--format", "json", output).stdout)
+    summary = document["summary"]
+    assert (summary["mmap_calls"], summary["munmap_calls"], summary["mremap_calls"], summary["brk_calls"],
+            summary["mapped_bytes"], summary["unmapped_bytes"]) == (1, 1, 0, 0, 3 * PAGE, PAGE)
+    kept = {row["path"]: (row["allocs"], row["frees"], row["kept_bytes"]) for row in document["leaks"]
+            if row["path"].endswith("[mmap]")}
+    # The region cut is freed, and what is left of it counted anew.
+    assert (summary["mapped_splits"], kept) == (1, {"main > map_pages > [mmap]": (2, 1, 2 * PAGE)})

@@ -52,3 +52,60 @@ def test_a_move_of_the_break_the_kernel_refuses_changes_nothing(targets: Targets
     kept = {row["path"]: (row["allocs"] - row["frees"], row["kept_bytes"]) for row in document["leaks"]}
     assert kept == {"main > map_pages > [mmap]": (1, 3 * PAGE), "main > [mmap]": (1, PAGE),
                     "main > [brk]": (2, PAGE + 1)}
+
+
+@pytest.mark.slow
+def test_more_regions_than_the_first_table_holds_and_calls_that_map_nothing_new(
+        targets: Targets, profile: Callable[..., Run]) -> None:
+    """tests/targets/regions_at_once.c: 3 pages, then 300 mapped one at a
+    time and all kept, the middle one of the 3 unmapped (the region freed,
+    its two pages left counted anew: two splits), and the first 100 of the
+    300; a shared region's duplicate by mremap
+    with an old size of 0 is the same memory, no region, so neither it nor
+    its unmapping is a call of the figures; a brk to the break moves
+    nothing and is none either; 6,000 bytes mapped and unmapped are 2
+    pages."""
+    run = profile([targets.build("regions_at_once")])
+    document: dict[str, Any] = json.loads(mprof("report", "--format", "json", run.output).stdout)
+    summary = document["summary"]
+    assert (summary["mmap_calls"], summary["munmap_calls"], summary["mremap_calls"], summary["brk_calls"]) == (
+        303, 103, 0, 0)
+    assert (summary["mapped_bytes"], summary["unmapped_bytes"], summary["mapped_splits"]) == (
+        (3 + 300 + 4 + 2) * PAGE, (1 + 100 + 4 + 2) * PAGE, 2)
+    kept = {row["path"]: (row["allocs"], row["frees"], row["kept_bytes"]) for row in document["leaks"]}
+    assert kept == {"main > map_page > [mmap]": (300, 100, 200 * PAGE), "main > map_three > [mmap]": (3, 1, 2 * PAGE)}
+    assert run.data().timeline[-1].mapped_bytes == (200 + 2) * PAGE
+
+
+@pytest.mark.slow
+def test_mapping_and_unmapping_take_points_over_time(targets: Targets, profile: Callable[..., Run]) -> None:
+    """tests/targets/regions_over_time.c allocates nothing while it maps:
+    its mmap after a pause longer than the interval between points takes a
+    point with its 11 pages, its munmap after another one with 10; the 10
+    pages it mapped before may have taken points of their own, of 10 pages
+    or fewer; any point after (the exit's, and the last, as the file is
+    written) has the 10 left."""
+    run = profile([targets.build("regions_over_time")])
+    pages = [point.mapped_bytes // PAGE for point in run.data().timeline if point.mapped_bytes]
+    assert all(point.mapped_bytes % PAGE == 0 for point in run.data().timeline)
+    eleven = pages.index(11)
+    assert all(0 < count <= 10 for count in pages[:eleven])
+    assert pages[eleven:eleven + 2] == [11, 10]
+    assert set(pages[eleven + 2:]) == {10}
+
+
+@pytest.mark.slow
+def test_a_thousand_calls_that_each_take_more_regions_than_the_stack_keeps(
+        targets: Targets, profile: Callable[..., Run]) -> None:
+    """tests/targets/many_cuts.c, 1,000 rounds: a 17-page reservation, its
+    pages mapped anew one by one (each but the last leaves the rest of the
+    reservation, counted anew: a split), and one munmap of all 17.  The
+    monitor's own memory for the calls' cuts is given back as it was taken:
+    its figure stays within the 128 TiB of x86-64's user address space,
+    where one given back more often than taken would wrap around."""
+    run = profile([targets.build("many_cuts")])
+    s = run.data().summary
+    assert tuple(s[name] for name in ("mmap_calls", "munmap_calls", "mremap_calls", "brk_calls", "mapped_bytes",
+                                      "unmapped_bytes", "mapped_splits")) == (
+        1000 * 18, 1000, 0, 0, 1000 * 34 * PAGE, 1000 * 34 * PAGE, 1000 * 16)
+    assert 0 < s.monitor_bytes < 1 << 47

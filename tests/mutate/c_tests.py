@@ -26,7 +26,9 @@ INJECT = (E2E + "test_mutants_inject.py", *ATTACH)
 
 FILES: dict[str, Covered] = {
     "monitor/attach.c": Covered(ATTACH, 120),
-    "monitor/got.c": Covered(ATTACH, 120),
+    # got.c routes the slots of mprof attach and of a second allocator's
+    # prefix (prefixed.c) alike.
+    "monitor/got.c": Covered((E2E + "test_allocator_prefix.py", *ATTACH), 120),
     "monitor/mapped.c": Covered((E2E + "test_mutants_mapped.py", E2E + "test_mutants_allocators.py",
                                  E2E + "test_mapped.py", E2E + "test_pools.py"), 180),
     "monitor/watch.c": Covered((E2E + "test_mutants_watch.py", E2E + "test_watch_requests.py",
