@@ -298,9 +298,10 @@ def test_the_last_point_is_what_is_live_at_the_end(targets: Targets, tmp_path: P
 def test_the_points_of_a_long_run_stay_few_and_keep_its_highs(targets: Targets) -> None:
     # timeline_points.c ticks for 50 ms and a million times at least, with
     # points due every microsecond, so the 2,000 points fill and merge again
-    # and again (50 ms alone held too few ticks on a loaded machine); the one point of 1,000,000,000 live bytes in the middle
-    # survives every merge after it, as each keeps the higher of two
-    # neighbours.  The moment the points are read closes them: 7 bytes.
+    # and again (50 ms alone held too few ticks on a loaded machine); the
+    # one point of 1,000,000,000 live bytes in the middle survives every
+    # merge after it, as each keeps the higher of two neighbours.  The
+    # moment the points are read closes them: 7 bytes.
     program = targets.build("timeline_points", "-std=c11", "-D_GNU_SOURCE", "-Wall", "-Wextra", "-Werror",
                             "-DTIMELINE_FIRST_INTERVAL_NS=1000u", f"-I{REPO_ROOT / 'monitor'}",
                             str(REPO_ROOT / "monitor" / "timeline.c"))
