@@ -1,0 +1,271 @@
+"""report/validate.py's checks called in the test's own process, on copies
+of a database the real reducer wrote from a real run of build/widgets,
+edited with sqlite3 as a hand edit, another tool or a truncation would
+leave it: each check's one line (the whole line, as a report prints it
+after the file's name), or its acceptance.  test_database_validation.py
+runs the same refusals through the commands; these call check() and its
+parts directly, so that a mutation test sees which of them tells what.
+
+widgets 200's database: one run, 9 modules, 4 functions (1 main,
+2 make_blue_widget, 3 make_red_widget, 4 make_widget), no cycles, 6 path
+nodes (1 main > 2 make_blue_widget > 3 make_widget, 4 main >
+5 make_red_widget > 6 make_widget), 2 paths, 2 leaks of 3 frames each,
+4 edges, 1 site, 1 bin, 2 timeline points, 39 run figures, 40 summary
+figures, no replays.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from mprof.reducer.records import Summary
+from mprof.report import validate
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+MPROF = REPO_ROOT / "mprof"
+
+
+@pytest.fixture(scope="module")
+def untouched(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The database of a real run of widgets, made by mprof db."""
+    directory = tmp_path_factory.mktemp("widgets")
+    data, database = directory / "w.mprof", directory / "w.db"
+    subprocess.run([MPROF, "run", "--quiet", "-o", data, REPO_ROOT / "build" / "widgets", "200"], check=True,
+                   capture_output=True, timeout=60)
+    subprocess.run([MPROF, "db", data, "-o", database], check=True, capture_output=True, timeout=60)
+    return database
+
+
+class Copy:
+    """A copy of the real database, edited with SQL and checked."""
+
+    def __init__(self, untouched: Path, directory: Path) -> None:
+        self.path = directory / "prof.db"
+        shutil.copyfile(untouched, self.path)
+
+    def edit(self, *statements: str, loosened: bool = False) -> Copy:
+        """Runs statements on the copy; loosened first takes NOT NULL and
+        STRICT out of its schema, as a tool that made its tables again
+        might, so that any value can be stored anywhere."""
+        db = sqlite3.connect(self.path)
+        try:
+            if loosened:
+                db.execute("PRAGMA writable_schema = ON")
+                db.execute("UPDATE sqlite_master SET sql = replace(replace(sql, 'NOT NULL', ''), ') STRICT', ')') "
+                           "WHERE type = 'table'")
+                db.commit()
+                db.close()
+                db = sqlite3.connect(self.path)
+            for statement in statements:
+                db.execute(statement)
+            db.commit()
+        finally:
+            db.close()
+        return self
+
+    def declared(self, table: str, before: str, after: str, *statements: str) -> Copy:
+        """Runs statements while table's schema says after where it says
+        before, then puts before back: a column's type changed for the
+        edit, so that a value keeps a type its column would have turned it
+        from (an integer in a TEXT column), as another tool's might."""
+        self._rewrite(table, before, after)
+        self.edit(*statements)
+        self._rewrite(table, after, before)
+        return self
+
+    def _rewrite(self, table: str, before: str, after: str) -> None:
+        db = sqlite3.connect(self.path)
+        try:
+            db.execute("PRAGMA writable_schema = ON")
+            (sql,) = db.execute("SELECT sql FROM sqlite_master WHERE name = ?", (table,)).fetchone()
+            assert sql.count(before) == 1, (sql, before)
+            db.execute("UPDATE sqlite_master SET sql = ? WHERE name = ?", (sql.replace(before, after), table))
+            db.commit()
+        finally:
+            db.close()
+
+    def connect(self) -> sqlite3.Connection:
+        """A connection as validate's own (_checked): text as str, whatever its bytes."""
+        db = sqlite3.connect(self.path)
+        db.text_factory = validate._lossless_text
+        return db
+
+    def problem(self) -> str | None:
+        """check()'s line, or None for a database it accepts."""
+        db = self.connect()
+        try:
+            validate.check(db)
+        except validate.Problem as problem:
+            return str(problem)
+        finally:
+            db.close()
+        return None
+
+    def quickly(self) -> bool:
+        """Whether the one scan of each table finds the database sound
+        (_sound_quickly), where a Problem it raises counts as not."""
+        db = self.connect()
+        try:
+            shapes = validate._check_shape(db)
+            filled = {table.name: bool(db.execute(f'SELECT EXISTS (SELECT 1 FROM "{table.name}")').fetchone()[0])
+                      for table in validate.schema()}
+            try:
+                return validate._sound_quickly(db, filled, shapes)
+            except validate.Problem:
+                return False
+        finally:
+            db.close()
+
+
+@pytest.fixture
+def copy(untouched: Path, tmp_path: Path) -> Copy:
+    return Copy(untouched, tmp_path)
+
+
+def test_the_untouched_database_is_sound(copy: Copy) -> None:
+    assert copy.problem() is None
+    assert copy.quickly() is True
+
+
+
+# An edit and the one line check() refuses it with.
+REFUSED = [
+    # The shape: schema.sql's tables, columns, types, order, keys.
+    pytest.param(["DROP TABLE leak_frames"], "table leak_frames is missing", id="a_dropped_table"),
+    pytest.param(["ALTER TABLE sites DROP COLUMN temporaries"], "table sites: column temporaries is missing",
+                 id="a_dropped_column"),
+    pytest.param(["ALTER TABLE bins ADD COLUMN colour TEXT"], "table bins: column colour is not in schema.sql",
+                 id="an_added_column"),
+    pytest.param(["DROP INDEX functions_identity"],
+                 "table functions: has no unique key (name, module) as schema.sql's has", id="a_dropped_unique_key"),
+    pytest.param(["DROP INDEX functions_identity", "CREATE INDEX functions_identity ON functions(name, module)"],
+                 "table functions: has no unique key (name, module) as schema.sql's has",
+                 id="a_unique_key_made_again_not_unique"),
+    pytest.param(["DROP INDEX functions_identity", "CREATE UNIQUE INDEX functions_identity ON functions(module, name)"],
+                 "table functions: has no unique key (name, module) as schema.sql's has",
+                 id="a_unique_key_of_its_columns_in_another_order"),
+    pytest.param(["DROP INDEX functions_identity", "CREATE UNIQUE INDEX functions_name ON functions(name)"],
+                 "table functions: has no unique key (name, module) as schema.sql's has",
+                 id="a_unique_key_of_one_of_its_columns"),
+    pytest.param(["ALTER TABLE cycles RENAME TO old", "CREATE TABLE cycles (id INTEGER PRIMARY KEY, "
+                  "total_bytes INTEGER NOT NULL, self_bytes INTEGER NOT NULL, called INTEGER NOT NULL, "
+                  "internal_calls INTEGER NOT NULL)", "DROP TABLE old"],
+                 "table cycles: its columns are not in schema.sql's order, or not its primary key",
+                 id="columns_in_another_order"),
+    pytest.param(["ALTER TABLE cycles RENAME TO old", "CREATE TABLE cycles (id INTEGER, self_bytes INTEGER NOT NULL, "
+                  "total_bytes INTEGER NOT NULL, called INTEGER NOT NULL, internal_calls INTEGER NOT NULL)",
+                  "DROP TABLE old"],
+                 "table cycles: its columns are not in schema.sql's order, or not its primary key",
+                 id="a_table_without_its_primary_key"),
+    pytest.param(["ALTER TABLE leak_frames RENAME TO old", "CREATE TABLE leak_frames (leak_id INTEGER NOT NULL, "
+                  "position INTEGER NOT NULL, function_id INTEGER NOT NULL, file TEXT NOT NULL, "
+                  "line INTEGER NOT NULL, PRIMARY KEY (position, leak_id))", "INSERT INTO leak_frames SELECT * FROM old",
+                  "DROP TABLE old"],
+                 "table leak_frames: its columns are not in schema.sql's order, or not its primary key",
+                 id="a_primary_key_of_its_columns_in_another_order"),
+    # Values: NULL, types and ranges.
+    pytest.param(["UPDATE functions SET name = NULL WHERE id = 4"], "table functions: name is NULL in 1 row",
+                 id="a_null_name"),
+    pytest.param(["UPDATE paths SET allocs = NULL"], "table paths: allocs is NULL in 2 rows", id="null_allocs"),
+    pytest.param(["UPDATE summary SET name = NULL WHERE name = 'frees'"], "table summary: name is NULL in 1 row",
+                 id="a_null_text_key"),
+    pytest.param(["UPDATE functions SET line = 'many' WHERE id = 1"],
+                 "table functions: line is not an integer in 1 row: text 'many'", id="a_line_that_is_text"),
+    pytest.param(["UPDATE functions SET line = 2.5 WHERE id > 2"],
+                 "table functions: line is not an integer in 2 rows: real 2.5", id="lines_that_are_real"),
+    pytest.param(["UPDATE functions SET line = x'0102' WHERE id = 1"],
+                 "table functions: line is not an integer in 1 row: blob 2 bytes", id="a_line_that_is_a_blob"),
+    pytest.param(["UPDATE paths SET allocs = -1 WHERE rowid = 1"],
+                 "table paths: allocs is out of range (0 to 2^53) in 1 row: -1", id="negative_allocs"),
+    pytest.param(["UPDATE paths SET peak_bytes = 9007199254740993 WHERE rowid = 1"],
+                 "table paths: peak_bytes is out of range (0 to 2^53) in 1 row: 9007199254740993",
+                 id="a_byte_figure_past_2_53"),
+    pytest.param(["UPDATE runs SET start_unix_ns = -1"],
+                 "table runs: start_unix_ns is out of range (0 to 2^63 - 1) in 1 row: -1", id="a_negative_time"),
+    pytest.param(["UPDATE timeline SET ns = -3 WHERE rowid = 2"],
+                 "table timeline: ns is out of range (0 to 2^63 - 1) in 1 row: -3", id="a_negative_time_named_ns"),
+    pytest.param(["UPDATE summary SET value = 9007199254740993 WHERE name = 'allocs'"],
+                 "table summary: value is out of range (0 to 2^53, or 2^63 - 1 for a time) in 1 row: "
+                 "9007199254740993 ('allocs')", id="a_summary_count_past_2_53"),
+    pytest.param(["UPDATE summary SET value = -1 WHERE name = 'elapsed_ns'"],
+                 "table summary: value is out of range (0 to 2^53, or 2^63 - 1 for a time) in 1 row: -1 "
+                 "('elapsed_ns')", id="a_negative_summary_time"),
+    pytest.param(["UPDATE run_figures SET value = 'x' WHERE name = 'frees'"],
+                 "table run_figures: value is not an integer in 1 row: text 'x' ('frees')", id="a_run_figure_that_is_text"),
+    pytest.param(["UPDATE run_figures SET value = -2 WHERE name = 'frees'"],
+                 "table run_figures: value is out of range (0 to 2^53, or 2^63 - 1 for a time) in 1 row: -2 "
+                 "('frees')", id="a_negative_run_figure"),
+    pytest.param(["UPDATE functions SET name = 'x' || printf('%.50c', 'y') WHERE id = 1",
+                  "UPDATE functions SET line = 'main' || printf('%.50c', 'n') WHERE id = 1"],
+                 "table functions: line is not an integer in 1 row: text 'mainnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn...'",
+                 id="a_long_text_shown_to_40_characters"),
+    # References.
+    pytest.param(["UPDATE edges SET callee_id = 99 WHERE rowid = 1"],
+                 "table edges: callee_id names no row of functions in 1 row: 99", id="a_dangling_callee"),
+    pytest.param(["UPDATE leak_frames SET function_id = 77 WHERE position = 0"],
+                 "table leak_frames: function_id names no row of functions in 2 rows: 77",
+                 id="dangling_functions_in_leak_frames"),
+    pytest.param(["DELETE FROM path_nodes WHERE id = 5"],
+                 "table path_nodes: parent_id names no row of path_nodes in 1 row: 5", id="a_deleted_middle_node"),
+    pytest.param(["DELETE FROM functions WHERE id = 2"],
+                 "table edges: caller_id names no row of functions in 1 row: 2", id="a_deleted_middle_function"),
+    pytest.param(["UPDATE functions SET cycle_id = 3 WHERE id = 4"],
+                 "table functions: cycle_id names no row of cycles in 1 row: 3", id="a_cycle_of_an_empty_table"),
+    pytest.param(["UPDATE modules SET run_id = 2 WHERE rowid = 3"],
+                 "table modules: run_id names no row of runs in 1 row: 2", id="a_module_of_no_run"),
+    # The rows' own rules.
+    pytest.param(["UPDATE path_nodes SET parent_id = 3 WHERE id = 2"],
+                 "table path_nodes: a node's parent is not before it in 1 row: 2", id="a_loop_of_parents"),
+    pytest.param(["UPDATE path_nodes SET parent_id = id WHERE id IN (2, 5)"],
+                 "table path_nodes: a node's parent is not before it in 2 rows: 2", id="nodes_their_own_parents"),
+    pytest.param(["UPDATE paths SET same_functions_id = node_id + 1 WHERE node_id = 3"],
+                 "table paths: same_functions_id comes after node_id, or is NULL where node_id is not in 1 row: 3",
+                 id="paths_merged_with_a_later_node"),
+    pytest.param(["UPDATE paths SET same_functions_id = NULL WHERE node_id = 6"],
+                 "table paths: same_functions_id comes after node_id, or is NULL where node_id is not in 1 row: 6",
+                 id="a_path_merged_with_no_node"),
+    pytest.param(["INSERT INTO cycles VALUES (4, 10, 10, 1, 1)"],
+                 "table cycles: id is no function's cycle_id in 1 row: 4", id="a_cycle_without_members"),
+    # mprof's own words, the summary, the program's suppressions.
+    pytest.param(["UPDATE leaks SET runtime = 'stdio' || char(10)"],
+                 "table leaks: runtime is not printable UTF-8 text in 2 rows: 'stdio\n'", id="a_runtime_word_with_a_newline"),
+    pytest.param(["UPDATE paths SET runtime = CAST(x'ff' AS TEXT) WHERE rowid = 1"],
+                 "table paths: runtime is not printable UTF-8 text in 1 row: '\udcff'", id="a_runtime_word_not_utf8"),
+    pytest.param(["UPDATE modules SET build_id = x'41' WHERE rowid = 1"],
+                 "table modules: build_id is not printable UTF-8 text in 1 row: 1 bytes", id="a_build_id_that_is_a_blob"),
+    pytest.param(["DELETE FROM summary WHERE name = 'free_null'"], "table summary: has no row for free_null",
+                 id="a_summary_without_one_figure"),
+    pytest.param(["DELETE FROM summary WHERE name IN ('elapsed_ns', 'frees')"],
+                 "table summary: has no row for frees and 1 more of the figures the reports read",
+                 id="a_summary_without_two_figures"),
+    pytest.param(["UPDATE runs SET lsan_suppressions = 'leak:ok' || char(10) || 'nonsense'"],
+                 "table runs: lsan_suppressions:2: not a suppression (TYPE:PATTERN): 'nonsense' (row 1)",
+                 id="suppressions_that_are_not_suppressions"),
+    pytest.param(["UPDATE runs SET lsan_suppressions = CAST('leak:x' || char(10) || 'caf' || x'e9' AS BLOB)"],
+                 "table runs: lsan_suppressions:2: not a suppression (TYPE:PATTERN): 'caf\udce9' (row 1)",
+                 id="suppressions_in_a_blob"),
+]
+
+
+@pytest.mark.parametrize(("statements", "line"), REFUSED)
+def test_an_edit_is_refused_in_one_line(untouched: Path, tmp_path: Path, statements: list[str], line: str) -> None:
+    """In the database as the reducer made it, where SQLite lets the edit
+    be made, and in one whose tables were made again without NOT NULL and
+    STRICT."""
+    refused = 0
+    for loosened in (False, True):
+        (tmp_path / str(loosened)).mkdir()
+        copy = Copy(untouched, tmp_path / str(loosened))
+        try:
+            copy.edit(*statements, loosened=loosened)
+        except sqlite3.IntegrityError:
+            assert not loosened
+            continue
+        assert copy.problem() == line, loosened
+        refused += 1
+    assert refused
