@@ -23,7 +23,6 @@ from pathlib import Path
 
 import pytest
 
-from mprof.reducer.records import Summary
 from mprof.report import validate
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -164,8 +163,8 @@ REFUSED = [
                  id="a_table_without_its_primary_key"),
     pytest.param(["ALTER TABLE leak_frames RENAME TO old", "CREATE TABLE leak_frames (leak_id INTEGER NOT NULL, "
                   "position INTEGER NOT NULL, function_id INTEGER NOT NULL, file TEXT NOT NULL, "
-                  "line INTEGER NOT NULL, PRIMARY KEY (position, leak_id))", "INSERT INTO leak_frames SELECT * FROM old",
-                  "DROP TABLE old"],
+                  "line INTEGER NOT NULL, PRIMARY KEY (position, leak_id))",
+                  "INSERT INTO leak_frames SELECT * FROM old", "DROP TABLE old"],
                  "table leak_frames: its columns are not in schema.sql's order, or not its primary key",
                  id="a_primary_key_of_its_columns_in_another_order"),
     # Values: NULL, types and ranges.
@@ -196,7 +195,8 @@ REFUSED = [
                  "table summary: value is out of range (0 to 2^53, or 2^63 - 1 for a time) in 1 row: -1 "
                  "('elapsed_ns')", id="a_negative_summary_time"),
     pytest.param(["UPDATE run_figures SET value = 'x' WHERE name = 'frees'"],
-                 "table run_figures: value is not an integer in 1 row: text 'x' ('frees')", id="a_run_figure_that_is_text"),
+                 "table run_figures: value is not an integer in 1 row: text 'x' ('frees')",
+                 id="a_run_figure_that_is_text"),
     pytest.param(["UPDATE run_figures SET value = -2 WHERE name = 'frees'"],
                  "table run_figures: value is out of range (0 to 2^53, or 2^63 - 1 for a time) in 1 row: -2 "
                  "('frees')", id="a_negative_run_figure"),
@@ -233,11 +233,14 @@ REFUSED = [
                  "table cycles: id is no function's cycle_id in 1 row: 4", id="a_cycle_without_members"),
     # mprof's own words, the summary, the program's suppressions.
     pytest.param(["UPDATE leaks SET runtime = 'stdio' || char(10)"],
-                 "table leaks: runtime is not printable UTF-8 text in 2 rows: 'stdio\n'", id="a_runtime_word_with_a_newline"),
+                 "table leaks: runtime is not printable UTF-8 text in 2 rows: 'stdio\n'",
+                 id="a_runtime_word_with_a_newline"),
     pytest.param(["UPDATE paths SET runtime = CAST(x'ff' AS TEXT) WHERE rowid = 1"],
-                 "table paths: runtime is not printable UTF-8 text in 1 row: '\udcff'", id="a_runtime_word_not_utf8"),
+                 "table paths: runtime is not printable UTF-8 text in 1 row: '\udcff'",
+                 id="a_runtime_word_not_utf8"),
     pytest.param(["UPDATE modules SET build_id = x'41' WHERE rowid = 1"],
-                 "table modules: build_id is not printable UTF-8 text in 1 row: 1 bytes", id="a_build_id_that_is_a_blob"),
+                 "table modules: build_id is not printable UTF-8 text in 1 row: 1 bytes",
+                 id="a_build_id_that_is_a_blob"),
     pytest.param(["DELETE FROM summary WHERE name = 'free_null'"], "table summary: has no row for free_null",
                  id="a_summary_without_one_figure"),
     pytest.param(["DELETE FROM summary WHERE name IN ('elapsed_ns', 'frees')"],
