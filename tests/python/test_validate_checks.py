@@ -272,3 +272,132 @@ def test_an_edit_is_refused_in_one_line(untouched: Path, tmp_path: Path, stateme
         assert copy.problem() == line, loosened
         refused += 1
     assert refused
+
+
+def test_a_number_in_a_text_column(copy: Copy) -> None:
+    # SQLite turns a number stored in a TEXT column into text: another
+    # tool's table declared otherwise keeps it a number.
+    copy.declared("functions", "name TEXT NOT NULL", "name NOT NULL", "UPDATE functions SET name = 5 WHERE id = 2")
+    assert copy.problem() == "table functions: name is not text in 1 row: integer 5"
+
+
+def test_a_real_in_a_text_column(copy: Copy) -> None:
+    copy.declared("bins", "types TEXT NOT NULL", "types NOT NULL", "UPDATE bins SET types = 2.5")
+    assert copy.problem() == "table bins: types is not text in 1 row: real 2.5"
+
+
+def test_a_number_as_a_nodes_file(copy: Copy) -> None:
+    """path_nodes is STRICT and its file ANY, which holds any type: the
+    one column of the table whose type is checked."""
+    copy.edit("UPDATE path_nodes SET file = 7 WHERE id > 3")
+    assert copy.problem() == "table path_nodes: file is not text in 3 rows: integer 7"
+
+
+def test_a_nodes_file_that_is_a_blob_is_text(copy: Copy) -> None:
+    copy.edit("UPDATE path_nodes SET file = x'ff2e63' WHERE id = 1")
+    assert copy.problem() is None
+    assert copy.quickly() is True
+
+
+def test_text_that_is_not_utf8_is_read_as_its_bytes(copy: Copy) -> None:
+    copy.edit("UPDATE functions SET name = CAST(x'6d616b65ff' AS TEXT) WHERE id = 4",
+              "UPDATE functions SET line = CAST(x'6d616b65ff' AS TEXT) WHERE id = 3")
+    assert copy.problem() == "table functions: line is not an integer in 1 row: text 'make\udcff'"
+
+
+REPLAY = ("INSERT INTO replays VALUES (1, 'synthetic', 1, 'threads', 1, 0, 10, 1, 5, 5, 0, 500, 300, 3, 0, 0, 100, -7)",
+          "INSERT INTO replay_allocators VALUES (1, 0, 'glibc', 'libc.so.6', 1, 1000, 900, 100, 12.5, NULL, 3, "
+          "4096, 8192, 300, 0.9, 0.8, 13.6)",
+          "INSERT INTO replay_samples VALUES (1, 0, 0, 10, 300, 4096, 8192)")
+
+
+def test_replays_are_read_with_the_profile(copy: Copy) -> None:
+    copy.edit(*REPLAY)
+    assert copy.problem() is None
+    assert copy.quickly() is True
+
+
+def test_replays_alone_need_no_summary(copy: Copy) -> None:
+    """A database of replays alone (mprof replay --db) has no profile,
+    and no summary; one of a profile's tables filled needs it whole."""
+    copy.edit(*(f'DELETE FROM "{table.name}"' for table in validate.schema()), *REPLAY)
+    assert copy.problem() is None
+    assert copy.quickly() is True
+    copy.edit("INSERT INTO bins VALUES (8, 1, 0, 8, 0, 0, 0, 0, '')")
+    assert copy.problem() == (f"table summary: has no row for allocs and {len(validate.SUMMARY_NAMES) - 1} more of "
+                              "the figures the reports read")
+    copy.edit("DELETE FROM bins", "INSERT INTO runs SELECT 1, 'f', 1, 1, 'p', 'p', 0, 0, 1, 1, 0, 0, 0, 0, 1, 1, '', 0")
+    assert copy.problem() == (f"table summary: has no row for allocs and {len(validate.SUMMARY_NAMES) - 1} more of "
+                              "the figures the reports read")
+
+
+@pytest.mark.parametrize(("statement", "line"), [
+    pytest.param("UPDATE replay_allocators SET ns_per_malloc = 'fast'",
+                 "table replay_allocators: ns_per_malloc is not a number in 1 row: text 'fast'", id="text"),
+    pytest.param("UPDATE replay_allocators SET ns_per_free = x'00'",
+                 "table replay_allocators: ns_per_free is not a number in 1 row: blob 1 bytes", id="a_blob"),
+    pytest.param("UPDATE replay_allocators SET heap_expansion = 1e300",
+                 "table replay_allocators: heap_expansion is out of range (-2^53 to 2^53) in 1 row: 1e+300",
+                 id="huge"),
+    pytest.param("UPDATE replay_allocators SET average_waste = -9007199254740994.0",
+                 "table replay_allocators: average_waste is out of range (-2^53 to 2^53) in 1 row: "
+                 "-9007199254740994.0", id="below_minus_2_53"),
+    pytest.param("UPDATE replay_allocators SET waste_at_peak = 9007199254740994.0",
+                 "table replay_allocators: waste_at_peak is out of range (-2^53 to 2^53) in 1 row: "
+                 "9007199254740994.0", id="past_2_53"),
+    pytest.param("UPDATE replays SET event_order = 'threads' || char(9)",
+                 "table replays: event_order is not printable UTF-8 text in 1 row: 'threads\t'", id="a_tab_in_a_word"),
+    pytest.param("UPDATE replay_allocators SET allocator = x'676c69'",
+                 "table replay_allocators: allocator is not printable UTF-8 text in 1 row: 3 bytes",
+                 id="an_allocator_as_a_blob"),
+    pytest.param("UPDATE replay_samples SET position = 7",
+                 "table replay_samples: replay_id, position names no row of replay_allocators in 1 row: 1, 7",
+                 id="a_sample_of_no_allocator"),
+    pytest.param("UPDATE replay_samples SET replay_id = 2",
+                 "table replay_samples: replay_id, position names no row of replay_allocators in 1 row: 2, 0",
+                 id="a_sample_of_no_replay"),
+    pytest.param("UPDATE replay_allocators SET replay_id = 3",
+                 "table replay_allocators: replay_id names no row of replays in 1 row: 3",
+                 id="an_allocator_of_no_replay"),
+    pytest.param("UPDATE replays SET duration_ns = -1",
+                 "table replays: duration_ns is out of range (0 to 2^63 - 1) in 1 row: -1", id="a_negative_duration"),
+])
+def test_a_replay_edit_is_refused(copy: Copy, statement: str, line: str) -> None:
+    copy.edit(*REPLAY, statement)
+    assert copy.problem() == line
+
+
+def test_figures_at_their_bounds_are_read(copy: Copy) -> None:
+    """2^53 is a count the reports hold exactly; a time may take 63 bits;
+    an address, bias or offset any 64, stored as its two's complement."""
+    copy.edit(*REPLAY,
+              "UPDATE paths SET peak_bytes = 9007199254740992, allocs = 0",
+              "UPDATE runs SET start_unix_ns = 9223372036854775807, elapsed_ns = 0",
+              "UPDATE timeline SET ns = 9223372036854775807 WHERE rowid = 2",
+              "UPDATE summary SET value = 9223372036854775807 WHERE name = 'elapsed_ns'",
+              "UPDATE summary SET value = 9007199254740992 WHERE name = 'allocs'",
+              "INSERT INTO run_figures VALUES (1, 'ns', 9223372036854775807)",
+              "INSERT INTO run_figures VALUES (1, 'wait_ns', 9223372036854775807)",
+              "UPDATE modules SET bias = -9223372036854775808, start = -1, end = 9223372036854775807",
+              "UPDATE sites SET offset = -9223372036854775808",
+              "UPDATE replays SET live_digest = -9223372036854775808, duration_ns = 9223372036854775807",
+              "UPDATE replay_allocators SET ns_per_malloc = 9007199254740992.0, ns_per_free = -9007199254740992.0, "
+              "ns_per_realloc = 0")
+    assert copy.problem() is None
+    assert copy.quickly() is True
+
+
+@pytest.mark.parametrize(("name", "line"), [
+    # A time is named ns or *_ns: not one whose name merely ends in ns.
+    pytest.param("turns", "table run_figures: value is out of range (0 to 2^53, or 2^63 - 1 for a time) in 1 row: "
+                          "9007199254740993 ('turns')", id="turns"),
+    pytest.param("wait-ns", "table run_figures: value is out of range (0 to 2^53, or 2^63 - 1 for a time) in 1 row: "
+                            "9007199254740993 ('wait-ns')", id="wait-ns"),
+    pytest.param("ns_total", "table run_figures: value is out of range (0 to 2^53, or 2^63 - 1 for a time) in 1 row: "
+                             "9007199254740993 ('ns_total')", id="ns_total"),
+    pytest.param("ns", None, id="ns"),
+    pytest.param("x_ns", None, id="x_ns"),
+])
+def test_a_figure_past_2_53_is_a_time_by_its_name(copy: Copy, name: str, line: str | None) -> None:
+    copy.edit(f"INSERT INTO run_figures VALUES (1, '{name}', 9007199254740993)")
+    assert copy.problem() == line
