@@ -401,3 +401,70 @@ def test_figures_at_their_bounds_are_read(copy: Copy) -> None:
 def test_a_figure_past_2_53_is_a_time_by_its_name(copy: Copy, name: str, line: str | None) -> None:
     copy.edit(f"INSERT INTO run_figures VALUES (1, '{name}', 9007199254740993)")
     assert copy.problem() == line
+
+
+def test_a_negative_key(copy: Copy) -> None:
+    # A rowid may be negative: the least key is looked up, not every row's.
+    copy.edit("INSERT INTO path_nodes SELECT -5, NULL, function_id, file, line, inlined FROM path_nodes LIMIT 1")
+    assert copy.problem() == "table path_nodes: id is out of range (0 to 2^53) in 1 row: -5"
+    assert copy.quickly() is False
+
+
+def test_a_key_past_2_53(copy: Copy) -> None:
+    copy.edit("INSERT INTO leaks VALUES (9007199254740993, 1, 0, 8, 0, '')")
+    assert copy.problem() == "table leaks: id is out of range (0 to 2^53) in 1 row: 9007199254740993"
+    assert copy.quickly() is False
+
+
+def test_keys_that_leave_a_gap(copy: Copy) -> None:
+    """Ids that are not every integer from the least to the greatest are
+    looked up one by one: a reference between them to none is refused."""
+    copy.edit("UPDATE path_nodes SET id = id + 10 WHERE id >= 4", "UPDATE path_nodes SET parent_id = 14 WHERE id = 15",
+              "UPDATE paths SET node_id = 16, same_functions_id = 16 WHERE node_id = 6")
+    assert copy.problem() == "table path_nodes: parent_id names no row of path_nodes in 1 row: 5"
+    copy.edit("UPDATE path_nodes SET parent_id = 15 WHERE id = 16")
+    assert copy.problem() is None
+    assert copy.quickly() is True
+
+
+@pytest.mark.parametrize("key", ["id INTEGER PRIMARY KEY DESC", "id INTEGER PRIMARY KEY"])
+def test_a_key_that_is_not_the_rowid(copy: Copy, key: str) -> None:
+    """A key declared DESC, or of a table WITHOUT ROWID, is no alias of the
+    rowid and may hold any value: each row's is checked."""
+    copy.edit("ALTER TABLE leaks RENAME TO old",
+              f"CREATE TABLE leaks ({key}, allocs INTEGER NOT NULL, frees INTEGER NOT NULL, bytes INTEGER NOT NULL, "
+              f"bytes_freed INTEGER NOT NULL, runtime TEXT NOT NULL){'' if 'DESC' in key else ' WITHOUT ROWID'}",
+              "INSERT INTO leaks SELECT * FROM old", "DROP TABLE old")
+    assert copy.problem() is None
+    assert copy.quickly() is True
+    copy.edit("INSERT INTO leaks VALUES ('x', 1, 1, 1, 1, '')")
+    assert copy.problem() == "table leaks: id is not an integer in 1 row: text 'x'"
+    copy.edit("UPDATE leaks SET id = -4 WHERE id = 'x'")
+    assert copy.problem() == "table leaks: id is out of range (0 to 2^53) in 1 row: -4"
+
+
+def test_a_strict_table_is_trusted_with_its_types(copy: Copy) -> None:
+    """What makes a table's key its rowid and its types sure, as its file
+    declares it."""
+    db = copy.connect()
+    try:
+        shapes = validate._shape(db)
+    finally:
+        db.close()
+    assert {name for name, shape in shapes.items() if shape.strict} == {"path_nodes", "paths"}
+    assert {name for name, shape in shapes.items() if shape.keyed_by_rowid} == {
+        "runs", "cycles", "functions", "sites", "bins", "leaks", "path_nodes", "replays"}
+    assert shapes["functions"].unique == {("name", "module")}
+    assert shapes["paths"].unique == {("node_id",)}
+    assert shapes["modules"].unique == {("run_id", "start", "path")}
+    assert shapes["summary"].columns == (validate.Column("name", "TEXT", True, 1),
+                                         validate.Column("value", "INTEGER", True, 0))
+    copy.edit(loosened=True)
+    db = copy.connect()
+    try:
+        loosened = validate._shape(db)
+    finally:
+        db.close()
+    assert {name for name, shape in loosened.items() if shape.strict} == set()
+    assert loosened["summary"].columns == (validate.Column("name", "TEXT", True, 1),
+                                           validate.Column("value", "INTEGER", False, 0))
