@@ -19,10 +19,12 @@ from __future__ import annotations
 import shutil
 import sqlite3
 import subprocess
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
+from mprof.reducer.errors import MprofError
 from mprof.report import validate
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -468,3 +470,119 @@ def test_a_strict_table_is_trusted_with_its_types(copy: Copy) -> None:
     assert {name for name, shape in loosened.items() if shape.strict} == set()
     assert loosened["summary"].columns == (validate.Column("name", "TEXT", True, 1),
                                            validate.Column("value", "INTEGER", False, 0))
+
+
+def test_checked_says_what_is_wrong(copy: Copy, tmp_path: Path) -> None:
+    """_checked(): None for a sound database, the Problem of a faulty one,
+    SQLite's error for a file that is no database; never raises."""
+    assert validate._checked(copy.path) is None
+    copy.edit("UPDATE bins SET frees = -1")
+    problem = validate._checked(copy.path)
+    assert isinstance(problem, validate.Problem)
+    assert str(problem) == "table bins: frees is out of range (0 to 2^53) in 1 row: -1"
+    garbage = tmp_path / "garbage.db"
+    garbage.write_bytes(b"not SQLite at all, " * 300)
+    error = validate._checked(garbage)
+    assert isinstance(error, sqlite3.DatabaseError) and str(error) == "file is not a database"
+    missing = validate._checked(tmp_path / "missing.db")
+    assert isinstance(missing, sqlite3.OperationalError) and str(missing) == "unable to open database file"
+
+
+def test_checked_reads_text_as_its_bytes(copy: Copy) -> None:
+    # _checked's own connection reads text that is not UTF-8 without an
+    # error (a decoding error would say the file is not readable).
+    copy.edit("UPDATE leaks SET runtime = CAST(x'ff' AS TEXT)")
+    assert str(validate._checked(copy.path)) == "table leaks: runtime is not printable UTF-8 text in 2 rows: '\udcff'"
+
+
+def test_validated_refuses_in_one_line_naming_the_file_as_given(copy: Copy) -> None:
+    with validate.validated(copy.path, "given.db") as db:
+        assert db.execute("SELECT COUNT(*) FROM functions").fetchone() == (4,)
+    copy.edit("UPDATE edges SET calls = 'x' WHERE rowid = 1")
+    with pytest.raises(MprofError) as refused:
+        with validate.validated(copy.path, "given.db") as db:
+            pass
+    assert refused.value.message == "given.db: table edges: calls is not an integer in 1 row: text 'x'"
+    assert refused.value.exit_code == 1
+
+
+def test_validated_puts_the_check_before_the_readers_error(copy: Copy) -> None:
+    """A reader that fails on a faulty database gets the check's line; on
+    a sound one its own error, an SQLite error in one line."""
+    with pytest.raises(ValueError, match="^the reader's own$"):
+        with validate.validated(copy.path, "given.db"):
+            raise ValueError("the reader's own")
+    with pytest.raises(MprofError) as unreadable:
+        with validate.validated(copy.path, "given.db") as db:
+            db.execute("SELECT no_such_column FROM paths")
+    assert unreadable.value.message == "given.db: not a readable profile database (no such column: no_such_column)"
+    copy.edit("UPDATE paths SET allocs = 'many' WHERE node_id = 3", loosened=True)
+    line = "given.db: table paths: allocs is not an integer in 1 row: text 'many'"
+    for error in (ValueError("the reader's own"), sqlite3.OperationalError("no such column")):
+        with pytest.raises(MprofError) as refused:
+            with validate.validated(copy.path, "given.db"):
+                raise error
+        assert refused.value.message == line
+
+
+def test_validated_waits_for_a_check_started_before(copy: Copy) -> None:
+    copy.edit("UPDATE sites SET line = -2")
+    with ThreadPoolExecutor(1) as pool:
+        checking = validate.start_checking(copy.path, pool)
+        with pytest.raises(MprofError) as refused:
+            with validate.validated(copy.path, "given.db", checking):
+                pass
+    assert refused.value.message == "given.db: table sites: line is out of range (0 to 2^53) in 1 row: -2"
+
+
+def test_a_file_that_is_no_database_is_refused_in_one_line(copy: Copy, tmp_path: Path) -> None:
+    garbage = tmp_path / "garbage.db"
+    garbage.write_bytes(b"not SQLite at all, " * 300)
+    with pytest.raises(MprofError) as refused:
+        with validate.validated(garbage, "given.db"):
+            pass
+    assert refused.value.message == "given.db: not a readable profile database (file is not a database)"
+    # The check's SQLite error is said after a read that went well.
+    with ThreadPoolExecutor(1) as pool:
+        checking = validate.start_checking(garbage, pool)
+        with pytest.raises(MprofError) as refused:
+            with validate.validated(copy.path, "given.db", checking):
+                pass
+    assert refused.value.message == "given.db: not a readable profile database (file is not a database)"
+
+
+def test_another_applications_database_names_the_file_as_given(tmp_path: Path) -> None:
+    """A database through a pipe is read from a copy: its refusal names the
+    pipe, not the copy."""
+    foreign = tmp_path / "copy.db"
+    db = sqlite3.connect(foreign)
+    db.execute("CREATE TABLE t (x)")
+    db.close()
+    for name in ("/dev/fd/63", foreign):
+        with pytest.raises(MprofError) as refused:
+            with validate.validated(foreign, name):
+                pass
+        assert refused.value.message == f"{name}: not an mprof profile database (an SQLite file of another application)"
+        with pytest.raises(MprofError) as refused:
+            validate.read_checked(foreign, name, lambda db: 1)
+        assert refused.value.message == f"{name}: not an mprof profile database (an SQLite file of another application)"
+
+
+def test_a_newer_database_names_the_file_as_given(copy: Copy) -> None:
+    copy.edit("PRAGMA user_version = 99")
+    with pytest.raises(MprofError) as refused:
+        with validate.validated(copy.path, "given.db"):
+            pass
+    assert refused.value.message == "given.db: profile schema version 99 is newer than this mprof understands (14)"
+
+
+def test_read_checked_gives_what_read_gives(copy: Copy) -> None:
+    assert validate.read_checked(copy.path, "given.db", lambda db: db.execute("SELECT COUNT(*) FROM paths").fetchone()
+                                 ) == (2,)
+    with pytest.raises(MprofError) as unreadable:
+        validate.read_checked(copy.path, "given.db", lambda db: db.execute("SELECT no_such_column FROM paths"))
+    assert unreadable.value.message == "given.db: not a readable profile database (no such column: no_such_column)"
+    copy.edit("UPDATE path_nodes SET parent_id = id WHERE id = 2")
+    with pytest.raises(MprofError) as refused:
+        validate.read_checked(copy.path, "given.db", lambda db: db.execute("SELECT no_such_column FROM paths"))
+    assert refused.value.message == "given.db: table path_nodes: a node's parent is not before it in 1 row: 2"
