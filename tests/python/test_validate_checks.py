@@ -123,6 +123,18 @@ class Copy:
             db.close()
 
 
+@pytest.fixture(autouse=True)
+def uncached() -> None:
+    """Each test reads schema.sql and the file's shape afresh: validate
+    keeps both (schema(), _checks(), _SHAPES) for the life of the process,
+    so that without this only the first test to check a database would
+    run the code that finds them (a mutation test forks each mutant's
+    tests from a process that has run them all once)."""
+    validate.schema.cache_clear()
+    validate._checks.cache_clear()
+    validate._SHAPES.clear()
+
+
 @pytest.fixture
 def copy(untouched: Path, tmp_path: Path) -> Copy:
     return Copy(untouched, tmp_path)
