@@ -598,3 +598,18 @@ def test_read_checked_gives_what_read_gives(copy: Copy) -> None:
     with pytest.raises(MprofError) as refused:
         validate.read_checked(copy.path, "given.db", lambda db: db.execute("SELECT no_such_column FROM paths"))
     assert refused.value.message == "given.db: table path_nodes: a node's parent is not before it in 1 row: 2"
+
+
+@pytest.mark.parametrize(("kept", "after"), [(100, 101), (101, 1)])
+def test_the_shapes_kept_are_at_most_a_hundred_and_one(copy: Copy, kept: int, after: int) -> None:
+    """_check_shape keeps each schema's shape, and forgets them all before
+    it would keep a 102nd: a process that reads many databases of edited
+    schemas grows no further."""
+    for n in range(kept):
+        validate._SHAPES[(("table", f"t{n}", ""),)] = {}
+    db = copy.connect()
+    try:
+        validate._check_shape(db)
+    finally:
+        db.close()
+    assert len(validate._SHAPES) == after
