@@ -613,3 +613,18 @@ def test_the_shapes_kept_are_at_most_a_hundred_and_one(copy: Copy, kept: int, af
     finally:
         db.close()
     assert len(validate._SHAPES) == after
+
+
+@pytest.mark.parametrize(("length", "shown"), [(40, "'" + "y" * 40 + "'"), (41, "'" + "y" * 40 + "...'")])
+def test_a_text_is_shown_to_40_characters(copy: Copy, length: int, shown: str) -> None:
+    copy.edit(f"UPDATE functions SET line = printf('%.{length}c', 'y') WHERE id = 1")
+    assert copy.problem() == f"table functions: line is not an integer in 1 row: text {shown}"
+
+
+def test_a_read_that_fails_on_its_own_is_named(copy: Copy) -> None:
+    """A read that raises what it should not (a bug) fails in the forked
+    process that ran it: its error names the report of the file as given."""
+    with pytest.raises(RuntimeError) as bug:
+        validate.read_checked(copy.path, "given.db", lambda db: 1 // 0)
+    assert str(bug.value).splitlines()[0] == "the report of given.db failed:"
+    assert str(bug.value).splitlines()[-1] == "ZeroDivisionError: integer division or modulo by zero"
