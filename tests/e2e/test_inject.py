@@ -55,6 +55,24 @@ def fresh_helper(directory: Path, n: int) -> Path:
 
 
 @pytest.mark.slow
+def call_probe_wait(pid: int, library: Path, directory: Path, n: int, killed: bool) -> None:
+    """The n-th injected call of probe_wait, which waits inside the process
+    until told: mprof-inject killed while the call waits (the call then
+    finishes alone), or left to finish and print the call's result."""
+    directory.mkdir()
+    started = subprocess.Popen(injection(pid, HELPER, library, "probe_wait", directory, loaded=n > 0),
+                               stdout=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not (directory / "inside").exists():
+        assert started.poll() is None and time.monotonic() < deadline, f"call {n} never started"
+        time.sleep(0.001)
+    if killed:
+        started.kill()
+    (directory / "release").touch()
+    out = started.communicate(timeout=60)[0]
+    assert (started.returncode, out) == ((-signal.SIGKILL, "") if killed else (0, "7\n")), n
+
+
 def test_signals_that_come_during_the_calls_arrive_after_them_with_their_siginfo(
         receiver: SignalReceiver, targets: Targets, tmp_path: Path) -> None:
     library = probe(targets)
@@ -176,20 +194,8 @@ def test_a_vector_register_in_use_across_the_system_call_is_kept(
         assert waiter.stdin is not None and waiter.stdout is not None
         assert waiter.stdout.readline() == "ready\n"
         for n in range(2 * ROUNDS):
-            directory = tmp_path / f"call-{n}"
-            directory.mkdir()
-            started = subprocess.Popen(injection(waiter.pid, HELPER, library, "probe_wait", directory,
-                                                 loaded=n > 0), stdout=subprocess.PIPE, text=True)
-            deadline = time.monotonic() + 60
-            while not (directory / "inside").exists():
-                assert started.poll() is None and time.monotonic() < deadline, f"call {n} never started"
-                time.sleep(0.001)
             killed = n % 2 == 0
-            if killed:
-                started.kill()
-            (directory / "release").touch()
-            out = started.communicate(timeout=60)[0]
-            assert (started.returncode, out) == ((-signal.SIGKILL, "") if killed else (0, "7\n")), n
+            call_probe_wait(waiter.pid, library, tmp_path / f"call-{n}", n, killed)
             waiter.stdin.write("x")
             waiter.stdin.flush()
             assert waiter.stdout.readline() == answer, \
@@ -281,20 +287,8 @@ def test_a_sleep_the_call_interrupted_goes_on_when_mprof_inject_is_killed_or_not
     try:
         assert napper.stdout is not None and napper.stdout.readline() == "ready\n"
         for n in range(4):
-            directory = tmp_path / f"call-{n}"
-            directory.mkdir()
-            started = subprocess.Popen(injection(napper.pid, HELPER, library, "probe_wait", directory,
-                                                 loaded=n > 0), stdout=subprocess.PIPE, text=True)
-            deadline = time.monotonic() + 60
-            while not (directory / "inside").exists():
-                assert started.poll() is None and time.monotonic() < deadline, f"call {n} never started"
-                time.sleep(0.001)
             killed = n % 2 == 0
-            if killed:
-                started.kill()
-            (directory / "release").touch()
-            out = started.communicate(timeout=60)[0]
-            assert (started.returncode, out) == ((-signal.SIGKILL, "") if killed else (0, "7\n")), n
+            call_probe_wait(napper.pid, library, tmp_path / f"call-{n}", n, killed)
             # Answered by the thread after the call, past the sleep it was in.
             assert ask_line(napper, "count") == "failed 0", f"call {n}, mprof-inject {'killed' if killed else 'alive'}"
     finally:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from database_edits import edit_database
 from mprof.cli.main import main
 from mprof.reducer.errors import MprofError
 from mprof.reducer.records import Summary
@@ -57,20 +58,7 @@ class Edit:
         constraints and STRICT out of its schema, as a tool that recreated
         its tables might, so that a NULL, or a value of any type, can be
         stored anywhere."""
-        db = sqlite3.connect(self.path)
-        try:
-            if loosened:
-                db.execute("PRAGMA writable_schema = ON")
-                db.execute("UPDATE sqlite_master SET sql = replace(replace(sql, 'NOT NULL', ''), ') STRICT', ')') "
-                           "WHERE type = 'table'")
-                db.commit()
-                db.close()
-                db = sqlite3.connect(self.path)
-            for statement in statements:
-                db.execute(statement)
-            db.commit()
-        finally:
-            db.close()
+        edit_database(self.path, statements, loosened)
         return self
 
     def value(self, query: str) -> object:

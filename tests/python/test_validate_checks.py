@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pytest
 
+from database_edits import edit_database
 from mprof.reducer.errors import MprofError
 from mprof.report import validate
 
@@ -53,20 +54,7 @@ class Copy:
         """Runs statements on the copy; loosened first takes NOT NULL and
         STRICT out of its schema, as a tool that made its tables again
         might, so that any value can be stored anywhere."""
-        db = sqlite3.connect(self.path)
-        try:
-            if loosened:
-                db.execute("PRAGMA writable_schema = ON")
-                db.execute("UPDATE sqlite_master SET sql = replace(replace(sql, 'NOT NULL', ''), ') STRICT', ')') "
-                           "WHERE type = 'table'")
-                db.commit()
-                db.close()
-                db = sqlite3.connect(self.path)
-            for statement in statements:
-                db.execute(statement)
-            db.commit()
-        finally:
-            db.close()
+        edit_database(self.path, statements, loosened)
         return self
 
     def declared(self, table: str, before: str, after: str, *statements: str) -> Copy:
