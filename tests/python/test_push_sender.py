@@ -504,3 +504,76 @@ def test_a_whole_run_is_one_interval_of_no_sample_labels() -> None:
     assert (profile.time_nanos, profile.duration_nanos) == (10 * 10**9, 3 * 10**9)
     assert samples == {("main", "a"): [1, 100, 1, 100, 0], ("main", "w"): [1, 4096, 1, 4096, 0]}
     assert not any(sample.label for sample in profile.sample)  # a server would make a series of each
+
+
+class _Clock:
+    """The sender's time.monotonic, moved on by the tries and pauses."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def monotonic(self) -> float:
+        return self.now
+
+
+class _Timed(threading.Event):
+    """The sender's close() event, whose waits (a retry's pauses) are
+    recorded in events and move the clock on by the pause."""
+
+    def __init__(self, events: list[tuple[str, object]], clock: _Clock) -> None:
+        super().__init__()
+        self._events = events
+        self._clock = clock
+
+    def wait(self, timeout: float | None = None) -> bool:
+        self._events.append(("pause", timeout))
+        self._clock.now += timeout or 0
+        return self.is_set()
+
+
+def _timed_sender(monkeypatch: pytest.MonkeyPatch, failures: list[str | None], send_s: float
+                  ) -> tuple[sending.Sender, _Clock, list[tuple[str, object]]]:
+    """A sender of timeout 4 s on the clock, whose sends fail as failures
+    say, each taking send_s; its tries and pauses are recorded in events,
+    with the timeout each try was given.  Its thread never takes a profile:
+    the test calls _try() itself, and sets the close()'s deadline."""
+    clock = _Clock()
+    monkeypatch.setattr(sending, "time", argparse.Namespace(monotonic=clock.monotonic))
+    events: list[tuple[str, object]] = []
+    fake = _Fake(failures)
+
+    def send(to: pyroscope.Target, labels: Sequence[tuple[str, str]], profile: bytes, timeout_s: float) -> None:
+        events.append(("send", timeout_s))
+        clock.now += send_s
+        fake(to, labels, profile, timeout_s)
+
+    sender = sending.Sender(pyroscope.target("http://server:4040"), 4.0, lambda line: None, send)
+    sender._closed = _Timed(events, clock)
+    return sender, clock, events
+
+
+def test_a_try_has_the_push_s_timeout_until_the_end_then_what_is_left_of_the_end_s(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    sender, clock, events = _timed_sender(monkeypatch, [], 0.0)
+    try:
+        assert sender._try(_outgoing(0)) is None
+        sender._closing_by = clock.now + 2.5
+        assert sender._try(_outgoing(1)) is None
+        clock.now = sender._closing_by - 0.01
+        assert sender._try(_outgoing(2)) is None  # a last chance, however short
+        clock.now = sender._closing_by
+        assert sender._try(_outgoing(3)) == "the run ended before it could be sent"
+        assert events == [("send", 4.0), ("send", 2.5), ("send", 0.05)]
+    finally:
+        sender.close(0)
+
+
+def test_a_retry_s_pause_and_try_are_cut_short_by_the_end(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Each try takes 1 s and fails; the end is 2.5 s away.
+    sender, clock, events = _timed_sender(monkeypatch, ["down", "cut"], 1.0)
+    try:
+        sender._closing_by = clock.now + 2.5
+        assert sender._try(_outgoing(0)) == "cut"  # the last failure's reason
+        assert events == [("send", 2.5), ("pause", 1.0), ("send", 0.5), ("pause", 0)]
+    finally:
+        sender.close(0)
