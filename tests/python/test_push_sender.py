@@ -12,6 +12,7 @@ import json
 import socket
 import threading
 import time
+import urllib.error
 from collections.abc import Callable, Iterator, Sequence
 
 import pytest
@@ -577,3 +578,50 @@ def test_a_retry_s_pause_and_try_are_cut_short_by_the_end(monkeypatch: pytest.Mo
         assert events == [("send", 2.5), ("pause", 1.0), ("send", 0.5), ("pause", 0)]
     finally:
         sender.close(0)
+
+
+def test_a_url_s_host_port_path_and_user_as_sent() -> None:
+    assert pyroscope.target("http://[::1]:4040//") == pyroscope.Target(
+        "http://[::1]:4040/push.v1.PusherService/Push", "http://[::1]:4040", None)
+    # A user without a password has an empty one; no port is the scheme's.
+    assert pyroscope.target("http://user@h") == pyroscope.Target(
+        "http://h/push.v1.PusherService/Push", "http://h", "Basic " + base64.b64encode(b"user:").decode())
+    # What the user encoded stays as it is.
+    assert pyroscope.target("https://h:443/a%20b/") == pyroscope.Target(
+        "https://h:443/a%20b/push.v1.PusherService/Push", "https://h:443/a%20b", None)
+
+
+@pytest.mark.parametrize(("url", "shown"), [
+    ("http://user@h", "http://user@h"),  # no password to hide
+    ("user:pass@h", "user:pass@h"),  # no scheme: not a URL that is shown hidden
+    ("http://u:p/x@y@h:1", "http://u:***@h:1"),  # up to the last @
+])
+def test_a_url_is_shown_without_its_password(url: str, shown: str) -> None:
+    assert pyroscope._hidden(url) == shown
+
+
+@pytest.mark.parametrize(("body", "said"), [
+    (b'{"code": "invalid_argument", "message": "too\\n  old"}', ": too old"),
+    (b'{"code": "unknown"}', ""),  # no message
+    (b"[1, 2]", ": [1, 2]"),  # JSON, not Connect's: the text as it is
+    (b"bad gateway\r\n  from the proxy", ": bad gateway from the proxy"),
+    (b"x" * 300, ": " + "x" * 200 + "..."),
+    (b"", ""),
+    (b"caf\xc3\xa9 \xff", ": caf\u00e9 \ufffd"),
+])
+def test_what_the_server_said_of_a_refusal_is_one_short_line(body: bytes, said: str) -> None:
+    assert pyroscope._said(body) == said
+
+
+@pytest.mark.parametrize(("error", "reason"), [
+    (TimeoutError(), "no answer within 1.3 s"),
+    (urllib.error.URLError(TimeoutError()), "no answer within 1.3 s"),
+    (urllib.error.URLError(ConnectionRefusedError(111, "Connection refused")), "Connection refused"),
+    (urllib.error.URLError("unknown url type:\n  htp"), "unknown url type: htp"),
+    (http.client.RemoteDisconnected(), "RemoteDisconnected"),  # no words: its kind
+    # The first 200 characters.
+    (http.client.LineTooLong("header " + "x" * 300),
+     ("got more than 65536 bytes when reading header " + "x" * 300)[:200] + "..."),
+])
+def test_why_there_was_no_answer_is_one_line(error: BaseException, reason: str) -> None:
+    assert pyroscope._reason(error, 1.26) == reason
