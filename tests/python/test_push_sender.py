@@ -625,3 +625,21 @@ def test_what_the_server_said_of_a_refusal_is_one_short_line(body: bytes, said: 
 ])
 def test_why_there_was_no_answer_is_one_line(error: BaseException, reason: str) -> None:
     assert pyroscope._reason(error, 1.26) == reason
+
+
+@pytest.mark.slow
+def test_a_refusal_is_lasting_unless_it_may_pass(recorder: tuple[str, type[_Recorder]]) -> None:
+    url, handler = recorder
+    # 408 and 429 ask to come back later, a 5xx may pass; any other 4xx is
+    # of this profile.
+    codes = [400, 404, 408, 413, 429, 500, 502, 503]
+    handler.answers += codes
+    lasting = []
+    for _ in codes:
+        with pytest.raises(pyroscope.PushFailed) as failure:
+            pyroscope.send(pyroscope.target(url), [], b"", 5)
+        lasting.append(failure.value.lasting)
+    assert lasting == [True, True, False, True, False, False, False, False]
+    # Without credentials no Authorization; mprof says who it is.
+    assert [(path, headers.get("Authorization"), headers["User-Agent"]) for path, headers, _ in handler.requests] \
+        == [("/push.v1.PusherService/Push", None, "mprof")] * len(codes)
