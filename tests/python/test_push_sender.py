@@ -23,6 +23,7 @@ from mprof.push import interval
 from mprof.push import sender as sending
 from mprof.push import target as pyroscope
 from mprof.reducer.errors import MprofError
+from mprof.report.model import Model
 from test_flame import MAIN, NAMES, A, B, W, path_model
 
 
@@ -643,3 +644,51 @@ def test_a_refusal_is_lasting_unless_it_may_pass(recorder: tuple[str, type[_Reco
     # Without credentials no Authorization; mprof says who it is.
     assert [(path, headers.get("Authorization"), headers["User-Agent"]) for path, headers, _ in handler.requests] \
         == [("/push.v1.PusherService/Push", None, "mprof")] * len(codes)
+
+
+def _timed(model: Model, start_ns: int, elapsed_ns: int) -> Model:
+    model.runs[0] = dataclasses.replace(model.runs[0], start_unix_ns=start_ns, elapsed_ns=elapsed_ns)
+    return model
+
+
+def test_paths_of_the_same_frames_are_one_whose_first_row_carries_both() -> None:
+    # Two nodes of two functions of one name, module, file and line: the
+    # same frames, as two reductions could not tell apart.
+    model = path_model({MAIN: "main", A: "a", B: "a"}, [((MAIN, A), 100, 0, ""), ((MAIN, B), 50, 0, "")])
+    data, since = interval.interval_profile(model, interval.PathKeys(), None)
+    assert list(since.by_path.values()) == [(2, 150, 2, 150, 0)]
+    assert _decoded(data)[1] == {("main", "a"): [2, 150, 2, 150, 0]}
+
+
+def test_a_runtime_s_blocks_are_a_path_apart_from_the_program_s_own() -> None:
+    keys = interval.PathKeys()
+    first = _timed(path_model(NAMES, [((MAIN, W), 100, 0, "")]), 10**18, 10**9)
+    second = _timed(path_model(NAMES, [((MAIN, W), 4096, 0, "stdio buffer")]), 10**18, 2 * 10**9)
+    _, since = interval.interval_profile(first, keys, None)
+    data, _ = interval.interval_profile(second, keys, since)
+    # The buffer's block from nothing, not 3,996 bytes more of the path's own.
+    assert _decoded(data)[1] == {("main", "w"): [1, 4096, 1, 4096, 0]}
+
+
+def test_a_figure_that_went_back_is_none_of_the_interval_s() -> None:
+    # A later answer of fewer allocations and an earlier time than the
+    # last pushed (the pusher pushes none such, but nothing forbids it).
+    keys = interval.PathKeys()
+    first = _timed(path_model(NAMES, [((MAIN, A), 300, 0, "")]), 10**18, 5 * 10**9)
+    _, since = interval.interval_profile(first, keys, None)
+    first.paths[0] = dataclasses.replace(first.paths[0], allocs=3, frees=0, bytes=(0, 900, 0, 0))
+    _, since = interval.interval_profile(first, keys, since)
+    second = _timed(path_model(NAMES, [((MAIN, A), 100, 0, "")]), 10**18, 2 * 10**9)
+    profile, samples = _decoded(interval.interval_profile(second, keys, since)[0])
+    assert (profile.time_nanos, profile.duration_nanos) == (10**18 + 2 * 10**9, 0)
+    assert samples == {("main", "a"): [0, 0, 1, 100, 0]}
+
+
+def test_a_whole_run_of_several_processes_is_from_the_first_start_to_the_last_end() -> None:
+    model = path_model(NAMES, [((MAIN, A), 100, 0, "")])
+    run = model.runs[0]
+    model.runs[:] = [dataclasses.replace(run, pid=2, start_unix_ns=8 * 10**9, elapsed_ns=10**9),
+                     dataclasses.replace(run, pid=1, start_unix_ns=7 * 10**9, elapsed_ns=5 * 10**9),
+                     dataclasses.replace(run, pid=3, start_unix_ns=9 * 10**9, elapsed_ns=2 * 10**9)]
+    profile, _ = _decoded(interval.whole_run_profile(model))
+    assert (profile.time_nanos, profile.duration_nanos) == (12 * 10**9, 5 * 10**9)
