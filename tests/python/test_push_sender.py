@@ -692,3 +692,30 @@ def test_a_whole_run_of_several_processes_is_from_the_first_start_to_the_last_en
                      dataclasses.replace(run, pid=3, start_unix_ns=9 * 10**9, elapsed_ns=2 * 10**9)]
     profile, _ = _decoded(interval.whole_run_profile(model))
     assert (profile.time_nanos, profile.duration_nanos) == (12 * 10**9, 5 * 10**9)
+
+
+def test_a_profile_sent_past_the_end_is_the_last_tried(monkeypatch: pytest.MonkeyPatch) -> None:
+    clock = _Clock()
+    monkeypatch.setattr(sending, "time", argparse.Namespace(monotonic=clock.monotonic))
+    said: list[str] = []
+    tried: list[bytes] = []
+    sender: sending.Sender | None = None
+
+    def send(to: pyroscope.Target, labels: Sequence[tuple[str, str]], profile: bytes, timeout_s: float) -> None:
+        # The first send lasts until close() is called, and beyond its time.
+        tried.append(profile)
+        assert sender is not None
+        for _ in range(6000):
+            if sender._closing_by is not None:
+                break
+            time.sleep(0.01)
+        clock.now += 10
+
+    sender = sending.Sender(pyroscope.target("http://server:4040"), 4.0, said.append, send)
+    for n in range(3):
+        sender.put(_outgoing(n))
+    sender.close(5)
+    # The first was sent; the others were not tried, nor said to fail: dropped at the end.
+    assert tried == [bytes([0])]
+    assert sender.sent == 1
+    assert said == ["push to http://server:4040: 2 profiles of the run could not be sent, and were dropped"]
