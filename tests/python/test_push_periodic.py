@@ -6,6 +6,8 @@ allocations."""
 
 from __future__ import annotations
 
+import base64
+import json
 import os
 import socket
 from collections.abc import Iterator, Sequence
@@ -21,7 +23,7 @@ from mprof.push import target as pyroscope
 from mprof.push.sender import Outgoing
 from mprof.reducer import profile as profile_module
 from mprof.reducer.errors import MprofError
-from test_push_sender import _decoded
+from test_push_sender import _decoded, _Recorder, recorder  # noqa: F401 (recorder: a fixture)
 
 # A return address in each function, named caller_callee.
 MAIN_A, MAIN_B, A_MALLOC, B_MALLOC = 0x1100, 0x1200, 0x2100, 0x3100
@@ -334,3 +336,26 @@ def test_run_closes_the_watches_it_left_open(tmp_path: Path, monkeypatch: pytest
     # The answer that came after the last ask is pushed too.
     assert [figures(outgoing) for outgoing in sender.put_] == [(START_NS + 1 * S, 1 * S, FIRST_FIGURES)]
     assert sender.closed == [10.0]
+
+
+@pytest.mark.slow
+def test_the_pushes_go_to_the_server_of_the_settings(
+        tmp_path: Path, recorder: tuple[str, type[_Recorder]],  # noqa: F811 (the fixture)
+        capsys: pytest.CaptureFixture[str]) -> None:
+    url, handler = recorder
+    final = data_file(tmp_path, "final", FIRST, 1, True)
+    read, write = os.pipe()
+    os.close(write)  # the program has ended
+    try:
+        periodic.Pusher(periodic.Settings(pyroscope.target(url), 1.0, ()),
+                        lambda: [periodic.Image(PID, str(final))]).run(read)
+    finally:
+        os.close(read)
+    [(path, _, body)] = handler.requests
+    assert path == "/push.v1.PusherService/Push"
+    [series] = json.loads(body)["series"]
+    assert series["labels"] == [{"name": name, "value": value} for name, value in sorted(
+        (("__delta__", "false"), ("__name__", "memory"), *labels()))]
+    profile = base64.b64decode(series["samples"][0]["rawProfile"])
+    assert figures(Outgoing((), profile)) == (START_NS + 1 * S, 1 * S, FIRST_FIGURES)
+    assert capsys.readouterr().err == ""
