@@ -221,12 +221,17 @@ def test_a_final_file_that_comes_first_is_from_the_image_s_start(tmp_path: Path)
     final = data_file(tmp_path, "final", FINAL, 3, True)
     other = data_file(tmp_path, "other", FIRST, 1, True)
     sender = FakeSender()
-    images = [periodic.Image(PID, str(final)), periodic.Image(PID + 1, str(other))]
+    # Running images are no business of _push_finals.
+    images = [periodic.Image(PID + 2, None), periodic.Image(PID, str(final)), periodic.Image(PID + 1, str(other))]
     pusher = periodic.Pusher(settings(), lambda: images, sender)  # type: ignore[arg-type]
     pusher._push_finals(images)
     assert [(outgoing.labels, figures(outgoing)) for outgoing in sender.put_] == [
         (labels(PID), (START_NS + 3 * S, 3 * S, {("main", "a"): [6, 600, 0, 0, 3], ("main", "b"): [2, 80, 1, 40, 0]})),
         (labels(PID + 1), (START_NS + 1 * S, 1 * S, FIRST_FIGURES))]
+    # Those pushed are not again; one that comes after them is.
+    images.append(periodic.Image(PID + 3, str(other)))
+    pusher._push_finals(images)
+    assert [outgoing.labels for outgoing in sender.put_[2:]] == [labels(PID + 3)]
 
 
 def test_an_unreadable_file_is_said_once_and_not_pushed(tmp_path: Path, capsys: pytest.CaptureFixture[str],
@@ -263,6 +268,7 @@ def test_a_process_that_cannot_be_watched_is_said_once_and_one_gone_not_at_all(
 
     kind.__init__ = ends_meanwhile  # type: ignore[method-assign]
     pusher._ask()
+    pusher._take_answers()  # none from processes without a watch
     pusher._ask()
     # PID + 2 never ran; PID + 1 was gone by the time it was refused.
     assert kind.events == [("watch", PID), ("watch", PID + 1), ("watch", PID)]
@@ -283,6 +289,9 @@ class _Clock:
         return self.now
 
     def select(self, read: list[int], write: list[int], error: list[int], timeout: float) -> tuple[list[int], ...]:
+        # A wait of _POLL_S for the descriptor alone: the answers are
+        # looked for in between.
+        assert (write, error, timeout) == ([], [], periodic._POLL_S)
         self.selects += 1
         if self.selects > self.ends_after:
             return read, [], []
@@ -359,3 +368,22 @@ def test_the_pushes_go_to_the_server_of_the_settings(
     profile = base64.b64decode(series["samples"][0]["rawProfile"])
     assert figures(Outgoing((), profile)) == (START_NS + 1 * S, 1 * S, FIRST_FIGURES)
     assert capsys.readouterr().err == ""
+
+
+def test_a_process_s_watch_ends_with_its_last_running_image(
+        tmp_path: Path, watch: tuple[type[FakeWatch], set[int]]) -> None:
+    kind, alive = watch
+    alive.update({PID, PID + 1})
+    images = [periodic.Image(PID, None), periodic.Image(PID + 1, None)]
+    sender = FakeSender()
+    pusher = periodic.Pusher(settings(), lambda: images, sender)  # type: ignore[arg-type]
+    pusher._ask()
+    # PID ends while PID + 1 runs on: PID's watch alone is closed.
+    images[0] = periodic.Image(PID, str(data_file(tmp_path, "final", FIRST, 1, True)))
+    pusher._ask()
+    assert kind.events == [("watch", PID), ("watch", PID + 1), ("close", PID), ("ask", PID + 1)]
+    # An exec's image of PID listed only now: watched afresh.
+    images.append(periodic.Image(PID, None))
+    pusher._ask()
+    assert kind.events[4:] == [("ask", PID + 1), ("watch", PID)]
+    assert [outgoing.labels for outgoing in sender.put_] == [labels(PID)]
