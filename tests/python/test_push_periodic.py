@@ -293,6 +293,7 @@ class _Clock:
         # looked for in between.
         assert (write, error, timeout) == ([], [], periodic._POLL_S)
         self.selects += 1
+        assert self.selects <= self.ends_after + 1, "select() after the descriptor was readable"
         if self.selects > self.ends_after:
             return read, [], []
         self.now = self.times.pop(0)
@@ -387,3 +388,30 @@ def test_a_process_s_watch_ends_with_its_last_running_image(
     pusher._ask()
     assert kind.events[4:] == [("ask", PID + 1), ("watch", PID)]
     assert [outgoing.labels for outgoing in sender.put_] == [labels(PID)]
+
+
+def test_an_image_s_final_file_is_read_once_and_nothing_of_it_pushed_after(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, watch: tuple[type[FakeWatch], set[int]]) -> None:
+    kind, alive = watch
+    alive.add(PID)
+    read: list[Path] = []
+    real = periodic.profile_of_snapshot
+
+    def counted(path: Path) -> object:
+        read.append(path)
+        return real(path)
+
+    monkeypatch.setattr(periodic, "profile_of_snapshot", counted)
+    final = data_file(tmp_path, "final", FIRST, 1, True)
+    # An answer of the ended image, timed after its final file (clocks
+    # apart): the image is over all the same.
+    kind.answers[PID] = [data_file(tmp_path, "2", SECOND, 2, False)]
+    images = [periodic.Image(PID, str(final)), periodic.Image(PID, None)]
+    sender = FakeSender()
+    pusher = periodic.Pusher(settings(), lambda: images, sender)  # type: ignore[arg-type]
+    pusher._ask()
+    pusher._take_answers()
+    pusher._ask()
+    pusher._push_finals(images)
+    assert read == [final, tmp_path / "2"]
+    assert [figures(outgoing) for outgoing in sender.put_] == [(START_NS + 1 * S, 1 * S, FIRST_FIGURES)]

@@ -23,7 +23,7 @@ from mprof.push import interval
 from mprof.push import sender as sending
 from mprof.push import target as pyroscope
 from mprof.reducer.errors import MprofError
-from mprof.report.model import Model
+from mprof.report.model import Model, PathRow
 from test_flame import MAIN, NAMES, A, B, W, path_model
 
 
@@ -610,6 +610,7 @@ def test_a_url_is_shown_without_its_password(url: str, shown: str) -> None:
     (b"[1, 2]", ": [1, 2]"),  # JSON, not Connect's: the text as it is
     (b"bad gateway\r\n  from the proxy", ": bad gateway from the proxy"),
     (b"x" * 300, ": " + "x" * 200 + "..."),
+    (b"x" * 200, ": " + "x" * 200),  # 200 characters in all: as it is
     (b"", ""),
     (b"caf\xc3\xa9 \xff", ": caf\u00e9 \ufffd"),
 ])
@@ -722,3 +723,48 @@ def test_a_profile_sent_past_the_end_is_the_last_tried(monkeypatch: pytest.Monke
     assert tried == [bytes([0])]
     assert sender.sent == 1
     assert said == ["push to http://server:4040: 2 profiles of the run could not be sent, and were dropped"]
+
+
+def test_each_path_is_numbered_by_its_whole_chain_of_frames() -> None:
+    # Paths that end alike under other callers, main called again under a
+    # (the same frame as the outer main's), and paths of no frame, the
+    # program's and a runtime's: every one a figure of its own.
+    model = path_model(NAMES, [((MAIN, A, W), 100, 0, ""), ((MAIN, B, W), 200, 0, ""), ((MAIN,), 300, 0, ""),
+                               ((MAIN, A, MAIN), 400, 0, "")],
+                       unwound=(PathRow(None, 1, 0, (0, 7, 0, 0), (0, 0, 0, 0), ""),
+                                PathRow(None, 1, 0, (0, 9, 0, 0), (0, 0, 0, 0), "stdio buffer")))
+    keys = interval.PathKeys()
+    _, counts = interval.interval_profile(model, keys, None)
+    assert sorted(counts.by_path.values()) == [(1, size, 1, size, 0) for size in (7, 9, 100, 200, 300, 400)]
+    # Numbered alike in another reduction, whose nodes come in another order.
+    again = path_model(NAMES, [((MAIN, A, MAIN), 400, 0, ""), ((MAIN,), 300, 0, ""), ((MAIN, B, W), 200, 0, ""),
+                               ((MAIN, A, W), 100, 0, "")],
+                       unwound=(PathRow(None, 1, 0, (0, 9, 0, 0), (0, 0, 0, 0), "stdio buffer"),
+                                PathRow(None, 1, 0, (0, 7, 0, 0), (0, 0, 0, 0), "")))
+    assert interval.interval_profile(again, keys, None)[1].by_path == counts.by_path
+
+
+def test_a_push_now_is_tried_three_times_a_second_apart(monkeypatch: pytest.MonkeyPatch) -> None:
+    tries: list[tuple[str, object]] = []
+
+    def send(to: pyroscope.Target, labels: Sequence[tuple[str, str]], profile: bytes, timeout_s: float) -> None:
+        tries.append(("send", timeout_s))
+        raise pyroscope.PushFailed("down")
+
+    monkeypatch.setattr(pyroscope, "send", send)
+    monkeypatch.setattr(pyroscope, "time", argparse.Namespace(sleep=lambda s: tries.append(("sleep", s))))
+    with pytest.raises(MprofError) as error:
+        pyroscope.send_now(pyroscope.target("http://server:4040"), [], b"", 7.5)
+    assert str(error.value) == "push to http://server:4040 failed: down"
+    assert tries == [("send", 7.5), ("sleep", 1.0), ("send", 7.5), ("sleep", 1.0), ("send", 7.5)]
+
+
+def test_the_sender_says_its_lines_on_stderr(capsys: pytest.CaptureFixture[str],
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = _Fake(["refused"])
+    sender = sending.Sender(pyroscope.target("http://server:4040"), 1.0, send=fake)
+    sender.put(_outgoing(0))
+    sender.close(5)
+    assert capsys.readouterr() == ("", "mprof: push to http://server:4040 failed: refused; profiles are dropped until "
+                                       "it works again\nmprof: push to http://server:4040: 1 profile of the run could "
+                                       "not be sent, and was dropped\n")
