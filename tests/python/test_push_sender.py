@@ -10,10 +10,12 @@ import gzip
 import http.server
 import json
 import socket
+import ssl
 import threading
 import time
 import urllib.error
 from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 
 import pytest
 
@@ -768,3 +770,50 @@ def test_the_sender_says_its_lines_on_stderr(capsys: pytest.CaptureFixture[str],
     assert capsys.readouterr() == ("", "mprof: push to http://server:4040 failed: refused; profiles are dropped until "
                                        "it works again\nmprof: push to http://server:4040: 1 profile of the run could "
                                        "not be sent, and was dropped\n")
+
+
+# A certificate of 127.0.0.1 (valid from 2000 to 2126), signed by its own
+# key, made by openssl for this test alone: the server's, and the client's
+# one trusted authority.
+_KEY = """-----BEGIN PRIVATE KEY-----
+MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgWWCc/RJS4K4ObrI4
+ajuSFEgq9jBpf4VtPha6vfQ4PtahRANCAASF9GscIRm10frHf+Dn/WMeaDgAqImD
+6kY9xpz8Ow5vyrBXpaM3heX/grdbGYwYB0IetS5K7ZavhcF8FFpDAWEE
+-----END PRIVATE KEY-----
+"""
+_CERTIFICATE = """-----BEGIN CERTIFICATE-----
+MIIBWzCCAQKgAwIBAgIBATAKBggqhkjOPQQDAjAUMRIwEAYDVQQDDAkxMjcuMC4w
+LjEwIBcNMDAwMTAxMDAwMDAwWhgPMjEyNjAxMDEwMDAwMDBaMBQxEjAQBgNVBAMM
+CTEyNy4wLjAuMTBZMBMGByqGSM49AgEGCCqGSM49AwEHA0IABIX0axwhGbXR+sd/
+4Of9Yx5oOACoiYPqRj3GnPw7Dm/KsFelozeF5f+Ct1sZjBgHQh61Lkrtlq+FwXwU
+WkMBYQSjQzBBMA8GA1UdEwEB/wQFMAMBAf8wDwYDVR0RBAgwBocEfwAAATAdBgNV
+HQ4EFgQUNxrBqYDCtHwiOZm5OyQ2hKGpPpowCgYIKoZIzj0EAwIDRwAwRAIgNl/z
+PYYvEW6yeagi9JM43Fp4cgPK/uQgHIV0yAA+0LgCIBlgWYRlMQePMrjUllzRREt0
+oXjdDCsrHOiK+FZLaX7O
+-----END CERTIFICATE-----
+"""
+
+
+@pytest.mark.slow
+def test_a_push_over_https_is_the_same_request(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "key.pem").write_text(_KEY)
+    (tmp_path / "cert.pem").write_text(_CERTIFICATE)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(tmp_path / "cert.pem", tmp_path / "key.pem")
+    handler = type("Handler", (_Recorder,), {"answers": [], "requests": []})
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "cert.pem"))  # read by each new default context
+    try:
+        to = pyroscope.target(f"https://user:pw@127.0.0.1:{server.server_address[1]}/base")
+        pyroscope.send(to, [("service_name", "s")], b"profile", 30)
+    finally:
+        server.shutdown()
+        server.server_close()
+    [(path, headers, body)] = handler.requests
+    assert (path, headers["Authorization"]) == ("/base/push.v1.PusherService/Push",
+                                                "Basic " + base64.b64encode(b"user:pw").decode())
+    [series] = json.loads(body)["series"]
+    assert base64.b64decode(series["samples"][0]["rawProfile"]) == b"profile"
