@@ -663,7 +663,9 @@ def test_paths_of_the_same_frames_are_one_whose_first_row_carries_both() -> None
     model = path_model({MAIN: "main", A: "a", B: "a"}, [((MAIN, A), 100, 0, ""), ((MAIN, B), 50, 0, "")])
     data, since = interval.interval_profile(model, interval.PathKeys(), None)
     assert list(since.by_path.values()) == [(2, 150, 2, 150, 0)]
-    assert _decoded(data)[1] == {("main", "a"): [2, 150, 2, 150, 0]}
+    profile, samples = _decoded(data)
+    assert samples == {("main", "a"): [2, 150, 2, 150, 0]}
+    assert len(profile.sample) == 1  # the second row's zeros are no sample
 
 
 def test_a_runtime_s_blocks_are_a_path_apart_from_the_program_s_own() -> None:
@@ -732,15 +734,17 @@ def test_each_path_is_numbered_by_its_whole_chain_of_frames() -> None:
     # (the same frame as the outer main's), and paths of no frame, the
     # program's and a runtime's: every one a figure of its own.
     model = path_model(NAMES, [((MAIN, A, W), 100, 0, ""), ((MAIN, B, W), 200, 0, ""), ((MAIN,), 300, 0, ""),
-                               ((MAIN, A, MAIN), 400, 0, "")],
+                               ((MAIN, A, MAIN), 400, 0, ""), ((MAIN, A), 50, 0, "stdio buffer"),
+                               ((MAIN, B), 60, 0, "dynamic loader")],
                        unwound=(PathRow(None, 1, 0, (0, 7, 0, 0), (0, 0, 0, 0), ""),
                                 PathRow(None, 1, 0, (0, 9, 0, 0), (0, 0, 0, 0), "stdio buffer")))
     keys = interval.PathKeys()
     _, counts = interval.interval_profile(model, keys, None)
-    assert sorted(counts.by_path.values()) == [(1, size, 1, size, 0) for size in (7, 9, 100, 200, 300, 400)]
+    assert sorted(counts.by_path.values()) == [(1, size, 1, size, 0) for size in (7, 9, 50, 60, 100, 200, 300, 400)]
     # Numbered alike in another reduction, whose nodes come in another order.
-    again = path_model(NAMES, [((MAIN, A, MAIN), 400, 0, ""), ((MAIN,), 300, 0, ""), ((MAIN, B, W), 200, 0, ""),
-                               ((MAIN, A, W), 100, 0, "")],
+    again = path_model(NAMES, [((MAIN, B), 60, 0, "dynamic loader"), ((MAIN, A, MAIN), 400, 0, ""),
+                               ((MAIN,), 300, 0, ""), ((MAIN, B, W), 200, 0, ""), ((MAIN, A, W), 100, 0, ""),
+                               ((MAIN, A), 50, 0, "stdio buffer")],
                        unwound=(PathRow(None, 1, 0, (0, 9, 0, 0), (0, 0, 0, 0), "stdio buffer"),
                                 PathRow(None, 1, 0, (0, 7, 0, 0), (0, 0, 0, 0), "")))
     assert interval.interval_profile(again, keys, None)[1].by_path == counts.by_path
@@ -817,3 +821,22 @@ def test_a_push_over_https_is_the_same_request(tmp_path: Path, monkeypatch: pyte
                                                 "Basic " + base64.b64encode(b"user:pw").decode())
     [series] = json.loads(body)["series"]
     assert base64.b64decode(series["samples"][0]["rawProfile"]) == b"profile"
+
+
+def test_a_sender_closed_with_nothing_to_send_says_nothing() -> None:
+    said: list[str] = []
+    sender = sending.Sender(pyroscope.target("http://server:4040"), 1.0, said.append, _Fake([]))
+    sender.close(5)
+    assert said == []
+    assert sender.sent == 0
+
+
+@pytest.mark.slow
+def test_a_refusal_whose_text_is_cut_short_says_the_status_alone(
+        raw_server: Callable[[Callable[[_RawServer, socket.socket], None]], _RawServer]) -> None:
+    def cut(server: _RawServer, connection: socket.socket) -> None:
+        server.write(connection, b"HTTP/1.1 400 Bad Request\r\nTransfer-Encoding: chunked\r\n\r\n10\r\ntoo o")
+
+    server = raw_server(cut)  # closes the connection after 5 bytes of the chunk's 16: no text to read
+    failure = _sent_within(pyroscope.target(server.url), 30.0)
+    assert str(failure) == "the server answered 400 Bad Request"
