@@ -676,6 +676,10 @@ def test_a_runtime_s_blocks_are_a_path_apart_from_the_program_s_own() -> None:
     data, _ = interval.interval_profile(second, keys, since)
     # The buffer's block from nothing, not 3,996 bytes more of the path's own.
     assert _decoded(data)[1] == {("main", "w"): [1, 4096, 1, 4096, 0]}
+    # Nor is another runtime's the same path.
+    _, since = interval.interval_profile(second, keys, since)
+    third = _timed(path_model(NAMES, [((MAIN, W), 8192, 0, "dynamic loader")]), 10**18, 3 * 10**9)
+    assert _decoded(interval.interval_profile(third, keys, since)[0])[1] == {("main", "w"): [1, 8192, 1, 8192, 0]}
 
 
 def test_a_figure_that_went_back_is_none_of_the_interval_s() -> None:
@@ -840,3 +844,12 @@ def test_a_refusal_whose_text_is_cut_short_says_the_status_alone(
     server = raw_server(cut)  # closes the connection after 5 bytes of the chunk's 16: no text to read
     failure = _sent_within(pyroscope.target(server.url), 30.0)
     assert str(failure) == "the server answered 400 Bad Request"
+
+
+def test_a_path_of_more_frees_than_allocations_is_pushed_as_it_is() -> None:
+    # No file the monitor writes says so, but a hand-made one may: its
+    # figures go as they are, a negative inuse among them.
+    model = path_model(NAMES, [((MAIN, A), 100, 0, "")])
+    model.paths[0] = dataclasses.replace(model.paths[0], allocs=1, frees=2, freed=(0, 300, 0, 0))
+    _, samples = _decoded(interval.interval_profile(model, interval.PathKeys(), None)[0])
+    assert samples == {("main", "a"): [1, 100, -1, -200, 0]}
