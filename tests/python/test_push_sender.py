@@ -706,31 +706,55 @@ def test_a_whole_run_of_several_processes_is_from_the_first_start_to_the_last_en
     assert (profile.time_nanos, profile.duration_nanos) == (12 * 10**9, 5 * 10**9)
 
 
-def test_a_profile_sent_past_the_end_is_the_last_tried(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(("left_s", "tried_n"), [(0.0, 1), (-5.0, 1), (0.5, 2)],
+                         ids=["at-the-end", "past-the-end", "before-the-end"])
+def test_the_last_profile_tried_is_the_one_whose_send_reaches_the_end(
+        monkeypatch: pytest.MonkeyPatch, left_s: float, tried_n: int) -> None:
     clock = _Clock()
     monkeypatch.setattr(sending, "time", argparse.Namespace(monotonic=clock.monotonic))
     said: list[str] = []
-    tried: list[bytes] = []
+    tried: list[tuple[pyroscope.Target, Sequence[tuple[str, str]], bytes, float]] = []
     sender: sending.Sender | None = None
 
     def send(to: pyroscope.Target, labels: Sequence[tuple[str, str]], profile: bytes, timeout_s: float) -> None:
-        # The first send lasts until close() is called, and beyond its time.
-        tried.append(profile)
+        # The first send lasts until close() is called, and ends left_s
+        # before close()'s time is up; any other, 10 s past it.
+        tried.append((to, labels, profile, timeout_s))
         assert sender is not None
         for _ in range(6000):
             if sender._closing_by is not None:
                 break
             time.sleep(0.01)
-        clock.now += 10
+        assert sender._closing_by is not None
+        clock.now = sender._closing_by - left_s if len(tried) == 1 else clock.now + 10
 
-    sender = sending.Sender(pyroscope.target("http://server:4040"), 4.0, said.append, send)
+    to = pyroscope.target("http://server:4040")
+    sender = sending.Sender(to, 4.0, said.append, send)
     for n in range(3):
         sender.put(_outgoing(n))
     sender.close(5)
-    # The first was sent; the others were not tried, nor said to fail: dropped at the end.
-    assert tried == [bytes([0])]
-    assert sender.sent == 1
-    assert said == ["push to http://server:4040: 2 profiles of the run could not be sent, and were dropped"]
+    # Those tried were sent; the others were not tried, nor said to fail:
+    # dropped at the end.
+    # The first had the push's 4 s (close()'s 5 s were longer), the second
+    # what was left of close()'s time.
+    assert tried == [(to, (("pid", "1"),), bytes([n]), timeout) for n, timeout in enumerate((4.0, 0.5)[:tried_n])]
+    assert sender.sent == tried_n
+    dropped = 3 - tried_n
+    assert said == [f"push to http://server:4040: {dropped} {'profile' if dropped == 1 else 'profiles'} of the run "
+                    f"could not be sent, and {'was' if dropped == 1 else 'were'} dropped"]
+
+
+def test_pushes_that_work_again_say_how_many_were_dropped(monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = _Fake(["refused", "refused", None, "refused", None])
+    said: list[str] = []
+    sender = _sender(fake, said, monkeypatch)
+    for n in range(5):
+        sender.put(_outgoing(n))
+    sender.close(5)
+    assert said == ["push to http://server:4040 failed: refused; profiles are dropped until it works again",
+                    "push to http://server:4040 works again; 2 profiles were dropped meanwhile",
+                    "push to http://server:4040 failed: refused; profiles are dropped until it works again",
+                    "push to http://server:4040 works again; 1 profile was dropped meanwhile"]
 
 
 def test_each_path_is_numbered_by_its_whole_chain_of_frames() -> None:
