@@ -877,3 +877,15 @@ def test_a_path_of_more_frees_than_allocations_is_pushed_as_it_is() -> None:
     model.paths[0] = dataclasses.replace(model.paths[0], allocs=1, frees=2, freed=(0, 300, 0, 0))
     _, samples = _decoded(interval.interval_profile(model, interval.PathKeys(), None)[0])
     assert samples == {("main", "a"): [1, 100, -1, -200, 0]}
+
+
+@pytest.mark.slow
+def test_a_refusal_s_long_reason_phrase_is_cut_to_80_characters(
+        raw_server: Callable[[Callable[[_RawServer, socket.socket], None]], _RawServer]) -> None:
+    phrase = "".join(str(n) * 10 for n in range(9))  # 90 characters: ten 0s, ten 1s, ... ten 8s
+
+    def refuse(server: _RawServer, connection: socket.socket) -> None:
+        server.write(connection, b"HTTP/1.1 400 %s\r\nContent-Length: 0\r\n\r\n" % phrase.encode())
+
+    failure = _sent_within(pyroscope.target(raw_server(refuse).url), 30.0)
+    assert str(failure) == "the server answered 400 " + "".join(str(n) * 10 for n in range(8)) + "..."
