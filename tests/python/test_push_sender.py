@@ -14,6 +14,7 @@ import ssl
 import threading
 import time
 import urllib.error
+import urllib.request
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
@@ -592,6 +593,8 @@ def test_a_url_s_host_port_path_and_user_as_sent() -> None:
     # A user without a password has an empty one; no port is the scheme's.
     assert pyroscope.target("http://user@h") == pyroscope.Target(
         "http://h/push.v1.PusherService/Push", "http://h", "Basic " + base64.b64encode(b"user:").decode())
+    # Only the path's last slashes go.
+    assert pyroscope.target("http://h/boX//").endpoint == "http://h/boX/push.v1.PusherService/Push"
     # What the user encoded stays as it is.
     assert pyroscope.target("https://h:443/a%20b/") == pyroscope.Target(
         "https://h:443/a%20b/push.v1.PusherService/Push", "https://h:443/a%20b", None)
@@ -601,6 +604,7 @@ def test_a_url_s_host_port_path_and_user_as_sent() -> None:
     ("http://user@h", "http://user@h"),  # no password to hide
     ("user:pass@h", "user:pass@h"),  # no scheme: not a URL that is shown hidden
     ("http://u:p/x@y@h:1", "http://u:***@h:1"),  # up to the last @
+    ("http://u:p@h/a://b", "http://u:***@h/a://b"),  # from the first ://
 ])
 def test_a_url_is_shown_without_its_password(url: str, shown: str) -> None:
     assert pyroscope._hidden(url) == shown
@@ -889,3 +893,30 @@ def test_a_refusal_s_long_reason_phrase_is_cut_to_80_characters(
 
     failure = _sent_within(pyroscope.target(raw_server(refuse).url), 30.0)
     assert str(failure) == "the server answered 400 " + "".join(str(n) * 10 for n in range(8)) + "..."
+
+
+def test_a_server_that_is_not_there_refuses_the_connection() -> None:
+    with socket.socket() as unused:
+        unused.bind(("127.0.0.1", 0))
+        port = unused.getsockname()[1]  # nothing listens on it
+        failure = _sent_within(pyroscope.target(f"http://127.0.0.1:{port}"), 30.0)
+    assert str(failure) == "Connection refused"
+    assert isinstance(failure, pyroscope.PushFailed) and not failure.lasting
+
+
+@pytest.mark.slow
+def test_a_connection_made_past_the_deadline_is_closed_at_once(
+        raw_server: Callable[[Callable[[_RawServer, socket.socket], None]], _RawServer]) -> None:
+    server = raw_server(lambda server, connection: server.stop.wait(60))  # never answers
+    request = urllib.request.Request(pyroscope.target(server.url).endpoint, data=b"{}", method="POST")
+    exchange = pyroscope._Exchange(request, 0.2)
+    assert isinstance(exchange.outcome(), TimeoutError)
+    # A connection the exchange's thread would make now (a slow name
+    # lookup) is closed, and its request never sent.
+    with socket.create_server(("127.0.0.1", 0)) as late:
+        with pytest.raises(TimeoutError):
+            exchange.connect(late.getsockname())
+        accepted, _ = late.accept()
+        with accepted:
+            accepted.settimeout(30)
+            assert accepted.recv(1) == b""  # closed by the exchange
