@@ -605,6 +605,7 @@ def test_a_url_s_host_port_path_and_user_as_sent() -> None:
     ("user:pass@h", "user:pass@h"),  # no scheme: not a URL that is shown hidden
     ("http://u:p/x@y@h:1", "http://u:***@h:1"),  # up to the last @
     ("http://u:p@h/a://b", "http://u:***@h/a://b"),  # from the first ://
+    ("http://u:p:w@h", "http://u:***@h"),  # from the user's colon
 ])
 def test_a_url_is_shown_without_its_password(url: str, shown: str) -> None:
     assert pyroscope._hidden(url) == shown
@@ -664,12 +665,14 @@ def _timed(model: Model, start_ns: int, elapsed_ns: int) -> Model:
 def test_paths_of_the_same_frames_are_one_whose_first_row_carries_both() -> None:
     # Two nodes of two functions of one name, module, file and line: the
     # same frames, as two reductions could not tell apart.
-    model = path_model({MAIN: "main", A: "a", B: "a"}, [((MAIN, A), 100, 0, ""), ((MAIN, B), 50, 0, "")])
+    # The path after them goes on as any.
+    model = path_model({MAIN: "main", A: "a", B: "a", W: "w"},
+                       [((MAIN, A), 100, 0, ""), ((MAIN, B), 50, 0, ""), ((MAIN, W), 70, 0, "")])
     data, since = interval.interval_profile(model, interval.PathKeys(), None)
-    assert list(since.by_path.values()) == [(2, 150, 2, 150, 0)]
+    assert sorted(since.by_path.values()) == [(1, 70, 1, 70, 0), (2, 150, 2, 150, 0)]
     profile, samples = _decoded(data)
-    assert samples == {("main", "a"): [2, 150, 2, 150, 0]}
-    assert len(profile.sample) == 1  # the second row's zeros are no sample
+    assert samples == {("main", "a"): [2, 150, 2, 150, 0], ("main", "w"): [1, 70, 1, 70, 0]}
+    assert len(profile.sample) == 2  # the second row's zeros are no sample
 
 
 def test_a_runtime_s_blocks_are_a_path_apart_from_the_program_s_own() -> None:
@@ -773,6 +776,10 @@ def test_each_path_is_numbered_by_its_whole_chain_of_frames() -> None:
     keys = interval.PathKeys()
     _, counts = interval.interval_profile(model, keys, None)
     assert sorted(counts.by_path.values()) == [(1, size, 1, size, 0) for size in (7, 9, 50, 60, 100, 200, 300, 400)]
+    # main under a, the first frames numbered: not the outer main either.
+    _, alone = interval.interval_profile(path_model(NAMES, [((MAIN,), 300, 0, ""), ((MAIN, A, MAIN), 400, 0, "")]),
+                                         interval.PathKeys(), None)
+    assert sorted(alone.by_path.values()) == [(1, 300, 1, 300, 0), (1, 400, 1, 400, 0)]
     # Numbered alike in another reduction, whose nodes come in another order.
     again = path_model(NAMES, [((MAIN, B), 60, 0, "dynamic loader"), ((MAIN, A, MAIN), 400, 0, ""),
                                ((MAIN,), 300, 0, ""), ((MAIN, B, W), 200, 0, ""), ((MAIN, A, W), 100, 0, ""),
