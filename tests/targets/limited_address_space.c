@@ -23,18 +23,27 @@
 
 #define MIB ((size_t)1 << 20)
 
-/* The address space in use, in bytes; 0 when /proc cannot say.  Read
- * without stdio, which would allocate. */
-static size_t address_space(void)
+/* The text of a file of /proc, read without stdio (which would allocate)
+ * into a buffer of 8 KiB; NULL when it cannot be read. */
+static const char *proc_text(const char *path)
 {
-    static char status[8192];
-    int fd = open("/proc/self/status", O_RDONLY);
-    ssize_t length = fd < 0 ? -1 : read(fd, status, sizeof status - 1);
+    static char text[8192];
+    int fd = open(path, O_RDONLY);
+    ssize_t length = fd < 0 ? -1 : read(fd, text, sizeof text - 1);
     if (fd >= 0)
         close(fd);
     if (length <= 0)
+        return NULL;
+    text[length] = '\0';
+    return text;
+}
+
+/* The address space in use, in bytes; 0 when /proc cannot say. */
+static size_t address_space(void)
+{
+    const char *status = proc_text("/proc/self/status");
+    if (!status)
         return 0;
-    status[length] = '\0';
     const char *line = strstr(status, "\nVmSize:");
     size_t kib = 0;
     return line && sscanf(line, "\nVmSize: %zu kB", &kib) == 1 ? kib * 1024 : 0;
@@ -44,14 +53,9 @@ static size_t address_space(void)
  * when they cannot be read. */
 static bool init_limits(rlim_t *soft, rlim_t *hard)
 {
-    static char limits[8192];
-    int fd = open("/proc/1/limits", O_RDONLY);
-    ssize_t length = fd < 0 ? -1 : read(fd, limits, sizeof limits - 1);
-    if (fd >= 0)
-        close(fd);
-    if (length <= 0)
+    const char *limits = proc_text("/proc/1/limits");
+    if (!limits)
         return false;
-    limits[length] = '\0';
     const char *line = strstr(limits, "Max address space");
     if (!line)
         return false;
