@@ -1,10 +1,25 @@
-"""Hand edits of a profile database, for the tests of its validation: the
-statements run as sqlite3 runs them, on the schema as made or loosened."""
+"""The profile database the tests of its validation start from, a real
+run's, and the hand edits they make of it: statements run as sqlite3 runs
+them, on the schema as made or loosened."""
 
 from __future__ import annotations
 
 import sqlite3
+import subprocess
 from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+MPROF = REPO_ROOT / "mprof"
+
+
+def widgets_database(directory: Path, name: str) -> Path:
+    """The database of a real run of widgets 200, made by mprof db into
+    directory."""
+    data, database = directory / "w.mprof", directory / name
+    subprocess.run([MPROF, "run", "--quiet", "-o", data, REPO_ROOT / "build" / "widgets", "200"], check=True,
+                   capture_output=True, timeout=60)
+    subprocess.run([MPROF, "db", data, "-o", database], check=True, capture_output=True, timeout=60)
+    return database
 
 
 def edit_database(path: Path, statements: tuple[str, ...], loosened: bool = False) -> None:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from database_edits import edit_database
+from database_edits import edit_database, widgets_database
 from mprof.cli.main import main
 from mprof.reducer.errors import MprofError
 from mprof.reducer.records import Summary
@@ -31,12 +31,7 @@ COMMANDS = ("report", "html", "diff", "export")
 @pytest.fixture(scope="module")
 def real_database(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The database of a real run of widgets, made by mprof db."""
-    directory = tmp_path_factory.mktemp("real")
-    data, database = directory / "w.mprof", directory / "untouched.db"
-    subprocess.run([MPROF, "run", "--quiet", "-o", data, REPO_ROOT / "build" / "widgets", "200"], check=True,
-                   capture_output=True, timeout=60)
-    subprocess.run([MPROF, "db", data, "-o", database], check=True, capture_output=True, timeout=60)
-    return database
+    return widgets_database(tmp_path_factory.mktemp("real"), "untouched.db")
 
 
 @pytest.fixture

@@ -18,29 +18,20 @@ from __future__ import annotations
 
 import shutil
 import sqlite3
-import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
-from database_edits import edit_database
+from database_edits import edit_database, widgets_database
 from mprof.reducer.errors import MprofError
 from mprof.report import validate
-
-REPO_ROOT = Path(__file__).resolve().parents[2]
-MPROF = REPO_ROOT / "mprof"
 
 
 @pytest.fixture(scope="module")
 def untouched(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The database of a real run of widgets, made by mprof db."""
-    directory = tmp_path_factory.mktemp("widgets")
-    data, database = directory / "w.mprof", directory / "w.db"
-    subprocess.run([MPROF, "run", "--quiet", "-o", data, REPO_ROOT / "build" / "widgets", "200"], check=True,
-                   capture_output=True, timeout=60)
-    subprocess.run([MPROF, "db", data, "-o", database], check=True, capture_output=True, timeout=60)
-    return database
+    return widgets_database(tmp_path_factory.mktemp("widgets"), "w.db")
 
 
 class Copy:
