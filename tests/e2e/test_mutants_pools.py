@@ -99,3 +99,21 @@ def test_a_pool_made_again_under_its_name_finds_its_frame_among_many(targets: Ta
     data = profile([targets.build("pool_names_again", MONITOR_HEADERS)]).data()
     assert [pool.name for pool in data.pools] == [f"q{i:04d}" for i in range(1000)]
     assert (data.summary.allocs, data.summary.pool_alloc_calls, data.summary.pool_resets) == (2000, 2000, 1000)
+
+
+@pytest.mark.slow
+def test_every_frame_is_found_again_after_the_frames_index_grew_many_times(
+        targets: Targets, profile: Callable[..., Run]) -> None:
+    """tests/targets/pool_names_again.c with 70,000 names: the frames' index
+    (1,024 slots at first, doubled whenever it would be more than half
+    full) grows eight times while it holds frames, from 1,024 slots to
+    262,144, and each time every frame it held must be placed anew, that
+    of its first slot too (there at about every other growth, by the
+    hashes of the names and of where the program lies).  The second round
+    finds each name's frame: still 70,000 frames."""
+    pools = 70_000
+    data = profile([targets.build("pool_names_again", MONITOR_HEADERS), str(pools)]).data()
+    names = [pool.name for pool in data.pools]
+    assert len(names) == pools and names == [f"q{i:04d}" for i in range(pools)]
+    assert (data.summary.allocs, data.summary.pool_alloc_calls, data.summary.pool_resets) == (2 * pools, 2 * pools,
+                                                                                              pools)
