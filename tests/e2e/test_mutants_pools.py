@@ -8,11 +8,13 @@ targets' sources say what they announce."""
 from __future__ import annotations
 
 import re
+import subprocess
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
-from e2e_support import REPO_ROOT, Run, Targets, mprof
+from e2e_support import REPO_ROOT, Run, Targets, monitor_env, mprof
 
 MONITOR_HEADERS = f"-I{REPO_ROOT / 'monitor'}"
 
@@ -117,3 +119,52 @@ def test_every_frame_is_found_again_after_the_frames_index_grew_many_times(
     assert len(names) == pools and names == [f"q{i:04d}" for i in range(pools)]
     assert (data.summary.allocs, data.summary.pool_alloc_calls, data.summary.pool_resets) == (2 * pools, 2 * pools,
                                                                                               pools)
+
+
+def pool_early_user(targets: Targets) -> Path:
+    """tests/targets/pool_early_user.c, linked with the library
+    tests/targets/pool_early.c, whose constructor makes its pools."""
+    library = targets.build("libpool_early.so", MONITOR_HEADERS, source="pool_early.c", shared=True)
+    return targets.build("pool_early_user", str(library), f"-Wl,-rpath,{library.parent}")
+
+
+@pytest.mark.slow
+def test_a_pool_made_before_the_monitor_started_is_counted(targets: Targets, profile: Callable[..., Run]) -> None:
+    """The library's constructor runs before libmprof's, and its pool's
+    creation is the first call the monitor sees, which starts it: the pool
+    keeps its name, and its 3 objects of 24 bytes made there are counted
+    with main's 5 of 40 bytes."""
+    run = profile([pool_early_user(targets)])
+    data = run.data()
+    assert [pool.name for pool in data.pools] == ["early pool", "scratch"]
+    assert (data.summary.allocs, data.summary.pool_alloc_calls) == (8, 8)
+    text = mprof("report", "--no-pager", "--tables", "direct", "--all", run.output).stdout
+    assert direct_rows(text) == {"[pool early pool]": (3 * 24 + 5 * 40, 3 * 24 + 5 * 40, 8)}, text
+
+
+@pytest.mark.slow
+def test_pool_calls_of_fork_handlers_that_run_while_the_monitor_forks(targets: Targets, tmp_path: Path) -> None:
+    """pool_early_user fork: the library's fork handlers were registered
+    before the monitor's, so they run inside the monitor's (after its
+    preparation, before its parent's and child's), while it holds its locks
+    and records nothing; their calls, the scratch pool's destruction and
+    creation, must not wait for those locks (the program would hang).  The
+    scratch pool is empty at the fork, so the figures are the same whether
+    the calls count or not: both processes take and give back 2 objects of
+    16 bytes from it, the child 1 more of 40 bytes from the early pool."""
+    output = tmp_path / "out.mprof"
+    try:
+        # Well within mutate_monitor.py's limit for pools.c, so that a hang
+        # fails here.
+        subprocess.run([pool_early_user(targets), "fork"], env=monitor_env(output), check=True, timeout=60)
+    except subprocess.TimeoutExpired:
+        pytest.fail("the program hung in fork()")
+    run = Run(subprocess.CompletedProcess([], 0), output)
+    [child_file] = [path for path in run.output.parent.iterdir() if path.name.startswith(run.output.name + ".")]
+    parent, child = run.data().summary, run.data(child_file).summary
+    assert (parent.allocs, parent.frees, parent.pool_alloc_calls, parent.pool_free_calls) == (10, 2, 10, 2)
+    assert (child.allocs, child.frees, child.pool_alloc_calls, child.pool_free_calls) == (3, 2, 3, 2)
+    rows = {name: direct_rows(mprof("report", "--no-pager", "--tables", "direct", "--all", path).stdout)
+            for name, path in (("parent", run.output), ("child", child_file))}
+    assert rows == {"parent": {"[pool early pool]": (272, 272, 8), "[pool scratch]": (32, 0, 2)},
+                    "child": {"[pool early pool]": (40, 40, 1), "[pool scratch]": (32, 0, 2)}}
