@@ -137,3 +137,21 @@ def test_a_libraries_mapping_before_the_monitors_constructor_starts_it(targets: 
     kept = {row["path"].rsplit(" > ", 2)[-2]: (row["allocs"], row["frees"], row["kept_bytes"])
             for row in document["leaks"] if row["path"].endswith("[mmap]")}
     assert kept == {"map_early": (2, 1, 2 * PAGE)}
+
+
+@pytest.mark.slow
+def test_regions_unmapped_behind_the_monitors_back_and_mapped_over(targets: Targets, tmp_path: Path) -> None:
+    """tests/targets/unmapped_behind.c: 20 regions unmapped with the system
+    call itself, unseen, then mapped over by one mmap the kernel places
+    there, which cuts all 20 where the monitor made room for fewer.  The
+    program runs to its end, and its own mapping is counted; what it
+    unmapped unseen stays counted as far as the monitor could not tell."""
+    program = targets.build("unmapped_behind")
+    output = tmp_path / "out.mprof"
+    completed = subprocess.run([program], env=monitor_env(output), capture_output=True, text=True, timeout=120)
+    assert (completed.returncode, completed.stdout) == (0, "same\n"), completed.stderr
+    document: dict[str, Any] = json.loads(mprof("report", "--format", "json", output).stdout)
+    assert document["summary"]["mmap_calls"] == 22
+    kept = {row["path"]: (row["allocs"], row["frees"], row["kept_bytes"]) for row in document["leaks"]}
+    assert kept["main > map_over > [mmap]"] == (1, 0, 20 * PAGE)
+    assert kept["main > map_one > [mmap]"][0] == 20
