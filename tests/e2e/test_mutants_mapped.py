@@ -155,3 +155,19 @@ def test_regions_unmapped_behind_the_monitors_back_and_mapped_over(targets: Targ
     kept = {row["path"]: (row["allocs"], row["frees"], row["kept_bytes"]) for row in document["leaks"]}
     assert kept["main > map_over > [mmap]"] == (1, 0, 20 * PAGE)
     assert kept["main > map_one > [mmap]"][0] == 20
+
+
+@pytest.mark.slow
+def test_the_lowest_of_a_thousand_regions_unmapped(targets: Targets, profile: Callable[..., Run]) -> None:
+    """tests/targets/lowest_of_many.c: 1,000 regions of a page, the lowest
+    unmapped, which the monitor keeps first of all: the regions it counts
+    as overlapped are from there up, never below."""
+    run = profile([targets.build("lowest_of_many")])
+    assert run.completed.stdout == "ok\n"
+    document: dict[str, Any] = json.loads(mprof("report", "--format", "json", run.output).stdout)
+    summary = document["summary"]
+    assert tuple(summary[name] for name in ("mmap_calls", "munmap_calls", "mremap_calls", "brk_calls", "mapped_bytes",
+                                            "unmapped_bytes", "mapped_splits")) == (
+        1000, 1, 0, 0, 1000 * PAGE, PAGE, 0)
+    kept = {row["path"]: (row["allocs"], row["frees"], row["kept_bytes"]) for row in document["leaks"]}
+    assert kept == {"main > map_page > [mmap]": (1000, 1, 999 * PAGE)}
