@@ -328,8 +328,8 @@ typedef bool (*kernel_part)(struct call *call, void *arguments);
 
 /* Makes the call with the lock held and every signal blocked, then changes
  * the regions as it did; the cuts in call->cuts.  The cuts' room is made
- * before, out of a handler: counted first, with the lock, and found again
- * after the room was made. */
+ * before, out of a handler, for the regions in [low, high) and one more (a
+ * region across mremap's two ranges is cut twice), counted again after. */
 static bool run(struct call *call, kernel_part part, void *arguments, uintptr_t low, uintptr_t high)
 {
     call->cuts = (struct cuts){call->on_stack, 0, CUTS_ON_STACK, false};
@@ -337,7 +337,7 @@ static bool run(struct call *call, kernel_part part, void *arguments, uintptr_t 
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, &previous);
     spin_lock(&mapped.lock);
-    size_t needed = overlapped(low, high);
+    size_t needed = overlapped(low, high) + 1;
     while (call->handling == COUNTED && needed > call->cuts.room) {
         spin_unlock(&mapped.lock);
         pthread_sigmask(SIG_SETMASK, &previous, NULL);
@@ -348,7 +348,7 @@ static bool run(struct call *call, kernel_part part, void *arguments, uintptr_t 
         call->cuts = cut ? (struct cuts){cut, 0, room, false} : (struct cuts){call->on_stack, 0, CUTS_ON_STACK, false};
         pthread_sigmask(SIG_BLOCK, &all, &previous);
         spin_lock(&mapped.lock);
-        needed = cut ? overlapped(low, high) : 0;
+        needed = cut ? overlapped(low, high) + 1 : 0;
     }
     bool done = part(call, arguments);
     if (done) {

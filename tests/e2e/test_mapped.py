@@ -407,6 +407,41 @@ NEIGHBOURS: dict[str, list[Step]] = {
         Step("back: 0-1 rw- heap", (0, 0, 0, 3), 4, 3, 1, {"break_low": (2, 1, 3, 2), "break_high": (1, 1, 2, 2)}),
         Step("gone:", (0, 0, 0, 4), 4, 4, 1, {"break_low": (2, 2, 3, 3)}),
     ],
+    # Lengths a byte past whole pages: the kernel maps, unmaps and moves
+    # the pages they touch.
+    "lengths": [
+        Step("placed: 0-3 rw- anon, 3-8 --- file", (1, 0, 0, 0), 3, 0, 0, {"odd_length": (1, 0, 3, 0)}),
+        Step("cut: 2-3 rw- anon, 3-8 --- file", (1, 1, 0, 0), 3, 2, 1, {"odd_length": (2, 1, 4, 3)}),
+        Step("moved: 3-5 --- file, 5-7 rw- anon, 7-8 --- file", (1, 1, 1, 0), 5, 3, 1,
+             {"odd_length": (2, 2, 4, 4), "move_odd": (1, 0, 2, 0)}),
+        Step("gone:", (1, 2, 1, 0), 5, 5, 1, {"move_odd": (1, 1, 2, 2)}),
+    ],
+    # An mremap whose old range and new one each cut the region across
+    # them: 16 regions in the call's span, 17 cuts (span's twice), each
+    # with room.
+    "spanning": [
+        Step("placed: 0-2 r-x anon, " + ", ".join(f"{page}-{page + 1} {'r--' if page % 2 == 0 else 'rw-'} anon"
+                                               for page in range(2, 17)), (16, 0, 0, 0), 17, 0, 0,
+             {"span": (1, 0, 2, 0), "even": (8, 0, 8, 0), "odd": (7, 0, 7, 0)}),
+        Step("moved: 1-17 r-x anon", (16, 0, 1, 0), 33, 17, 1,
+             {"span": (2, 2, 3, 3), "even": (8, 8, 8, 8), "odd": (7, 7, 7, 7), "move_span": (1, 0, 16, 0)}),
+        Step("gone:", (16, 1, 1, 0), 33, 33, 1, {"move_span": (1, 1, 16, 16)}),
+    ],
+    # 17 regions in one mapping of the kernel's, grown in place by an
+    # mremap that takes them all: more than a call keeps on its stack,
+    # counted before the call over the old range.
+    "grown_many": [
+        Step("placed: 0-17 rw- anon, 17-20 --- file", (17, 0, 0, 0), 17, 0, 0, {"odd": (17, 0, 17, 0)}),
+        Step("grown: 0-20 rw- anon", (17, 0, 1, 0), 37, 17, 0, {"odd": (17, 17, 17, 17), "grow_many": (1, 0, 20, 0)}),
+        Step("gone:", (17, 1, 1, 0), 37, 37, 0, {"grow_many": (1, 1, 20, 20)}),
+    ],
+    # The break moved back over 17 of its 18 regions: more than a call
+    # keeps on its stack, counted before the call below the break.
+    "breaks": [
+        Step("up: 0-18 rw- heap", (0, 0, 0, 18), 18, 0, 0, {"break_page": (18, 0, 18, 0)}),
+        Step("back: 0-1 rw- heap", (0, 0, 0, 19), 18, 17, 0, {"break_page": (18, 17, 18, 17)}),
+        Step("gone:", (0, 0, 0, 20), 18, 18, 0, {"break_page": (18, 18, 18, 18)}),
+    ],
 }
 
 # The protection each function maps its regions with (mremap keeps the
@@ -417,8 +452,11 @@ PROTECTIONS = {
     "shrink": "r--", "keep_old": "rw-", "first": "r--", "second": "rw-", "third": "r-x", "over": "-w-",
     "reserve": "---", "carve_first": "rw-", "carve_second": "r--", "carve_last": "r-x", "even": "r--", "odd": "rw-",
     "source": "--x", "cover": "-w-", "move_down": "--x", "move_up": "--x",
-    "break_low": "rw-", "break_high": "rw-"}
+    "break_low": "rw-", "break_high": "rw-", "odd_length": "rw-", "move_odd": "rw-", "span": "r-x",
+    "move_span": "r-x", "grow_many": "rw-", "break_page": "rw-"}
 CASE_FUNCTIONS = {"break": "break_area"}
+# The cases whose area is the break's: [heap] in the maps, [brk] in the tables.
+BREAK_CASES = ("break", "breaks")
 
 
 def region_figures(data: DataFile, program: Path,
@@ -485,12 +523,12 @@ def test_regions_side_by_side_cut_moved_and_mapped_over(case: str, targets: Targ
         for name, pages in kept.items():
             if pages:
                 by_protection[PROTECTIONS[name]] = by_protection.get(PROTECTIONS[name], 0) + pages
-        assert kernel_pages(step.maps, "heap" if case == "break" else "anon") == by_protection, step.maps
+        assert kernel_pages(step.maps, "heap" if case in BREAK_CASES else "anon") == by_protection, step.maps
         assert step.mapped - step.unmapped == sum(kept.values()) == data.timeline[-1].mapped_bytes // PAGE
         if number == len(steps) - 1:
             # The reports' tables of the last step with regions left.
             document: dict[str, Any] = json.loads(mprof("report", "--format", "json", snapshot).stdout)
-            frame = "[brk]" if case == "break" else "[mmap]"
+            frame = "[brk]" if case in BREAK_CASES else "[mmap]"
             outer = f"main > {CASE_FUNCTIONS.get(case, case)}"
             assert {row["path"]: (row["allocs"], row["frees"], row["kept_objects"], row["bytes"], row["kept_bytes"])
                     for row in document["leaks"]} == {

@@ -58,16 +58,24 @@ def test_the_programs_own_regions_are_counted_beside_another_allocator(targets: 
     assert kept == {"main > map_page > [mmap]": (300, 100, 200 * PAGE), "main > map_three > [mmap]": (3, 1, 2 * PAGE)}
 
 
+# How the je_ allocator is linked: as lld and older ld link, its code in
+# its first segment (in jemalloc's, as in what ld links now, the first
+# holds none); and as ld links now, with segments that each end nearer the
+# next one's start than their own size (see prefixed_allocator.c).
+PREFIXED_LAYOUTS = {"code_first": ["-Wl,-z,noseparate-code"], "large_sections": ["-DLARGE_SECTIONS"]}
+
+
 @pytest.mark.slow
-def test_two_allocators_mappings_are_not_the_programs_and_its_own_are(targets: Targets, tmp_path: Path) -> None:
+@pytest.mark.parametrize("layout", PREFIXED_LAYOUTS)
+def test_two_allocators_mappings_are_not_the_programs_and_its_own_are(targets: Targets, tmp_path: Path,
+                                                                      layout: str) -> None:
     """tests/targets/prefixed_mapper.c with jemalloc preloaded after the
     monitor and prefixed_allocator.c's je_ functions routed to it
     (MPROF_ALLOCATOR_PREFIX): neither allocator's mappings (the je_ one's
     64 MiB region among them) is a region of the program's, and the 3 pages
-    the program maps itself are.  The je_ one is linked as lld and older ld
-    link, its code in its first segment (in jemalloc's, as in those ld links
-    now, the first holds none)."""
-    library = targets.build("libprefixed.so", "-Wl,-z,noseparate-code", source="prefixed_allocator.c",
+    the program maps itself are, however the je_ one's library is laid out
+    (PREFIXED_LAYOUTS)."""
+    library = targets.build("libprefixed.so", *PREFIXED_LAYOUTS[layout], source="prefixed_allocator.c",
                             shared=True)
     program = targets.build("prefixed_mapper", str(library), f"-Wl,-rpath,{library.parent}")
     output = tmp_path / "out.mprof"

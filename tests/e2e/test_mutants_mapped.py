@@ -1,16 +1,19 @@
 """Mapped-region calls a mutation audit found unchecked (make mutate):
-an mremap that only unmaps what it lands on, one that only maps, and moves
-of the break the kernel refuses.  The targets' sources say what they map."""
+an mremap that only unmaps what it lands on, one that only maps, moves
+of the break the kernel refuses, and a mapping made before the monitor's
+constructor ran.  The targets' sources say what they map."""
 
 from __future__ import annotations
 
 import json
+import subprocess
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from e2e_support import Run, Targets, mprof
+from e2e_support import Run, Targets, monitor_env, mprof
 
 PAGE = 4096
 
@@ -109,3 +112,62 @@ def test_a_thousand_calls_that_each_take_more_regions_than_the_stack_keeps(
                                       "unmapped_bytes", "mapped_splits")) == (
         1000 * 18, 1000, 0, 0, 1000 * 34 * PAGE, 1000 * 34 * PAGE, 1000 * 16)
     assert 0 < s.monitor_bytes < 1 << 47
+
+
+@pytest.mark.slow
+def test_a_libraries_mapping_before_the_monitors_constructor_starts_it(targets: Targets, tmp_path: Path) -> None:
+    """tests/targets/early_mapping.c, linked with early_mapper.c's library:
+    the library's constructor maps 3 pages before the monitor's constructor
+    has run (a library the executable links is initialised before those
+    preloaded), the first call to reach the monitor; main unmaps a page of
+    them.  The monitor starts on that mmap and counts it, so that the
+    munmap cuts a region it knows."""
+    library = targets.build("libearly_mapper.so", source="early_mapper.c", shared=True)
+    program = targets.build("early_mapping", str(library), f"-Wl,-rpath,{library.parent}")
+    output = tmp_path / "out.mprof"
+    completed = subprocess.run([program], env=monitor_env(output), capture_output=True, text=True, timeout=120)
+    assert (completed.returncode, completed.stdout) == (0, "ok\n"), completed.stderr
+    document: dict[str, Any] = json.loads(mprof("report", "--format", "json", output).stdout)
+    summary = document["summary"]
+    assert (summary["mmap_calls"], summary["munmap_calls"], summary["mremap_calls"], summary["brk_calls"]) == (
+        1, 1, 0, 0)
+    assert (summary["mapped_bytes"], summary["unmapped_bytes"], summary["mapped_splits"]) == (3 * PAGE, PAGE, 1)
+    # Called by the loader's constructor calls, whose frames are no concern
+    # here: the region cut is freed, the 2 pages left of it counted anew.
+    kept = {row["path"].rsplit(" > ", 2)[-2]: (row["allocs"], row["frees"], row["kept_bytes"])
+            for row in document["leaks"] if row["path"].endswith("[mmap]")}
+    assert kept == {"map_early": (2, 1, 2 * PAGE)}
+
+
+@pytest.mark.slow
+def test_regions_unmapped_behind_the_monitors_back_and_mapped_over(targets: Targets, tmp_path: Path) -> None:
+    """tests/targets/unmapped_behind.c: 20 regions unmapped with the system
+    call itself, unseen, then mapped over by one mmap the kernel places
+    there, which cuts all 20 where the monitor made room for fewer.  The
+    program runs to its end, and its own mapping is counted; what it
+    unmapped unseen stays counted as far as the monitor could not tell."""
+    program = targets.build("unmapped_behind")
+    output = tmp_path / "out.mprof"
+    completed = subprocess.run([program], env=monitor_env(output), capture_output=True, text=True, timeout=120)
+    assert (completed.returncode, completed.stdout) == (0, "same\n"), completed.stderr
+    document: dict[str, Any] = json.loads(mprof("report", "--format", "json", output).stdout)
+    assert document["summary"]["mmap_calls"] == 22
+    kept = {row["path"]: (row["allocs"], row["frees"], row["kept_bytes"]) for row in document["leaks"]}
+    assert kept["main > map_over > [mmap]"] == (1, 0, 20 * PAGE)
+    assert kept["main > map_one > [mmap]"][0] == 20
+
+
+@pytest.mark.slow
+def test_the_lowest_of_a_thousand_regions_unmapped(targets: Targets, profile: Callable[..., Run]) -> None:
+    """tests/targets/lowest_of_many.c: 1,000 regions of a page, the lowest
+    unmapped, which the monitor keeps first of all: the regions it counts
+    as overlapped are from there up, never below."""
+    run = profile([targets.build("lowest_of_many")])
+    assert run.completed.stdout == "ok\n"
+    document: dict[str, Any] = json.loads(mprof("report", "--format", "json", run.output).stdout)
+    summary = document["summary"]
+    assert tuple(summary[name] for name in ("mmap_calls", "munmap_calls", "mremap_calls", "brk_calls", "mapped_bytes",
+                                            "unmapped_bytes", "mapped_splits")) == (
+        1000, 1, 0, 0, 1000 * PAGE, PAGE, 0)
+    kept = {row["path"]: (row["allocs"], row["frees"], row["kept_bytes"]) for row in document["leaks"]}
+    assert kept == {"main > map_page > [mmap]": (1000, 1, 999 * PAGE)}

@@ -54,6 +54,23 @@
  *               more (break_high), sbrk of -3 pages across both
  *               (break_back), brk back to the start (break_end).  The
  *               area's kind is "heap" ([heap] in the maps).
+ *   lengths     odd_length rw- [0,3) mapped with a length of 2 pages and a
+ *               byte; munmap of a page and a byte at 0, [0,2); mremap of
+ *               one byte at 2, [2,3), to a page and a byte at 5, [5,7)
+ *               (move_odd); munmap [0,8).  The kernel takes each length
+ *               as the whole pages it touches.
+ *   spanning    span r-x [0,2), then 15 regions of a page, even r-- and
+ *               odd rw- by turns, over [2,17); mremap span's first page to
+ *               [1,17) grown to 16 pages (move_span): 16 regions in the
+ *               span the call takes, and 17 cuts, span cut by both the old
+ *               range and the new; munmap [0,17).
+ *   grown_many  17 regions of a page side by side, odd rw- over [0,17), one
+ *               mapping to the kernel; munmap [17,20), the area's file
+ *               above; mremap [0,17) grown in place to [0,20) (grow_many),
+ *               which takes all 17; munmap [0,20).
+ *   breaks      the area from the break: 18 sbrk of a page (break_page);
+ *               sbrk of -17 pages (break_back_many), which takes 17 of
+ *               them; brk back to the start (break_end).
  *
  * Except in carved, the area is a file's PROT_NONE mapping (a memfd's),
  * which no region is: regions are mapped over it, and a munmap of it
@@ -375,6 +392,95 @@ static void break_area(void)
     step("gone");
 }
 
+/* A page and a byte: the byte's page is mapped whole. */
+__attribute__((noinline)) static void odd_length(size_t first, size_t end)
+{
+    char *region = mmap(at(first), (end - first - 1) * P + 1, PROT_READ | PROT_WRITE, ANONYMOUS | MAP_FIXED, -1, 0);
+    check(region == at(first), "odd_length");
+}
+
+__attribute__((noinline)) static void move_odd(size_t first, size_t new_first, size_t new_end)
+{
+    char *moved = mremap(at(first), 1, (new_end - new_first - 1) * P + 1, MREMAP_MAYMOVE | MREMAP_FIXED,
+                         at(new_first));
+    check(moved == at(new_first), "move_odd");
+}
+
+static void lengths(void)
+{
+    reserve_file(8);
+    odd_length(0, 3);
+    step("placed");
+    check(munmap(at(0), P + 1) == 0, "munmap of a page and a byte");
+    step("cut");
+    move_odd(2, 5, 7);
+    step("moved");
+    unmap(0, 8);
+    step("gone");
+}
+
+FIXED(span, PROT_READ | PROT_EXEC, MAP_FIXED)
+MOVE(move_span, MREMAP_MAYMOVE | MREMAP_FIXED)
+
+static void spanning(void)
+{
+    reserve_file(17);
+    span(0, 2);
+    for (size_t page = 2; page < 17; page++) {
+        if (page % 2 == 0)
+            even(page, page + 1);
+        else
+            odd(page, page + 1);
+    }
+    step("placed");
+    move_span(0, 1, 1, 17);
+    step("moved");
+    unmap(0, 17);
+    step("gone");
+}
+
+__attribute__((noinline)) static void grow_many(size_t first, size_t end, size_t new_end)
+{
+    check(mremap(at(first), (end - first) * P, (new_end - first) * P, 0) == at(first), "grow_many");
+}
+
+static void grown_many(void)
+{
+    reserve_file(20);
+    for (size_t page = 0; page < 17; page++)
+        odd(page, page + 1);
+    step("placed");
+    unmap(17, 20);
+    grow_many(0, 17, 20);
+    step("grown");
+    unmap(0, 20);
+    step("gone");
+}
+
+__attribute__((noinline)) static void break_page(size_t page)
+{
+    check(sbrk((intptr_t)P) == at(page), "break_page");
+}
+
+__attribute__((noinline)) static void break_back_many(size_t pages)
+{
+    check(sbrk(-(intptr_t)(pages * P)) == at(area_pages), "break_back_many");
+}
+
+static void breaks(void)
+{
+    area = sbrk(0);
+    area_pages = 18;
+    check((uintptr_t)area % P == 0, "the break is not page-aligned");
+    for (size_t page = 0; page < 18; page++)
+        break_page(page);
+    step("up");
+    break_back_many(17);
+    step("back");
+    break_end();
+    step("gone");
+}
+
 int main(int argc, char **argv)
 {
     static char output[1 << 16];
@@ -384,13 +490,15 @@ int main(int argc, char **argv)
         void (*run)(void);
     } cases[] = {{"neighbours", neighbours}, {"hole", hole},     {"remap", remap},
                  {"fixed_over", fixed_over}, {"carved", carved}, {"many", many},
-                 {"many_over", many_over}, {"break", break_area}};
+                 {"many_over", many_over}, {"break", break_area}, {"lengths", lengths},
+                 {"spanning", spanning}, {"grown_many", grown_many}, {"breaks", breaks}};
     for (size_t i = 0; argc == 2 && i < sizeof cases / sizeof cases[0]; i++) {
         if (strcmp(argv[1], cases[i].name) == 0) {
             cases[i].run();
             return 0;
         }
     }
-    fprintf(stderr, "usage: mapped_neighbours neighbours|hole|remap|fixed_over|carved|many|many_over|break\n");
+    fprintf(stderr, "usage: mapped_neighbours neighbours|hole|remap|fixed_over|carved|many|many_over|break|lengths|"
+                    "spanning|grown_many|breaks\n");
     return 2;
 }
