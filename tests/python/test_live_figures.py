@@ -22,6 +22,15 @@ def test_a_sparkline_keeps_each_columns_highest() -> None:
     assert sparkline([0, 8, 4, 2], 4) == " #=-"
     # Two values a column: the higher of each pair, scaled to the highest.
     assert sparkline([0, 1, 8, 0, 4, 4, 0, 0], 4) == ".#= "
+    # Fewer values than columns (a run's first seconds): a column each, not
+    # the first value over and over.
+    assert sparkline([0, 5, 15, 25, 35, 45, 55, 65, 80], 58) == " _.-~=+*#"
+    assert sparkline([8, 0, 1], 3) == "# ."
+    # Three values in two columns: the first alone, then the higher of the
+    # other two; a value above none gets the lowest mark.
+    assert sparkline([1, 0, 80], 2) == "_#"
+    assert sparkline([0, 0], 5) == "  "
+    assert sparkline([5], 0) == ""
 
 
 def _sample(elapsed_s: float, paths: dict[str, tuple[int, int, int]]) -> Sample:
