@@ -214,3 +214,16 @@ def test_the_screen_before_any_figures_and_after_the_end(tmp_path: Path) -> None
     assert lines(state, 80, 24)[3:] == [
         "live             0 B |", "resident         0 B |", f"by temporaries   {KEYS}", "no figures yet",
         HEADING, "               (no path has any temporaries)"]
+
+
+def test_the_row_of_two_functions_of_one_name_adds_up_both(tmp_path: Path) -> None:
+    """Each figure of the helpers' row is the sum of both paths' (figures
+    all different), and its functions are those of the first (the
+    reduction's first group: the program's helper, recorded first)."""
+    builder = recorded([((MAIN, HELPER_A), 64, 3, 1), ((MAIN, HELPER_B), 64, 5, 0)], flags=0x1)
+    builder.paths = [(*path, 1 if path[0] == (HELPER_A, MAIN) else 2) for path in builder.paths]  # temporaries
+    (tmp_path / "h.mprof").write_bytes(builder.build())
+    sample = take(tmp_path / "h.mprof")
+    functions = {(function.full_name, function.module): key for key, function in sample.model.functions.items()}
+    assert sample.paths == {HELPED: PathFigures(HELPED, (functions["main", "/bin/prog"],
+                                                         functions["helper", "/bin/prog"]), 8, 7, 448, 3)}
