@@ -45,8 +45,8 @@ class Clock:
 class Terminal:
     """A curses window of height x width: what was written where, in each
     frame drawn; keys given by the moment they come (each getch waits on
-    the clock, as curses would its timeout, then gives the first key due,
-    else -1)."""
+    the clock, as curses would its timeout, until the next key if one
+    comes meanwhile, else -1)."""
     clock: Clock
     height: int = 24
     width: int = 80
@@ -84,10 +84,12 @@ class Terminal:
 
     def getch(self) -> int:
         assert self.wait_ms is not None
-        self.clock.now += 0.125
-        if self.keys and self.keys[0][0] <= self.clock.now - 1000.0:
-            return self.keys.pop(0)[1]
         assert self.clock.now < 1100.0, "the loop did not end"
+        waited = self.clock.now + 0.125
+        if self.keys and 1000.0 + self.keys[0][0] <= waited:  # a key before the wait is over ends it
+            self.clock.now = max(self.clock.now, 1000.0 + self.keys[0][0])
+            return self.keys.pop(0)[1]
+        self.clock.now = waited
         return -1
 
 
@@ -185,6 +187,19 @@ def test_the_loop_asks_each_interval_after_the_last_answer_and_shows_each(
     assert last[8:] == ["        20,480     40        8      0  +16.0K  main > grow_cache > remember",
                         "           128      2        0      0    -128  main > helper"]
     assert not any(terminal.cleared)
+
+
+def test_asks_are_a_tenth_of_a_second_apart_at_least(played: tuple[Clock, Process], tmp_path: Path) -> None:
+    """At a short interval (1/8 s) with answers that take 1/32 s and keys
+    pressed every 1/64 s (each ends the wait for a key), the next ask waits
+    a tenth of a second after the last, not the interval less the
+    answer's time: 7/64 s apart."""
+    clock, _ = played
+    keys = [(n / 64, ord("x")) for n in range(1, 32)] + [(0.5, ord("q"))]
+    terminal = Terminal(clock, keys=keys)
+    watch = FakeWatch(clock, snapshots(tmp_path)[:1] * 4, delay_s=1 / 32)
+    assert loop(terminal, watch, interval=0.125) == 0
+    assert watch.asked == [0.0, 7 / 64, 14 / 64, 21 / 64, 28 / 64]
 
 
 def test_keys_choose_the_order_and_redraw(played: tuple[Clock, Process], tmp_path: Path) -> None:
