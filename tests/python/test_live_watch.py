@@ -119,12 +119,14 @@ def test_a_user_takes_its_runtime_directory_only_when_private(places: tuple[Path
     assert request_directory() == shared
 
 
-def test_the_users_shared_directory_is_made_private(places: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("mode", [0o755, 0o070, 0o601, 0o710])
+def test_the_users_shared_directory_is_made_private(places: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch,
+                                                    mode: int) -> None:
     """One of the user's made by hand with permissions for others is made
     private (the monitor would ignore it), not refused."""
     _, shared = places
     as_user(monkeypatch, USER)
-    directory_of(shared, USER, 0o755)
+    directory_of(shared, USER, mode)
     assert request_directory() == shared
     assert mode_of(shared) == 0o700
 
@@ -309,21 +311,33 @@ def test_a_request_that_cannot_be_made_is_named_and_nothing_is_left(places: tupl
 
 def test_a_viewer_that_keeps_making_the_request_is_named(places: tuple[Path, Path], answers_in: Path,
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    """Another viewer makes the request again each time just before this
-    one would: replaced once, made again, this one gives up."""
+    """Another viewer's request is there, and it makes it again as soon as
+    this one has replaced it: replaced once, made again, this one gives
+    up."""
     runtime, _ = places
     runtime.mkdir(mode=0o700)
     request = runtime / f"mprof-watch.{os.getpid()}"
+    request.write_text("/the/other/viewer.mprof\n")
     real_open = os.open
+    tries = []
 
     def racing(path: str | Path, flags: int, mode: int = 0o777, **where: int) -> int:
         if Path(path) == request:
-            request.write_text("/the/other/viewer.mprof\n")
+            tries.append(path)
+            if len(tries) == 2:
+                request.write_text("/the/other/viewer.mprof\n")
         return real_open(path, flags, mode, **where)
 
     monkeypatch.setattr(os, "open", racing)
     assert refusal(lambda: Watch(os.getpid())) == f"{request}: another viewer keeps making it"
     assert list(answers_in.iterdir()) == []
+
+
+def test_a_watch_whose_directory_was_removed_ends_quietly(places: tuple[Path, Path], answers_in: Path) -> None:
+    """A cleaner of /tmp may remove the viewer's directory meanwhile."""
+    with Watch(os.getpid()) as watch:
+        watch.answer.parent.rmdir()
+    assert not watch.request.exists()
 
 
 def test_asking_changes_the_request_or_makes_it_again(places: tuple[Path, Path], answers_in: Path) -> None:
