@@ -31,6 +31,7 @@ def test_a_sparkline_keeps_each_columns_highest() -> None:
     assert sparkline([1, 0, 80], 2) == "_#"
     assert sparkline([0, 0], 5) == "  "
     assert sparkline([5], 0) == ""
+    assert sparkline([3, 8, 1], 1) == "#"
 
 
 def _sample(elapsed_s: float, paths: dict[str, tuple[int, int, int]]) -> Sample:
@@ -91,8 +92,8 @@ def test_compact_numbers_round_to_the_unit_that_fits() -> None:
         "99.9k", "100k", "10.0k", "2", "13", "-14.0k", "-5"]
     assert [compact(value, binary=True) for value in (9_999, 10_239, 1_023_487, 1_023_488, 5 << 40)] == [
         "9,999", "10.0K", "999K", "1.0M", "5120G"]
-    assert [compact(value, sign=True) for value in (0, 5, -5, 12_345, -12_345)] == ["0", "+5", "-5", "+12.3k",
-                                                                                   "-12.3k"]
+    assert [compact(value, sign=True) for value in (0, 1, 5, -1, 12_345, -12_345)] == ["0", "+1", "+5", "-1",
+                                                                                      "+12.3k", "-12.3k"]
 
 
 def _timed(elapsed_s: float, peak_s: float, timeline: tuple[tuple[int, int, int, int, int], ...]) -> Sample:
@@ -135,3 +136,12 @@ def test_ties_go_to_more_live_bytes_then_by_name_and_a_rate_needs_time() -> None
     state.add(_sample(2.0, {"b": (8, 10, 4), "a": (4, 10, 4)}))
     assert state.choose("l")
     assert [(row.figures.names[0], row.allocs_per_second) for row in state.rows()] == [("a", 0.0), ("b", 0.0)]
+
+
+def test_a_sparkline_spans_the_width_the_line_leaves() -> None:
+    """At 80 columns a sparkline has 58 (after "resident     6.0 MiB |"):
+    116 points, two a column; the first half of the run at 0."""
+    state = ViewState(pid=7)
+    state.add(_timed(1.0, 0.0, tuple((n, 0 if n < 58 else 1024, 1, 0 if n < 58 else 4096, 0) for n in range(116))))
+    assert lines(state, 80, 24)[3:5] == ["live         1.0 KiB |" + " " * 29 + "#" * 29,
+                                         "resident     4.0 KiB |" + " " * 29 + "#" * 29]

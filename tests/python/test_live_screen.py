@@ -130,6 +130,7 @@ class Process:
         return 6 * MIB + int(self.clock.now - 1000.0) if self.running(pid) else None
 
     def has_monitor(self, pid: int) -> bool:
+        assert pid == PID
         return self.monitored
 
 
@@ -195,7 +196,8 @@ def test_asks_are_a_tenth_of_a_second_apart_at_least(played: tuple[Clock, Proces
     a tenth of a second after the last, not the interval less the
     answer's time: 7/64 s apart."""
     clock, _ = played
-    keys = [(n / 64, ord("x")) for n in range(1, 32)] + [(0.5, ord("q"))]
+    # And one key just before the tenth of a second is up.
+    keys = sorted([(n / 64, ord("x")) for n in range(1, 32)] + [(0.09995, ord("x")), (0.5, ord("q"))])
     terminal = Terminal(clock, keys=keys)
     watch = FakeWatch(clock, snapshots(tmp_path)[:1] * 4, delay_s=1 / 32)
     assert loop(terminal, watch, interval=0.125) == 0
@@ -446,11 +448,29 @@ def where(fd: int) -> str:
     return os.readlink(f"/proc/self/fd/{fd}")
 
 
-def test_the_view_takes_the_terminal_where_output_goes_elsewhere(tmp_path: Path) -> None:
+class OnTerminal:
+    """A standard file on a terminal, that must not be flushed."""
+
+    def isatty(self) -> bool:
+        return True
+
+    def flush(self) -> None:
+        raise AssertionError("flushed")
+
+
+def test_the_view_takes_the_terminal_where_output_goes_elsewhere(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
     """mprof run --live with the program's input or output redirected: the
     view's standard input and output become its controlling terminal, for
     reading and writing, what it had written before going where it was
-    going; standard error stays; no descriptor is left open."""
+    going; standard error stays; no descriptor is left open.  Both on a
+    terminal already (here, in the test's process too): nothing is done."""
+    monkeypatch.setattr(sys, "stdin", OnTerminal())
+    monkeypatch.setattr(sys, "stdout", OnTerminal())
+    fds = sorted(os.listdir("/proc/self/fd"))
+    screen_module._on_terminal()
+    assert sorted(os.listdir("/proc/self/fd")) == fds
+    monkeypatch.undo()
     written = tmp_path / "output"
 
     def run(terminal: str) -> list[str]:

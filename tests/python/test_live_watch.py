@@ -119,6 +119,18 @@ def test_a_user_takes_its_runtime_directory_only_when_private(places: tuple[Path
     assert request_directory() == shared
 
 
+def test_a_private_shared_directory_is_left_as_it_is(places: tuple[Path, Path],
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """Not even its mode set again (its change time would say so)."""
+    _, shared = places
+    as_user(monkeypatch, USER)
+    directory_of(shared, USER, 0o700)
+    changed = shared.lstat().st_ctime_ns
+    time.sleep(0.05)  # past the file system's clock tick, so that a change would show
+    assert request_directory() == shared
+    assert shared.lstat().st_ctime_ns == changed
+
+
 @pytest.mark.parametrize("mode", [0o755, 0o070, 0o601, 0o710])
 def test_the_users_shared_directory_is_made_private(places: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch,
                                                     mode: int) -> None:
