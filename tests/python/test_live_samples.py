@@ -29,6 +29,13 @@ FRAMES = {MAIN: ("main", "/bin/prog"), GROW_CACHE: ("grow_cache", "/bin/prog"), 
           CHURN: ("churn", "/bin/prog"), SCRATCH: ("scratch", "/bin/prog"), HELPER_A: ("helper", "/bin/prog"),
           HELPER_B: ("helper", "/lib/libplugin.so")}
 CACHE, CHURNED, HELPED = ("main", "grow_cache", "remember"), ("main", "churn", "scratch"), ("main", "helper")
+# Paths through a library's frames, which a path too long for its column
+# folds (report/folding.py).
+LIBRARY = "/lib/libworker.so"
+RUN_QUEUE, DISPATCH, INVOKE, SCHEDULE, HANDLE, LONG_X, SHORT_X, LY, H = range(0x8000, 0x8900, 0x100)
+FRAMES |= {RUN_QUEUE: ("run_queue_task", LIBRARY), DISPATCH: ("dispatch_one", LIBRARY),
+           INVOKE: ("invoke_handler", LIBRARY), SCHEDULE: ("schedule_next", LIBRARY), HANDLE: ("handle", "/bin/prog"),
+           LONG_X: ("lxxxxxxxxxxxx", LIBRARY), SHORT_X: ("lxxxx", LIBRARY), LY: ("ly", LIBRARY), H: ("h", "/bin/prog")}
 
 
 class FramesInFiles(NamedFrames):
@@ -227,3 +234,38 @@ def test_the_row_of_two_functions_of_one_name_adds_up_both(tmp_path: Path) -> No
     functions = {(function.full_name, function.module): key for key, function in sample.model.functions.items()}
     assert sample.paths == {HELPED: PathFigures(HELPED, (functions["main", "/bin/prog"],
                                                          functions["helper", "/bin/prog"]), 8, 7, 448, 3)}
+
+
+def one_sample_state(directory: Path, *chains: tuple[tuple[int, ...], int]) -> ViewState:
+    """The view of one snapshot of the chains given (addresses outermost
+    first, blocks of 64 bytes kept)."""
+    (directory / "p.mprof").write_bytes(recorded([(chain, 64, blocks, 0) for chain, blocks in chains],
+                                                 flags=0x1).build())
+    state = ViewState(4242)
+    state.add(take(directory / "p.mprof"))
+    return state
+
+
+def test_rows_cut_off_leave_the_shown_ones_as_they_would_fold(tmp_path: Path) -> None:
+    """Two paths that fold alike (main > [2 libworker.so] > handle) are
+    both shown whole (allocations a second over the run's 2.5 s), to tell them apart; with room for one row, the other
+    is not on the screen, and the one shown folds as it would alone."""
+    state = one_sample_state(tmp_path, ((MAIN, RUN_QUEUE, DISPATCH, HANDLE), 10),
+                             ((MAIN, INVOKE, SCHEDULE, HANDLE), 5))
+    assert lines(state, 80, 24)[8:] == [
+        "           640     10        4      0       0  main > run_queue_task > dispatch_one > handle"[:80],
+        "           320      5        2      0       0  main > invoke_handler > schedule_next > handle"[:80]]
+    assert lines(state, 80, 9)[8:] == [
+        "           640     10        4      0       0  main > [2 libworker.so] > handle"]
+
+
+def test_the_path_column_is_what_the_figures_leave_and_20_at_least(tmp_path: Path) -> None:
+    """The figures take 47 columns: a path of 21 characters is whole from
+    68 columns on, folded below (the column 20 wide at least, then cut to
+    the line); one of 29, whole from 76 on."""
+    state = one_sample_state(tmp_path, ((MAIN, SHORT_X, LY, H), 1))
+    assert [lines(state, width, 24)[8][47:] for width in (60, 67, 68)] == [
+        "main > [2 lib", "main > [2 libworker.", "main > lxxxx > ly > h"]
+    state = one_sample_state(tmp_path, ((MAIN, LONG_X, LY, H), 1))
+    assert [lines(state, width, 24)[8][47:] for width in (75, 76, 80)] == [
+        "main > [2 libworker.so] > h", "main > lxxxxxxxxxxxx > ly > h", "main > lxxxxxxxxxxxx > ly > h"]
