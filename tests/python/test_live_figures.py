@@ -22,6 +22,16 @@ def test_a_sparkline_keeps_each_columns_highest() -> None:
     assert sparkline([0, 8, 4, 2], 4) == " #=-"
     # Two values a column: the higher of each pair, scaled to the highest.
     assert sparkline([0, 1, 8, 0, 4, 4, 0, 0], 4) == ".#= "
+    # Fewer values than columns (a run's first seconds): a column each, not
+    # the first value over and over.
+    assert sparkline([0, 5, 15, 25, 35, 45, 55, 65, 80], 58) == " _.-~=+*#"
+    assert sparkline([8, 0, 1], 3) == "# ."
+    # Three values in two columns: the first alone, then the higher of the
+    # other two; a value above none gets the lowest mark.
+    assert sparkline([1, 0, 80], 2) == "_#"
+    assert sparkline([0, 0], 5) == "  "
+    assert sparkline([5], 0) == ""
+    assert sparkline([3, 8, 1], 1) == "#"
 
 
 def _sample(elapsed_s: float, paths: dict[str, tuple[int, int, int]]) -> Sample:
@@ -73,3 +83,65 @@ def test_growth_is_since_the_first_sample_and_the_rate_since_the_one_before() ->
     # The process: 6,000 live bytes in the first sample, 9,664 now.
     assert lines(state, 80, 3)[1:] == ["live 9,664 bytes in 0 blocks   peak 0 bytes at 0:00:00",
                                        "resident -   growth +3,664 bytes since the view began"]
+
+
+def test_compact_numbers_round_to_the_unit_that_fits() -> None:
+    """One decimal below 99.95 of a unit, none from there; the next unit
+    from 999.5; a sign only where asked for, a minus always."""
+    assert [compact(value) for value in (99_949, 99_950, 10_000.0, 2.5, 12.7, -14_015, -5)] == [
+        "99.9k", "100k", "10.0k", "2", "13", "-14.0k", "-5"]
+    assert [compact(value, binary=True) for value in (9_999, 10_239, 1_023_487, 1_023_488, 5 << 40)] == [
+        "9,999", "10.0K", "999K", "1.0M", "5120G"]
+    assert [compact(value, sign=True) for value in (0, 1, 5, -1, 12_345, -12_345)] == ["0", "+1", "+5", "-1",
+                                                                                      "+12.3k", "-12.3k"]
+
+
+def _timed(elapsed_s: float, peak_s: float, timeline: tuple[tuple[int, int, int, int, int], ...]) -> Sample:
+    run = RunInfo(1, 0, "/bin/app", "", int(elapsed_s * 1e9), True, False, False, 0, False, 5)
+    return Sample(model=Model([run], {}, {}, [], {}, [], []), elapsed_ns=int(elapsed_s * 1e9), allocs=0,
+                  live_blocks=0, live_bytes=0, peak_bytes=0, peak_ns=int(peak_s * 1e9), timeline=timeline, paths={},
+                  warnings=[])
+
+
+def test_times_and_sizes_on_the_screen() -> None:
+    """The run's time and the peak's as hours:minutes:seconds, seconds
+    never rounded up; the highest live and resident sizes in the largest
+    binary unit below 1,024 of it (GiB at most)."""
+    shown = {}
+    for elapsed_s, peak_s, live, resident in ((59.9, 0.0, 1023, 1024), (3725.0, 3599.999, 1_048_575, 1 << 20),
+                                              (360_000.0, 61.0, 3 << 30, 2 << 40)):
+        state = ViewState(pid=7)
+        state.add(_timed(elapsed_s, peak_s, ((1, live, 1, resident, 0),)))
+        screen = lines(state, 80, 24)
+        shown[elapsed_s] = (screen[0], screen[1].split("at ")[1], screen[3], screen[4])
+    assert shown == {59.9: ("mprof top  pid 7  at 0:00:59  /bin/app", "0:00:00", "live         1,023 B |#",
+                            "resident     1.0 KiB |#"),
+                     3725.0: ("mprof top  pid 7  at 1:02:05  /bin/app", "0:59:59", "live     1,024.0 KiB |#",
+                              "resident     1.0 MiB |#"),
+                     360_000.0: ("mprof top  pid 7  at 100:00:00  /bin/app", "0:01:01", "live         3.0 GiB |#",
+                                 "resident 2,048.0 GiB |#")}
+
+
+def test_ties_go_to_more_live_bytes_then_by_name_and_a_rate_needs_time() -> None:
+    """Paths of one figure: the one holding more first, then by their
+    names; two samples of the same moment give no rate (not a division by
+    zero)."""
+    state = ViewState(pid=1)
+    state.add(_sample(2.0, {"b": (4, 10, 4), "a": (4, 10, 4), "c": (4, 20, 4), "d": (4, 5, 0)}))
+    assert state.choose("t")
+    assert [row.figures.names[0] for row in state.rows()] == ["c", "a", "b"]
+    assert state.choose("a")
+    assert [(row.figures.names[0], row.allocs_per_second) for row in state.rows()] == [
+        ("c", 2.0), ("a", 2.0), ("b", 2.0), ("d", 2.0)]
+    state.add(_sample(2.0, {"b": (8, 10, 4), "a": (4, 10, 4)}))
+    assert state.choose("l")
+    assert [(row.figures.names[0], row.allocs_per_second) for row in state.rows()] == [("a", 0.0), ("b", 0.0)]
+
+
+def test_a_sparkline_spans_the_width_the_line_leaves() -> None:
+    """At 80 columns a sparkline has 58 (after "resident     6.0 MiB |"):
+    116 points, two a column; the first half of the run at 0."""
+    state = ViewState(pid=7)
+    state.add(_timed(1.0, 0.0, tuple((n, 0 if n < 58 else 1024, 1, 0 if n < 58 else 4096, 0) for n in range(116))))
+    assert lines(state, 80, 24)[3:5] == ["live         1.0 KiB |" + " " * 29 + "#" * 29,
+                                         "resident     4.0 KiB |" + " " * 29 + "#" * 29]

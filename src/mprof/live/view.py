@@ -114,8 +114,9 @@ def sparkline(values: list[int], width: int) -> str:
     values it stands for, scaled to the highest of all."""
     if not values or width <= 0:
         return ""
-    columns = [max(values[n * len(values) // width:max((n + 1) * len(values) // width, n * len(values) // width + 1)])
-               for n in range(min(width, len(values)))]
+    # Fewer values than width: a column each.
+    count = min(width, len(values))
+    columns = [max(values[n * len(values) // count:(n + 1) * len(values) // count]) for n in range(count)]
     top = max(columns) or 1
     return "".join(LEVELS[min(len(LEVELS) - 1, value * (len(LEVELS) - 1) // top + (value > 0))] for value in columns)
 
