@@ -174,9 +174,10 @@ def test_the_screen_of_the_third_sample_in_each_order(tmp_path: Path) -> None:
     assert lines(state, 80, 24) == [*top, f"by temporaries   {KEYS}", "", HEADING, churn]
     assert state.choose("g")
     state.note = "warning: something"
-    # Cut at 80 columns, as every line.
-    assert lines(state, 80, 24) == [*top, f"by growth since the view began   {KEYS}"[:80], "warning: something",
+    # 91 columns in one line: at 80 the keys get a line of their own.
+    assert lines(state, 80, 24) == [*top, "by growth since the view began", KEYS, "warning: something",
                                     HEADING, cache, helper]
+    assert lines(state, 91, 24)[len(top)] == f"by growth since the view began   {KEYS}"
 
 
 def test_the_first_samples_rates_are_since_the_start(tmp_path: Path) -> None:
@@ -204,7 +205,10 @@ def test_a_screen_too_small_is_cut(tmp_path: Path) -> None:
     full = lines(state, 80, 24)
     assert lines(state, 80, 9) == full[:9]
     assert lines(state, 80, 5) == full[:5]
-    assert lines(state, 40, 24) == [line[:40] for line in full[:8]] + [
+    # Too narrow for the order and the keys on one line: the keys have a
+    # line of their own, cut as every line is.
+    assert lines(state, 40, 24) == [line[:40] for line in full[:5]] + ["by live bytes", KEYS[:40]] + [
+        line[:40] for line in full[6:8]] + [
         "        20,480     40        8      0  +", "           128      2        0      0   "]
 
 
@@ -264,8 +268,8 @@ def test_the_path_column_is_what_the_figures_leave_and_20_at_least(tmp_path: Pat
     68 columns on, folded below (the column 20 wide at least, then cut to
     the line); one of 29, whole from 76 on."""
     state = one_sample_state(tmp_path, ((MAIN, SHORT_X, LY, H), 1))
-    assert [lines(state, width, 24)[8][47:] for width in (60, 67, 68)] == [
+    assert [lines(state, width, 24)[-1][47:] for width in (60, 67, 68)] == [
         "main > [2 lib", "main > [2 libworker.", "main > lxxxx > ly > h"]
     state = one_sample_state(tmp_path, ((MAIN, LONG_X, LY, H), 1))
-    assert [lines(state, width, 24)[8][47:] for width in (75, 76, 80)] == [
+    assert [lines(state, width, 24)[-1][47:] for width in (75, 76, 80)] == [
         "main > [2 libworker.so] > h", "main > lxxxxxxxxxxxx > ly > h", "main > lxxxxxxxxxxxx > ly > h"]

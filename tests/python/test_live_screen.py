@@ -232,9 +232,8 @@ def test_the_loop_says_why_no_figures_come(played: tuple[Clock, Process], tmp_pa
     clock.now = 1000.0
     terminal = Terminal(clock, keys=[(4.5, ord("q"))])
     assert loop(terminal, FakeWatch(clock, [])) == 0
-    # Cut at 80 columns, as every line.
-    assert terminal.frames[-1][2] == (f"no figures: process {PID} has no libmprof in its memory; start it with mprof "
-                                      "run (or with libmprof linked in)")[:80]
+    assert terminal.frames[-1][2] == f"no figures: process {PID} has no libmprof; start it with mprof run"
+    assert len(f"no figures: process {4_194_304} has no libmprof; start it with mprof run") <= 80
 
 
 def test_the_loop_shows_a_warning_or_an_error_of_an_answer(played: tuple[Clock, Process], tmp_path: Path) -> None:
@@ -320,13 +319,12 @@ def test_drawing_keeps_off_the_last_cell_and_writes_what_it_can(tmp_path: Path) 
     assert state.choose("g")
     terminal = Terminal(clock, height=6)
     _draw(terminal, state, False)  # type: ignore[arg-type]
-    keys = "by growth since the view began   [l:live  a:allocations/s  t:temporaries  g:growth  q:quit]"
     assert terminal.frames == [["mprof top  pid 4242  at 0:00:04  prog --flag",
                                 "live 20,608 bytes in 42 blocks   peak 20,800 bytes at 0:00:03",
                                 "resident -   growth +16,256 bytes since the view began",
                                 "live        20.1 KiB |..=*#",
                                 "resident     6.0 MiB |++*##",
-                                keys[:79]]]
+                                "by growth since the view began"]]
     named = snapshot(tmp_path, "c.mprof", 1.0, 8, 0, 0, (4096, 1.0), [], cmdline="caf\u00e9 \u2192".encode())
     state = state_of([named])
     terminal = Terminal(clock, unwritable="live ")

@@ -122,8 +122,8 @@ def _loop(screen: curses.window, watch: Watch, settings: Settings) -> int:
         elif state.current is None and now - started > _PATIENCE_S:
             state.note = (f"no figures yet: process {settings.pid} has not allocated since the view began"
                           if has_monitor(settings.pid) else
-                          f"no figures: process {settings.pid} has no libmprof in its memory; start it with "
-                          "mprof run (or with libmprof linked in)")
+                          # Within 80 columns with a 7-digit pid: what to do is not cut off.
+                          f"no figures: process {settings.pid} has no libmprof; start it with mprof run")
         if changed:
             _draw(screen, state, settings.repaint)
         key = screen.getch()

@@ -141,7 +141,9 @@ def lines(state: ViewState, width: int, height: int) -> list[str]:
             values = [point[column] for point in points]
             out.append(f"{label:<8} {_size(max(values, default=0)):>11} |{sparkline(values, width - 22)}")
         keys = "  ".join(f"{order.key}:{order.title.split()[0]}" for order in ORDERS)
-        out.append(f"by {state.order.title}   [{keys}  q:quit]")
+        # Two lines where one would be cut: the keys are the way out.
+        by, hint = f"by {state.order.title}", f"[{keys}  q:quit]"
+        out += [f"{by}   {hint}"] if len(by) + 3 + len(hint) <= width else [by, hint]
         out.append(state.note)
         heading = f"{'live bytes':>14} {'blocks':>6} {'allocs/s':>8} {'temps':>6} {'growth':>7}  path"
         out.append(heading)
