@@ -254,7 +254,7 @@ def test_what_proc_tells_of_a_process(processes: Callable[..., subprocess.Popen[
     sleeper.kill()
     wait_for(lambda: Path(f"/proc/{sleeper.pid}/stat").read_text().rpartition(")")[2].split()[0] == "Z",
              "the process ended")
-    assert not running(sleeper.pid)  # ended, not waited for
+    assert not running(sleeper.pid) and resident_bytes(sleeper.pid) is None  # ended, not waited for
     monitored = processes(["sh", "-c", "echo ready; exec sleep 60"],
                           env={**os.environ, "LD_PRELOAD": str(LIBMPROF), "MPROF_OUTPUT": str(tmp_path / "s.mprof")})
     assert has_monitor(monitored.pid)

@@ -111,12 +111,14 @@ def running(pid: int) -> bool:
 
 
 def resident_bytes(pid: int) -> int | None:
-    """The process's resident set now, None once it has ended."""
+    """The process's resident set now, None once it has ended (an ended
+    process not yet waited for reads as no pages at all)."""
     try:
         with open(f"/proc/{pid}/statm", "rb") as statm:
-            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+            pages = int(statm.read().split()[1])
     except (OSError, IndexError, ValueError):
         return None
+    return pages * os.sysconf("SC_PAGE_SIZE") if pages else None
 
 
 def has_monitor(pid: int) -> bool:
