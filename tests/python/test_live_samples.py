@@ -178,6 +178,7 @@ def test_the_screen_of_the_third_sample_in_each_order(tmp_path: Path) -> None:
     assert lines(state, 80, 24) == [*top, "by growth since the view began", KEYS, "warning: something",
                                     HEADING, cache, helper]
     assert lines(state, 91, 24)[len(top)] == f"by growth since the view began   {KEYS}"
+    assert lines(state, 90, 24)[len(top):len(top) + 2] == ["by growth since the view began", KEYS]
 
 
 def test_the_first_samples_rates_are_since_the_start(tmp_path: Path) -> None:
