@@ -1,7 +1,8 @@
 """mprof-inject's command line, which a mutation audit found unchecked
 (make mutate): too few or too many arguments, or --helper with no file
 after it, are a usage error (status 2) that touches no process; three or
-four go on to the process."""
+four go on to the process.  And what it says: the helper asked for, and a
+reason cut to its room."""
 
 from __future__ import annotations
 
@@ -10,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from e2e_support import BUILD
+from e2e_support import BUILD, Targets, ask_line
 
 INJECT = BUILD / "mprof-inject"
+HELPER = BUILD / "libmprof-inject.so"
 USAGE = "usage: mprof-inject [--loaded] [--helper FILE] PID LIBRARY FUNCTION [ARGUMENT]\n"
 
 
@@ -41,3 +43,34 @@ def test_a_right_command_line_goes_on_to_the_process(options: list[str], rest: l
     pid = no_process()
     completed = subprocess.run([INJECT, *options, pid, *rest], capture_output=True, text=True, timeout=60)
     assert completed.returncode != 2 and completed.stderr.startswith(f"process {pid}: "), completed
+
+
+def test_a_helper_of_one_character_is_the_one_taken() -> None:
+    """--helper / names a helper of one character, which is no library: it
+    is refused as the helper asked for, not replaced by the default one
+    beside mprof-inject (which would go on to find no such process)."""
+    pid = no_process()
+    completed = subprocess.run([INJECT, "--helper", "/", pid, "lib.so", "f"], capture_output=True, text=True,
+                               timeout=60)
+    assert (completed.returncode, completed.stdout, completed.stderr) == (
+        4, "", f"process {pid}: / is not mprof-inject's helper library (run make first)\n")
+
+
+def test_a_reason_longer_than_its_room_is_cut_to_it(targets: Targets) -> None:
+    """The reason is said from a room of 512 bytes: --loaded with a library
+    of a 600-character name, which napper has not loaded, is refused with
+    the reason's first 511 bytes."""
+    library = "/" + "l" * 596 + ".so"
+    napper = subprocess.Popen([targets.build("napper")], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert napper.stdout is not None and napper.stdout.readline() == "ready\n"
+        done = subprocess.run([INJECT, "--loaded", "--helper", HELPER, str(napper.pid), library, "f"],
+                              capture_output=True, text=True, timeout=120)
+        reason = f"cannot load {library}: not loaded"
+        assert len(reason) > 511
+        assert (done.returncode, done.stdout, done.stderr) == (3, "", f"process {napper.pid}: {reason[:511]}\n")
+        assert ask_line(napper, "count") == "failed 0"
+    finally:
+        napper.kill()
+        napper.wait()
+

@@ -10,7 +10,9 @@
  * process with status 86) and faults so as to raise it: mprof-inject must
  * stop the thread at the fault with the signal unblocked, as the kernel
  * resets the handler of a fault it finds blocked, and never let the
- * handler run. */
+ * handler run.  probe_write(TEXT) writes TEXT to no file (descriptor -1)
+ * and answers what write returned: -1 where it goes to the kernel, its
+ * length where a seccomp filter's handler answers it (trapped_writes.c). */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <signal.h>
@@ -24,6 +26,11 @@
 int probe_twice(const char *argument)
 {
     return 2 * atoi(argument) + 1;
+}
+
+int probe_write(const char *argument)
+{
+    return (int)write(-1, argument, strlen(argument));
 }
 
 #define FILL(n) "vmovupd (%0), %%ymm" #n "\n\t"
