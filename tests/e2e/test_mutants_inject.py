@@ -74,3 +74,27 @@ def test_a_reason_longer_than_its_room_is_cut_to_it(targets: Targets) -> None:
         napper.kill()
         napper.wait()
 
+
+def test_a_process_that_executes_another_program_during_the_call_is_let_go(targets: Targets) -> None:
+    """probe_exec has a thread of its own execute napper anew while the
+    thread mprof-inject stopped, napper's only one, waits for it: that
+    thread ends with the old program, and its id passes to the thread that
+    executed, which mprof-inject does not trace (its wait for the thread
+    fails, ECHILD).  mprof-inject says so with status 4 and ends, and the
+    new napper goes on.  (The timeout is far above the second this takes,
+    there only to catch a wait that never ends.)"""
+    library = targets.build("libinject_probe.so", source="inject_probe.c", shared=True)
+    program = targets.build("napper")
+    napper = subprocess.Popen([program], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert napper.stdout is not None and napper.stdout.readline() == "ready\n"
+        done = subprocess.run([INJECT, "--helper", HELPER, str(napper.pid), library, "probe_exec", program],
+                              capture_output=True, text=True, timeout=60)
+        assert (done.returncode, done.stdout, done.stderr) == (
+            4, "", f"process {napper.pid}: thread {napper.pid} did not come back from the helper: the process ended "
+                   "or executed another program\n")
+        assert napper.stdout.readline() == "ready\n"
+        assert ask_line(napper, "count") == "failed 0"
+    finally:
+        napper.kill()
+        napper.wait()
