@@ -567,7 +567,7 @@ static void block_deferred(sigset_t *before)
 static bool default_helper(char *path, size_t capacity)
 {
     ssize_t length = readlink("/proc/self/exe", path, capacity - 32);
-    if (length <= 0)
+    if (length <= 0 || (size_t)length >= capacity - 32) /* perhaps cut short, its directory too */
         return false;
     path[length] = '\0';
     char *slash = strrchr(path, '/');

@@ -6,6 +6,7 @@ reason cut to its room."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -98,3 +99,52 @@ def test_a_process_that_executes_another_program_during_the_call_is_let_go(targe
     finally:
         napper.kill()
         napper.wait()
+
+
+def directory_of_length(base: Path, length: int) -> Path:
+    """A directory under base whose path is length bytes long, made of
+    names of at most 200 bytes."""
+    path = base
+    while (left := length - len(str(path))) > 0:
+        name = min(200, left - 1)
+        if left - 1 - name == 1:  # no room would be left for a last name after its slash
+            name -= 1
+        path = path / ("d" * name)
+    assert len(str(path)) == length
+    path.mkdir(parents=True)
+    return path
+
+
+def copy_into(directory: Path, source: Path, name: str) -> None:
+    """source copied to directory/name, executable, by a name relative to
+    the directory (whose path and name together may pass PATH_MAX)."""
+    at = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        copy = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o755, dir_fd=at)
+        with os.fdopen(copy, "wb") as written:
+            written.write(source.read_bytes())
+    finally:
+        os.close(at)
+
+
+@pytest.mark.parametrize(("length", "status", "said"), [
+    (4063, 1, "process {pid}: no such process\n"),
+    (4064, 4, "mprof-inject: cannot find its own directory\n"),
+    (4090, 4, "mprof-inject: cannot find its own directory\n")], ids=["whole", "perhaps-cut", "cut"])
+def test_its_own_path_is_read_whole_or_not_at_all(tmp_path: Path, length: int, status: int, said: str) -> None:
+    """mprof-inject finds its helper beside itself from /proc/self/exe,
+    read into the room its buffer (PATH_MAX) keeps beside the helper's
+    name, 4064 bytes: a path that fills that room may be cut short, its
+    directory too (readlink says no more), so mprof-inject refuses it
+    rather than take a helper from another directory (one of its own
+    path's, where it was cut: 4090 bytes; the kernel refuses to read one
+    longer than PATH_MAX); one a byte shorter, whole, finds it (and goes on
+    to find no such process).  The copy is run by a relative name, from a
+    directory as deep as that."""
+    directory = directory_of_length(tmp_path, length - len("/mprof-inject"))
+    copy_into(directory, INJECT, "mprof-inject")
+    copy_into(directory, HELPER, "libmprof-inject.so")
+    pid = no_process()
+    completed = subprocess.run(["./mprof-inject", pid, "lib.so", "f"], cwd=directory, capture_output=True, text=True,
+                               timeout=60)
+    assert (completed.returncode, completed.stdout, completed.stderr) == (status, "", said.format(pid=pid))
