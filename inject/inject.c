@@ -190,16 +190,27 @@ static bool read_memory(pid_t tid, uint64_t address, void *data, size_t size)
 /* Waits for the thread's next stop and says it as waitpid would; false
  * when the thread ended.  WNOWAIT leaves the stop's signal with the thread:
  * should this program die before it passes the signal on, the kernel
- * delivers it (a wait that took it would lose it). */
+ * delivers it (a wait that took it would lose it).  Each stop or end of the
+ * thread sends SIGCHLD, blocked here (block_deferred), but a thread that
+ * another's exec ends wakes no wait for its id, which the kernel has passed
+ * on to the thread that executed (not traced: waitid then fails): a wait
+ * that slept would never end, so it looks again at least every 10 ms. */
 static bool wait_stop(pid_t tid, int *status)
 {
     siginfo_t info;
+    sigset_t child;
+    sigemptyset(&child);
+    sigaddset(&child, SIGCHLD);
     for (;;) {
         memset(&info, 0, sizeof info);
-        if (waitid(P_PID, (id_t)tid, &info, WSTOPPED | WEXITED | __WALL | WNOWAIT) == 0)
-            break;
-        if (errno != EINTR)
+        if (waitid(P_PID, (id_t)tid, &info, WSTOPPED | WEXITED | __WALL | WNOWAIT | WNOHANG) == 0) {
+            if (info.si_pid)
+                break;
+            struct timespec pause = {0, 10000000};
+            sigtimedwait(&child, NULL, &pause);
+        } else if (errno != EINTR) {
             return false;
+        }
     }
     if (info.si_code != CLD_TRAPPED && info.si_code != CLD_STOPPED)
         return false;
@@ -545,6 +556,10 @@ static void block_deferred(sigset_t *before)
     sigemptyset(&blocked);
     for (size_t i = 0; i < sizeof deferred_signals / sizeof *deferred_signals; i++)
         sigaddset(&blocked, deferred_signals[i]);
+    /* And SIGCHLD, kept pending for wait_stop (which an ignored one, as a
+     * parent may leave it across exec, would not be for a stop). */
+    signal(SIGCHLD, SIG_DFL);
+    sigaddset(&blocked, SIGCHLD);
     sigprocmask(SIG_BLOCK, &blocked, before);
 }
 
@@ -552,7 +567,7 @@ static void block_deferred(sigset_t *before)
 static bool default_helper(char *path, size_t capacity)
 {
     ssize_t length = readlink("/proc/self/exe", path, capacity - 32);
-    if (length <= 0)
+    if (length <= 0 || (size_t)length >= capacity - 32) /* perhaps cut short, its directory too */
         return false;
     path[length] = '\0';
     char *slash = strrchr(path, '/');

@@ -553,3 +553,66 @@ def test_a_tracer_that_is_process_1_is_named(targets: Targets) -> None:
     finally:
         init.kill()
         init.wait()
+
+
+@pytest.mark.slow
+def test_more_fault_signals_than_are_kept_during_the_call_arrive_as_one(targets: Targets, tmp_path: Path) -> None:
+    """40 SIGSEGVs sent with kill during one call, each once the one before
+    was taken off the thread: mprof-inject keeps the first 32 to send again
+    (TAKEN_MAX) and drops the rest, the standard signal being one pending
+    at most; sent again while the thread is still stopped, they arrive as
+    one, which fault_counter's handler counts."""
+    counter = subprocess.Popen([targets.build("fault_counter")], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               text=True)
+    try:
+        assert counter.stdout is not None and counter.stdout.readline() == "ready\n"
+        directory = tmp_path / "call"
+        directory.mkdir()
+        started = subprocess.Popen(injection(counter.pid, HELPER, probe(targets), "probe_wait", directory),
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 60
+        while not (directory / "inside").exists():
+            assert started.poll() is None and time.monotonic() < deadline, started.communicate()
+            time.sleep(0.001)
+        for n in range(40):
+            os.kill(counter.pid, signal.SIGSEGV)
+            while pending_signals(counter.pid) & signal_mask(signal.SIGSEGV):
+                assert time.monotonic() < deadline, f"signal {n} stays pending"
+                time.sleep(0.001)
+        (directory / "release").touch()
+        out, err = started.communicate(timeout=60)
+        assert (started.returncode, out, err) == (0, "7\n", "")
+        try:
+            answer = ask_line(counter, "count")
+        except BrokenPipeError:
+            answer = f"ended with status {counter.wait(timeout=60)}"
+        assert answer == "queued 0 other 1"
+    finally:
+        counter.kill()
+        counter.wait()
+
+
+@pytest.mark.slow
+def test_a_system_call_a_seccomp_filter_traps_is_answered_by_the_programs_handler(targets: Targets,
+                                                                                  tmp_path: Path) -> None:
+    """trapped_writes's seccomp filter traps every write with SIGSYS, which
+    its handler counts and answers as if written: one the called function
+    makes (probe_write) goes to that handler, as a sandbox needs (it is no
+    fault: mprof-inject passes it on), and the calls themselves, to their
+    return through the restorer's rt_sigreturn, make none."""
+    library = probe(targets)
+    trapped = subprocess.Popen([targets.build("trapped_writes")], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               text=True)
+    try:
+        assert trapped.stdout is not None and trapped.stdout.readline() == "ready\n"
+        done = subprocess.run(injection(trapped.pid, fresh_helper(tmp_path, 0), library, "probe_write", "12345"),
+                              capture_output=True, text=True, timeout=120)
+        assert (done.returncode, done.stdout, done.stderr) == (0, "5\n", "")
+        assert ask_line(trapped, "count") == "writes 1"
+        done = subprocess.run(injection(trapped.pid, fresh_helper(tmp_path, 1), library, "probe_twice", "4",
+                                        loaded=True), capture_output=True, text=True, timeout=120)
+        assert (done.returncode, done.stdout, done.stderr) == (0, "9\n", "")
+        assert ask_line(trapped, "count") == "writes 1"
+    finally:
+        trapped.kill()
+        trapped.wait()

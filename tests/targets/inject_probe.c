@@ -10,20 +10,76 @@
  * process with status 86) and faults so as to raise it: mprof-inject must
  * stop the thread at the fault with the signal unblocked, as the kernel
  * resets the handler of a fault it finds blocked, and never let the
- * handler run. */
+ * handler run.  probe_write(TEXT) writes TEXT to no file (descriptor -1)
+ * and answers what write returned: -1 where it goes to the kernel, its
+ * length where a seccomp filter's handler answers it (trapped_writes.c).
+ * probe_exec(PROGRAM) has a thread of its own execute PROGRAM once the
+ * calling thread waits for it to end (in a futex, pthread_join's): the
+ * calling thread, the one mprof-inject stopped, ends with the rest of the
+ * old program, and the process goes on as PROGRAM. */
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 int probe_twice(const char *argument)
 {
     return 2 * atoi(argument) + 1;
+}
+
+int probe_write(const char *argument)
+{
+    return (int)write(-1, argument, strlen(argument));
+}
+
+static pid_t exec_caller;
+
+/* Reads /proc/self/task/TID/FILE whole, NUL-terminated; false when it cannot. */
+static int read_task_file(pid_t tid, const char *file, char *text, size_t size)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/task/%d/%s", (int)tid, file);
+    int descriptor = open(path, O_RDONLY);
+    if (descriptor < 0)
+        return 0;
+    ssize_t got = read(descriptor, text, size - 1);
+    close(descriptor);
+    text[got > 0 ? got : 0] = '\0';
+    return got > 0;
+}
+
+static void *execute(void *program)
+{
+    /* Once the caller sleeps in its futex (state S, system call 202). */
+    struct timespec pause = {0, 1000000};
+    for (;;) {
+        char stat[512], syscall_line[256];
+        const char *state = read_task_file(exec_caller, "stat", stat, sizeof stat) ? strrchr(stat, ')') : NULL;
+        if (state && state[1] == ' ' && state[2] == 'S' &&
+            read_task_file(exec_caller, "syscall", syscall_line, sizeof syscall_line) &&
+            atoi(syscall_line) == SYS_futex)
+            break;
+        nanosleep(&pause, NULL);
+    }
+    execl(program, program, (char *)NULL);
+    return NULL;
+}
+
+int probe_exec(const char *program)
+{
+    exec_caller = (pid_t)syscall(SYS_gettid);
+    pthread_t thread;
+    if (pthread_create(&thread, NULL, execute, (void *)program) != 0)
+        return -1;
+    pthread_join(thread, NULL);
+    return -1;
 }
 
 #define FILL(n) "vmovupd (%0), %%ymm" #n "\n\t"
