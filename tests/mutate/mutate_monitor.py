@@ -308,8 +308,11 @@ def main(argv: list[str]) -> int:
     print(f"{len(everything)} mutants in {len(sources)} files; {len(chosen)} chosen, {len(to_run)} to run",
           flush=True)
 
-    with tempfile.TemporaryDirectory(prefix="mprof-mutate-") as scratch:
-        # Readable by all: tests run the monitor in processes that drop root.
+    # In the build directory, not in /tmp, which may be closed to other users:
+    # tests run the monitor and mprof-inject in processes that drop root.
+    # (make_tree leaves mutate* out of its copies of build/.)
+    (REPO_ROOT / "build").mkdir(exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="mutate-scratch-", dir=REPO_ROOT / "build") as scratch:
         os.chmod(scratch, 0o755)
         trees = [Path(scratch) / f"tree{number}" for number in range(max(1, args.jobs))]
         for tree in trees:
