@@ -146,7 +146,9 @@ def test_the_users_shared_directory_is_made_private(places: tuple[Path, Path], m
 @pytest.mark.parametrize(("what", "make"), [
     ("a directory", lambda shared: directory_of(shared, NOBODY, 0o700)),
     ("a directory", lambda shared: directory_of(shared, NOBODY, 0o777)),
-    ("a symbolic link", lambda shared: shared.symlink_to("/tmp")),
+    # To a directory of the test's own, never /tmp: a mutant that changed
+    # the mode through the link closed /tmp to other users of the machine.
+    ("a symbolic link", lambda shared: shared.symlink_to(directory_of(shared.with_name("elsewhere"), NOBODY, 0o755))),
     ("a file", lambda shared: shared.write_text("")),
 ])
 def test_a_shared_place_not_the_users_is_refused_by_name(places: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch,
@@ -158,6 +160,8 @@ def test_a_shared_place_not_the_users_is_refused_by_name(places: tuple[Path, Pat
     assert refusal(request_directory) == (
         f"{shared}: {what} of uid {owner}'s, not yours: requests to your processes go there only when it is a "
         "directory of yours that only you can use; have it removed (root can) and try again")
+    if shared.is_symlink():  # refused, and what it points to left as it was
+        assert mode_of(shared.resolve()) == 0o755
 
 
 def test_a_shared_place_that_cannot_be_made_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
