@@ -200,7 +200,10 @@ def test_python_http_server_attached_and_detached_by_ctrl_c(tmp_path: Path) -> N
 
 def test_an_attached_process_forks_and_executes_as_before(targets: Targets, tmp_path: Path) -> None:
     """Its children run with the routed slots but not recorded: they end
-    as they would, and only the process itself has a file."""
+    as they would, and only the process itself has a file.  A vfork
+    child's exec, in the process's own memory, leaves its attachment as
+    it was: what it allocates after is counted, and mprof detach ends the
+    attachment, with no ending signal in the file."""
     program = targets.build("fork_on_request")
     process = subprocess.Popen([program], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=_plain_env())
     try:
@@ -209,7 +212,7 @@ def test_an_attached_process_forks_and_executes_as_before(targets: Targets, tmp_
         def request() -> None:
             process.stdin.write("go\n")
             process.stdin.flush()
-            assert process.stdout.readline() == "children 7 0\n"
+            assert process.stdout.readline() == "children 7 0 0\n"
 
         request()
         output = tmp_path / "forks.mprof"
@@ -226,6 +229,7 @@ def test_an_attached_process_forks_and_executes_as_before(targets: Targets, tmp_
     model = load_profile([output])
     assert (model.summary["allocs"], model.summary["frees"], model.summary["bytes_allocated"]) == (2, 0, 400)
     assert sorted(tmp_path.glob("forks.mprof*")) == [output]
+    assert [(run.final, run.end_signal) for run in model.runs] == [(True, 0)]
 
 
 def test_refusals_say_why_in_one_line(server: tuple[subprocess.Popen[str], int], targets: Targets,

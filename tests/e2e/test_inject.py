@@ -296,14 +296,22 @@ def test_a_sleep_the_call_interrupted_goes_on_when_mprof_inject_is_killed_or_not
         napper.wait()
 
 
-def test_a_process_traced_already_is_refused_with_status_1(targets: Targets) -> None:
+@pytest.mark.parametrize("name", ["strace", "s"])
+def test_a_process_traced_already_is_refused_with_status_1(targets: Targets, tmp_path: Path, name: str) -> None:
     """ptrace refuses a second tracer: mprof-inject says which one holds
-    the process, and exits 1 (refused), not 4 (failed)."""
+    the process, by its number and its name (strace, or a copy of it
+    named s: a name of one letter is said as well), and exits 1 (refused),
+    not 4 (failed)."""
+    strace = shutil.which("strace")
+    assert strace is not None, "strace is missing: make check's set-up installs it (TEST_PACKAGES)"
+    copy = tmp_path / name
+    shutil.copyfile(strace, copy)
+    copy.chmod(0o755)
     napper = subprocess.Popen([targets.build("napper")], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     tracer = None
     try:
         assert napper.stdout is not None and napper.stdout.readline() == "ready\n"
-        tracer = subprocess.Popen(["strace", "-o", os.devnull, "-p", str(napper.pid)], stderr=subprocess.DEVNULL)
+        tracer = subprocess.Popen([copy, "-o", os.devnull, "-p", str(napper.pid)], stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + 60
         while f"TracerPid:\t{tracer.pid}\n" not in Path(f"/proc/{napper.pid}/status").read_text():
             assert time.monotonic() < deadline, "strace did not attach"
@@ -311,7 +319,7 @@ def test_a_process_traced_already_is_refused_with_status_1(targets: Targets) -> 
         refused = subprocess.run(injection(napper.pid, HELPER, probe(targets), "probe_twice", "1"),
                                  capture_output=True, text=True, timeout=120)
         assert (refused.returncode, refused.stdout, refused.stderr) == (
-            1, "", f"process {napper.pid}: it is traced already, by process {tracer.pid} (strace): a process has one "
+            1, "", f"process {napper.pid}: it is traced already, by process {tracer.pid} ({name}): a process has one "
                    "tracer at a time; end that one (a debugger, strace) first\n")
     finally:
         for started in (tracer, napper):
