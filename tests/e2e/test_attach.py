@@ -384,9 +384,10 @@ def test_a_second_attach_is_refused_and_the_first_records_on(targets: Targets, t
 @pytest.mark.slow
 def test_a_copy_detached_refuses_to_start_again_and_leaves_the_process_free(targets: Targets,
                                                                             tmp_path: Path) -> None:
-    """A copy's monitor runs once: asked to attach again after its detach,
-    it refuses (2: it cannot start), and the refusal holds no claim on the
-    process, which mprof attach then attaches as any other."""
+    """A copy's monitor runs once: asked to detach again, it says it was
+    not attached (1); asked to attach again after its detach, it refuses
+    (2: it cannot start), and the refusal holds no claim on the process,
+    which mprof attach then attaches as any other."""
     asker = Asker(targets.build("exec_on_request"))
     pid = asker.process.pid
     first, again, third = tmp_path / "first.mprof", tmp_path / "again.mprof", tmp_path / "third.mprof"
@@ -406,6 +407,7 @@ def test_a_copy_detached_refuses_to_start_again_and_leaves_the_process_free(targ
         assert call("mprof_attach", str(first)) == "0\n"
         assert asker.ask("keep 2") == "kept 3"
         assert call("mprof_detach", "", "--loaded") == "0\n"
+        assert call("mprof_detach", "", "--loaded") == "1\n"
         assert call("mprof_attach", str(again), "--loaded") == "2\n"
         assert call("mprof_attached", "", "--loaded") == "0\n"
         attached = attach(pid, third)
