@@ -278,9 +278,10 @@ def test_refusals_say_why_in_one_line(server: tuple[subprocess.Popen[str], int],
 class Asker:
     """tests/targets/exec_on_request.c, a line at a time."""
 
-    def __init__(self, program: Path) -> None:
-        self.process = subprocess.Popen([program], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-                                        env=_plain_env())
+    def __init__(self, program: Path, *wrapper: Path) -> None:
+        """program, or the wrapper that executes it (wrapper program)."""
+        self.process = subprocess.Popen([*wrapper, program], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        text=True, env=_plain_env())
 
     def ask(self, line: str) -> str:
         return ask_line(self.process, line)
@@ -326,6 +327,30 @@ def test_an_exec_while_attached_ends_the_attachment_with_the_file_written(target
         assert model.runs[0].attached and model.runs[0].final
         assert by_path(model, "main > keep_block") == (3, 0, 3 * EXEC_BLOCK_SIZE), how
         assert (model.summary["allocs"], model.summary["frees"]) == (3, 0), how
+
+
+@pytest.mark.slow
+def test_tables_that_cannot_be_made_writable_are_warned_of_and_the_rest_counted(targets: Targets,
+                                                                               tmp_path: Path) -> None:
+    """Where mprotect may not make memory writable again (unwritable_tables'
+    seccomp filter), the C library's own table of imported functions, in
+    its RELRO, cannot be routed: mprof attach says so in a warning, and
+    still counts what the program's own calls (its table lazily bound,
+    writable) allocate."""
+    asker = Asker(targets.build("exec_on_request"), targets.build("unwritable_tables"))
+    pid = asker.process.pid
+    output = tmp_path / "unwritable.mprof"
+    try:
+        assert asker.ask("keep 1") == "kept 1"
+        attached = attach(pid, output)
+        assert attached.stderr is not None and attached.stderr.readline() == (
+            "mprof: warning: the calls of some of its modules could not be routed to the monitor (their tables "
+            "could not be made writable): their allocations are not counted\n")
+        assert asker.ask("keep 2") == "kept 3"
+        detach_by_command(pid, attached, output)
+    finally:
+        asker.end()
+    assert by_path(load_profile([output]), "main > keep_block") == (2, 0, 2 * EXEC_BLOCK_SIZE)
 
 
 @pytest.mark.slow
