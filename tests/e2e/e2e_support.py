@@ -24,6 +24,8 @@ from mprof.report.model import Model, PathRow
 REPO_ROOT = Path(__file__).resolve().parents[2]
 BUILD = REPO_ROOT / "build"
 LIBMPROF = BUILD / "libmprof.so"
+# mprof-inject and the helper it has a process load first (inject/).
+INJECT, INJECT_HELPER = BUILD / "mprof-inject", BUILD / "libmprof-inject.so"
 TARGETS = REPO_ROOT / "tests" / "targets"
 MPROF = REPO_ROOT / "mprof"
 
@@ -157,6 +159,16 @@ def path_name(model: Model, path: PathRow) -> str:
     """'main > a > w': the functions of a whole path, outermost first, read
     from the database's node table."""
     return " > ".join(model.functions[function].name for function in model.path_functions(path.node))
+
+
+def inject_probe(targets: Targets) -> Path:
+    """The library of calls mprof-inject's tests have a process make."""
+    return targets.build("libinject_probe.so", source="inject_probe.c", shared=True)
+
+
+def injection(pid: int, helper: Path, *call: str | Path, loaded: bool = False) -> list[str]:
+    """mprof-inject's command line for a call of a library's function."""
+    return [str(INJECT), *(["--loaded"] if loaded else []), "--helper", str(helper), str(pid), *map(str, call)]
 
 
 def ask_line(process: subprocess.Popen[str], line: str) -> str:

@@ -23,10 +23,17 @@ from pathlib import Path
 
 import pytest
 
-from e2e_support import BUILD, SIGNALS_OWN_STATE, SignalReceiver, Targets, ask_line, signal_receiver
+from e2e_support import (
+    INJECT_HELPER,
+    SIGNALS_OWN_STATE,
+    SignalReceiver,
+    Targets,
+    ask_line,
+    inject_probe,
+    injection,
+    signal_receiver,
+)
 
-INJECT = BUILD / "mprof-inject"
-HELPER = BUILD / "libmprof-inject.so"
 # A kill or a deferred signal at each of these is tried 20 times.
 ROUNDS = 20
 SYS_FUTEX = 202  # x86-64's number, as /proc/PID/syscall gives it
@@ -38,19 +45,11 @@ def receiver(targets: Targets) -> Iterator[SignalReceiver]:
         yield started
 
 
-def probe(targets: Targets) -> Path:
-    return targets.build("libinject_probe.so", source="inject_probe.c", shared=True)
-
-
-def injection(pid: int, helper: Path, *call: str | Path, loaded: bool = False) -> list[str]:
-    return [str(INJECT), *(["--loaded"] if loaded else []), "--helper", str(helper), str(pid), *map(str, call)]
-
-
 def fresh_helper(directory: Path, n: int) -> Path:
     """A copy of the helper the process has not loaded: each injection then
     has it load one, the step at which most can go wrong."""
     copy = directory / f"helper-{n}.so"
-    shutil.copyfile(HELPER, copy)
+    shutil.copyfile(INJECT_HELPER, copy)
     return copy
 
 
@@ -60,7 +59,7 @@ def call_probe_wait(pid: int, library: Path, directory: Path, n: int, killed: bo
     until told: mprof-inject killed while the call waits (the call then
     finishes alone), or left to finish and print the call's result."""
     directory.mkdir()
-    started = subprocess.Popen(injection(pid, HELPER, library, "probe_wait", directory, loaded=n > 0),
+    started = subprocess.Popen(injection(pid, INJECT_HELPER, library, "probe_wait", directory, loaded=n > 0),
                                stdout=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60
     while not (directory / "inside").exists():
@@ -75,7 +74,7 @@ def call_probe_wait(pid: int, library: Path, directory: Path, n: int, killed: bo
 
 def test_signals_that_come_during_the_calls_arrive_after_them_with_their_siginfo(
         receiver: SignalReceiver, targets: Targets, tmp_path: Path) -> None:
-    library = probe(targets)
+    library = inject_probe(targets)
     for n in range(ROUNDS):
         done = subprocess.run(injection(receiver.pid, fresh_helper(tmp_path, n), library, "probe_twice", str(n),
                                         loaded=n > 0), capture_output=True, text=True, timeout=120)
@@ -91,7 +90,7 @@ def test_mprof_inject_killed_at_any_of_its_steps_leaves_the_thread_as_it_was(
     it makes from its first ptrace on, in turn: seizing, stopping, laying
     out the frame, setting the registers and the mask, each of the calls'
     own system calls, the return, putting the thread back."""
-    library, killer = probe(targets), targets.build("kill_at_syscall")
+    library, killer = inject_probe(targets), targets.build("kill_at_syscall")
     whole = subprocess.run([killer, "1000000", *injection(receiver.pid, fresh_helper(tmp_path, 0), library,
                                                             "probe_twice", "5")],
                            capture_output=True, text=True, timeout=120)
@@ -128,13 +127,13 @@ def test_killed_or_interrupted_while_the_thread_runs_the_call(
     """SIGKILL ends mprof-inject at once and the thread returns by itself
     when the call ends; SIGINT, SIGTERM and SIGHUP wait until the thread is
     back, then end mprof-inject once it has said what the call returned."""
-    library = probe(targets)
+    library = inject_probe(targets)
     endings = [signal.SIGKILL] * ROUNDS + [signal.SIGINT, signal.SIGTERM, signal.SIGHUP] * (ROUNDS // 3 + 1)
     for n, ending in enumerate(endings):
         directory = tmp_path / f"call-{n}"
         directory.mkdir()
-        started = subprocess.Popen(injection(receiver.pid, HELPER, library, "probe_wait", directory, loaded=n > 0),
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        started = subprocess.Popen(injection(receiver.pid, INJECT_HELPER, library, "probe_wait", directory,
+                                             loaded=n > 0), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                    preexec_fn=_signals_by_default)
         began = time.monotonic()
         deadline = began + 60
@@ -163,7 +162,7 @@ def test_a_library_not_loaded_is_refused_before_anything_is_called(receiver: Sig
     the helper is not even loaded (as after an exec, the new program is
     left alone)."""
     helper = fresh_helper(tmp_path, 0)
-    library = probe(targets)
+    library = inject_probe(targets)
     done = subprocess.run(injection(receiver.pid, helper, library, "probe_twice", "1", loaded=True),
                           capture_output=True, text=True, timeout=120)
     assert (done.returncode, done.stdout, done.stderr) == (
@@ -187,7 +186,7 @@ def test_a_vector_register_in_use_across_the_system_call_is_kept(
     though the call filled every vector register (inject_probe.c)."""
     if "-mavx512f" in flags and " avx512f" not in Path("/proc/cpuinfo").read_text():
         pytest.skip("this CPU has no AVX-512")
-    library = probe(targets)
+    library = inject_probe(targets)
     waiter = subprocess.Popen([targets.build(waiter_name, *flags)], stdin=subprocess.PIPE,
                               stdout=subprocess.PIPE, text=True)
     try:
@@ -226,10 +225,10 @@ def test_a_fault_in_the_call_keeps_the_programs_handler_and_never_runs_it(
     mprof-inject stops it at the fault and puts it back without the signal
     (the handler would end the process with status 86), and says so with
     status 4."""
-    library = probe(targets)
+    library = inject_probe(targets)
     before = caught_signals(receiver.pid)
     assert not before & signal_mask(fault)
-    done = subprocess.run(injection(receiver.pid, HELPER, library, "probe_fault", fault.name[3:]),
+    done = subprocess.run(injection(receiver.pid, INJECT_HELPER, library, "probe_fault", fault.name[3:]),
                           capture_output=True, text=True, timeout=120)
     assert (done.returncode, done.stdout, done.stderr) == (
         4, "", f"process {receiver.pid}: thread {receiver.pid} faulted in the helper (signal {fault.value})\n")
@@ -256,7 +255,7 @@ def test_ctrl_c_while_no_thread_waits_ends_the_search_at_once(targets: Targets) 
     spinner = subprocess.Popen([targets.build("spinner")], stdout=subprocess.PIPE, text=True)
     try:
         assert spinner.stdout is not None and spinner.stdout.readline() == "ready\n"
-        started = subprocess.Popen(injection(spinner.pid, HELPER, probe(targets), "probe_twice", "1"),
+        started = subprocess.Popen(injection(spinner.pid, INJECT_HELPER, inject_probe(targets), "probe_twice", "1"),
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                    preexec_fn=_sigint_by_default)
         deadline = time.monotonic() + 60
@@ -282,7 +281,7 @@ def test_a_sleep_the_call_interrupted_goes_on_when_mprof_inject_is_killed_or_not
     mprof-inject is killed in the call, cannot carry it.  Either way the
     wait starts again from the start: no poll fails, or answers more than
     its one descriptor (the restart code itself)."""
-    library = probe(targets)
+    library = inject_probe(targets)
     napper = subprocess.Popen([targets.build("napper")], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         assert napper.stdout is not None and napper.stdout.readline() == "ready\n"
@@ -296,22 +295,30 @@ def test_a_sleep_the_call_interrupted_goes_on_when_mprof_inject_is_killed_or_not
         napper.wait()
 
 
-def test_a_process_traced_already_is_refused_with_status_1(targets: Targets) -> None:
+@pytest.mark.parametrize("name", ["strace", "s"])
+def test_a_process_traced_already_is_refused_with_status_1(targets: Targets, tmp_path: Path, name: str) -> None:
     """ptrace refuses a second tracer: mprof-inject says which one holds
-    the process, and exits 1 (refused), not 4 (failed)."""
+    the process, by its number and its name (strace, or a copy of it
+    named s: a name of one letter is said as well), and exits 1 (refused),
+    not 4 (failed)."""
+    strace = shutil.which("strace")
+    assert strace is not None, "strace is missing: make check's set-up installs it (TEST_PACKAGES)"
+    copy = tmp_path / name
+    shutil.copyfile(strace, copy)
+    copy.chmod(0o755)
     napper = subprocess.Popen([targets.build("napper")], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     tracer = None
     try:
         assert napper.stdout is not None and napper.stdout.readline() == "ready\n"
-        tracer = subprocess.Popen(["strace", "-o", os.devnull, "-p", str(napper.pid)], stderr=subprocess.DEVNULL)
+        tracer = subprocess.Popen([copy, "-o", os.devnull, "-p", str(napper.pid)], stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + 60
         while f"TracerPid:\t{tracer.pid}\n" not in Path(f"/proc/{napper.pid}/status").read_text():
             assert time.monotonic() < deadline, "strace did not attach"
             time.sleep(0.01)
-        refused = subprocess.run(injection(napper.pid, HELPER, probe(targets), "probe_twice", "1"),
+        refused = subprocess.run(injection(napper.pid, INJECT_HELPER, inject_probe(targets), "probe_twice", "1"),
                                  capture_output=True, text=True, timeout=120)
         assert (refused.returncode, refused.stdout, refused.stderr) == (
-            1, "", f"process {napper.pid}: it is traced already, by process {tracer.pid} (strace): a process has one "
+            1, "", f"process {napper.pid}: it is traced already, by process {tracer.pid} ({name}): a process has one "
                    "tracer at a time; end that one (a debugger, strace) first\n")
     finally:
         for started in (tracer, napper):
@@ -337,7 +344,7 @@ def test_the_loaders_reason_is_said_whole_to_its_room(targets: Targets, tmp_path
                               cwd=tmp_path)
     try:
         assert napper.stdout is not None and napper.stdout.readline() == "ready\n"
-        done = subprocess.run(injection(napper.pid, HELPER, "./libmissing.so", "call_missing"),
+        done = subprocess.run(injection(napper.pid, INJECT_HELPER, "./libmissing.so", "call_missing"),
                               capture_output=True, text=True, timeout=120)
         assert (done.returncode, done.stdout, done.stderr) == (
             3, "", f"process {napper.pid}: cannot load ./libmissing.so: {reason[:399]}\n")
@@ -353,7 +360,7 @@ def test_without_process_vm_readv_and_writev_the_memory_goes_by_ptrace(
     seccomp profile denies them, as no_cross_memory's filter does), the
     frame and strings are written and the restorer's code and the answer
     read a word at a time with ptrace: the calls go as anywhere else."""
-    library, wrapper = probe(targets), targets.build("no_cross_memory")
+    library, wrapper = inject_probe(targets), targets.build("no_cross_memory")
     for n in range(2):
         done = subprocess.run([wrapper, *injection(receiver.pid, fresh_helper(tmp_path, n), library, "probe_twice",
                                                    str(20 + n), loaded=n > 0)],
@@ -370,7 +377,7 @@ def test_the_first_process_of_a_pid_namespace_is_called_into(targets: Targets) -
     """In a container's pid namespace, the program mprof attach is asked
     for is often process 1 there: its thread, waiting in poll, is
     taken as any other process's."""
-    library = probe(targets)
+    library = inject_probe(targets)
     init = subprocess.Popen(["unshare", "--pid", "--fork", "--kill-child", "--mount-proc", targets.build("napper")],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
@@ -378,7 +385,7 @@ def test_the_first_process_of_a_pid_namespace_is_called_into(targets: Targets) -
         [napper] = Path(f"/proc/{init.pid}/task/{init.pid}/children").read_text().split()
         assert f"NSpid:\t{napper}\t1\n" in Path(f"/proc/{napper}/status").read_text()
         done = subprocess.run(["nsenter", "--target", napper, "--pid", "--mount",
-                               *injection(1, HELPER, library, "probe_twice", "4")],
+                               *injection(1, INJECT_HELPER, library, "probe_twice", "4")],
                               capture_output=True, text=True, timeout=120)
         assert (done.returncode, done.stdout, done.stderr) == (0, "9\n", "")
         assert ask_line(init, "count") == "failed 0"
@@ -396,7 +403,7 @@ def test_a_thread_waiting_in_read_is_taken_when_the_main_one_waits_in_a_futex(ta
     try:
         assert joiner.stdout is not None and joiner.stdout.readline() == "ready\n"
         assert ask_line(joiner, "x") == "line"
-        done = subprocess.run(injection(joiner.pid, HELPER, probe(targets), "probe_twice", "4"),
+        done = subprocess.run(injection(joiner.pid, INJECT_HELPER, inject_probe(targets), "probe_twice", "4"),
                               capture_output=True, text=True, timeout=120)
         assert (done.returncode, done.stdout, done.stderr) == (0, "9\n", "")
         assert ask_line(joiner, "y") == "line"
@@ -424,7 +431,7 @@ def test_no_thread_is_taken_while_every_one_waits_in_a_futex(targets: Targets) -
         while waiting_in(joiner.pid) != [futex, futex]:
             assert time.monotonic() < deadline, waiting_in(joiner.pid)
             time.sleep(0.001)
-        done = subprocess.run(injection(joiner.pid, HELPER, probe(targets), "probe_twice", "4"),
+        done = subprocess.run(injection(joiner.pid, INJECT_HELPER, inject_probe(targets), "probe_twice", "4"),
                               capture_output=True, text=True, timeout=120)
         assert (done.returncode, done.stdout, done.stderr) == (
             4, "", f"process {joiner.pid}: none of its threads waited in a system call for 5 s (each was running, "
@@ -443,7 +450,7 @@ def test_another_users_process_is_refused_for_what_it_is(targets: Targets, user:
     napper = subprocess.Popen([targets.build("napper")], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         assert napper.stdout is not None and napper.stdout.readline() == "ready\n"
-        refused = subprocess.run(injection(napper.pid, HELPER, probe(targets), "probe_twice", "1"),
+        refused = subprocess.run(injection(napper.pid, INJECT_HELPER, inject_probe(targets), "probe_twice", "1"),
                                  capture_output=True, text=True, timeout=120, user=user, group=user, extra_groups=[])
         assert (refused.returncode, refused.stdout, refused.stderr) == (
             1, "", f"process {napper.pid}: it belongs to another user (uid 0): run mprof attach as that user, "
@@ -456,8 +463,8 @@ def test_another_users_process_is_refused_for_what_it_is(targets: Targets, user:
 
 def test_a_process_that_is_not_there_is_refused(targets: Targets) -> None:
     pid = int(Path("/proc/sys/kernel/pid_max").read_text()) + 1
-    refused = subprocess.run(injection(pid, HELPER, probe(targets), "probe_twice", "1"), capture_output=True,
-                             text=True, timeout=120)
+    refused = subprocess.run(injection(pid, INJECT_HELPER, inject_probe(targets), "probe_twice", "1"),
+                             capture_output=True, text=True, timeout=120)
     assert (refused.returncode, refused.stdout, refused.stderr) == (1, "", f"process {pid}: no such process\n")
 
 
@@ -476,7 +483,7 @@ def test_a_fault_signal_another_process_sends_during_the_call_arrives_after_it(t
     sigqueue, is taken off the thread and sent again once it is back, the
     queued one with its value, and fault_counter's handler counts it once."""
     libc = ctypes.CDLL(None, use_errno=True)
-    library = probe(targets)
+    library = inject_probe(targets)
     counter = subprocess.Popen([targets.build("fault_counter")], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                text=True)
     try:
@@ -484,7 +491,7 @@ def test_a_fault_signal_another_process_sends_during_the_call_arrives_after_it(t
         for n, expected in enumerate(["queued 0 other 1", "queued 1 other 1"]):
             directory = tmp_path / f"call-{n}"
             directory.mkdir()
-            started = subprocess.Popen(injection(counter.pid, HELPER, library, "probe_wait", directory,
+            started = subprocess.Popen(injection(counter.pid, INJECT_HELPER, library, "probe_wait", directory,
                                                  loaded=n > 0), stdout=subprocess.PIPE, text=True)
             deadline = time.monotonic() + 60
             while not (directory / "inside").exists():
@@ -511,11 +518,11 @@ def test_a_fault_signal_another_process_sends_during_the_call_arrives_after_it(t
 def test_a_function_the_library_lacks_is_missing(targets: Targets) -> None:
     """The library loads, the function is not in it: status 3, and the
     line names both."""
-    library = probe(targets)
+    library = inject_probe(targets)
     napper = subprocess.Popen([targets.build("napper")], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         assert napper.stdout is not None and napper.stdout.readline() == "ready\n"
-        done = subprocess.run(injection(napper.pid, HELPER, library, "probe_thrice", "1"), capture_output=True,
+        done = subprocess.run(injection(napper.pid, INJECT_HELPER, library, "probe_thrice", "1"), capture_output=True,
                               text=True, timeout=120)
         assert (done.returncode, done.stdout, done.stderr) == (
             3, "", f"process {napper.pid}: {library} has no function probe_thrice\n")
@@ -545,7 +552,7 @@ def test_a_tracer_that_is_process_1_is_named(targets: Targets) -> None:
             time.sleep(0.01)
         assert f"NSpid:\t{napper[0]}\t2\n" in Path(f"/proc/{napper[0]}/status").read_text()
         refused = subprocess.run(["nsenter", "--target", strace, "--pid", "--mount",
-                                  *injection(2, HELPER, probe(targets), "probe_twice", "1")],
+                                  *injection(2, INJECT_HELPER, inject_probe(targets), "probe_twice", "1")],
                                  capture_output=True, text=True, timeout=120)
         assert (refused.returncode, refused.stdout, refused.stderr) == (
             1, "", "process 2: it is traced already, by process 1 (strace): a process has one tracer at a time; "
@@ -568,8 +575,8 @@ def test_more_fault_signals_than_are_kept_during_the_call_arrive_as_one(targets:
         assert counter.stdout is not None and counter.stdout.readline() == "ready\n"
         directory = tmp_path / "call"
         directory.mkdir()
-        started = subprocess.Popen(injection(counter.pid, HELPER, probe(targets), "probe_wait", directory),
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        started = subprocess.Popen(injection(counter.pid, INJECT_HELPER, inject_probe(targets), "probe_wait",
+                                             directory), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         deadline = time.monotonic() + 60
         while not (directory / "inside").exists():
             assert started.poll() is None and time.monotonic() < deadline, started.communicate()
@@ -600,7 +607,7 @@ def test_a_system_call_a_seccomp_filter_traps_is_answered_by_the_programs_handle
     makes (probe_write) goes to that handler, as a sandbox needs (it is no
     fault: mprof-inject passes it on), and the calls themselves, to their
     return through the restorer's rt_sigreturn, make none."""
-    library = probe(targets)
+    library = inject_probe(targets)
     trapped = subprocess.Popen([targets.build("trapped_writes")], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                text=True)
     try:

@@ -39,8 +39,8 @@ FILES: dict[str, Covered] = {
                                E2E + "test_peak.py", E2E + "test_processes.py"), 90),
     "inject/helper.c": Covered(ATTACH, 120),
     "inject/inject.c": Covered(INJECT, 120),
-    "inject/safe_point.c": Covered(ATTACH, 120),
-    "inject/target.c": Covered(ATTACH, 120),
+    "inject/safe_point.c": Covered(INJECT, 120),
+    "inject/target.c": Covered(INJECT, 120),
 }
 
 # What every build of a mutant makes: a mutant's own product, and the

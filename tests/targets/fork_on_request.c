@@ -1,7 +1,8 @@
 /* For each line on stdin: forks a child that allocates (1000 blocks made
  * and freed, 1 of 100 bytes kept) and exits with status 7, then forks one
- * that executes /bin/true; keeps 200 bytes itself under main, and answers
- * "children 7 0" with the two statuses. */
+ * that executes /bin/true, then vforks one that does (sharing this
+ * process's memory until it has); keeps 200 bytes itself under main, and
+ * answers "children 7 0 0" with the three statuses. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -32,9 +33,15 @@ int main(void)
             _exit(99);
         }
         int executed = status_of(executing);
+        pid_t sharing = vfork();
+        if (sharing == 0) {
+            execl("/bin/true", "true", (char *)NULL);
+            _exit(99);
+        }
+        int shared = status_of(sharing);
         if (!malloc(200))
             return 1;
-        printf("children %d %d\n", allocated, executed);
+        printf("children %d %d %d\n", allocated, executed, shared);
         fflush(stdout);
     }
     return 0;
