@@ -4,31 +4,24 @@
  * denies them: mprof-inject must then read and write the process's memory
  * with ptrace alone. */
 #include <errno.h>
-#include <linux/audit.h>
-#include <linux/filter.h>
-#include <linux/seccomp.h>
-#include <stddef.h>
 #include <stdio.h>
-#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+#include "seccomp_filter.h"
 
 int main(int argc, char **argv)
 {
     if (argc < 2)
         return 2;
     struct sock_filter code[] = {
-        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+        SECCOMP_LOAD_NUMBER,
         BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_process_vm_readv, 2, 0),
         BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_process_vm_writev, 1, 0),
         BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
         BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
     };
-    struct sock_fprog program = {sizeof code / sizeof *code, code};
-    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program) != 0) {
+    if (seccomp_install(code, sizeof code / sizeof *code) != 0) {
         perror("no_cross_memory: seccomp");
         return 1;
     }

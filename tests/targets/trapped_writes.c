@@ -5,19 +5,16 @@
  * "writes W" through writev, which the filter lets through.  It says
  * "ready" first. */
 #define _GNU_SOURCE
-#include <linux/audit.h>
-#include <linux/filter.h>
-#include <linux/seccomp.h>
 #include <signal.h>
-#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <ucontext.h>
 #include <unistd.h>
+
+#include "seccomp_filter.h"
 
 /* si_code of a seccomp filter's SIGSYS (the kernel's asm-generic/siginfo.h;
  * glibc's headers lack it). */
@@ -49,17 +46,12 @@ int main(void)
     struct sigaction action = {.sa_sigaction = answer, .sa_flags = SA_SIGINFO | SA_RESTART};
     sigemptyset(&action.sa_mask);
     struct sock_filter code[] = {
-        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+        SECCOMP_LOAD_NUMBER,
         BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_write, 0, 1),
         BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP),
         BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
     };
-    struct sock_fprog program = {sizeof code / sizeof *code, code};
-    if (sigaction(SIGSYS, &action, NULL) != 0 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
-        prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program) != 0) {
+    if (sigaction(SIGSYS, &action, NULL) != 0 || seccomp_install(code, sizeof code / sizeof *code) != 0) {
         perror("trapped_writes: seccomp");
         return 1;
     }
