@@ -375,7 +375,11 @@ def test_figures_at_their_bounds_are_read(copy: Copy) -> None:
               "UPDATE sites SET offset = -9223372036854775808",
               "UPDATE replays SET live_digest = -9223372036854775808, duration_ns = 9223372036854775807",
               "UPDATE replay_allocators SET ns_per_malloc = 9007199254740992.0, ns_per_free = -9007199254740992.0, "
-              "ns_per_realloc = 0")
+              "ns_per_realloc = 0",
+              # Keys of 0 and 2^53: the least and greatest of a table keyed
+              # by its rowid are in range, its rows read in the one scan.
+              "INSERT INTO leaks VALUES (0, 1, 0, 8, 0, '')",
+              "INSERT INTO leaks VALUES (9007199254740992, 1, 0, 8, 0, '')")
     assert copy.problem() is None
     assert copy.quickly() is True
 
@@ -418,6 +422,15 @@ def test_keys_that_leave_a_gap(copy: Copy) -> None:
     copy.edit("UPDATE path_nodes SET parent_id = 15 WHERE id = 16")
     assert copy.problem() is None
     assert copy.quickly() is True
+
+
+def test_keys_that_leave_two_gaps(copy: Copy) -> None:
+    """Four nodes of ids 1 to 6 (2 and 5 gone) are not every id between:
+    the references to the two deleted, from their children 3 and 6, are
+    refused."""
+    copy.edit("DELETE FROM path_nodes WHERE id IN (2, 5)")
+    assert copy.problem() == "table path_nodes: parent_id names no row of path_nodes in 2 rows: 2"
+    assert copy.quickly() is False
 
 
 @pytest.mark.parametrize("key", ["id INTEGER PRIMARY KEY DESC", "id INTEGER PRIMARY KEY"])
