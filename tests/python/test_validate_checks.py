@@ -424,6 +424,22 @@ def test_keys_that_leave_a_gap(copy: Copy) -> None:
     assert copy.quickly() is True
 
 
+def test_references_to_every_id_between_are_not_looked_up(copy: Copy) -> None:
+    """The ids of runs, functions, leaks and path_nodes are every integer
+    from the least to the greatest: the one scan of a table that names
+    them checks its references by that range.  Only functions' cycle_id,
+    whose cycles is empty, is looked up (as NOT EXISTS, in one query)."""
+    statements: list[str] = []
+    db = copy.connect()
+    try:
+        db.set_trace_callback(statements.append)
+        validate.check(db)
+    finally:
+        db.close()
+    looked_up = [statement for statement in statements if " NOT EXISTS " in statement]
+    assert len(looked_up) == 1 and 'FROM "functions" AS c' in looked_up[0] and 'FROM "cycles" AS p' in looked_up[0]
+
+
 def test_keys_that_leave_two_gaps(copy: Copy) -> None:
     """Four nodes of ids 1 to 6 (2 and 5 gone) are not every id between:
     the references to the two deleted, from their children 3 and 6, are
