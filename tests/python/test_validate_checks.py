@@ -424,11 +424,8 @@ def test_keys_that_leave_a_gap(copy: Copy) -> None:
     assert copy.quickly() is True
 
 
-def test_references_to_every_id_between_are_not_looked_up(copy: Copy) -> None:
-    """The ids of runs, functions, leaks and path_nodes are every integer
-    from the least to the greatest: the one scan of a table that names
-    them checks its references by that range.  Only functions' cycle_id,
-    whose cycles is empty, is looked up (as NOT EXISTS, in one query)."""
+def traced(copy: Copy) -> list[str]:
+    """The statements check() runs on the copy, which it finds sound."""
     statements: list[str] = []
     db = copy.connect()
     try:
@@ -436,8 +433,33 @@ def test_references_to_every_id_between_are_not_looked_up(copy: Copy) -> None:
         validate.check(db)
     finally:
         db.close()
-    looked_up = [statement for statement in statements if " NOT EXISTS " in statement]
+    return statements
+
+
+def test_references_to_every_id_between_are_not_looked_up(copy: Copy) -> None:
+    """The ids of runs, functions, leaks and path_nodes are every integer
+    from the least to the greatest: the one scan of a table that names
+    them checks its references by that range.  Only functions' cycle_id,
+    whose cycles is empty, is looked up (as NOT EXISTS, in one query)."""
+    looked_up = [statement for statement in traced(copy) if " NOT EXISTS " in statement]
     assert len(looked_up) == 1 and 'FROM "functions" AS c' in looked_up[0] and 'FROM "cycles" AS p' in looked_up[0]
+
+
+def scans(copy: Copy) -> dict[str, str]:
+    """The query of check()'s one scan of each table, by its table."""
+    return {statement.split('"')[1]: statement for statement in traced(copy)
+            if statement.startswith('SELECT EXISTS (SELECT 1 FROM "') and '" WHERE NOT (' in statement}
+
+
+def test_a_strict_tables_types_are_left_to_sqlite(copy: Copy) -> None:
+    """paths and path_nodes are STRICT: their scan checks the type of no
+    column but path_nodes' file, which is ANY (text or a BLOB), where the
+    same tables made again without STRICT have each column's checked."""
+    strict = scans(copy)
+    assert "typeof(" not in strict["paths"]
+    assert strict["path_nodes"].count("typeof(") == 1 and 'typeof("file")' in strict["path_nodes"]
+    loosened = scans(copy.edit(loosened=True))
+    assert 'typeof("allocs")' in loosened["paths"] and 'typeof("function_id")' in loosened["path_nodes"]
 
 
 def test_keys_that_leave_two_gaps(copy: Copy) -> None:
