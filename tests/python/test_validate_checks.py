@@ -267,6 +267,15 @@ def test_an_edit_is_refused_in_one_line(untouched: Path, tmp_path: Path, stateme
     assert refused
 
 
+def test_a_column_declared_of_another_type(copy: Copy) -> None:
+    """A table made again with a column of another type, or of none,
+    which SQLite lets hold any value: refused by its declaration."""
+    copy._rewrite("bins", "types TEXT NOT NULL", "types BLOB NOT NULL")
+    assert copy.problem() == "table bins: column types is declared BLOB, not TEXT"
+    copy._rewrite("bins", "types BLOB NOT NULL", "types NOT NULL")
+    assert copy.problem() == "table bins: column types is declared without a type, not TEXT"
+
+
 def test_a_number_in_a_text_column(copy: Copy) -> None:
     # SQLite turns a number stored in a TEXT column into text: another
     # tool's table declared otherwise keeps it a number.
