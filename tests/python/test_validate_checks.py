@@ -639,6 +639,14 @@ def test_read_checked_gives_what_read_gives(copy: Copy) -> None:
     assert refused.value.message == "given.db: table path_nodes: a node's parent is not before it in 1 row: 2"
 
 
+def test_a_schemas_shape_is_found_once(copy: Copy) -> None:
+    """The shape of a schema already read is kept: a second check of the
+    same file runs no PRAGMA table_info, the slowest of the checks of a
+    small database."""
+    assert any("pragma_table_info" in statement for statement in traced(copy))
+    assert not any("pragma_table_info" in statement for statement in traced(copy))
+
+
 @pytest.mark.parametrize(("kept", "after"), [(100, 101), (101, 1)])
 def test_the_shapes_kept_are_at_most_a_hundred_and_one(copy: Copy, kept: int, after: int) -> None:
     """_check_shape keeps each schema's shape, and forgets them all before
