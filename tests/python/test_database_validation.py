@@ -34,6 +34,18 @@ def real_database(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return widgets_database(tmp_path_factory.mktemp("real"), "untouched.db")
 
 
+@pytest.fixture(autouse=True)
+def uncached() -> None:
+    """Each test reads schema.sql and the file's shape afresh, as in
+    test_validate_checks.py: validate keeps both for the life of the
+    process, so that a mutation test, which forks each mutant's tests from
+    a process that has run them all once, would not run the code that
+    finds them."""
+    validate.schema.cache_clear()
+    validate._checks.cache_clear()
+    validate._SHAPES.clear()
+
+
 @pytest.fixture
 def edit(real_database: Path, tmp_path: Path) -> Edit:
     return Edit(real_database, tmp_path)

@@ -267,6 +267,15 @@ def test_an_edit_is_refused_in_one_line(untouched: Path, tmp_path: Path, stateme
     assert refused
 
 
+def test_a_column_declared_of_another_type(copy: Copy) -> None:
+    """A table made again with a column of another type, or of none,
+    which SQLite lets hold any value: refused by its declaration."""
+    copy._rewrite("bins", "types TEXT NOT NULL", "types BLOB NOT NULL")
+    assert copy.problem() == "table bins: column types is declared BLOB, not TEXT"
+    copy._rewrite("bins", "types BLOB NOT NULL", "types NOT NULL")
+    assert copy.problem() == "table bins: column types is declared without a type, not TEXT"
+
+
 def test_a_number_in_a_text_column(copy: Copy) -> None:
     # SQLite turns a number stored in a TEXT column into text: another
     # tool's table declared otherwise keeps it a number.
@@ -375,7 +384,11 @@ def test_figures_at_their_bounds_are_read(copy: Copy) -> None:
               "UPDATE sites SET offset = -9223372036854775808",
               "UPDATE replays SET live_digest = -9223372036854775808, duration_ns = 9223372036854775807",
               "UPDATE replay_allocators SET ns_per_malloc = 9007199254740992.0, ns_per_free = -9007199254740992.0, "
-              "ns_per_realloc = 0")
+              "ns_per_realloc = 0",
+              # Keys of 0 and 2^53: the least and greatest of a table keyed
+              # by its rowid are in range, its rows read in the one scan.
+              "INSERT INTO leaks VALUES (0, 1, 0, 8, 0, '')",
+              "INSERT INTO leaks VALUES (9007199254740992, 1, 0, 8, 0, '')")
     assert copy.problem() is None
     assert copy.quickly() is True
 
@@ -418,6 +431,53 @@ def test_keys_that_leave_a_gap(copy: Copy) -> None:
     copy.edit("UPDATE path_nodes SET parent_id = 15 WHERE id = 16")
     assert copy.problem() is None
     assert copy.quickly() is True
+
+
+def traced(copy: Copy) -> list[str]:
+    """The statements check() runs on the copy, which it finds sound."""
+    statements: list[str] = []
+    db = copy.connect()
+    try:
+        db.set_trace_callback(statements.append)
+        validate.check(db)
+    finally:
+        db.close()
+    return statements
+
+
+def test_references_to_every_id_between_are_not_looked_up(copy: Copy) -> None:
+    """The ids of runs, functions, leaks and path_nodes are every integer
+    from the least to the greatest: the one scan of a table that names
+    them checks its references by that range.  Only functions' cycle_id,
+    whose cycles is empty, is looked up (as NOT EXISTS, in one query)."""
+    looked_up = [statement for statement in traced(copy) if " NOT EXISTS " in statement]
+    assert len(looked_up) == 1 and 'FROM "functions" AS c' in looked_up[0] and 'FROM "cycles" AS p' in looked_up[0]
+
+
+def scans(copy: Copy) -> dict[str, str]:
+    """The query of check()'s one scan of each table, by its table."""
+    return {statement.split('"')[1]: statement for statement in traced(copy)
+            if statement.startswith('SELECT EXISTS (SELECT 1 FROM "') and '" WHERE NOT (' in statement}
+
+
+def test_a_strict_tables_types_are_left_to_sqlite(copy: Copy) -> None:
+    """paths and path_nodes are STRICT: their scan checks the type of no
+    column but path_nodes' file, which is ANY (text or a BLOB), where the
+    same tables made again without STRICT have each column's checked."""
+    strict = scans(copy)
+    assert "typeof(" not in strict["paths"]
+    assert strict["path_nodes"].count("typeof(") == 1 and 'typeof("file")' in strict["path_nodes"]
+    loosened = scans(copy.edit(loosened=True))
+    assert 'typeof("allocs")' in loosened["paths"] and 'typeof("function_id")' in loosened["path_nodes"]
+
+
+def test_keys_that_leave_two_gaps(copy: Copy) -> None:
+    """Four nodes of ids 1 to 6 (2 and 5 gone) are not every id between:
+    the references to the two deleted, from their children 3 and 6, are
+    refused."""
+    copy.edit("DELETE FROM path_nodes WHERE id IN (2, 5)")
+    assert copy.problem() == "table path_nodes: parent_id names no row of path_nodes in 2 rows: 2"
+    assert copy.quickly() is False
 
 
 @pytest.mark.parametrize("key", ["id INTEGER PRIMARY KEY DESC", "id INTEGER PRIMARY KEY"])
@@ -577,6 +637,14 @@ def test_read_checked_gives_what_read_gives(copy: Copy) -> None:
     with pytest.raises(MprofError) as refused:
         validate.read_checked(copy.path, "given.db", lambda db: db.execute("SELECT no_such_column FROM paths"))
     assert refused.value.message == "given.db: table path_nodes: a node's parent is not before it in 1 row: 2"
+
+
+def test_a_schemas_shape_is_found_once(copy: Copy) -> None:
+    """The shape of a schema already read is kept: a second check of the
+    same file runs no PRAGMA table_info, the slowest of the checks of a
+    small database."""
+    assert any("pragma_table_info" in statement for statement in traced(copy))
+    assert not any("pragma_table_info" in statement for statement in traced(copy))
 
 
 @pytest.mark.parametrize(("kept", "after"), [(100, 101), (101, 1)])
