@@ -396,8 +396,9 @@ def _sound_quickly(db: sqlite3.Connection, filled: dict[str, bool], shapes: dict
                 return False
             if high - low + 1 == count and [c.name for c in table.columns if c.key] == ["id"]:
                 dense[table.name] = (low, high)
-    rules = {table_name: f"NOT ({rows.split(' WHERE ', 1)[1]})" for table_name, _, rows, _ in ROWS
-             if rows.startswith(f"FROM {table_name} WHERE ") and " SELECT " not in rows}
+    # Each table's rule is part of its one scan (the cycles' subquery is
+    # made once, not per row).
+    rules = {table_name: f"NOT ({rows.split(' WHERE ', 1)[1]})" for table_name, _, rows, _ in ROWS}
     for table in schema():
         if not filled[table.name]:
             continue
@@ -413,11 +414,6 @@ def _sound_quickly(db: sqlite3.Connection, filled: dict[str, bool], shapes: dict
         for reference in table.references if filled[table.name] else ():
             if not _by_range(reference, dense):
                 _check_reference(db, table, reference)
-    for table_name, problem, rows, column in ROWS:
-        if table_name not in rules:
-            count, example = db.execute(f"SELECT COUNT(*), MIN({column}) {rows}").fetchone()
-            if count:
-                raise Problem(f"table {table_name}: {problem} in {_rows(count)}: {_shown(example)}")
     return True
 
 
