@@ -241,6 +241,23 @@ static void start_recording(void)
     pthread_atfork(fork_prepare, fork_parent, fork_child);
 }
 
+/* Set by the dynamic loader to the initial stack: argc, argv and its NULL,
+ * then the environment. */
+extern void *__libc_stack_end;
+
+/* A program's .preinit_array runs before the C library's initialiser sets
+ * environ, from the array the kernel left on the initial stack: a monitor
+ * started by a call from there would read no setting (MPROF_OUTPUT
+ * ignored).  environ is pointed at that same array, as the C library is
+ * about to point it; nothing changes for the program. */
+static void environment_before_libc(void)
+{
+    if (environ || !__libc_stack_end)
+        return;
+    long *start = __libc_stack_end;
+    environ = (char **)(start + 1 + start[0] + 1);
+}
+
 void monitor_init(void)
 {
     int expected = MONITOR_UNINITIALISED;
@@ -252,6 +269,7 @@ void monitor_init(void)
     if (!real_functions_resolve(false) || getauxval(AT_SECURE))
         status = MONITOR_OFF; /* secure-execution programs are left alone */
     if (status == MONITOR_ACTIVE) {
+        environment_before_libc();
         options_read(&monitor.options);
         bool glibc = real_allocator_is_glibc();
         monitor.block_headers = monitor.options.block_headers && glibc;

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from e2e_support import Run, Targets, in_module, module_named
+from e2e_support import Run, Targets, in_module, module_named, path_name
+from mprof.cli.inputs import load_profile
 from mprof.reducer import tree
 
 
@@ -83,6 +84,19 @@ def test_early_allocations_are_served_and_counted(targets: Targets, profile: Cal
     # are counted apart.
     assert s.early_allocs >= 1 and s.early_frees <= s.early_allocs
     assert (s.allocs, s.frees, s.bytes_allocated) == (40, 36, 16000)
+
+
+def test_a_start_before_the_c_library_reads_the_settings(targets: Targets, profile: Callable[..., Run]) -> None:
+    """tests/targets/preinit_malloc.c allocates from its .preinit_array,
+    before the C library has set environ: the monitor starts there, and
+    still writes MPROF_OUTPUT's file, with those blocks in it."""
+    run = profile([targets.build("preinit_malloc")])
+    assert run.completed.stdout == "ok\n"
+    s = run.data().summary
+    assert (s.allocs, s.frees, s.bytes_allocated, s.bytes_freed) == (5, 3, 3000 + 1000, 1000 + 1000)
+    model = load_profile([run.output])
+    early = [path for path in model.paths if path_name(model, path).endswith("before_libc > early_blocks")]
+    assert (sum(p.allocs for p in early), sum(p.frees for p in early), sum(sum(p.bytes) for p in early)) == (3, 1, 3000)
 
 
 def test_dlclosed_library_stays_in_the_module_list(targets: Targets, profile: Callable[..., Run]) -> None:
