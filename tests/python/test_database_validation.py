@@ -23,6 +23,8 @@ from mprof.reducer.errors import MprofError
 from mprof.reducer.records import Summary
 from mprof.report import validate
 
+pytestmark = pytest.mark.usefixtures("fresh_validation")
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 MPROF = REPO_ROOT / "mprof"
 COMMANDS = ("report", "html", "diff", "export")
@@ -33,17 +35,6 @@ def real_database(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The database of a real run of widgets, made by mprof db."""
     return widgets_database(tmp_path_factory.mktemp("real"), "untouched.db")
 
-
-@pytest.fixture(autouse=True)
-def uncached() -> None:
-    """Each test reads schema.sql and the file's shape afresh, as in
-    test_validate_checks.py: validate keeps both for the life of the
-    process, so that a mutation test, which forks each mutant's tests from
-    a process that has run them all once, would not run the code that
-    finds them."""
-    validate.schema.cache_clear()
-    validate._checks.cache_clear()
-    validate._SHAPES.clear()
 
 
 @pytest.fixture

@@ -27,6 +27,8 @@ from database_edits import edit_database, widgets_database
 from mprof.reducer.errors import MprofError
 from mprof.report import validate
 
+pytestmark = pytest.mark.usefixtures("fresh_validation")
+
 
 @pytest.fixture(scope="module")
 def untouched(tmp_path_factory: pytest.TempPathFactory) -> Path:
@@ -101,17 +103,6 @@ class Copy:
         finally:
             db.close()
 
-
-@pytest.fixture(autouse=True)
-def uncached() -> None:
-    """Each test reads schema.sql and the file's shape afresh: validate
-    keeps both (schema(), _checks(), _SHAPES) for the life of the process,
-    so that without this only the first test to check a database would
-    run the code that finds them (a mutation test forks each mutant's
-    tests from a process that has run them all once)."""
-    validate.schema.cache_clear()
-    validate._checks.cache_clear()
-    validate._SHAPES.clear()
 
 
 @pytest.fixture

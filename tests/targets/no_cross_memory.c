@@ -4,16 +4,12 @@
  * denies them: mprof-inject must then read and write the process's memory
  * with ptrace alone. */
 #include <errno.h>
-#include <stdio.h>
 #include <sys/syscall.h>
-#include <unistd.h>
 
 #include "seccomp_filter.h"
 
 int main(int argc, char **argv)
 {
-    if (argc < 2)
-        return 2;
     struct sock_filter code[] = {
         SECCOMP_LOAD_NUMBER,
         BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_process_vm_readv, 2, 0),
@@ -21,11 +17,5 @@ int main(int argc, char **argv)
         BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
         BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
     };
-    if (seccomp_install(code, sizeof code / sizeof *code) != 0) {
-        perror("no_cross_memory: seccomp");
-        return 1;
-    }
-    execv(argv[1], argv + 1);
-    perror("no_cross_memory: execv");
-    return 1;
+    return exec_filtered(code, sizeof code / sizeof *code, argc, argv, "no_cross_memory");
 }

@@ -5,17 +5,13 @@
  * loaded) can then not be routed by mprof attach, while the program's own
  * lazily bound ones (writable) can. */
 #include <errno.h>
-#include <stdio.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
-#include <unistd.h>
 
 #include "seccomp_filter.h"
 
 int main(int argc, char **argv)
 {
-    if (argc < 2)
-        return 2;
     struct sock_filter code[] = {
         SECCOMP_LOAD_NUMBER,
         BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_mprotect, 1, 0),
@@ -25,11 +21,5 @@ int main(int argc, char **argv)
         BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
         BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
     };
-    if (seccomp_install(code, sizeof code / sizeof *code) != 0) {
-        perror("unwritable_tables: seccomp");
-        return 1;
-    }
-    execv(argv[1], argv + 1);
-    perror("unwritable_tables: execv");
-    return 1;
+    return exec_filtered(code, sizeof code / sizeof *code, argc, argv, "unwritable_tables");
 }
