@@ -44,6 +44,7 @@
 #define MPROF_TAG_PATHS MPROF_TAG('P', 'A', 'T', 'H')
 #define MPROF_TAG_TIMELINE MPROF_TAG('T', 'I', 'M', 'E')
 #define MPROF_TAG_POOLS MPROF_TAG('P', 'O', 'O', 'L')
+#define MPROF_TAG_LEAKS MPROF_TAG('L', 'E', 'A', 'K')
 #define MPROF_TAG_END MPROF_TAG('E', 'N', 'D', ' ')
 
 /* A pool's objects (libmprof(3)) are counted under their call path with one
@@ -54,6 +55,22 @@
  * frames: anonymous mmap and mremap, and brk and sbrk. */
 #define MPROF_MMAP_FRAME (MPROF_POOL_FRAME_BASE + 0xffffffffull)
 #define MPROF_BRK_FRAME (MPROF_POOL_FRAME_BASE + 0xfffffffeull)
+
+/* LEAK, the leak kinds of the blocks live when the file was written, as
+ * memcheck names them: each kind a pair of values, blocks and bytes, per
+ * path, in this order.  Readers ignore values past those they know. */
+enum mprof_leak_kind {
+    MPROF_LEAK_DEFINITE,  /* no pointer to the block from a root or a live block */
+    MPROF_LEAK_INDIRECT,  /* pointed to only from lost blocks */
+    MPROF_LEAK_POSSIBLE,  /* reached only through pointers into its middle */
+    MPROF_LEAK_REACHABLE, /* pointed to from a root, or from a reachable block */
+    MPROF_LEAK_KIND_COUNT
+};
+#define MPROF_LEAK_FIELD_COUNT (2u * MPROF_LEAK_KIND_COUNT)
+/* LEAK's flags: what the scan could not look at, and how it made up for it. */
+#define MPROF_LEAK_THREADS_UNSTOPPED 0x1u /* threads it could not stop: their stacks and registers unread */
+#define MPROF_LEAK_UNKNOWN_ROOTS 0x2u     /* memory of unknown contents (blocks from before an attach,
+                                           * an allocator it cannot walk) taken as roots */
 
 /* The paper's size classes: s 0-32, m 33-256, l 257-2048, x > 2048. */
 #define MPROF_SIZE_CLASSES 4
