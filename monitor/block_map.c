@@ -138,6 +138,30 @@ void block_map_restore(uintptr_t pointer, const struct block_info *info)
     block_map_insert(pointer, info->size, info->record, &replaced);
 }
 
+static void visit_table(struct block_table *table, bool is_wide, bool locking, block_visitor *visit,
+                        void *context)
+{
+    if (locking)
+        spin_lock(&table->lock);
+    for (uint64_t i = 0; table->words && i < table->slots; i++) {
+        struct block_entry entry = block_table_entry_at(table->words, i, is_wide);
+        if (!entry.pointer)
+            continue;
+        struct block_info info = info_of(is_wide ? entry.value : kind_packed((uint32_t)entry.value));
+        visit(context, entry.pointer, info.size, info.record);
+    }
+    if (locking)
+        spin_unlock(&table->lock);
+}
+
+void block_map_each(bool locking, block_visitor *visit, void *context)
+{
+    for (unsigned i = 0; i < SHARD_COUNT; i++) {
+        visit_table(&narrow.shards[i], false, locking, visit, context);
+        visit_table(&wide.shards[i], true, locking, visit, context);
+    }
+}
+
 static void each_shard(void (*action)(spinlock_t *))
 {
     for (unsigned i = 0; i < SHARD_COUNT; i++) {

@@ -26,6 +26,13 @@ bool block_map_find(uintptr_t pointer, struct block_info *info);
 /* Put back a block that block_map_remove took out, when the realloc failed. */
 void block_map_restore(uintptr_t pointer, const struct block_info *info);
 
+/* What an enumeration of live blocks hands its visitor for each. */
+typedef void block_visitor(void *context, uintptr_t pointer, uint64_t size, uint32_t record);
+/* Visits every live block of the map.  locking: take each table's lock
+ * while reading it; without, for a caller that stopped every other thread
+ * (one may be stopped holding a lock), the tables are read as they are. */
+void block_map_each(bool locking, block_visitor *visit, void *context);
+
 void block_map_fork_prepare(void);
 void block_map_fork_parent(void);
 void block_map_fork_child(void);

@@ -56,6 +56,16 @@ static inline bool has_header(void *block)
     return monitor.block_headers && header_of(block)->tag == BLOCK_HEADER_TAG;
 }
 
+/* The base to hand the real free of block, which has a header: its tag
+ * cleared first.  glibc keeps the bytes after a fastbin chunk's link as
+ * they were, and the leak scan (leak_scan.h), which finds the live blocks
+ * by their tags as it walks the heap, must not take a freed one for live. */
+static inline void *header_released(void *block)
+{
+    header_of(block)->tag = 0;
+    return header_base(block);
+}
+
 /* The block the program sees in base, a block of the real allocator with
  * room for a header (NULL stays NULL). */
 static inline void *header_block(void *base)

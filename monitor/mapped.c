@@ -697,6 +697,22 @@ EXPORT int prlimit64(pid_t pid, __rlimit_resource_t resource, const struct rlimi
     return prlimit(pid, resource, (const struct rlimit *)limit, (struct rlimit *)old);
 }
 
+void mapped_each_region(bool locking, void (*visit)(void *context, uintptr_t start, uintptr_t end), void *context)
+{
+    sigset_t all, previous;
+    if (locking) {
+        sigfillset(&all);
+        pthread_sigmask(SIG_BLOCK, &all, &previous);
+        spin_lock(&mapped.lock);
+    }
+    for (size_t i = 0; i < mapped.count; i++)
+        visit(context, mapped.regions[i].start, mapped.regions[i].end);
+    if (locking) {
+        spin_unlock(&mapped.lock);
+        pthread_sigmask(SIG_SETMASK, &previous, NULL);
+    }
+}
+
 /* fork's handlers run on one thread: the mask it had is put back in the
  * parent and the child; until then no handler of it can call in and wait
  * for the lock it holds. */

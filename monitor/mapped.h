@@ -3,6 +3,7 @@
 #ifndef MPROF_MAPPED_H
 #define MPROF_MAPPED_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /* The bytes of the regions mapped now, for the points over time. */
@@ -19,6 +20,10 @@ void mapped_allocator_module(const void *function);
  * address space (arena.h), as the monitor's own do.  Called while the
  * monitor starts. */
 void mapped_monitor_library(const void *function);
+
+/* Visits every region the program mapped itself and has now, in address
+ * order.  locking: as block_map_each's. */
+void mapped_each_region(bool locking, void (*visit)(void *context, uintptr_t start, uintptr_t end), void *context);
 
 /* fork(2) must not copy the regions' lock while another thread holds it. */
 void mapped_fork_prepare(void);

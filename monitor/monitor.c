@@ -20,6 +20,7 @@
 
 #include "arena.h"
 #include "checkpoint.h"
+#include "leak_scan.h"
 #include "live.h"
 #include "log.h"
 #include "modules.h"
@@ -377,7 +378,12 @@ void monitor_finish(int end_signal)
             sched_yield();
         return;
     }
-    write_file(&(struct snapshot_request){.kind = SNAPSHOT_FINAL, .end_signal = end_signal});
+    /* The blocks are classified at an end the program chose: a fatal
+     * signal's may have come with the loader's lock or memory broken. */
+    struct leak_caller caller;
+    LEAK_CALLER_INIT(&caller);
+    write_file(&(struct snapshot_request){
+        .kind = SNAPSHOT_FINAL, .end_signal = end_signal, .classify = end_signal ? NULL : &caller});
     trace_finish_guarded(end_signal != 0);
     /* Frees after this point would describe a file already written. */
     atomic_store(&monitor_status, MONITOR_OFF);

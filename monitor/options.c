@@ -131,6 +131,7 @@ void options_default(struct options *options)
         .follow_children = true,
         .cached_rules = true,
         .block_headers = true,
+        .leak_check = true,
         .checkpoint_growth_permille = 1250,
         .checkpoint_interval_ms = 10000,
     };
@@ -170,6 +171,8 @@ void options_read(struct options *options)
         options_refuse(options, "MPROF_CALL_GRAPH", value);
     if ((value = getenv("MPROF_FOLLOW")) && !parse_bool(value, &options->follow_children))
         options_refuse(options, "MPROF_FOLLOW", value);
+    if ((value = getenv("MPROF_LEAK_CHECK")) && !parse_bool(value, &options->leak_check))
+        options_refuse(options, "MPROF_LEAK_CHECK", value);
     if ((value = getenv("MPROF_VERBOSE")) && !parse_bool(value, &options->verbose))
         options_refuse(options, "MPROF_VERBOSE", value);
     if ((value = getenv("MPROF_DUMP_SIGNAL")) && *value &&

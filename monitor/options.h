@@ -27,6 +27,7 @@ struct options {
     int dump_signal;             /* MPROF_DUMP_SIGNAL: 0, or the signal that writes a snapshot */
     bool cached_rules;           /* MPROF_UNWINDER=rules (default) or libunwind */
     bool block_headers;          /* MPROF_BLOCKS=headers (default) or map: see header.h */
+    bool leak_check;             /* MPROF_LEAK_CHECK: classify the blocks left at the end (leak_scan.h) */
     /* MPROF_ALLOCATOR_PREFIX: the prefix of a second allocator's entry
      * points (je_ for je_malloc...), letters, digits and _; empty: none. */
     char allocator_prefix[32];

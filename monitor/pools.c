@@ -586,6 +586,35 @@ static void each_pool_lock(void (*action)(spinlock_t *))
         action(&registry.malloc_like->objects.lock);
 }
 
+static void visit_objects(struct pool *pool, bool locking, block_visitor *visit, void *context)
+{
+    struct block_table *objects = &pool->objects;
+    if (locking)
+        spin_lock(&objects->lock);
+    for (uint64_t i = 0; objects->words && i < objects->slots; i++) {
+        struct block_entry entry = block_table_entry_at(objects->words, i, true);
+        if (entry.pointer)
+            visit(context, entry.pointer, kind_size(entry.value), kind_record(entry.value));
+    }
+    if (locking)
+        spin_unlock(&objects->lock);
+}
+
+void pools_each_object(bool locking, block_visitor *visit, void *context)
+{
+    if (locking)
+        spin_lock(&registry.anchors.lock);
+    for (uint64_t i = 0; registry.anchors.words && i < registry.anchors.slots; i++) {
+        struct block_entry entry = block_table_entry_at(registry.anchors.words, i, true);
+        if (entry.pointer)
+            visit_objects((struct pool *)(uintptr_t)entry.value, locking, visit, context);
+    }
+    if (registry.malloc_like)
+        visit_objects(registry.malloc_like, locking, visit, context);
+    if (locking)
+        spin_unlock(&registry.anchors.lock);
+}
+
 void pools_fork_prepare(void)
 {
     spin_lock(&registry.anchors.lock);

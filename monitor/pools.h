@@ -5,7 +5,10 @@
 #ifndef MPROF_POOLS_H
 #define MPROF_POOLS_H
 
+#include <stdbool.h>
 #include <stdint.h>
+
+#include "block_map.h"
 
 /* The pool frames' ids, each a (name, creator) pair, for the writer: how
  * many there are (they are never removed), and each one's creator (the
@@ -14,6 +17,10 @@
  * was given). */
 uint32_t pools_frame_count(void);
 void pools_frame(uint32_t id, uintptr_t *creator, const char **name);
+
+/* Visits every live object of every pool, as block_map_each visits the
+ * map's blocks (a piece of a pool of backing has the backing record). */
+void pools_each_object(bool locking, block_visitor *visit, void *context);
 
 void pools_fork_prepare(void);
 void pools_fork_parent(void);

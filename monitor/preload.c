@@ -89,7 +89,7 @@ MONITOR_TEXT static void *realloc_unrecorded(void *old, size_t size)
     if (!old || !has_header(old))
         return real.realloc(old, size);
     if (size == 0) {
-        real.free(header_base(old)); /* as glibc's realloc(p, 0) */
+        real.free(header_released(old)); /* as glibc's realloc(p, 0) */
         return NULL;
     }
     return real_realloc_with_header(old, size);
@@ -138,7 +138,7 @@ MONITOR_TEXT static void *realloc_with_header(void *old, size_t size)
     uint64_t sequence = trace_release_sequence();
     if (size == 0) { /* glibc frees the block and returns NULL */
         monitor_released(old, known, &info, sequence, true);
-        real.free(header_base(old));
+        real.free(header_released(old));
         monitor_count(MPROF_SUM_REALLOC_CALLS, MPROF_SUM_REALLOC_CALLS);
         return NULL;
     }

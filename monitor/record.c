@@ -565,7 +565,7 @@ MONITOR_TEXT static void apply_deferred(struct monitor_tls *tls)
         enum mprof_summary_field field = entry & 1 ? MPROF_SUM_DELETE_CALLS : MPROF_SUM_FREE_CALLS;
         if (has_header(block)) {
             record_headed_free(block, field, false);
-            real.free(header_base(block));
+            real.free(header_released(block));
         } else {
             record_free(block, field, false);
             real.free(block);

@@ -10,6 +10,7 @@
 #include "arena.h"
 #include "format.h"
 #include "lock.h"
+#include "leak_scan.h"
 #include "live.h"
 #include "log.h"
 #include "modules.h"
@@ -83,6 +84,7 @@ struct path_total {
     uint64_t freed[MPROF_SIZE_CLASSES];
     uint64_t temporaries;
     int64_t peak_blocks, peak_bytes; /* summed over the threads' shares */
+    uint64_t leak[MPROF_LEAK_FIELD_COUNT]; /* the leak kinds of its live blocks, when classified */
 };
 
 /* A node as the file has it. */
@@ -113,6 +115,8 @@ struct gathered {
     uint64_t *addresses; /* every address the nodes hold, sorted, unique */
     size_t address_count;
     bool out_of_memory;
+    struct leak_scan leaks;
+    bool classified;
 };
 
 static void *region_array(uint64_t count, size_t entry_size)
@@ -567,13 +571,64 @@ static void emit_pools(void)
     }
 }
 
+static bool has_leaks(const struct path_total *path)
+{
+    for (unsigned i = 0; i < MPROF_LEAK_FIELD_COUNT; i++)
+        if (path->leak[i])
+            return true;
+    return false;
+}
+
+static uint64_t leak_entries(const struct gathered *all, bool write, uint64_t *count)
+{
+    uint64_t size = 0, index = 0;
+    *count = 0;
+    for (uint32_t i = 0; i < all->path_capacity; i++) {
+        const struct path_total *path = &all->paths[i];
+        if (!path->used)
+            continue;
+        if (has_leaks(path)) {
+            ++*count;
+            size += uv_sum(&index, 1, write) + uv_sum(path->leak, MPROF_LEAK_FIELD_COUNT, write);
+        }
+        index++;
+    }
+    return size;
+}
+
+static void emit_leaks(const struct gathered *all)
+{
+    uint64_t count;
+    uint64_t size = leak_entries(all, false, &count);
+    const struct leak_scan *scan = &all->leaks;
+    section_header(MPROF_TAG_LEAKS, 8 * 8 + size);
+    uint64_t head[] = {scan->flags, scan->threads_stopped, scan->threads_unstopped, scan->root_bytes,
+                       scan->block_bytes, scan->ns, count, MPROF_LEAK_FIELD_COUNT};
+    for (unsigned i = 0; i < sizeof head / sizeof head[0]; i++)
+        writer_u64(&writer, head[i]);
+    leak_entries(all, true, &count);
+}
+
+/* The scan's figures into the paths' totals. */
+static void gather_leaks(struct gathered *all)
+{
+    const struct leak_scan *scan = &all->leaks;
+    for (uint32_t i = 0; i < scan->record_count; i++) {
+        uint32_t index = scan->first_record + i - all->first_path;
+        if (index >= all->path_capacity || !all->paths[index].used)
+            continue;
+        for (unsigned k = 0; k < MPROF_LEAK_FIELD_COUNT; k++)
+            all->paths[index].leak[k] += scan->by_record[i][k];
+    }
+}
+
 static void emit_file(const struct gathered *all, const struct snapshot_request *request)
 {
     uint32_t flags = MPROF_FLAG_COMPRESSED | (monitor.options.call_graph ? MPROF_FLAG_CALL_GRAPH : 0) |
                      (request->kind == SNAPSHOT_FINAL ? MPROF_FLAG_FINAL : 0) |
                      (request->kind == SNAPSHOT_CHECKPOINT ? MPROF_FLAG_CHECKPOINT : 0) |
                      (monitor.forked ? MPROF_FLAG_FORKED : 0) | (monitor.attached ? MPROF_FLAG_ATTACHED : 0);
-    emit_header(flags, (uint32_t)request->end_signal, 10);
+    emit_header(flags, (uint32_t)request->end_signal, all->classified ? 11 : 10);
     emit_program();
     emit_modules();
     emit_summary(all);
@@ -583,6 +638,8 @@ static void emit_file(const struct gathered *all, const struct snapshot_request 
     emit_paths(all);
     emit_timeline(all);
     emit_pools();
+    if (all->classified)
+        emit_leaks(all);
     uint32_t crc = writer_crc(&writer);
     section_header(MPROF_TAG_END, 8);
     writer_u32(&writer, crc);
@@ -639,6 +696,11 @@ bool snapshot_write(const struct snapshot_request *request)
     }
     memset(all, 0, sizeof(*all));
     all->first_path = paths_first_own_path();
+    /* First, while no thread's lock is held: the scan stops the others
+     * wherever they are, and reads no lock they may hold. */
+    if (request->classify && monitor.options.leak_check && paths_count() > all->first_path)
+        all->classified = leak_scan(&all->leaks, request->classify, all->first_path,
+                                    paths_count() - all->first_path);
     /* The totals' pages are made and touched before any thread's lock is
      * taken: a thread waits on its lock only while the figures are read. */
     uint32_t path_count = paths_count();
@@ -661,6 +723,8 @@ bool snapshot_write(const struct snapshot_request *request)
         read_highs(all);
         thread_states_each(gather_thread, all, bounded_write);
     }
+    if (all->classified && !all->out_of_memory)
+        gather_leaks(all);
     if (!all->out_of_memory)
         gather_nodes(all, bounded_write);
     if (!all->out_of_memory)
@@ -703,6 +767,7 @@ bool snapshot_write(const struct snapshot_request *request)
         log_line("cannot write the data file: out of memory", NULL);
     }
 release:
+    leak_scan_release(&all->leaks);
     region_unmap(all->paths, all->path_capacity * sizeof(struct path_total));
     region_unmap(all->nodes, (all->node_room ? all->node_room : 1) * sizeof(struct file_node));
     region_unmap(all->addresses, (all->node_room ? all->node_room : 1) * sizeof(uint64_t));

@@ -31,6 +31,9 @@ struct snapshot_request {
     int end_signal;
     /* SNAPSHOT_WATCH's file, an absolute name. */
     const char *path;
+    /* The writer's thread, when the file classifies the live blocks
+     * (leak_scan.h); NULL: it does not. */
+    const struct leak_caller *classify;
 };
 
 /* Writes the file; false when nothing was written.  Serialised: concurrent

@@ -61,14 +61,18 @@ MONITOR_TEXT_INLINE static inline void *real_malloc_with_header(size_t size)
 }
 
 /* realloc of a block with a header to size bytes (not 0); the header moves
- * with the block, unchanged.  NULL as realloc fails, old as it was. */
+ * with the block, unchanged.  NULL as realloc fails, old as it was.  The
+ * tag is cleared for the realloc, which may free the old chunk
+ * (header_released), and set again on the block that holds the header. */
 MONITOR_TEXT_INLINE static inline void *real_realloc_with_header(void *old, size_t size)
 {
     if (unlikely(!header_fits(size))) {
         errno = ENOMEM;
         return NULL;
     }
-    return header_block(real.realloc(header_base(old), size + BLOCK_HEADER_SIZE));
+    void *block = header_block(real.realloc(header_released(old), size + BLOCK_HEADER_SIZE));
+    header_of(block ? block : old)->tag = BLOCK_HEADER_TAG;
+    return block;
 }
 
 /* The trace's number for a realloc's release of its old block: taken
@@ -105,7 +109,7 @@ MONITOR_TEXT_INLINE static inline void *realloc_in_map(void *(*reallocate)(void 
 /* The real free of any block the program holds, header or not. */
 static inline void real_free_any(void *block)
 {
-    real.free(block && has_header(block) ? header_base(block) : block);
+    real.free(block && has_header(block) ? header_released(block) : block);
 }
 
 /* free and every delete. */
@@ -135,7 +139,7 @@ MONITOR_TEXT_INLINE static inline void release(void *block, enum mprof_summary_f
         /* Counted before the real free: another thread given the address
          * next must find this block's bytes already gone. */
         monitor_free_headed(block, field);
-        real.free(header_base(block));
+        real.free(header_released(block));
         return;
     }
     if (likely(block) && !atomic_load_explicit(&monitor.threads_started, memory_order_relaxed)) {

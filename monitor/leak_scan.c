@@ -1,0 +1,261 @@
+/* Runs the leak scan: which memory is a root, which blocks there are, and
+ * in what order, since nothing may move while they are read.
+ *
+ * The roots are LeakSanitizer's, and the regions the program mapped
+ * itself, which memcheck scans too: the writable segments of each loaded
+ * object (but the monitor's own library, whose tables are no program's),
+ * each thread's stack from its stack pointer (and the 128 bytes below it
+ * that a leaf function may use), its registers, the mapping of its thread
+ * pointer (the main thread's TCB and static TLS lie apart from its stack;
+ * dynamic TLS blocks are malloc'ed, reached from there).  The monitor's
+ * own threads run on its own memory and are no roots. */
+#include "leak_scan.h"
+
+#include <errno.h>
+#include <link.h>
+#include <string.h>
+#include <time.h>
+
+#include "arena.h"
+#include "block_map.h"
+#include "heap_walk.h"
+#include "mapped.h"
+#include "memory_map.h"
+#include "paths.h"
+#include "pools.h"
+#include "reach.h"
+#include "real.h"
+#include "state.h"
+#include "world.h"
+
+#define RED_ZONE 128u
+/* A thread pointer in a mapping larger than this (a heap) is no TCB's
+ * mapping of its own: only the words around it are scanned. */
+#define TLS_MAPPING_MAX (64u << 20)
+#define TLS_WINDOW (64u * 1024)
+
+struct range {
+    uintptr_t start, end;
+};
+
+struct ranges {
+    struct range *items;
+    size_t count, room;
+};
+
+static void add_range(struct ranges *ranges, uintptr_t start, uintptr_t end)
+{
+    if ((ranges->count + 1) * sizeof(struct range) > ranges->room) {
+        size_t room = ranges->room ? 2 * ranges->room : 4096;
+        void *grown = ranges->items ? region_grow(ranges->items, ranges->room, room) : region_map(room);
+        if (!grown)
+            return;
+        ranges->items = grown;
+        ranges->room = room;
+    }
+    ranges->items[ranges->count++] = (struct range){start, end};
+}
+
+struct module_search {
+    struct ranges *ranges;
+    uintptr_t own; /* an address in the monitor's library */
+};
+
+static int writable_segments(struct dl_phdr_info *module, size_t size, void *data)
+{
+    (void)size;
+    struct module_search *search = data;
+    bool own = false;
+    for (ElfW(Half) i = 0; i < module->dlpi_phnum; i++) {
+        const ElfW(Phdr) *segment = &module->dlpi_phdr[i];
+        uintptr_t start = module->dlpi_addr + segment->p_vaddr;
+        if (segment->p_type == PT_LOAD && search->own >= start && search->own < start + segment->p_memsz)
+            own = true;
+    }
+    /* Linked into the program, the monitor's globals share its segments:
+     * they hold no block of the program's, and stay. */
+    if (own && module->dlpi_name && module->dlpi_name[0])
+        return 0;
+    for (ElfW(Half) i = 0; i < module->dlpi_phnum; i++) {
+        const ElfW(Phdr) *segment = &module->dlpi_phdr[i];
+        if (segment->p_type != PT_LOAD || !(segment->p_flags & PF_W))
+            continue;
+        uintptr_t start = module->dlpi_addr + segment->p_vaddr;
+        add_range(search->ranges, start, start + segment->p_memsz);
+    }
+    return 0;
+}
+
+/* Scans what of [start, end) is mapped readable now. */
+static void scan_readable(struct reach *reach, const struct memory_map *map, uintptr_t start, uintptr_t end)
+{
+    for (size_t i = 0; i < map->count && start < end; i++) {
+        const struct mapping *mapping = &map->mappings[i];
+        if (mapping->end <= start || mapping->start >= end)
+            continue;
+        if (!mapping->readable || region_reserved((void *)mapping->start, mapping->end - mapping->start))
+            continue;
+        uintptr_t from = start > mapping->start ? start : mapping->start;
+        uintptr_t to = end < mapping->end ? end : mapping->end;
+        reach_scan_root(reach, from, to);
+    }
+}
+
+struct region_scan {
+    struct reach *reach;
+    const struct memory_map *map;
+};
+
+static void scan_region(void *context, uintptr_t start, uintptr_t end)
+{
+    struct region_scan *scan = context;
+    scan_readable(scan->reach, scan->map, start, end);
+}
+
+/* A thread's stack from sp, and its TLS. */
+static void scan_thread(struct reach *reach, const struct memory_map *map, uintptr_t sp, uintptr_t thread_pointer)
+{
+    const struct mapping *stack = memory_map_find(map, sp);
+    if (stack && !stack->heap) {
+        uintptr_t from = sp - RED_ZONE > stack->start && sp > RED_ZONE ? sp - RED_ZONE : stack->start;
+        scan_readable(reach, map, from, stack->end);
+    }
+    const struct mapping *tls = memory_map_find(map, thread_pointer);
+    if (!tls || tls == stack)
+        return;
+    if (tls->heap || tls->end - tls->start > TLS_MAPPING_MAX) {
+        uintptr_t from = thread_pointer - tls->start > TLS_WINDOW ? thread_pointer - TLS_WINDOW : tls->start;
+        uintptr_t to = tls->end - thread_pointer > 4096 ? thread_pointer + 4096 : tls->end;
+        scan_readable(reach, map, from, to);
+    } else {
+        scan_readable(reach, map, tls->start, tls->end);
+    }
+}
+
+static uintptr_t own_thread_pointer(void)
+{
+    uintptr_t pointer;
+    __asm__("mov %%fs:0, %0" : "=r"(pointer));
+    return pointer;
+}
+
+/* Every anonymous mapping the monitor does not own, as a root: where some
+ * memory cannot be told apart, nothing it may point to is called lost. */
+static void scan_anonymous(struct reach *reach, const struct memory_map *map)
+{
+    for (size_t i = 0; i < map->count; i++) {
+        const struct mapping *mapping = &map->mappings[i];
+        if (mapping->readable && mapping->writable && !mapping->file)
+            scan_readable(reach, map, mapping->start, mapping->end);
+    }
+}
+
+static void collect_block(void *context, uintptr_t start, uint64_t size, uint32_t record)
+{
+    /* A pool's backing is in no figure: its objects are the blocks. */
+    if (record != BACKING_RECORD)
+        reach_add(context, start, size, record);
+}
+
+static void tally(struct leak_scan *scan, const struct reach *reach)
+{
+    static const unsigned kind_of_state[] = {
+        [REACH_UNREACHED] = MPROF_LEAK_DEFINITE,
+        [REACH_INDIRECT] = MPROF_LEAK_INDIRECT,
+        [REACH_POSSIBLE] = MPROF_LEAK_POSSIBLE,
+        [REACH_REACHABLE] = MPROF_LEAK_REACHABLE,
+    };
+    for (size_t i = 0; i < reach->count; i++) {
+        const struct reach_block *block = &reach->blocks[i];
+        uint32_t index = block->record - scan->first_record;
+        if (block->record < scan->first_record || index >= scan->record_count)
+            continue;
+        uint64_t *figures = scan->by_record[index];
+        unsigned kind = kind_of_state[block->state];
+        figures[2 * kind]++;
+        figures[2 * kind + 1] += block->size;
+    }
+}
+
+static uint64_t now_ns(void)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+}
+
+bool leak_scan(struct leak_scan *scan, const struct leak_caller *caller, uint32_t first_record,
+               uint32_t record_count)
+{
+    int saved_errno = errno;
+    uint64_t started = now_ns();
+    memset(scan, 0, sizeof *scan);
+    scan->first_record = first_record;
+    scan->record_count = record_count;
+    scan->by_record_room = (record_count ? record_count : 1) * sizeof(*scan->by_record);
+    scan->by_record = region_map(scan->by_record_room);
+    struct ranges modules = {0};
+    struct module_search search = {&modules, (uintptr_t)leak_scan};
+    /* Before the world stops: the loader's lock may be a stopped thread's. */
+    dl_iterate_phdr(writable_segments, &search);
+    struct world world;
+    world_stop(&world);
+    struct memory_map map;
+    struct reach reach = {0};
+    bool done = false;
+    if (scan->by_record && memory_map_read(&map)) {
+        bool locking = world.count == 0;
+        if (monitor.block_headers)
+            heap_walk(&map, collect_block, &reach);
+        block_map_each(locking, collect_block, &reach);
+        pools_each_object(locking, collect_block, &reach);
+        reach.glibc_chunks = real_allocator_is_glibc();
+        if (reach_prepare(&reach, &map)) {
+            for (size_t i = 0; i < modules.count; i++)
+                scan_readable(&reach, &map, modules.items[i].start, modules.items[i].end);
+            scan_thread(&reach, &map, caller->stack_from, own_thread_pointer());
+            reach_root_words(&reach, caller->registers, LEAK_CALLER_REGISTERS);
+            for (size_t i = 0; i < world.count; i++) {
+                const struct stopped_thread *thread = &world.threads[i];
+                if (region_reserved((void *)thread->stack_pointer, 1))
+                    continue; /* the monitor's own */
+                scan_thread(&reach, &map, thread->stack_pointer, thread->thread_pointer);
+                reach_root_words(&reach, thread->registers, WORLD_REGISTERS);
+            }
+            struct region_scan regions = {&reach, &map};
+            mapped_each_region(locking, scan_region, &regions);
+            if (world.unstopped)
+                scan->flags |= MPROF_LEAK_THREADS_UNSTOPPED;
+            if (monitor.attached)
+                scan->flags |= MPROF_LEAK_UNKNOWN_ROOTS;
+            if (world.unstopped || monitor.attached)
+                scan_anonymous(&reach, &map);
+            reach_finish(&reach);
+            done = true;
+        }
+        memory_map_release(&map);
+    }
+    scan->threads_stopped = world.count;
+    scan->threads_unstopped = world.unstopped;
+    world_resume(&world);
+    if (done)
+        tally(scan, &reach);
+    scan->root_bytes = reach.root_bytes;
+    scan->block_bytes = reach.block_bytes;
+    reach_release(&reach);
+    if (modules.items)
+        region_unmap(modules.items, modules.room);
+    scan->ns = now_ns() - started;
+    if (!done)
+        leak_scan_release(scan);
+    errno = saved_errno;
+    return done;
+}
+
+void leak_scan_release(struct leak_scan *scan)
+{
+    if (scan->by_record)
+        region_unmap(scan->by_record, scan->by_record_room);
+    scan->by_record = NULL;
+    scan->record_count = 0;
+}

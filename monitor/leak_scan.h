@@ -1,0 +1,52 @@
+/* The leak kinds of the blocks live now, as memcheck and LeakSanitizer
+ * tell them at exit (mprof(5)'s LEAK): every other thread stopped, the
+ * roots scanned, the blocks flooded (reach.h), the figures summed by path. */
+#ifndef MPROF_LEAK_SCAN_H
+#define MPROF_LEAK_SCAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "format.h"
+
+/* The calling thread's share of the roots: its stack from the caller's
+ * frame up (the monitor's own frames below it hold nothing of the
+ * program's), and the registers the caller saved on entry. */
+#define LEAK_CALLER_REGISTERS 6
+struct leak_caller {
+    uintptr_t stack_from;
+    uint64_t registers[LEAK_CALLER_REGISTERS];
+};
+
+/* The figures: by record (a path id) from first_record, the blocks and
+ * bytes of each kind in enum mprof_leak_kind's order. */
+struct leak_scan {
+    uint64_t flags; /* MPROF_LEAK_ */
+    uint64_t threads_stopped, threads_unstopped;
+    uint64_t root_bytes, block_bytes, ns;
+    uint32_t first_record, record_count;
+    uint64_t (*by_record)[MPROF_LEAK_FIELD_COUNT];
+    size_t by_record_room;
+};
+
+/* The caller's registers and frame, as leak_scan wants them: a macro, so
+ * that they are the caller's own. */
+#define LEAK_CALLER_INIT(caller)                                                                       \
+    do {                                                                                               \
+        __asm__ volatile("mov %%rbx, 0(%0)\n\tmov %%rbp, 8(%0)\n\tmov %%r12, 16(%0)\n\t"               \
+                         "mov %%r13, 24(%0)\n\tmov %%r14, 32(%0)\n\tmov %%r15, 40(%0)"                 \
+                         :                                                                             \
+                         : "r"((caller)->registers)                                                    \
+                         : "memory");                                                                  \
+        (caller)->stack_from = (uintptr_t)__builtin_frame_address(0);                                  \
+    } while (0)
+
+/* Classifies the live blocks of records [first_record, first_record +
+ * record_count) into scan; false, and scan empty, when it cannot (out of
+ * memory, or /proc unreadable). */
+bool leak_scan(struct leak_scan *scan, const struct leak_caller *caller, uint32_t first_record,
+               uint32_t record_count);
+void leak_scan_release(struct leak_scan *scan);
+
+#endif

@@ -1,0 +1,29 @@
+/* The process's mappings as /proc/self/maps lists them, read without the
+ * allocator: what the leak scan may read, and what each region is. */
+#ifndef MPROF_MEMORY_MAP_H
+#define MPROF_MEMORY_MAP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct mapping {
+    uintptr_t start, end;
+    bool readable, writable;
+    bool file; /* backed by a file (an inode), not anonymous */
+    bool heap; /* [heap], the break's */
+};
+
+struct memory_map {
+    struct mapping *mappings; /* in address order, none overlapping */
+    size_t count;
+    size_t room; /* the bytes mapped for them */
+};
+
+/* False when the file cannot be read or memory is short. */
+bool memory_map_read(struct memory_map *map);
+void memory_map_release(struct memory_map *map);
+/* The mapping that holds address, or NULL. */
+const struct mapping *memory_map_find(const struct memory_map *map, uintptr_t address);
+
+#endif
