@@ -140,12 +140,20 @@ static uintptr_t own_thread_pointer(void)
 }
 
 /* Every anonymous mapping the monitor does not own, as a root: where some
- * memory cannot be told apart, nothing it may point to is called lost. */
-static void scan_anonymous(struct reach *reach, const struct memory_map *map)
+ * memory cannot be told apart, nothing it may point to is called lost.
+ * heaps: the allocator's mappings too, which hold blocks (an attached
+ * process's blocks from before the attach are in no list); without, only
+ * the others (the stacks of threads that could not be stopped).  The
+ * calling thread's stack, own_stack's mapping, is not one of them. */
+static void scan_anonymous(struct reach *reach, const struct memory_map *map, bool heaps, uintptr_t own_stack)
 {
     for (size_t i = 0; i < map->count; i++) {
         const struct mapping *mapping = &map->mappings[i];
-        if (mapping->readable && mapping->writable && !mapping->file)
+        if (!mapping->readable || !mapping->writable || mapping->file)
+            continue;
+        if (own_stack >= mapping->start && own_stack < mapping->end)
+            continue; /* scanned from its stack pointer, the frames below dead */
+        if (heaps || (!mapping->heap && !reach_holds_block(reach, mapping->start, mapping->end)))
             scan_readable(reach, map, mapping->start, mapping->end);
     }
 }
@@ -229,7 +237,7 @@ bool leak_scan(struct leak_scan *scan, const struct leak_caller *caller, uint32_
             if (monitor.attached)
                 scan->flags |= MPROF_LEAK_UNKNOWN_ROOTS;
             if (world.unstopped || monitor.attached)
-                scan_anonymous(&reach, &map);
+                scan_anonymous(&reach, &map, monitor.attached, caller->stack_from);
             reach_finish(&reach);
             done = true;
         }

@@ -209,6 +209,19 @@ static ptrdiff_t find_block(const struct reach *reach, uintptr_t address)
     return -1;
 }
 
+bool reach_holds_block(const struct reach *reach, uintptr_t start, uintptr_t end)
+{
+    size_t low = 0, high = reach->count;
+    while (low < high) {
+        size_t middle = low + (high - low) / 2;
+        if (reach->blocks[middle].start < start)
+            low = middle + 1;
+        else
+            high = middle;
+    }
+    return low < reach->count && reach->blocks[low].start < end;
+}
+
 static bool vtable_address(const struct reach *reach, uint64_t address)
 {
     if (address % WORD || address < 4096)
