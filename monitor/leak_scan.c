@@ -13,6 +13,8 @@
 
 #include <errno.h>
 #include <link.h>
+#include <pthread.h>
+#include <signal.h>
 #include <string.h>
 #include <time.h>
 
@@ -165,6 +167,12 @@ static void collect_block(void *context, uintptr_t start, uint64_t size, uint32_
         reach_add(context, start, size, record);
 }
 
+static void collect_headed(void *context, uintptr_t start, uint64_t size, uint32_t record)
+{
+    if (record != BACKING_RECORD)
+        reach_add_headed(context, start, size, record);
+}
+
 static void tally(struct leak_scan *scan, const struct reach *reach)
 {
     static const unsigned kind_of_state[] = {
@@ -175,13 +183,14 @@ static void tally(struct leak_scan *scan, const struct reach *reach)
     };
     for (size_t i = 0; i < reach->count; i++) {
         const struct reach_block *block = &reach->blocks[i];
-        uint32_t index = block->record - scan->first_record;
-        if (block->record < scan->first_record || index >= scan->record_count)
+        uint32_t record = reach_record(block);
+        uint32_t index = record - scan->first_record;
+        if (record < scan->first_record || index >= scan->record_count)
             continue;
         uint64_t *figures = scan->by_record[index];
-        unsigned kind = kind_of_state[block->state];
+        unsigned kind = kind_of_state[reach->states[i]];
         figures[2 * kind]++;
-        figures[2 * kind + 1] += block->size;
+        figures[2 * kind + 1] += reach_size(block);
     }
 }
 
@@ -213,8 +222,14 @@ bool leak_scan(struct leak_scan *scan, const struct leak_caller *caller, uint32_
     bool done = false;
     if (scan->by_record && memory_map_read(&map)) {
         bool locking = world.count == 0;
+        /* The headers may hold the scan's marks only while no other code
+         * can read them: every other thread stopped, no signal handled. */
+        sigset_t all, previous;
+        sigfillset(&all);
+        pthread_sigmask(SIG_BLOCK, &all, &previous);
+        reach.headers_in_use = world.unstopped == 0;
         if (monitor.block_headers)
-            heap_walk(&map, collect_block, &reach);
+            heap_walk(&map, collect_headed, &reach);
         block_map_each(locking, collect_block, &reach);
         pools_each_object(locking, collect_block, &reach);
         reach.glibc_chunks = real_allocator_is_glibc();
@@ -239,8 +254,11 @@ bool leak_scan(struct leak_scan *scan, const struct leak_caller *caller, uint32_
             if (world.unstopped || monitor.attached)
                 scan_anonymous(&reach, &map, monitor.attached, caller->stack_from);
             reach_finish(&reach);
-            done = true;
+            /* A block left unscanned for want of memory could make others
+             * look lost: no figures rather than wrong ones. */
+            done = !reach.out_of_memory;
         }
+        pthread_sigmask(SIG_SETMASK, &previous, NULL);
         memory_map_release(&map);
     }
     scan->threads_stopped = world.count;

@@ -6,17 +6,49 @@
  * pointer from a possibly lost block, makes it possibly lost.  A block
  * whose state rises is scanned (again).  Then each block still unreached,
  * in address order, leads a clique: the unreached blocks it reaches are
- * indirectly lost, earlier leaders among them too. */
+ * indirectly lost, earlier leaders among them too.
+ *
+ * The cost is in cache misses: a word that points into the heap leads to
+ * a block anywhere.  So a pointer to a headed block's start is followed
+ * through the header alone (REACH_HEADED), and the words to follow wait in
+ * a ring while their blocks' first lines are fetched. */
 #include "reach.h"
 
 #include <string.h>
 
 #include "arena.h"
+#include "hash.h"
+#include "header.h"
 
 #define PAGE_BITS 12
+#define PAGE_SIZE (1u << PAGE_BITS)
 /* Blocks further apart start a new region of the index. */
 #define REGION_GAP (1u << 20)
 #define WORD 8u
+#define STATE_MASK 0x7fu
+/* The check bits a headed block's record field holds during the scan. */
+#define CHECK_SHIFT 8
+
+static uint32_t check_bits(uintptr_t start)
+{
+    return (uint32_t)(mix64(start) >> 40) << CHECK_SHIFT;
+}
+
+/* The record a headed block's header held before the scan. */
+static void restore_header(struct reach_block *block)
+{
+    uint32_t record = reach_record(block);
+    header_of((void *)block->start)->record = record == REACH_HEADED - 1 ? BLOCK_HEADER_UNTRACKED : record;
+    block->packed &= ~REACH_HEADED;
+}
+
+static void restore_headers(struct reach *reach)
+{
+    for (size_t i = 0; i < reach->count; i++)
+        if (reach->blocks[i].packed & REACH_HEADED)
+            restore_header(&reach->blocks[i]);
+    reach->headers_in_use = false;
+}
 
 static bool grow(void **array, size_t *room, size_t needed, size_t entry)
 {
@@ -33,15 +65,31 @@ static bool grow(void **array, size_t *room, size_t needed, size_t entry)
     return true;
 }
 
-void reach_add(void *context, uintptr_t start, uint64_t size, uint32_t record)
+static void add(struct reach *reach, uintptr_t start, uint64_t size, uint32_t record, uint64_t headed)
 {
-    struct reach *reach = context;
     if (reach->out_of_memory ||
         !grow((void **)&reach->blocks, &reach->room, reach->count + 1, sizeof(struct reach_block))) {
         reach->out_of_memory = true;
         return;
     }
-    reach->blocks[reach->count++] = (struct reach_block){start, size, record, REACH_UNREACHED};
+    if (size > REACH_SIZE_LIMIT)
+        size = REACH_SIZE_LIMIT;
+    if (record > REACH_HEADED - 1)
+        record = REACH_HEADED - 1;
+    reach->blocks[reach->count++] = (struct reach_block){start, size << (REACH_RECORD_BITS + 1) | headed | record};
+    if (headed)
+        header_of((void *)start)->record = check_bits(start) | REACH_UNREACHED;
+}
+
+void reach_add(void *context, uintptr_t start, uint64_t size, uint32_t record)
+{
+    add(context, start, size, record, 0);
+}
+
+void reach_add_headed(void *context, uintptr_t start, uint64_t size, uint32_t record)
+{
+    struct reach *reach = context;
+    add(reach, start, size, record, reach->headers_in_use ? REACH_HEADED : 0);
 }
 
 /* By start, a byte a pass from the lowest, the passes of bytes every block
@@ -99,8 +147,11 @@ static void drop_overlaps(struct reach *reach)
     size_t kept = 0;
     for (size_t i = 0; i < reach->count; i++) {
         const struct reach_block *block = &reach->blocks[i];
-        while (kept && reach->blocks[kept - 1].start + reach->blocks[kept - 1].size > block->start)
+        while (kept && reach->blocks[kept - 1].start + reach_size(&reach->blocks[kept - 1]) > block->start) {
+            if (reach->blocks[kept - 1].packed & REACH_HEADED)
+                restore_header(&reach->blocks[kept - 1]);
             kept--;
+        }
         reach->blocks[kept++] = *block;
     }
     reach->count = kept;
@@ -108,7 +159,8 @@ static void drop_overlaps(struct reach *reach)
 
 static uintptr_t block_end(const struct reach_block *block)
 {
-    return block->start + (block->size ? block->size : 1);
+    uint64_t size = reach_size(block);
+    return block->start + (size ? size : 1);
 }
 
 static bool index_blocks(struct reach *reach)
@@ -159,21 +211,23 @@ static bool index_blocks(struct reach *reach)
 bool reach_prepare(struct reach *reach, const struct memory_map *map)
 {
     reach->map = map;
-    if (reach->out_of_memory || !sort(reach))
-        return false;
-    drop_overlaps(reach);
-    /* Each block is pushed at most three times: reached possibly, reached,
-     * and in a clique. */
-    if (!grow((void **)&reach->stack, &reach->stack_room, 3 * reach->count + 1, sizeof(uint32_t)) ||
-        !index_blocks(reach)) {
-        reach->out_of_memory = true;
+    if (reach->out_of_memory || !sort(reach)) {
+        restore_headers(reach);
         return false;
     }
+    drop_overlaps(reach);
+    if (!grow((void **)&reach->stack, &reach->stack_room, 4096, sizeof(uint64_t)) ||
+        !grow((void **)&reach->states, &reach->states_room, reach->count + 1, 1) || !index_blocks(reach)) {
+        reach->out_of_memory = true;
+        restore_headers(reach);
+        return false;
+    }
+    memset(reach->states, REACH_UNREACHED, reach->count);
     return true;
 }
 
-/* The block that holds address, or -1. */
-static ptrdiff_t find_block(const struct reach *reach, uintptr_t address)
+/* The region that holds address, or NULL. */
+static const struct reach_region *find_region(const struct reach *reach, uintptr_t address)
 {
     size_t low = 0, high = reach->region_count;
     while (low < high) { /* the last region starting at or before address */
@@ -183,11 +237,14 @@ static ptrdiff_t find_block(const struct reach *reach, uintptr_t address)
         else
             high = middle;
     }
-    if (!low)
-        return -1;
-    const struct reach_region *region = &reach->regions[low - 1];
-    if (address >= region->high)
-        return -1;
+    if (!low || address >= reach->regions[low - 1].high)
+        return NULL;
+    return &reach->regions[low - 1];
+}
+
+/* The block that holds address, or -1. */
+static ptrdiff_t find_block(const struct reach *reach, const struct reach_region *region, uintptr_t address)
+{
     size_t page = (address - region->low) >> PAGE_BITS;
     /* Blocks before first start before this page; blocks from first up to
      * last start in it.  The one that holds address is the last to start
@@ -233,73 +290,179 @@ static bool vtable_address(const struct reach *reach, uint64_t address)
 /* memcheck's default heuristics (--leak-check-heuristics=all): an interior
  * pointer that a C++ runtime or a common allocator keeps to a block it
  * owns.  The block's first words are read only where it has them. */
-static bool heuristic_reach(const struct reach *reach, const struct reach_block *block, uintptr_t pointer)
+static bool heuristic_reach(const struct reach *reach, uintptr_t start, uint64_t size, uintptr_t pointer)
 {
-    const uint64_t *words = (const uint64_t *)block->start;
-    uint64_t offset = pointer - block->start;
+    const uint64_t *words = (const uint64_t *)start;
+    uint64_t offset = pointer - start;
     /* stdstring: length, capacity, refcount before the characters, the
      * block exactly long enough for capacity and the NUL. */
-    if (offset == 3 * WORD && block->size >= 3 * WORD && 3 * WORD + words[1] + 1 == block->size &&
-        words[0] <= words[1])
+    if (offset == 3 * WORD && size >= 3 * WORD && 3 * WORD + words[1] + 1 == size && words[0] <= words[1])
         return true;
-    if (offset == WORD && block->size >= WORD) {
+    if (offset == WORD && size >= WORD) {
         /* length64: the length of the rest before it (sqlite3's). */
-        if (words[0] > 0 && block->size - WORD == words[0])
+        if (words[0] > 0 && size - WORD == words[0])
             return true;
         /* newarray: the element count before a new[] array of objects
          * with a destructor. */
-        if (words[0] > 0 && (block->size - WORD) % words[0] == 0)
+        if (words[0] > 0 && (size - WORD) % words[0] == 0)
             return true;
     }
     /* multipleinheritance: a second base's vtable pointer inside the
      * object, the first base's at its start. */
-    if (pointer % WORD == 0 && offset + WORD <= block->size && block->size >= WORD &&
+    if (pointer % WORD == 0 && offset + WORD <= size && size >= WORD &&
         vtable_address(reach, *(const uint64_t *)pointer) && vtable_address(reach, words[0]))
         return true;
     return false;
 }
 
-static void push(struct reach *reach, size_t block)
+/* A block's state, wherever it is kept. */
+static inline uint32_t state_of(const struct reach *reach, size_t index)
 {
-    if (reach->stack_count < reach->stack_room / sizeof(uint32_t))
-        reach->stack[reach->stack_count++] = (uint32_t)block;
+    const struct reach_block *block = &reach->blocks[index];
+    if (block->packed & REACH_HEADED)
+        return header_of((void *)block->start)->record & STATE_MASK;
+    return reach->states[index];
 }
 
-/* A word of memory scanned from a block or root in the state from. */
-static inline void reach_word(struct reach *reach, uint64_t value, enum reach_state from)
+static inline void set_state(struct reach *reach, size_t index, uint32_t state)
 {
-    if (value - reach->low >= reach->high - reach->low)
+    const struct reach_block *block = &reach->blocks[index];
+    if (block->packed & REACH_HEADED)
+        header_of((void *)block->start)->record = check_bits(block->start) | state;
+    else
+        reach->states[index] = (uint8_t)state;
+}
+
+/* Out of memory for the stack, a block is left unscanned: what it points
+ * to may be called lost, and the scan says it failed. */
+static inline void push(struct reach *reach, uint64_t entry)
+{
+    if (reach->stack_count + 1 > reach->stack_room / sizeof(uint64_t) &&
+        !grow((void **)&reach->stack, &reach->stack_room, reach->stack_count + 1, sizeof(uint64_t))) {
+        reach->out_of_memory = true;
         return;
-    ptrdiff_t found = find_block(reach, value);
+    }
+    reach->stack[reach->stack_count++] = entry;
+}
+
+/* The header of the headed block that starts at value, or NULL: read only
+ * in a page where a block starts, past its first 16 bytes, so always
+ * mapped; a header whose check bits are not value's is none. */
+static inline struct block_header *headed_start(const struct reach *reach, const struct reach_region *region,
+                                                uintptr_t value)
+{
+    if (!reach->headers_in_use || value % 16 || value % PAGE_SIZE < BLOCK_HEADER_SIZE)
+        return NULL;
+    size_t page = (value - region->low) >> PAGE_BITS;
+    if (region->pages[page] == region->pages[page + 1])
+        return NULL;
+    struct block_header *header = header_of((void *)value);
+    if (header->tag != BLOCK_HEADER_TAG || (header->record & ~STATE_MASK) != check_bits(value))
+        return NULL;
+    return header;
+}
+
+/* Raises the state of what value points into, from a block or root in
+ * state from. */
+static void follow(struct reach *reach, uint64_t value, uint32_t from)
+{
+    const struct reach_region *region = find_region(reach, value);
+    if (!region)
+        return;
+    struct block_header *header = headed_start(reach, region, value);
+    if (header) {
+        uint32_t state = header->record & STATE_MASK;
+        uint32_t raised = from == REACH_REACHABLE ? REACH_REACHABLE : REACH_POSSIBLE;
+        if (state < raised) {
+            header->record = check_bits(value) | raised;
+            push(reach, value | 1);
+        }
+        return;
+    }
+    ptrdiff_t found = find_block(reach, region, value);
     if (found < 0)
         return;
-    struct reach_block *block = &reach->blocks[found];
-    if (block->state == REACH_REACHABLE)
+    const struct reach_block *block = &reach->blocks[found];
+    uint32_t state = state_of(reach, (size_t)found);
+    if (state == REACH_REACHABLE)
         return;
-    if (reach->glibc_chunks && value % 16 == 0 && value != block->start && value + WORD >= block->start + block->size)
+    uint64_t size = reach_size(block);
+    if (reach->glibc_chunks && value % 16 == 0 && value != block->start && value + WORD >= block->start + size)
         return; /* the next chunk's, no pointer of the program's */
-    if (from == REACH_REACHABLE && (value == block->start || heuristic_reach(reach, block, value))) {
-        block->state = REACH_REACHABLE;
-        push(reach, (size_t)found);
-    } else if (block->state == REACH_UNREACHED) {
-        block->state = REACH_POSSIBLE;
-        push(reach, (size_t)found);
+    uint64_t entry = block->packed & REACH_HEADED ? block->start | 1 : (uint64_t)found << 1;
+    if (from == REACH_REACHABLE && (value == block->start || heuristic_reach(reach, block->start, size, value))) {
+        set_state(reach, (size_t)found, REACH_REACHABLE);
+        push(reach, entry);
+    } else if (state == REACH_UNREACHED) {
+        set_state(reach, (size_t)found, REACH_POSSIBLE);
+        push(reach, entry);
     }
 }
 
-static void scan_words(struct reach *reach, uintptr_t start, uintptr_t end, enum reach_state from)
+/* value waits in the ring while the line it points to is fetched; the
+ * oldest waiting is followed. */
+static inline void reach_word(struct reach *reach, uint64_t value, uint32_t from)
+{
+    if (value - reach->low >= reach->high - reach->low)
+        return;
+    __builtin_prefetch((const void *)(value - BLOCK_HEADER_SIZE));
+    if (reach->ring_count < REACH_RING) {
+        reach->ring[(reach->ring_head + reach->ring_count++) % REACH_RING] = (struct reach_pending){value, from};
+        return;
+    }
+    struct reach_pending oldest = reach->ring[reach->ring_head];
+    reach->ring[reach->ring_head] = (struct reach_pending){value, from};
+    reach->ring_head = (reach->ring_head + 1) % REACH_RING;
+    follow(reach, oldest.value, oldest.from);
+}
+
+static void drain_ring(struct reach *reach)
+{
+    while (reach->ring_count) {
+        struct reach_pending oldest = reach->ring[reach->ring_head];
+        reach->ring_head = (reach->ring_head + 1) % REACH_RING;
+        reach->ring_count--;
+        follow(reach, oldest.value, oldest.from);
+    }
+}
+
+static void scan_words(struct reach *reach, uintptr_t start, uintptr_t end, uint32_t from)
 {
     start = (start + WORD - 1) & ~(uintptr_t)(WORD - 1);
     for (const uint64_t *word = (const uint64_t *)start; (uintptr_t)(word + 1) <= end; word++)
         reach_word(reach, *word, from);
 }
 
+/* The start, size and state of a stack entry's block. */
+static void popped(const struct reach *reach, uint64_t entry, uintptr_t *start, uint64_t *size, uint32_t *state)
+{
+    if (entry & 1) {
+        *start = entry & ~(uint64_t)1;
+        const struct block_header *header = header_of((void *)*start);
+        *size = header->size;
+        *state = header->record & STATE_MASK;
+    } else {
+        const struct reach_block *block = &reach->blocks[entry >> 1];
+        *start = block->start;
+        *size = reach_size(block);
+        *state = state_of(reach, entry >> 1);
+    }
+}
+
 static void flood(struct reach *reach)
 {
-    while (reach->stack_count) {
-        const struct reach_block *block = &reach->blocks[reach->stack[--reach->stack_count]];
-        reach->block_bytes += block->size;
-        scan_words(reach, block->start, block->start + block->size, (enum reach_state)block->state);
+    for (;;) {
+        while (reach->stack_count) {
+            uintptr_t start;
+            uint64_t size;
+            uint32_t state;
+            popped(reach, reach->stack[--reach->stack_count], &start, &size, &state);
+            reach->block_bytes += size;
+            scan_words(reach, start, start + size, state);
+        }
+        if (!reach->ring_count)
+            return;
+        drain_ring(reach);
     }
 }
 
@@ -319,36 +482,63 @@ void reach_root_words(struct reach *reach, const uint64_t *words, size_t count)
     flood(reach);
 }
 
-/* The clique of leader: every unreached block it reaches, but itself. */
+/* The clique of leader: every unreached block it reaches, but itself.
+ * The leader's header is back: it is never found by its header. */
 static void clique(struct reach *reach, size_t leader)
 {
-    push(reach, leader);
+    push(reach, (uint64_t)leader << 1);
     while (reach->stack_count) {
-        const struct reach_block *block = &reach->blocks[reach->stack[--reach->stack_count]];
-        uintptr_t start = (block->start + WORD - 1) & ~(uintptr_t)(WORD - 1);
-        for (const uint64_t *word = (const uint64_t *)start;
-             (uintptr_t)(word + 1) <= block->start + block->size; word++) {
+        uintptr_t block_start;
+        uint64_t block_size;
+        uint32_t block_state;
+        popped(reach, reach->stack[--reach->stack_count], &block_start, &block_size, &block_state);
+        uintptr_t start = (block_start + WORD - 1) & ~(uintptr_t)(WORD - 1);
+        for (const uint64_t *word = (const uint64_t *)start; (uintptr_t)(word + 1) <= block_start + block_size;
+             word++) {
             uint64_t value = *word;
             if (value - reach->low >= reach->high - reach->low)
                 continue;
-            ptrdiff_t found = find_block(reach, value);
-            if (found < 0 || (size_t)found == leader || reach->blocks[found].state != REACH_UNREACHED)
+            const struct reach_region *region = find_region(reach, value);
+            if (!region)
+                continue;
+            struct block_header *header = headed_start(reach, region, value);
+            if (header) {
+                if ((header->record & STATE_MASK) == REACH_UNREACHED) {
+                    header->record = check_bits(value) | REACH_INDIRECT;
+                    push(reach, value | 1);
+                }
+                continue;
+            }
+            ptrdiff_t found = find_block(reach, region, value);
+            if (found < 0 || (size_t)found == leader)
                 continue;
             const struct reach_block *reached = &reach->blocks[found];
-            if (reach->glibc_chunks && value % 16 == 0 && value != reached->start &&
-                value + WORD >= reached->start + reached->size)
+            if (state_of(reach, (size_t)found) != REACH_UNREACHED)
                 continue;
-            reach->blocks[found].state = REACH_INDIRECT;
-            push(reach, (size_t)found);
+            if (reach->glibc_chunks && value % 16 == 0 && value != reached->start &&
+                value + WORD >= reached->start + reach_size(reached))
+                continue;
+            set_state(reach, (size_t)found, REACH_INDIRECT);
+            push(reach, (uint64_t)found << 1);
         }
     }
 }
 
 void reach_finish(struct reach *reach)
 {
-    for (size_t i = 0; i < reach->count; i++)
-        if (reach->blocks[i].state == REACH_UNREACHED)
+    /* One pass: each block in turn gets its header back, its state moving
+     * to states, and leads a clique if still unreached.  A clique finds the
+     * blocks after it by their headers, those before by lookup. */
+    for (size_t i = 0; i < reach->count; i++) {
+        struct reach_block *block = &reach->blocks[i];
+        if (block->packed & REACH_HEADED) {
+            reach->states[i] = (uint8_t)state_of(reach, i);
+            restore_header(block);
+        }
+        if (reach->states[i] == REACH_UNREACHED)
             clique(reach, i);
+    }
+    reach->headers_in_use = false;
 }
 
 void reach_release(struct reach *reach)
@@ -361,5 +551,7 @@ void reach_release(struct reach *reach)
         region_unmap(reach->pages, reach->pages_room);
     if (reach->stack)
         region_unmap(reach->stack, reach->stack_room);
+    if (reach->states)
+        region_unmap(reach->states, reach->states_room);
     memset(reach, 0, sizeof *reach);
 }

@@ -18,12 +18,37 @@ enum reach_state {
     REACH_REACHABLE,
 };
 
+/* 16 bytes a block, and a byte of state apart: ten million blocks must fit
+ * beside the program in its address space. */
 struct reach_block {
     uintptr_t start;
-    uint64_t size;
-    uint32_t record;
-    uint32_t state;
+    uint64_t packed; /* size, then whether headed, then the record (reach_size, reach_record) */
 };
+#define REACH_RECORD_BITS 24
+#define REACH_SIZE_LIMIT ((UINT64_C(1) << (63 - REACH_RECORD_BITS)) - 1)
+/* A block with a header (header.h): while reach runs, its state is kept in
+ * its header's record field, beside the words the scan reads anyway, with
+ * check bits of its address, so that a word that points at a block's start
+ * is followed without a lookup; reach_finish puts the records back. */
+#define REACH_HEADED (UINT64_C(1) << REACH_RECORD_BITS)
+
+static inline uint64_t reach_size(const struct reach_block *block)
+{
+    return block->packed >> (REACH_RECORD_BITS + 1);
+}
+
+/* The block's record, BACKING_RECORD (paths.h) for one that fits none. */
+static inline uint32_t reach_record(const struct reach_block *block)
+{
+    return (uint32_t)(block->packed & (REACH_HEADED - 1));
+}
+
+/* A word to follow, waiting while its block's first line is fetched. */
+struct reach_pending {
+    uint64_t value;
+    uint32_t from;
+};
+#define REACH_RING 32u
 
 /* Blocks that lie close together share an index of their pages. */
 struct reach_region {
@@ -36,13 +61,22 @@ struct reach_region {
 struct reach {
     struct reach_block *blocks; /* sorted by start once prepared */
     size_t count, room;
+    uint8_t *states; /* enum reach_state of each block, but a headed one's during the scan */
+    size_t states_room;
     struct reach_region *regions;
     size_t region_count, regions_room;
     uint32_t *pages;
     size_t pages_room;
     uintptr_t low, high; /* of every region */
-    uint32_t *stack; /* blocks to scan */
+    uint64_t *stack; /* blocks to scan: a headed one's start | 1, another's index << 1 */
     size_t stack_count, stack_room;
+    struct reach_pending ring[REACH_RING];
+    unsigned ring_head, ring_count;
+    /* Headed blocks' states are in their headers, from reach_add_headed
+     * to reach_finish: every other thread is stopped, and this one's
+     * signals blocked, so that no free reads a header meanwhile. */
+    bool headers_in_use;
+    size_t restored; /* blocks below this have their headers back (reach_finish) */
     const struct memory_map *map; /* which memory is a file's: a vtable's */
     /* The blocks are glibc's: the next chunk's header lies in a block's last
      * 8 bytes where the block uses the next chunk's first word, and glibc's
@@ -54,16 +88,21 @@ struct reach {
 
 /* A block to classify (a block_visitor's arguments). */
 void reach_add(void *reach, uintptr_t start, uint64_t size, uint32_t record);
-/* Sorts and indexes the blocks; false when out of memory.  Overlapping
- * blocks (a pool's objects in a block that was not declared its backing)
- * keep the inner ones. */
+/* The same for a block with a header, found by heap_walk: with
+ * reach->headers_in_use set before the first, its state goes into its
+ * header at once, while the walk has its line in the cache. */
+void reach_add_headed(void *reach, uintptr_t start, uint64_t size, uint32_t record);
+/* Sorts and indexes the blocks; false when out of memory (and every
+ * header as it was).  Overlapping blocks (a pool's objects in a block that
+ * was not declared its backing) keep the inner ones. */
 bool reach_prepare(struct reach *reach, const struct memory_map *map);
 /* Whether a block starts in [start, end). */
 bool reach_holds_block(const struct reach *reach, uintptr_t start, uintptr_t end);
 /* A root: its words, and the blocks they reach. */
 void reach_scan_root(struct reach *reach, uintptr_t start, uintptr_t end);
 void reach_root_words(struct reach *reach, const uint64_t *words, size_t count);
-/* The blocks not reached: leaders and the indirectly lost. */
+/* The blocks not reached: leaders and the indirectly lost; then every
+ * block's state is in blocks, and every header as it was. */
 void reach_finish(struct reach *reach);
 void reach_release(struct reach *reach);
 
