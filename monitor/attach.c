@@ -18,6 +18,7 @@
 #include "compiler.h"
 #include "exec_arguments.h"
 #include "got.h"
+#include "leak_scan.h"
 #include "lock.h"
 #include "monitor.h"
 #include "real.h"
@@ -170,7 +171,7 @@ EXPORT int mprof_attach(const char *output)
     if (!monitor_start_attached(output))
         refused = atomic_load(&monitor_status) == MONITOR_ACTIVE ? 1 : 2;
     else if (!find_routes())
-        monitor_finish(0), refused = 2;
+        monitor_finish(0, NULL), refused = 2;
     if (refused) {
         atomic_store(claim, 0);
         return refused;
@@ -193,7 +194,9 @@ static bool end_attachment(void)
     spin_unlock(&routing_lock);
     if (!was_routed || !monitor.attached)
         return false;
-    monitor_finish(0);
+    struct leak_caller caller;
+    LEAK_CALLER_INIT(&caller);
+    monitor_finish(0, &caller);
     atomic_store(claim, 0);
     return true;
 }

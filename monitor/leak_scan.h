@@ -10,9 +10,11 @@
 
 #include "format.h"
 
-/* The calling thread's share of the roots: its stack from the caller's
- * frame up (the monitor's own frames below it hold nothing of the
- * program's), and the registers the caller saved on entry. */
+/* The calling thread's share of the roots: its stack from where the
+ * program called the monitor up (the frames below, the monitor's own and
+ * those that ran before them and left their words behind, hold nothing of
+ * the program's: memcheck too scans from the stack pointer of the exit),
+ * and the callee-saved registers as the program left them. */
 #define LEAK_CALLER_REGISTERS 6
 struct leak_caller {
     uintptr_t stack_from;
@@ -30,8 +32,10 @@ struct leak_scan {
     size_t by_record_room;
 };
 
-/* The caller's registers and frame, as leak_scan wants them: a macro, so
- * that they are the caller's own. */
+/* The registers and the stack pointer of the program's call into the
+ * function that uses this (an exit handler, _exit): a macro, so that they
+ * are its caller's, the return address and the saved frame pointer lying
+ * just below that stack pointer. */
 #define LEAK_CALLER_INIT(caller)                                                                       \
     do {                                                                                               \
         __asm__ volatile("mov %%rbx, 0(%0)\n\tmov %%rbp, 8(%0)\n\tmov %%r12, 16(%0)\n\t"               \
@@ -39,7 +43,7 @@ struct leak_scan {
                          :                                                                             \
                          : "r"((caller)->registers)                                                    \
                          : "memory");                                                                  \
-        (caller)->stack_from = (uintptr_t)__builtin_frame_address(0);                                  \
+        (caller)->stack_from = (uintptr_t)__builtin_frame_address(0) + 16;                             \
     } while (0)
 
 /* Classifies the live blocks of records [first_record, first_record +

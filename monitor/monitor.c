@@ -364,7 +364,7 @@ static void trace_finish_guarded(bool bounded)
     errno = saved_errno;
 }
 
-void monitor_finish(int end_signal)
+void monitor_finish(int end_signal, const struct leak_caller *caller)
 {
     /* A vfork child shares the parent's memory and must not touch it. */
     if (getpid() != monitor.pid)
@@ -378,12 +378,7 @@ void monitor_finish(int end_signal)
             sched_yield();
         return;
     }
-    /* The blocks are classified at an end the program chose: a fatal
-     * signal's may have come with the loader's lock or memory broken. */
-    struct leak_caller caller;
-    LEAK_CALLER_INIT(&caller);
-    write_file(&(struct snapshot_request){
-        .kind = SNAPSHOT_FINAL, .end_signal = end_signal, .classify = end_signal ? NULL : &caller});
+    write_file(&(struct snapshot_request){.kind = SNAPSHOT_FINAL, .end_signal = end_signal, .classify = caller});
     trace_finish_guarded(end_signal != 0);
     /* Frees after this point would describe a file already written. */
     atomic_store(&monitor_status, MONITOR_OFF);
@@ -406,7 +401,17 @@ static void write_watched(const char *path)
 
 static void write_at_exit(void)
 {
-    monitor_finish(0);
+    struct leak_caller caller;
+    LEAK_CALLER_INIT(&caller);
+    /* The frames of the C library's exit path hold, in the words they never
+     * wrote, what earlier calls left there: memcheck, which knows them
+     * undefined, skips them, and so does the scan. */
+    monitor_tls.busy++;
+    uintptr_t program_stack = unwind_program_stack();
+    monitor_tls.busy--;
+    if (program_stack > caller.stack_from)
+        caller.stack_from = program_stack;
+    monitor_finish(0, &caller);
 }
 
 static void write_on_demand(void)

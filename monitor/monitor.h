@@ -136,10 +136,12 @@ bool monitor_resize_block(void *block, const struct block_header *header, size_t
  * could not be read. */
 bool monitor_block_holds(void *block, const struct block_header *header, const void *object, size_t size);
 
+struct leak_caller;
 /* The process is ending (exit, _exit, quick_exit, or end_signal, from its
  * handler): writes its final file, once; afterwards the monitor forwards
- * every call without recording. */
-void monitor_finish(int end_signal);
+ * every call without recording.  caller: where the program called from,
+ * to classify the blocks left (leak_scan.h); NULL: they are not. */
+void monitor_finish(int end_signal, const struct leak_caller *caller);
 /* mprof attach (attach.c): starts the monitor in a process that loaded it
  * with dlopen, to write output; false when it had started already, or
  * cannot. */

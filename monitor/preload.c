@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "exec_arguments.h"
+#include "leak_scan.h"
 #include "monitor.h"
 #include "real.h"
 #include "state.h"
@@ -275,10 +276,13 @@ EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 
 /* exit() reaches the file through atexit; _exit and _Exit end the process
  * at once, so they write it first.  (glibc's exit and quick_exit call its
- * own _exit directly, not these.) */
-static _Noreturn void end_now(int status)
+ * own _exit directly, not these.)  Inlined, so that the program's call is
+ * the caller LEAK_CALLER_INIT sees. */
+__attribute__((always_inline)) static inline _Noreturn void end_now(int status)
 {
-    monitor_finish(0);
+    struct leak_caller caller;
+    LEAK_CALLER_INIT(&caller);
+    monitor_finish(0, &caller);
     if (real.exit_now)
         real.exit_now(status);
     for (;;)

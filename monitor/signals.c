@@ -86,7 +86,9 @@ static bool repeats_on_return(int signal_number, const siginfo_t *info)
 
 static void take_default_course(int signal_number, const siginfo_t *info)
 {
-    monitor_finish(signal_number);
+    /* No leak scan: the fault may have come with the loader's lock held or
+     * the heap broken. */
+    monitor_finish(signal_number, NULL);
     struct sigaction default_action = {.sa_handler = SIG_DFL};
     sigemptyset(&default_action.sa_mask);
     forward(signal_number, &default_action, NULL);

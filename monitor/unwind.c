@@ -2,6 +2,8 @@
 #include "unwind.h"
 
 #include <dlfcn.h>
+#include <link.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define UNW_LOCAL_ONLY
@@ -18,6 +20,40 @@ extern const char __stop_mprof_text[] HIDDEN;
 static inline bool in_monitor(uintptr_t address)
 {
     return address >= (uintptr_t)__start_mprof_text && address < (uintptr_t)__stop_mprof_text;
+}
+
+/* The base of the module that holds address, or NULL. */
+static const void *module_base(const void *address)
+{
+    Dl_info module;
+    return dladdr(address, &module) ? module.dli_fbase : NULL;
+}
+
+uintptr_t unwind_program_stack(void)
+{
+    /* The C library, the dynamic loader (whose _dl_fini runs a library's
+     * exit handlers) and the monitor's own library: their frames are the
+     * exit path.  Linked into the program, the monitor's frames are the
+     * program's module: they come before the first of the others. */
+    const void *system[] = {module_base((const void *)exit), module_base((const void *)&_r_debug),
+                            module_base((const void *)unwind_program_stack)};
+    unw_context_t context;
+    unw_cursor_t cursor;
+    if (!system[0] || unw_getcontext(&context) != 0 || unw_init_local(&cursor, &context) != 0)
+        return 0;
+    bool past_system = false;
+    for (unsigned depth = 0; depth < 64 && unw_step(&cursor) > 0; depth++) {
+        unw_word_t pc, sp;
+        if (unw_get_reg(&cursor, UNW_REG_IP, &pc) != 0 || unw_get_reg(&cursor, UNW_REG_SP, &sp) != 0)
+            return 0;
+        const void *base = module_base((const void *)(pc - 1));
+        bool in_system = base && (base == system[0] || base == system[1] || base == system[2]);
+        if (in_system)
+            past_system = true;
+        else if (past_system)
+            return sp;
+    }
+    return 0;
 }
 
 /* libunwind: for the frames the cached rules cannot step through (signal

@@ -45,6 +45,12 @@ struct walk_memory {
  * cannot step; without, libunwind alone. */
 unsigned unwind_chain(uintptr_t *chain, unsigned max, struct walk_memory *memory, bool *truncated);
 
+/* Called from a handler the C library runs (an atexit handler): the stack
+ * pointer of the first frame outside the C library beyond the caller's,
+ * where the program's own frames start above the library's exit path
+ * (exit, the handlers' loop); 0 when the walk does not reach one. */
+uintptr_t unwind_program_stack(void);
+
 /* A function of libunwind's, to find the library by. */
 const void *unwind_library_function(void);
 
