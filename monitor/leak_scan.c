@@ -236,8 +236,10 @@ bool leak_scan(struct leak_scan *scan, const struct leak_caller *caller, uint32_
         if (reach_prepare(&reach, &map)) {
             for (size_t i = 0; i < modules.count; i++)
                 scan_readable(&reach, &map, modules.items[i].start, modules.items[i].end);
-            scan_thread(&reach, &map, caller->stack_from, own_thread_pointer());
-            reach_root_words(&reach, caller->registers, LEAK_CALLER_REGISTERS);
+            if (caller->stack_from) {
+                scan_thread(&reach, &map, caller->stack_from, own_thread_pointer());
+                reach_root_words(&reach, caller->registers, LEAK_CALLER_REGISTERS);
+            }
             for (size_t i = 0; i < world.count; i++) {
                 const struct stopped_thread *thread = &world.threads[i];
                 if (region_reserved((void *)thread->stack_pointer, 1))

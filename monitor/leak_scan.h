@@ -17,7 +17,7 @@
  * and the callee-saved registers as the program left them. */
 #define LEAK_CALLER_REGISTERS 6
 struct leak_caller {
-    uintptr_t stack_from;
+    uintptr_t stack_from; /* 0: the caller is a thread of the monitor's own, no roots */
     uint64_t registers[LEAK_CALLER_REGISTERS];
 };
 

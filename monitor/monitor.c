@@ -414,10 +414,12 @@ static void write_at_exit(void)
     monitor_finish(0, &caller);
 }
 
-static void write_on_demand(void)
+/* A snapshot classifies the blocks live so far too, every program thread
+ * stopped for the scan: a server's lost blocks, found while it runs. */
+static void write_on_demand(const struct leak_caller *caller)
 {
     if (atomic_load(&monitor_status) == MONITOR_ACTIVE && getpid() == monitor.pid)
-        write_file(&(struct snapshot_request){.kind = SNAPSHOT_ON_DEMAND});
+        write_file(&(struct snapshot_request){.kind = SNAPSHOT_ON_DEMAND, .classify = caller});
 }
 
 static void request_dump(int signal_number)
@@ -431,9 +433,11 @@ static void request_dump(int signal_number)
 static void *dump_thread(void *unused)
 {
     (void)unused;
+    /* The monitor's own thread: its stack and registers are no roots. */
+    static const struct leak_caller no_program_frames;
     for (;;) {
         if (sem_wait(&dump_requests) == 0)
-            write_on_demand();
+            write_on_demand(&no_program_frames);
     }
     return NULL;
 }
@@ -621,5 +625,7 @@ void monitor_after_dlclose(void)
 
 EXPORT void mprof_dump(void)
 {
-    write_on_demand();
+    struct leak_caller caller;
+    LEAK_CALLER_INIT(&caller);
+    write_on_demand(&caller);
 }
