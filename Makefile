@@ -189,7 +189,8 @@ mutate: all $(VENV)/.mutmut $(BUILD)/.test-packages
 BENCH_PACKAGES := heaptrack valgrind gawk perl sqlite3 python3
 BENCH_PROGRAMS := $(BUILD)/bench/floor-noop.so $(BUILD)/bench/floor-backtrace.so \
 	$(BUILD)/bench/widgets_deep $(BUILD)/bench/widgets_threads $(BUILD)/bench/wide_tree \
-	$(BUILD)/bench/objects $(BUILD)/bench/objects_annotated $(BUILD)/bench/objects_malloc
+	$(BUILD)/bench/objects $(BUILD)/bench/objects_annotated $(BUILD)/bench/objects_malloc \
+	$(BUILD)/bench/leak_graph
 
 $(BUILD)/.bench-packages: Makefile scripts/setup-system.sh
 	./scripts/setup-system.sh $(BENCH_PACKAGES)

@@ -5,8 +5,9 @@ slows every tool alike; medians and per-round ratios to the baseline.
     python3 bench/run.py [--quick] [--rounds N] [--massif] [--only NAME,...] [--before LIBMPROF]
     python3 bench/run.py --reduction FILE|cc1plus|million_paths ... [--targets CASE] [--rounds N]
 
-Prints a markdown table, and what `mprof run` adds to the start of a
-program (bench/startup.py), and writes bench/results/latest.json.  Then
+Prints a markdown table, what `mprof run` adds to the start of a program
+(bench/startup.py) and what the leak scan costs at a program's end
+(bench/leak_scan.py), and writes bench/results/latest.json.  Then
 what the reducer and the reports cost (bench/reduction.py) on cc1plus's
 data file and on one of a million distinct call paths, beside issue 31's
 targets, and the run figures the issue sets targets for.  --reduction
@@ -36,6 +37,7 @@ sys.path[:0] = [str(REPO_ROOT / "src"), str(Path(__file__).resolve().parent)]
 
 import measured  # noqa: E402
 import reduction  # noqa: E402
+from leak_scan import measure as measure_leak_scan  # noqa: E402
 from startup import measure as measure_startup  # noqa: E402
 from workloads import Workload, compile_workload, workloads  # noqa: E402
 
@@ -464,7 +466,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--quick", action="store_true", help="a one-minute subset")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--massif", action="store_true", help="also valgrind massif (slow)")
-    parser.add_argument("--only", default="", help="comma-separated workload names (startup: mprof run's start)")
+    parser.add_argument("--only", default="",
+                        help="comma-separated workload names (startup: mprof run's start; leak scan: the scan at exit)")
     parser.add_argument("--before", type=Path, metavar="LIBMPROF",
                         help="another build of the monitor (an earlier commit's build/libmprof.so) to measure in "
                              "the same rounds, as 'mprof before'")
@@ -488,6 +491,10 @@ def main(argv: list[str]) -> int:
         # A few seconds: as many runs for --quick, whose medians would
         # otherwise move with a busy machine.
         startup = measure_startup(STARTUP_RUNS)
+    leak_scan = None
+    if not args.only or "leak scan" in args.only.split(","):
+        print("bench: the leak scan of 10 million blocks", file=sys.stderr, flush=True)
+        leak_scan = measure_leak_scan(args.rounds)
     with tempfile.TemporaryDirectory(prefix="mprof-bench-") as scratch:
         directory = Path(scratch)
         inputs = REPO_ROOT / "build" / "bench" / "inputs"
@@ -520,6 +527,8 @@ def main(argv: list[str]) -> int:
         print("\n" + reduction.table(reductions))
     if startup is not None:
         print(("\n" if rows else "") + startup.line())
+    if leak_scan is not None:
+        print(leak_scan.line())
     results = REPO_ROOT / "bench" / "results"
     results.mkdir(exist_ok=True)
     (results / "latest.json").write_text(json.dumps(
@@ -527,7 +536,8 @@ def main(argv: list[str]) -> int:
          "rows": [asdict(r) for r in rows],
          "run_targets": [asdict(c) for c in checks],
          "reduction": [asdict(r) for r in reductions],
-         "startup": None if startup is None else asdict(startup) | {"within_limit": startup.within_limit}},
+         "startup": None if startup is None else asdict(startup) | {"within_limit": startup.within_limit},
+         "leak_scan": None if leak_scan is None else asdict(leak_scan) | {"within_limit": leak_scan.within_limit}},
         indent=1) + "\n")
     print(f"\nbench: {time.monotonic() - started:.0f} s; results in bench/results/latest.json", file=sys.stderr)
     return 0
