@@ -42,14 +42,6 @@ static void restore_header(struct reach_block *block)
     block->packed &= ~REACH_HEADED;
 }
 
-static void restore_headers(struct reach *reach)
-{
-    for (size_t i = 0; i < reach->count; i++)
-        if (reach->blocks[i].packed & REACH_HEADED)
-            restore_header(&reach->blocks[i]);
-    reach->headers_in_use = false;
-}
-
 static bool grow(void **array, size_t *room, size_t needed, size_t entry)
 {
     if (needed * entry <= *room)
@@ -77,8 +69,6 @@ static void add(struct reach *reach, uintptr_t start, uint64_t size, uint32_t re
     if (record > REACH_HEADED - 1)
         record = REACH_HEADED - 1;
     reach->blocks[reach->count++] = (struct reach_block){start, size << (REACH_RECORD_BITS + 1) | headed | record};
-    if (headed)
-        header_of((void *)start)->record = check_bits(start) | REACH_UNREACHED;
 }
 
 void reach_add(void *context, uintptr_t start, uint64_t size, uint32_t record)
@@ -140,6 +130,12 @@ static bool sort(struct reach *reach)
     return true;
 }
 
+static uintptr_t block_end(const struct reach_block *block)
+{
+    uint64_t size = reach_size(block);
+    return block->start + (size ? size : 1);
+}
+
 /* Drops duplicates, and blocks that hold the next one (the outer of two
  * nested), so that no two overlap. */
 static void drop_overlaps(struct reach *reach)
@@ -147,20 +143,11 @@ static void drop_overlaps(struct reach *reach)
     size_t kept = 0;
     for (size_t i = 0; i < reach->count; i++) {
         const struct reach_block *block = &reach->blocks[i];
-        while (kept && reach->blocks[kept - 1].start + reach_size(&reach->blocks[kept - 1]) > block->start) {
-            if (reach->blocks[kept - 1].packed & REACH_HEADED)
-                restore_header(&reach->blocks[kept - 1]);
+        while (kept && block_end(&reach->blocks[kept - 1]) > block->start)
             kept--;
-        }
         reach->blocks[kept++] = *block;
     }
     reach->count = kept;
-}
-
-static uintptr_t block_end(const struct reach_block *block)
-{
-    uint64_t size = reach_size(block);
-    return block->start + (size ? size : 1);
 }
 
 static bool index_blocks(struct reach *reach)
@@ -211,18 +198,23 @@ static bool index_blocks(struct reach *reach)
 bool reach_prepare(struct reach *reach, const struct memory_map *map)
 {
     reach->map = map;
-    if (reach->out_of_memory || !sort(reach)) {
-        restore_headers(reach);
+    if (reach->out_of_memory || !sort(reach))
         return false;
-    }
+    /* A block found twice (in the map and by the walk) is one. */
     drop_overlaps(reach);
     if (!grow((void **)&reach->stack, &reach->stack_room, 4096, sizeof(uint64_t)) ||
         !grow((void **)&reach->states, &reach->states_room, reach->count + 1, 1) || !index_blocks(reach)) {
         reach->out_of_memory = true;
-        restore_headers(reach);
         return false;
     }
     memset(reach->states, REACH_UNREACHED, reach->count);
+    for (size_t i = 0; i < reach->count; i++) {
+        struct reach_block *block = &reach->blocks[i];
+        if (!reach->headers_in_use)
+            block->packed &= ~REACH_HEADED;
+        else if (block->packed & REACH_HEADED)
+            header_of((void *)block->start)->record = check_bits(block->start) | REACH_UNREACHED;
+    }
     return true;
 }
 

@@ -72,11 +72,10 @@ struct reach {
     size_t stack_count, stack_room;
     struct reach_pending ring[REACH_RING];
     unsigned ring_head, ring_count;
-    /* Headed blocks' states are in their headers, from reach_add_headed
-     * to reach_finish: every other thread is stopped, and this one's
-     * signals blocked, so that no free reads a header meanwhile. */
+    /* Headed blocks' states are in their headers, from reach_prepare to
+     * reach_finish: every other thread is stopped, and this one's signals
+     * blocked, so that no free reads a header meanwhile. */
     bool headers_in_use;
-    size_t restored; /* blocks below this have their headers back (reach_finish) */
     const struct memory_map *map; /* which memory is a file's: a vtable's */
     /* The blocks are glibc's: the next chunk's header lies in a block's last
      * 8 bytes where the block uses the next chunk's first word, and glibc's
@@ -89,12 +88,11 @@ struct reach {
 /* A block to classify (a block_visitor's arguments). */
 void reach_add(void *reach, uintptr_t start, uint64_t size, uint32_t record);
 /* The same for a block with a header, found by heap_walk: with
- * reach->headers_in_use set before the first, its state goes into its
- * header at once, while the walk has its line in the cache. */
+ * reach->headers_in_use set, its state goes into its header. */
 void reach_add_headed(void *reach, uintptr_t start, uint64_t size, uint32_t record);
-/* Sorts and indexes the blocks; false when out of memory (and every
- * header as it was).  Overlapping blocks (a pool's objects in a block that
- * was not declared its backing) keep the inner ones. */
+/* Sorts and indexes the blocks; false when out of memory (every header
+ * as it was).  Overlapping blocks (a pool's objects in a block that was
+ * not declared its backing) keep the inner ones. */
 bool reach_prepare(struct reach *reach, const struct memory_map *map);
 /* Whether a block starts in [start, end). */
 bool reach_holds_block(const struct reach *reach, uintptr_t start, uintptr_t end);
