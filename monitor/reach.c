@@ -167,7 +167,7 @@ static bool index_blocks(struct reach *reach)
         if (!grow((void **)&reach->regions, &reach->regions_room, reach->region_count + 1,
                   sizeof(struct reach_region)))
             return false;
-        reach->regions[reach->region_count++] = (struct reach_region){block->start, block_end(block), i, NULL, 0};
+        reach->regions[reach->region_count++] = (struct reach_region){block->start, block_end(block), i, NULL, 0, false};
     }
     if (reach->region_count) {
         struct reach_region *last = &reach->regions[reach->region_count - 1];
@@ -192,6 +192,11 @@ static bool index_blocks(struct reach *reach)
     }
     reach->low = reach->region_count ? reach->regions[0].low : 0;
     reach->high = reach->region_count ? reach->regions[reach->region_count - 1].high : 0;
+    for (size_t r = 0; r < reach->region_count; r++) {
+        struct reach_region *region = &reach->regions[r];
+        const struct mapping *mapping = reach->map ? memory_map_find(reach->map, region->low - BLOCK_HEADER_SIZE) : NULL;
+        region->mapped = mapping && mapping->readable && mapping->end >= region->high;
+    }
     return true;
 }
 
@@ -200,6 +205,7 @@ bool reach_prepare(struct reach *reach, const struct memory_map *map)
     reach->map = map;
     if (reach->out_of_memory || !sort(reach))
         return false;
+
     /* A block found twice (in the map and by the walk) is one. */
     drop_overlaps(reach);
     if (!grow((void **)&reach->stack, &reach->stack_room, 4096, sizeof(uint64_t)) ||
@@ -337,17 +343,19 @@ static inline void push(struct reach *reach, uint64_t entry)
     reach->stack[reach->stack_count++] = entry;
 }
 
-/* The header of the headed block that starts at value, or NULL: read only
- * in a page where a block starts, past its first 16 bytes, so always
- * mapped; a header whose check bits are not value's is none. */
+/* The header of the headed block that starts at value, or NULL: read where
+ * it is mapped (the region is, or a block starts in the same page, past
+ * its first 16 bytes); a header whose check bits are not value's is none. */
 static inline struct block_header *headed_start(const struct reach *reach, const struct reach_region *region,
                                                 uintptr_t value)
 {
-    if (!reach->headers_in_use || value % 16 || value % PAGE_SIZE < BLOCK_HEADER_SIZE)
+    if (!reach->headers_in_use || value % 16)
         return NULL;
-    size_t page = (value - region->low) >> PAGE_BITS;
-    if (region->pages[page] == region->pages[page + 1])
-        return NULL;
+    if (!region->mapped) {
+        size_t page = (value - region->low) >> PAGE_BITS;
+        if (value % PAGE_SIZE < BLOCK_HEADER_SIZE || region->pages[page] == region->pages[page + 1])
+            return NULL;
+    }
     struct block_header *header = header_of((void *)value);
     if (header->tag != BLOCK_HEADER_TAG || (header->record & ~STATE_MASK) != check_bits(value))
         return NULL;

@@ -56,6 +56,7 @@ struct reach_region {
     size_t first;        /* its first block */
     uint32_t *pages;     /* per page from low, and one more: its blocks' count before that page */
     size_t page_count;
+    bool mapped; /* wholly in one readable mapping: any word of it may be read */
 };
 
 struct reach {
