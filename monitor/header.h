@@ -57,9 +57,11 @@ static inline bool has_header(void *block)
 }
 
 /* The base to hand the real free of block, which has a header: its tag
- * cleared first.  glibc keeps the bytes after a fastbin chunk's link as
- * they were, and the leak scan (leak_scan.h), which finds the live blocks
- * by their tags as it walks the heap, must not take a freed one for live. */
+ * cleared first.  A chunk glibc merges into a free neighbour keeps its
+ * bytes, header and all, inside the larger one, and the leak scan's walk
+ * (heap_walk.h), which finds its way again by the tags where a chain of
+ * chunks breaks (a thread stopped while it splits one), must not take a
+ * freed block for live. */
 static inline void *header_released(void *block)
 {
     header_of(block)->tag = 0;

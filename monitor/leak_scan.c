@@ -1,14 +1,14 @@
 /* Runs the leak scan: which memory is a root, which blocks there are, and
  * in what order, since nothing may move while they are read.
  *
- * The roots are LeakSanitizer's, and the regions the program mapped
- * itself, which memcheck scans too: the writable segments of each loaded
- * object (but the monitor's own library, whose tables are no program's),
- * each thread's stack from its stack pointer (and the 128 bytes below it
- * that a leaf function may use), its registers, the mapping of its thread
- * pointer (the main thread's TCB and static TLS lie apart from its stack;
- * dynamic TLS blocks are malloc'ed, reached from there).  The monitor's
- * own threads run on its own memory and are no roots. */
+ * The roots are memcheck's: the writable segments of each loaded object
+ * (but the monitor's own library, whose tables are no program's), each
+ * thread's stack from its stack pointer (and the 128 bytes below it that a
+ * leaf function may use), its registers, the mapping of its thread pointer
+ * (the main thread's TCB and static TLS lie apart from its stack; dynamic
+ * TLS blocks are malloc'ed, reached from there), the regions the program
+ * mapped itself, and every other anonymous mapping but the heaps.  The
+ * monitor's own threads run on its own memory and are no roots. */
 #include "leak_scan.h"
 
 #include <errno.h>
@@ -141,20 +141,32 @@ static uintptr_t own_thread_pointer(void)
     return pointer;
 }
 
-/* Every anonymous mapping the monitor does not own, as a root: where some
- * memory cannot be told apart, nothing it may point to is called lost.
- * heaps: the allocator's mappings too, which hold blocks (an attached
- * process's blocks from before the attach are in no list); without, only
- * the others (the stacks of threads that could not be stopped).  The
- * calling thread's stack, own_stack's mapping, is not one of them. */
-static void scan_anonymous(struct reach *reach, const struct memory_map *map, bool heaps, uintptr_t own_stack)
+/* Whether mapping holds the stack pointer of a thread scanned from it. */
+static bool live_stack(const struct mapping *mapping, const struct leak_caller *caller, const struct world *world)
+{
+    if (caller->stack_from >= mapping->start && caller->stack_from < mapping->end)
+        return true;
+    for (size_t i = 0; i < world->count; i++)
+        if (world->threads[i].stack_pointer >= mapping->start && world->threads[i].stack_pointer < mapping->end)
+            return true;
+    return false;
+}
+
+/* The other anonymous memory, as memcheck scans all of it: the stacks
+ * glibc keeps of threads that ended (their TLS blocks hang from them),
+ * the threads' that could not be stopped (whole), memory the loader and
+ * libraries mapped with system calls of their own.  Not the live stacks,
+ * scanned from their stack pointers, the frames below them dead; not the
+ * monitor's memory, nor the allocator's heaps, which hold the blocks,
+ * unless heaps: where blocks from before an attach are in no list, their
+ * words are roots, so that nothing they may point to is called lost. */
+static void scan_anonymous(struct reach *reach, const struct memory_map *map, bool heaps,
+                           const struct leak_caller *caller, const struct world *world)
 {
     for (size_t i = 0; i < map->count; i++) {
         const struct mapping *mapping = &map->mappings[i];
-        if (!mapping->readable || !mapping->writable || mapping->file)
+        if (!mapping->readable || !mapping->writable || mapping->file || live_stack(mapping, caller, world))
             continue;
-        if (own_stack >= mapping->start && own_stack < mapping->end)
-            continue; /* scanned from its stack pointer, the frames below dead */
         if (heaps || (!mapping->heap && !reach_holds_block(reach, mapping->start, mapping->end)))
             scan_readable(reach, map, mapping->start, mapping->end);
     }
@@ -253,8 +265,7 @@ bool leak_scan(struct leak_scan *scan, const struct leak_caller *caller, uint32_
                 scan->flags |= MPROF_LEAK_THREADS_UNSTOPPED;
             if (monitor.attached)
                 scan->flags |= MPROF_LEAK_UNKNOWN_ROOTS;
-            if (world.unstopped || monitor.attached)
-                scan_anonymous(&reach, &map, monitor.attached, caller->stack_from);
+            scan_anonymous(&reach, &map, monitor.attached, caller, &world);
             reach_finish(&reach);
             /* A block left unscanned for want of memory could make others
              * look lost: no figures rather than wrong ones. */

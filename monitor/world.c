@@ -11,7 +11,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/futex.h>
+#include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/ptrace.h>
@@ -216,8 +218,15 @@ bool world_stop(struct world *world)
     }
     *job = (struct tracer_job){world, getpid(), (pid_t)syscall(SYS_gettid)};
     int saved_errno = errno;
+    /* The tracer starts with every signal blocked: it has a copy of the
+     * program's handlers, and the SIGCHLD of each thread it stops would run
+     * the program's own on its stack, in the program's memory. */
+    sigset_t all, previous;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &previous);
     world->tracer = clone(tracer, (char *)world->tracer_stack + TRACER_STACK_SIZE,
                           CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_UNTRACED, job);
+    pthread_sigmask(SIG_SETMASK, &previous, NULL);
     errno = saved_errno;
     if (world->tracer <= 0 || !wait_phase(world, PHASE_STOPPED)) {
         world->tracer = 0;
