@@ -1,0 +1,115 @@
+"""The monitor's leak scan (issue 49) as a program sees it and as its data
+files say it: threads stopped for a snapshot's scan notice nothing; the
+scan's figures for a program whose blocks are known; a traced process, the
+setting that turns it off, the block map; headers whole after a scan.
+Their agreement with memcheck is test_leak_kinds.py's."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from e2e_support import Run, Targets
+from mprof.reducer.records import DataFile, LeakScan
+
+# What leak_scan_quiet.c prints when its threads saw nothing of the scan.
+UNDISTURBED = "eintr 0\nsigchld 0\nchildren -1\nfds {0} {0}\nspins moved 1\n"
+KEPT, LOST, THREADS = 50, 7, 4
+KINDS = ("definite", "indirect", "possible", "reachable")
+
+
+def totals(leaks: LeakScan) -> dict[str, tuple[int, int]]:
+    """Blocks and bytes of each kind over every path."""
+    sums = [sum(figures[i] for figures in leaks.kinds.values()) for i in range(8)]
+    return {kind: (sums[2 * k], sums[2 * k + 1]) for k, kind in enumerate(KINDS)}
+
+
+def classified(data: DataFile) -> LeakScan:
+    assert data.leaks is not None, f"{data.path}: the blocks were not classified"
+    return data.leaks
+
+
+@pytest.fixture
+def quiet(targets: Targets) -> Path:
+    return targets.build("leak_scan_quiet", "-pthread")
+
+
+def run_quiet(profile: Callable[..., Run], program: Path, **settings: str) -> tuple[Run, int]:
+    """The run, and the descriptors its program had open around the snapshot."""
+    run = profile([program], **settings)
+    lines = run.completed.stdout.splitlines()
+    descriptors = lines[3].split()
+    assert descriptors[1] == descriptors[2], run.completed.stdout
+    return run, int(descriptors[1])
+
+
+def snapshot(run: Run) -> DataFile:
+    return run.data(run.output.with_name(run.output.name + ".snap1"))
+
+
+def test_threads_stopped_for_a_snapshot_notice_nothing(profile: Callable[..., Run], quiet: Path) -> None:
+    run, descriptors = run_quiet(profile, quiet)
+    assert run.completed.stdout == UNDISTURBED.format(descriptors)
+    leaks = classified(snapshot(run))
+    assert (leaks.threads_stopped, leaks.threads_unstopped, leaks.flags) == (THREADS, 0, 0)
+    kinds = totals(leaks)
+    # The freed blocks are no blocks; the threads' DTVs are reached only
+    # through their TCBs' pointers past their first word, as under memcheck.
+    assert kinds["definite"] == (LOST, LOST * 40)
+    assert kinds["indirect"] == (0, 0)
+    assert kinds["possible"][0] == THREADS
+    assert kinds["reachable"] == (KEPT, KEPT * 24)
+
+
+def test_the_final_file_finds_the_ended_threads_tls(profile: Callable[..., Run], quiet: Path) -> None:
+    run, _ = run_quiet(profile, quiet)
+    leaks = classified(run.data())
+    kinds = totals(leaks)
+    assert (leaks.threads_stopped, leaks.threads_unstopped) == (0, 0)
+    assert kinds["definite"] == (LOST, LOST * 40)
+    # glibc keeps the joined threads' stacks, whose TCBs point into their DTVs.
+    assert kinds["possible"][0] == THREADS
+    # stdout's buffer (a pipe here: 4096 bytes), which exit has not freed yet.
+    assert kinds["reachable"] == (1, 4096)
+
+
+def test_headers_are_whole_after_a_snapshot(profile: Callable[..., Run], quiet: Path) -> None:
+    """The scan keeps its marks in the blocks' headers while it runs: the
+    frees after it must find each block's path there again."""
+    run, _ = run_quiet(profile, quiet)
+    data = run.data()
+    assert data.summary.unknown_frees == 0
+    kept = [path for path in data.paths if path.allocs == KEPT]
+    assert len(kept) == 1 and kept[0].frees == KEPT and sum(kept[0].freed) == KEPT * 24
+
+
+def test_a_traced_process_says_which_threads_went_unstopped(profile: Callable[..., Run], quiet: Path,
+                                                            tmp_path: Path) -> None:
+    """Under strace -f every thread has a tracer already: the scan cannot
+    stop them, says so, and reads their stacks whole."""
+    run = profile(["strace", "-f", "-o", tmp_path / "strace.log", quiet])
+    leaks = classified(snapshot(run))
+    assert (leaks.threads_stopped, leaks.threads_unstopped) == (0, THREADS)
+    assert leaks.threads_unread and not leaks.unknown_roots
+    assert totals(leaks)["reachable"][0] >= KEPT
+
+
+def test_the_scan_turned_off(profile: Callable[..., Run], quiet: Path) -> None:
+    run, _ = run_quiet(profile, quiet, MPROF_LEAK_CHECK="0")
+    assert run.data().leaks is None and snapshot(run).leaks is None
+
+
+def test_a_setting_not_understood_keeps_the_scan(profile: Callable[..., Run], quiet: Path) -> None:
+    run, _ = run_quiet(profile, quiet, MPROF_LEAK_CHECK="sometimes")
+    data = run.data()
+    assert data.program.refused_settings == ("MPROF_LEAK_CHECK=sometimes",)
+    assert totals(classified(data))["definite"] == (LOST, LOST * 40)
+
+
+def test_the_block_map_gives_the_same_kinds(profile: Callable[..., Run], quiet: Path) -> None:
+    headed = totals(classified(snapshot(run_quiet(profile, quiet, name="headers.mprof")[0])))
+    mapped = totals(classified(snapshot(run_quiet(profile, quiet, name="map.mprof", MPROF_BLOCKS="map")[0])))
+    assert mapped == headed
+
