@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 ORDER = ["PROG", "MODS", "SUMM", "BINS", "ADDR", "NODE", "PATH", "TIME", "POOL", "END"]
 PATH_FIELDS = 13
+LEAK_FIELDS = 8
 SUMMARY_FIELDS = 39
 
 
@@ -83,6 +84,13 @@ class DataFileBuilder:
     path_extra: tuple[int, ...] = ()  # values written after each path's known ones
     # The pool frames: (creator, name), by index.
     pools: list[tuple[int, bytes]] = field(default_factory=list)
+    # LEAK, written before END when given: (flags, threads stopped, threads
+    # not stopped, root bytes, block bytes, scan ns), and its entries, (path
+    # index, definite blocks, definite bytes, indirect ..., reachable bytes).
+    leak: tuple[int, int, int, int, int, int] | None = None
+    leak_entries: list[tuple[int, ...]] = field(default_factory=list)
+    leak_fields: int = LEAK_FIELDS  # the F written in LEAK
+    leak_extra: tuple[int, ...] = ()  # values written after each entry's known ones
 
     # Damage knobs.
     order: list[str] = field(default_factory=lambda: list(ORDER))
@@ -192,6 +200,13 @@ class DataFileBuilder:
             out += self._count(tag, len(self.pools))
             for creator, name in self.pools:
                 out += struct.pack("<QH", creator, len(name)) + name
+        elif tag == "LEAK":
+            assert self.leak is not None
+            out += struct.pack("<6Q", *self.leak)
+            out += self._count(tag, len(self.leak_entries))
+            out += struct.pack("<Q", self.leak_fields)
+            for entry in self.leak_entries:
+                out += b"".join(uv(v) for v in (*entry, *self.leak_extra))
         return bytes(out + self.extra_payload.get(tag, b""))
 
     def _header(self, sections: int) -> bytes:
@@ -216,11 +231,14 @@ class DataFileBuilder:
     def build_layout(self) -> tuple[bytes, dict[str, int]]:
         """The file, and the offset of each section's header in it; a
         compressed file as it is before its sections are deflated."""
-        out = bytearray(self._header(len(self.order)))
+        order = self.order
+        if self.leak is not None and "LEAK" not in order:
+            order = [*order[:-1], "LEAK", *order[-1:]]
+        out = bytearray(self._header(len(order)))
         table = self._table()
         indices = self._indices(table)
         offsets: dict[str, int] = {}
-        for name in self.order:
+        for name in order:
             offsets[name] = len(out)
             tag = name.ljust(4).encode("ascii")
             if name == "END":

@@ -39,6 +39,7 @@ from .records import (
     ClassBytes,
     DataFile,
     Header,
+    LeakScan,
     Module,
     Node,
     PoolFrame,
@@ -54,6 +55,7 @@ __all__ = [
     "DataFile",
     "DataFileError",
     "Header",
+    "LeakScan",
     "Module",
     "Node",
     "PoolFrame",
@@ -120,11 +122,13 @@ def _gather(file: BinaryIO, size: int | None, start: bytes) -> bytearray:
         sections = _Inflating(file, size, sections.data)
     data = sections.data
     pos = fmt.HEADER_SIZE
-    for tag in fmt.SECTION_ORDER:
+    due = _Due()
+    while (tag := due.next()) is not None:
         if not sections.holds(pos + fmt.SECTION_HEADER_SIZE):
             sections.ran_out(tag, pos, None)
             return data
         actual, reserved, length = fmt.SECTION_HEADER.unpack_from(data, pos)
+        tag = due.take(actual)
         if actual != tag or reserved or (tag == fmt.TAG_END and length != fmt.END_PAYLOAD.size):
             return data
         pos += fmt.SECTION_HEADER_SIZE
@@ -135,6 +139,29 @@ def _gather(file: BinaryIO, size: int | None, start: bytes) -> bytearray:
         pos += length
     sections.finish(pos)
     return data
+
+
+class _Due:
+    """The sections in their order, as a walk over a file meets them: each
+    required one in turn, and an optional one where the file has it."""
+
+    def __init__(self) -> None:
+        self._required = list(fmt.SECTION_ORDER)
+        self._taken: set[bytes] = set()
+
+    def next(self) -> bytes | None:
+        """The required section due next; None after END."""
+        return self._required[0] if self._required else None
+
+    def take(self, actual: bytes) -> bytes:
+        """The section due where the file has actual: actual itself if it
+        is an optional one due here, else the required one."""
+        due = self._required[0]
+        if fmt.OPTIONAL_SECTIONS.get(actual) == due and actual not in self._taken:
+            self._taken.add(actual)
+            return actual
+        self._required.pop(0)
+        return due
 
 
 class _Plain:
@@ -305,7 +332,7 @@ def parse(data: bytes | bytearray, path: PathArg = "<data>") -> DataFile:
 
 def _parse(data: memoryview, path: str) -> DataFile:
     header = _parse_header(data)
-    payloads = _split_sections(data)
+    payloads = _split_sections(data, header.section_count)
     addresses = sections.parse_addresses(payloads[fmt.TAG_ADDRS])
     depth = header.stack_depth if header.call_graph else header.leak_depth
     calls = core.decode(payloads[fmt.TAG_NODES], payloads[fmt.TAG_PATHS], len(addresses), depth)
@@ -325,6 +352,7 @@ def _parse(data: memoryview, path: str) -> DataFile:
         calls=calls,
         timeline=sections.parse_timeline(payloads[fmt.TAG_TIMELINE]),
         pools=sections.parse_pools(payloads[fmt.TAG_POOLS]),
+        leaks=sections.parse_leaks(payloads[fmt.TAG_LEAKS], calls.figures) if fmt.TAG_LEAKS in payloads else None,
     )
 
 
@@ -381,10 +409,12 @@ def _parse_header(data: memoryview) -> Header:
         raise FormatProblem(f"corrupt: ending signal {end_signal} in a file that is not final")
     if end_signal >= 128:
         raise FormatProblem(f"corrupt: ending signal {end_signal} is not a signal number")
-    if section_count != len(fmt.SECTION_ORDER):
+    required = len(fmt.SECTION_ORDER)
+    if not required <= section_count <= required + len(fmt.OPTIONAL_SECTIONS):
+        optional = ", ".join(fmt.tag_name(tag) for tag in fmt.OPTIONAL_SECTIONS)
         raise FormatProblem(
             f"corrupt: header says {section_count} sections, format version"
-            f" {fmt.VERSION} has {len(fmt.SECTION_ORDER)}"
+            f" {fmt.VERSION} has {required}, or {required + len(fmt.OPTIONAL_SECTIONS)} with {optional}"
         )
     return Header(
         version=version,
@@ -396,6 +426,7 @@ def _parse_header(data: memoryview) -> Header:
         start_unix_ns=start_unix_ns,
         elapsed_ns=elapsed_ns,
         end_signal=end_signal,
+        section_count=section_count,
     )
 
 
@@ -405,7 +436,7 @@ class _Section:
     payload: memoryview
 
 
-def _split_sections(data: memoryview) -> dict[bytes, memoryview]:
+def _split_sections(data: memoryview, section_count: int) -> dict[bytes, memoryview]:
     """Walks the sections in their required order and checks the framing.
 
     Returns each section's payload by tag, after checking that nothing follows
@@ -413,7 +444,8 @@ def _split_sections(data: memoryview) -> dict[bytes, memoryview]:
     """
     found: dict[bytes, _Section] = {}
     pos = fmt.HEADER_SIZE
-    for tag in fmt.SECTION_ORDER:
+    due = _Due()
+    while (tag := due.next()) is not None:
         name = fmt.tag_name(tag)
         remain = len(data) - pos
         if remain == 0:
@@ -424,6 +456,8 @@ def _split_sections(data: memoryview) -> dict[bytes, memoryview]:
                 f" bytes, {remain} remain"
             )
         actual, reserved, size = fmt.SECTION_HEADER.unpack_from(data, pos)
+        tag = due.take(actual)
+        name = fmt.tag_name(tag)
         if actual != tag:
             raise FormatProblem(f"corrupt: expected section {name}, found {fmt.tag_name(actual)}")
         if reserved:
@@ -440,6 +474,8 @@ def _split_sections(data: memoryview) -> dict[bytes, memoryview]:
         pos = payload_start + size
     if pos != len(data):
         raise _after_end(len(data) - pos)
+    if section_count != len(found):
+        raise FormatProblem(f"corrupt: header says {section_count} sections, the file has {len(found)}")
     end = found[fmt.TAG_END]
     crc, reserved = fmt.END_PAYLOAD.unpack(end.payload)
     if reserved:

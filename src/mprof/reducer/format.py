@@ -32,6 +32,7 @@ TAG_NODES: Final = b"NODE"
 TAG_PATHS: Final = b"PATH"
 TAG_TIMELINE: Final = b"TIME"
 TAG_POOLS: Final = b"POOL"
+TAG_LEAKS: Final = b"LEAK"
 TAG_END: Final = b"END "
 SECTION_ORDER: Final = (
     TAG_PROGRAM,
@@ -45,6 +46,9 @@ SECTION_ORDER: Final = (
     TAG_POOLS,
     TAG_END,
 )
+# Sections a file may leave out, each before the one named: LEAK is written
+# only where the monitor classified the live blocks.
+OPTIONAL_SECTIONS: Final = {TAG_LEAKS: TAG_END}
 
 SIZE_CLASSES: Final = ("s", "m", "l", "x")
 BIN_LARGE: Final = 1025
@@ -68,6 +72,13 @@ NODE_FIELDS: Final = 2  # up, address index
 TIME_FIELDS: Final = 5  # nanoseconds since the point before, live bytes, live blocks, resident bytes, mapped bytes
 # allocs, frees, bytes[4], freed[4], temporaries, blocks and bytes at the peak, after the node
 PATH_FIELDS: Final = 2 + 2 * len(SIZE_CLASSES) + 3
+# LEAK: memcheck's kinds in format.h's order, a blocks and a bytes value each.
+LEAK_KINDS: Final = ("definite", "indirect", "possible", "reachable")
+LEAK_FIELDS: Final = 2 * len(LEAK_KINDS)
+LEAK_FIXED: Final = struct.Struct("<QQQQQQ")  # flags, threads stopped and not, root and block bytes, ns
+LEAK_THREADS_UNSTOPPED: Final = 0x1  # their stacks scanned whole, their registers not read
+LEAK_UNKNOWN_ROOTS: Final = 0x2  # memory of unknown contents taken as roots
+KNOWN_LEAK_FLAGS: Final = LEAK_THREADS_UNSTOPPED | LEAK_UNKNOWN_ROOTS
 
 assert HEADER.size == HEADER_SIZE
 assert SECTION_HEADER.size == SECTION_HEADER_SIZE

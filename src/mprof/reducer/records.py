@@ -25,6 +25,7 @@ class Header:
     start_unix_ns: int
     elapsed_ns: int
     end_signal: int = 0  # the signal that ended the process, in a final file
+    section_count: int = len(fmt.SECTION_ORDER)  # END and any optional sections included
 
     @property
     def call_graph(self) -> bool:
@@ -189,6 +190,31 @@ class TimePoint:
     mapped_bytes: int = 0  # the regions the program mapped itself
 
 
+# Blocks and bytes of each leak kind, in fmt.LEAK_KINDS' order: definite
+# blocks, definite bytes, indirect blocks, ... reachable bytes.
+KindFigures = tuple[int, int, int, int, int, int, int, int]
+
+
+@dataclass(frozen=True)
+class LeakScan:
+    """LEAK: how the monitor classified the live blocks as it wrote the file."""
+    flags: int
+    threads_stopped: int
+    threads_unstopped: int
+    root_bytes: int
+    block_bytes: int
+    scan_ns: int
+    kinds: Mapping[int, KindFigures]  # by path index in PATH; paths without live blocks are absent
+
+    @property
+    def threads_unread(self) -> bool:
+        return bool(self.flags & fmt.LEAK_THREADS_UNSTOPPED)
+
+    @property
+    def unknown_roots(self) -> bool:
+        return bool(self.flags & fmt.LEAK_UNKNOWN_ROOTS)
+
+
 @dataclass(frozen=True)
 class DataFile:
     path: str
@@ -201,6 +227,7 @@ class DataFile:
     calls: Calls  # the call path tree: its nodes name addresses by their index
     timeline: tuple[TimePoint, ...] = ()  # oldest first
     pools: tuple[PoolFrame, ...] = ()  # by index: a pool frame's address is POOL_FRAME_BASE + index
+    leaks: LeakScan | None = None  # None: the live blocks were not classified
 
     # The tree as records, for the few readers of a whole file (mprof dump):
     # the reduction reads the arrays of calls.

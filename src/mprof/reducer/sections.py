@@ -12,8 +12,21 @@ from collections.abc import Iterator
 
 from . import format as fmt
 from .binary import Cursor
+from .core import FIGURES
 from .errors import FormatProblem
-from .records import Bin, CallPath, ClassBytes, Module, Node, PoolFrame, Program, Summary, TimePoint
+from .records import (
+    Bin,
+    CallPath,
+    ClassBytes,
+    KindFigures,
+    LeakScan,
+    Module,
+    Node,
+    PoolFrame,
+    Program,
+    Summary,
+    TimePoint,
+)
 
 
 def _decode(raw: bytes | memoryview) -> str:
@@ -281,3 +294,54 @@ def parse_pools(payload: memoryview) -> tuple[PoolFrame, ...]:
         frames.append(PoolFrame(creator, _decode(cur.take(name_size, f"the name of {what}"))))
     cur.finish()
     return tuple(frames)
+
+
+_KIND_WORDS = ("definitely lost", "indirectly lost", "possibly lost", "still reachable")
+
+
+def parse_leaks(payload: memoryview, path_figures: list[int]) -> LeakScan:
+    """The leak kinds by path; path_figures: PATH's figures, FIGURES a path,
+    which bound what each entry may call lost or reachable."""
+    cur = Cursor(payload, "LEAK")
+    flags, stopped, unstopped, root_bytes, block_bytes, scan_ns = cur.unpack(fmt.LEAK_FIXED, "the scan's figures")
+    if flags & ~fmt.KNOWN_LEAK_FLAGS:
+        raise FormatProblem(f"corrupt: section LEAK has unknown flags 0x{flags & ~fmt.KNOWN_LEAK_FLAGS:x}")
+    count = cur.u64("the entry count")
+    fields = cur.u64("the field count")
+    if fields < fmt.LEAK_FIELDS:
+        raise FormatProblem(f"corrupt: section LEAK has {fields} fields a path, this mprof needs {fmt.LEAK_FIELDS}")
+    paths = len(path_figures) // FIGURES
+    kinds: dict[int, KindFigures] = {}
+    previous = -1
+    # Each entry takes a byte a value at least: a bogus count runs into the
+    # payload's end, named by its entry, before it loops for long.
+    for index in range(count):
+        what = f"entry {index}"
+        path = cur.uv(what)
+        if path >= paths:
+            raise FormatProblem(f"corrupt: section LEAK entry {index} names path {path}, but section PATH has "
+                                f"{_entries(paths)}")
+        if path <= previous:
+            raise FormatProblem(f"corrupt: section LEAK entry {index} names path {path}, not after the entry "
+                                f"before's {previous}")
+        previous = path
+        # Values past the known ones come from a newer writer: ignored.
+        values = cur.uvs(fields, what)[: fmt.LEAK_FIELDS]
+        _check_live(index, path, values, path_figures[path * FIGURES:(path + 1) * FIGURES])
+        kinds[path] = (values[0], values[1], values[2], values[3], values[4], values[5], values[6], values[7])
+    cur.finish()
+    return LeakScan(flags, stopped, unstopped, root_bytes, block_bytes, scan_ns, kinds)
+
+
+def _check_live(index: int, path: int, values: list[int], figures: list[int]) -> None:
+    """No kind, nor all of them together, may hold more than the path has live."""
+    live = (figures[0] - figures[1], sum(figures[2:6]) - sum(figures[6:10]))
+    for which, unit in enumerate(("blocks", "bytes")):
+        for kind, words in enumerate(_KIND_WORDS):
+            if values[2 * kind + which] > live[which]:
+                raise FormatProblem(f"corrupt: section LEAK entry {index} has {values[2 * kind + which]} {unit} "
+                                    f"{words}, but path {path} has {live[which]} live")
+        total = sum(values[which::2])
+        if total > live[which]:
+            raise FormatProblem(f"corrupt: section LEAK entry {index}'s kinds add up to {total} {unit}, but "
+                                f"path {path} has {live[which]} live")
