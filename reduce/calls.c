@@ -10,7 +10,7 @@
 #include "index.h"
 
 #define UV_MAX_BYTES 10
-#define PATH_FIELDS MR_FIGURES
+#define PATH_FIELDS MR_PATH_FIGURES
 
 struct reader {
     const uint8_t *at;
@@ -106,7 +106,7 @@ static int decode_paths(struct reader reader, uint64_t max_depth, struct mr_call
     uint8_t *seen = calloc(nodes + 1, 1); /* [0]: the empty path */
     calls->path_count = (size_t)count;
     calls->path_node = malloc((count ? count : 1) * sizeof *calls->path_node);
-    calls->figures = malloc((count ? count : 1) * PATH_FIELDS * sizeof *calls->figures);
+    calls->figures = calloc((count ? count : 1) * MR_FIGURES, sizeof *calls->figures);
     int status = MR_OK;
     if (!depth || !seen || !calls->path_node || !calls->figures) {
         status = MR_NO_MEMORY;
@@ -124,7 +124,7 @@ static int decode_paths(struct reader reader, uint64_t max_depth, struct mr_call
         }
         seen[node] = 1;
         calls->path_node[index] = (int64_t)node - 1;
-        uint64_t *figures = calls->figures + index * PATH_FIELDS;
+        uint64_t *figures = calls->figures + index * MR_FIGURES;
         for (uint64_t field = 0; field < fields; field++) {
             uint64_t value;
             if (!read_uv(&reader, &value)) {
@@ -169,6 +169,13 @@ int mr_calls_decode(const uint8_t *nodes, size_t nodes_size, const uint8_t *path
     }
     *out = calls;
     return MR_OK;
+}
+
+void mr_calls_kinds(struct mr_calls *calls, size_t count, const uint64_t *path, const uint64_t *values)
+{
+    for (size_t n = 0; n < count; n++)
+        memcpy(calls->figures + path[n] * MR_FIGURES + MR_PATH_FIGURES, values + n * MR_KIND_FIGURES,
+               MR_KIND_FIGURES * sizeof *values);
 }
 
 void mr_calls_used(const struct mr_calls *calls, uint8_t *used)

@@ -13,7 +13,7 @@
 #include "index.h"
 
 #define SELF 10 /* calls, frees, bytes (4), freed (4) */
-#define LEAK_FIGURES 4
+#define LEAK_FIGURES MR_LEAK_FIGURES
 
 struct builder {
     const struct mr_calls *calls;

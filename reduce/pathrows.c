@@ -150,7 +150,9 @@ int pr_read(sqlite3 *db, const struct pr_measures *measures, struct pr_row **row
      * would look each row up from the index, a seek a row. */
     if (sqlite3_prepare_v2(db,
                            "SELECT rowid, node_id, allocs, frees, bytes_s, bytes_m, bytes_l, bytes_x, freed_s, "
-                           "freed_m, freed_l, freed_x, temporaries, peak_blocks, peak_bytes, runtime FROM paths",
+                           "freed_m, freed_l, freed_x, temporaries, peak_blocks, peak_bytes, definite_blocks, definite_bytes, "
+                           "indirect_blocks, indirect_bytes, possible_blocks, possible_bytes, reachable_blocks, "
+                           "reachable_bytes, runtime FROM paths",
                            -1, &statement, NULL) != SQLITE_OK)
         return MR_DATABASE;
     size_t capacity = 0;

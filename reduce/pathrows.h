@@ -15,8 +15,8 @@
 
 /* A measure is a sum of a path's columns, in the paths table's order
  * (allocs, frees, bytes_s .. bytes_x, freed_s .. freed_x, temporaries,
- * peak_blocks, peak_bytes), each times a coefficient, and 0 where a gate
- * holds. */
+ * peak_blocks, peak_bytes, definite_blocks .. reachable_bytes), each times
+ * a coefficient, and 0 where a gate holds. */
 #define PR_FIELDS MR_FIGURES
 #define PR_GATE_RUNTIME 1    /* the path's blocks are kept by a C or C++ runtime */
 #define PR_GATE_SUPPRESSED 2 /* a leak suppression took the path */

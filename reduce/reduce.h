@@ -14,9 +14,13 @@
 
 #define MR_EXPORT __attribute__((visibility("default")))
 
-/* A path's figures, in PATH's order: allocations, frees, bytes by size
- * class (4), bytes freed by class (4), temporaries, peak blocks, peak bytes. */
-#define MR_FIGURES 13
+/* A path's figures: PATH's, in its order (allocations, frees, bytes by
+ * size class (4), bytes freed by class (4), temporaries, peak blocks, peak
+ * bytes), then LEAK's blocks and bytes of each leak kind (8; 0 where the
+ * file has none), which mr_calls_kinds sets. */
+#define MR_PATH_FIGURES 13
+#define MR_KIND_FIGURES 8
+#define MR_FIGURES (MR_PATH_FIGURES + MR_KIND_FIGURES)
 /* What a node passes up to its callers: allocations and bytes by class. */
 #define MR_BELOW 5
 
@@ -37,9 +41,17 @@ struct mr_calls {
 MR_EXPORT int mr_calls_decode(const uint8_t *nodes, size_t nodes_size, const uint8_t *paths, size_t paths_size,
                               uint64_t address_count, uint64_t max_depth, struct mr_calls **out);
 MR_EXPORT void mr_calls_free(struct mr_calls *calls);
+/* Sets the leak kinds' figures (MR_KIND_FIGURES each, values one path after
+ * another) of the count paths path[] names, indices the Python reader
+ * checked (sections.py). */
+MR_EXPORT void mr_calls_kinds(struct mr_calls *calls, size_t count, const uint64_t *path, const uint64_t *values);
 /* Sets used[a] for each address index a a node names. */
 MR_EXPORT void mr_calls_used(const struct mr_calls *calls, uint8_t *used);
 
+
+/* A leak chain's figures: allocations, frees, bytes, bytes freed, and the
+ * leak kinds' blocks and bytes. */
+#define MR_LEAK_FIGURES (4 + MR_KIND_FIGURES)
 
 /* What the tree adds up to (the paper's direct sites, partial leak chains
  * and caller/callee pairs), each list in the order its keys first came. */
@@ -51,7 +63,7 @@ struct mr_totals {
     int64_t *leak_node;       /* the innermost node of a path with this chain; -1: the empty chain */
     uint32_t *leak_chain;     /* each chain's address indices, innermost first, one chain after another */
     uint64_t *leak_chain_end; /* where each chain's indices end in leak_chain */
-    uint64_t *leak_figures;   /* allocations, frees, bytes, bytes freed */
+    uint64_t *leak_figures;   /* MR_LEAK_FIGURES each */
     size_t pair_count;
     uint32_t *pair_caller;
     uint32_t *pair_callee;
@@ -107,7 +119,7 @@ struct mr_graph {
     size_t leak_count;
     uint64_t *leak_end;        /* where each leak's frames end in leak_frames */
     uint32_t *leak_frames;     /* indices into frames, innermost first */
-    uint64_t *leak_figures;    /* allocations, frees, bytes, bytes freed */
+    uint64_t *leak_figures;    /* MR_LEAK_FIGURES each */
     size_t edge_count;
     uint32_t *edge_caller;     /* functions */
     uint32_t *edge_callee;

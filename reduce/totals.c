@@ -12,7 +12,7 @@
 
 #include "index.h"
 
-#define LEAK_FIGURES 4
+#define LEAK_FIGURES MR_LEAK_FIGURES
 
 void mr_totals_free(struct mr_totals *totals)
 {
@@ -116,6 +116,8 @@ static int add_leaks(const struct mr_calls *calls, unsigned depth, struct mr_tot
             into[2] += from[2 + c];
             into[3] += from[6 + c];
         }
+        for (unsigned k = 0; k < MR_KIND_FIGURES; k++)
+            into[4 + k] += from[MR_PATH_FIGURES + k];
     }
     entry_index_free(&index);
     return MR_OK;

@@ -45,7 +45,7 @@ static int step(sqlite3_stmt *statement)
  * 0.18 s a row at a time, 0.11 s 64 at a time). */
 #define ROWS_AT_ONCE 64
 /* The most values a row of a table written here has (paths'). */
-#define MOST_COLUMNS 20
+#define MOST_COLUMNS 25
 
 /* An INSERT of rows rows into table, each of columns values. */
 static int prepare_insert(sqlite3 *db, const char *table, int columns, int rows, sqlite3_stmt **statement)

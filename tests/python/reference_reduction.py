@@ -34,19 +34,24 @@ def _addresses(data: DataFile, node: int, limit: int) -> tuple[int, ...]:
     return tuple(found)
 
 
+def _kinds(data: DataFile, index: int) -> tuple[int, ...]:
+    """The path's LEAK figures, none where the file has none."""
+    return tuple(data.leaks.kinds.get(index, (0,) * 8)) if data.leaks else (0,) * 8
+
+
 def totals(data: DataFile) -> Totals:
     nodes = data.nodes
     sites: dict[int, list[int]] = {}
     leaks: dict[tuple[int, ...], list[int]] = {}
     below = [[0] * 5 for _ in nodes]
-    for path in data.paths:
+    for index, path in enumerate(data.paths):
         if path.node >= 0:
             _add(sites.setdefault(nodes[path.node].addr, [0] * 13),
                  (path.allocs, path.frees, *path.bytes, *path.freed, path.temporaries, path.peak_blocks,
                   path.peak_bytes))
             _add(below[path.node], (path.allocs, *path.bytes))
-        _add(leaks.setdefault(_addresses(data, path.node, data.header.leak_depth), [0] * 4),
-             (path.allocs, path.frees, sum(path.bytes), sum(path.freed)))
+        _add(leaks.setdefault(_addresses(data, path.node, data.header.leak_depth), [0] * 12),
+             (path.allocs, path.frees, sum(path.bytes), sum(path.freed), *_kinds(data, index)))
     pairs: dict[tuple[int, int], list[int]] = {}
     for index in range(len(nodes) - 1, -1, -1):
         parent = nodes[index].parent
@@ -58,7 +63,7 @@ def totals(data: DataFile) -> Totals:
     return Totals(
         sites=tuple(Site(addr, f[0], f[1], (f[2], f[3], f[4], f[5]), (f[6], f[7], f[8], f[9]), f[10], f[11], f[12])
                     for addr, f in sites.items()),
-        leaks=tuple(LeakChain(addrs, *f) for addrs, f in leaks.items()),
+        leaks=tuple(LeakChain(addrs, *f[:4], tuple(f[4:])) for addrs, f in leaks.items()),  # type: ignore[arg-type]
         pairs=tuple(Pair(caller, callee, f[0], (f[1], f[2], f[3], f[4])) for (caller, callee), f in pairs.items()),
     )
 
@@ -107,10 +112,10 @@ def add_run(tree: PathTree, graph: CallGraph, data: DataFile, frames: Mapping[in
         for frame in _logical(frames[node.addr]):
             parent = tree.node(parent, graph.function(frame), frame)
         ends.append(parent)
-    for path in data.paths:
-        _add(tree.paths.setdefault(ends[path.node] if path.node >= 0 else EMPTY, [0] * 13),
+    for index, path in enumerate(data.paths):
+        _add(tree.paths.setdefault(ends[path.node] if path.node >= 0 else EMPTY, [0] * 21),
              (path.allocs, path.frees, *path.bytes, *path.freed, path.temporaries, path.peak_blocks,
-              path.peak_bytes))
+              path.peak_bytes, *_kinds(data, index)))
 
 
 def rows(tree: PathTree, ids: Mapping[FunctionKey, int]) -> tuple[list[tuple[object, ...]], list[tuple[object, ...]]]:
@@ -216,6 +221,21 @@ def add_graph_run(graph: CallGraph, data: Totals, call_graph: bool, frames: Mapp
         leak.frees += chain.frees
         leak.bytes += chain.bytes
         leak.bytes_freed += chain.bytes_freed
+        # Each kind LEAK names, and what it leaves out unknown (no frames
+        # here are the mapped regions').
+        unknown = [chain.allocs - chain.frees, chain.bytes - chain.bytes_freed]
+        for kind, words in enumerate(("definitely lost", "indirectly lost", "possibly lost", "still reachable")):
+            blocks, size = chain.kinds[2 * kind], chain.kinds[2 * kind + 1]
+            unknown[0] -= blocks
+            unknown[1] -= size
+            if blocks or size:
+                into = leak.kinds.setdefault(words, [0, 0])
+                into[0] += blocks
+                into[1] += size
+        if any(unknown):
+            into = leak.kinds.setdefault("unknown", [0, 0])
+            into[0] += unknown[0]
+            into[1] += unknown[1]
 
     if not call_graph:
         return

@@ -34,8 +34,21 @@ def random_file(generator: random.Random) -> DataFile:
         allocs = generator.randint(1, 1000)
         paths[addrs] = (addrs, allocs, generator.randint(0, allocs), by_class, freed, generator.randint(0, allocs),
                         generator.randint(0, allocs), generator.randint(0, 1 << 30))
+    # Half the files classified: each path's live blocks and bytes split
+    # among the kinds, some of them now and then left out.
+    entries = [(index, *_split(generator, allocs - frees, sum(by_class) - sum(freed)))
+               for index, (_, allocs, frees, by_class, freed, *_) in enumerate(paths.values())
+               if allocs > frees and generator.random() < 0.9]
     return datafile.parse(DataFileBuilder(flags=generator.choice((0x3, 0x1)), leak_depth=generator.randint(1, 6),
-                                          stack_depth=16, paths=list(paths.values())).build())
+                                          stack_depth=16, paths=list(paths.values()),
+                                          leak=(0, 1, 0, 64, 64, 1) if generator.random() < 0.5 else None,
+                                          leak_entries=entries).build())
+
+
+def _split(generator: random.Random, blocks: int, size: int) -> list[int]:
+    """Blocks and bytes of four kinds, adding up to at most those given."""
+    cuts = [sorted(generator.randint(0, total) for _ in range(4)) for total in (blocks, size)]
+    return [cut[kind] - (cut[kind - 1] if kind else 0) for kind in range(4) for cut in cuts]
 
 
 def random_frames(data: DataFile, generator: random.Random) -> dict[int, list[Frame]]:

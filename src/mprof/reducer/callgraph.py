@@ -12,11 +12,14 @@ from dataclasses import dataclass, field
 
 from . import core
 from .frames_table import FramesTable, Names
+from .leak_kinds import KINDS, REACHABLE, UNKNOWN
+from .pools import MAPPED_FRAMES, POOL_MODULE
 from .records import DataFile
 from .scc import strongly_connected_components
 from .symbolize import Frame
 
 CLASSES = 4
+MAPPED_NAMES = frozenset(MAPPED_FRAMES.values())
 FunctionKey = tuple[str, str]  # (name, module)
 
 
@@ -84,6 +87,14 @@ class Leak:
     frees: int = 0
     bytes: int = 0
     bytes_freed: int = 0
+    # Blocks and bytes by kind (leak_kinds'), each kind there only with blocks or bytes.
+    kinds: dict[str, list[int]] = field(default_factory=dict)
+
+    def add_kind(self, kind: str, blocks: int, size: int) -> None:
+        if blocks or size:
+            figures = self.kinds.setdefault(kind, [0, 0])
+            figures[0] += blocks
+            figures[1] += size
 
 
 @dataclass
@@ -139,13 +150,15 @@ def add_run(graph: CallGraph, data: DataFile, table: FramesTable, names: Names) 
             row.bytes[c] += f[at + 2 + c]
             row.freed[c] += f[at + 6 + c]
     leak_figures = built.leak_figures
-    for of_leak, at in zip(built.leak_frames, range(0, len(leak_figures), 4), strict=True):
+    for of_leak, at in zip(built.leak_frames, range(0, len(leak_figures), core.LEAK_FIGURES), strict=True):
         path = tuple(((frames[n].function, frames[n].module), frames[n].file, frames[n].line) for n in of_leak)
         leak = graph.leaks.setdefault(path, Leak(path))
-        leak.allocs += leak_figures[at]
-        leak.frees += leak_figures[at + 1]
-        leak.bytes += leak_figures[at + 2]
-        leak.bytes_freed += leak_figures[at + 3]
+        allocs, frees, allocated, freed, *kinds = leak_figures[at:at + core.LEAK_FIGURES]
+        leak.allocs += allocs
+        leak.frees += frees
+        leak.bytes += allocated
+        leak.bytes_freed += freed
+        _add_kinds(leak, data.leaks is not None, allocs - frees, allocated - freed, kinds)
     e = built.edge_figures
     edges = graph.edges
     for caller, callee, at in zip(built.edge_callers, built.edge_callees, range(0, len(e), core.BELOW), strict=True):
@@ -155,6 +168,17 @@ def add_run(graph: CallGraph, data: DataFile, table: FramesTable, names: Names) 
             edges[pair] = Edge(e[at], e[at + 1:at + 5])
         else:
             edge.add(e[at], e[at + 1:at + 5])
+
+
+def _add_kinds(leak: Leak, classified: bool, blocks: int, size: int, kinds: Sequence[int]) -> None:
+    """A file's live blocks of one chain by kind: what LEAK leaves out is
+    unknown, but for the regions the program mapped, roots to the scan,
+    which are still reachable (mprof(5))."""
+    for kind, words in enumerate(KINDS):
+        leak.add_kind(words, kinds[2 * kind], kinds[2 * kind + 1])
+    rest = blocks - sum(kinds[0::2]), size - sum(kinds[1::2])
+    mapped = bool(leak.frames) and leak.frames[0][0][1] == POOL_MODULE and leak.frames[0][0][0] in MAPPED_NAMES
+    leak.add_kind(REACHABLE if classified and mapped else UNKNOWN, *rest)
 
 
 def finish(graph: CallGraph) -> None:

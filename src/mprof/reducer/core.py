@@ -9,16 +9,18 @@ import array
 import ctypes
 import functools
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
 from .. import source_tree
 from .errors import MprofError
 
-FIGURES = 13
+PATH_FIGURES = 13  # PATH's, then the leak kinds' blocks and bytes (LEAK's, 0 when none)
+KIND_FIGURES = 8
+FIGURES = PATH_FIGURES + KIND_FIGURES
 BELOW = 5
-LEAK_FIGURES = 4
+LEAK_FIGURES = 4 + KIND_FIGURES  # allocations, frees, bytes, bytes freed, then the kinds
 _OK, _CORRUPT, _NO_MEMORY, _DATABASE, _OVERFLOW = 0, 1, 2, 3, 4
 
 _u64p = ctypes.POINTER(ctypes.c_uint64)
@@ -78,6 +80,7 @@ def library() -> Any:
                                            ctypes.c_uint64, ctypes.c_uint64, ctypes.POINTER(ctypes.POINTER(_Calls))]),
         "mr_calls_free": (None, [ctypes.POINTER(_Calls)]),
         "mr_calls_used": (None, [ctypes.POINTER(_Calls), ctypes.c_void_p]),
+        "mr_calls_kinds": (None, [ctypes.POINTER(_Calls), ctypes.c_size_t, _u64p, _u64p]),
         "mr_totals_make": (ctypes.c_int, [ctypes.POINTER(_Calls), ctypes.c_uint, ctypes.c_int,
                                           ctypes.POINTER(ctypes.POINTER(_Totals))]),
         "mr_totals_free": (None, [ctypes.POINTER(_Totals)]),
@@ -165,6 +168,15 @@ class Calls:
         used = (ctypes.c_uint8 * max(address_count, 1))()
         library().mr_calls_used(self._pointer, used)
         return [index for index in range(address_count) if used[index]]
+
+    def set_kinds(self, kinds: Mapping[int, Sequence[int]]) -> None:
+        """Sets the leak kinds' KIND_FIGURES figures of the paths kinds
+        holds, by path index (LEAK's, checked)."""
+        paths = sorted(kinds)
+        library().mr_calls_kinds(self._pointer, len(paths), (ctypes.c_uint64 * max(len(paths), 1))(*paths),
+                                 (ctypes.c_uint64 * max(len(paths) * KIND_FIGURES, 1))(
+                                     *(value for path in paths for value in kinds[path])))
+        self.__dict__.pop("figures", None)
 
     @functools.cached_property
     def parents(self) -> list[int]:

@@ -341,6 +341,9 @@ def _parse(data: memoryview, path: str) -> DataFile:
         sections.parse_paths(payloads[fmt.TAG_PATHS], sections.parse_nodes(payloads[fmt.TAG_NODES], addresses),
                              depth)
         raise AssertionError("libmprof-reduce refused sections NODE and PATH that sections.py accepts")
+    leaks = sections.parse_leaks(payloads[fmt.TAG_LEAKS], calls.figures) if fmt.TAG_LEAKS in payloads else None
+    if leaks:
+        calls.set_kinds(leaks.kinds)
     return DataFile(
         path=path,
         header=header,
@@ -352,7 +355,7 @@ def _parse(data: memoryview, path: str) -> DataFile:
         calls=calls,
         timeline=sections.parse_timeline(payloads[fmt.TAG_TIMELINE]),
         pools=sections.parse_pools(payloads[fmt.TAG_POOLS]),
-        leaks=sections.parse_leaks(payloads[fmt.TAG_LEAKS], calls.figures) if fmt.TAG_LEAKS in payloads else None,
+        leaks=leaks,
     )
 
 

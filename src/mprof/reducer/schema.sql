@@ -8,7 +8,7 @@
 -- and offsets are unsigned 64-bit values stored as signed two's complement:
 -- a negative v stands for v + 2^64.
 PRAGMA application_id = 1836085871;
-PRAGMA user_version = 14;
+PRAGMA user_version = 15;
 
 CREATE TABLE runs (
     id INTEGER PRIMARY KEY,
@@ -28,7 +28,17 @@ CREATE TABLE runs (
     stack_depth INTEGER NOT NULL,
     leak_depth INTEGER NOT NULL,
     lsan_suppressions TEXT NOT NULL, -- what the program's __lsan_default_suppressions returned, or empty
-    attached INTEGER NOT NULL        -- 1: recorded from mprof attach on, not from the process's start
+    attached INTEGER NOT NULL,       -- 1: recorded from mprof attach on, not from the process's start
+    -- How the monitor classified the blocks live at the file's writing, as
+    -- memcheck does (mprof(5)'s LEAK); all 0 when it did not.
+    classified INTEGER NOT NULL,     -- 1: the leak kinds are known; 0: its blocks are never freed, no more
+    leak_flags INTEGER NOT NULL,     -- 1: threads not stopped (stacks scanned whole, registers unread);
+                                     -- 2: memory of unknown contents taken as roots
+    threads_stopped INTEGER NOT NULL,
+    threads_unstopped INTEGER NOT NULL,
+    root_bytes_scanned INTEGER NOT NULL,
+    block_bytes_scanned INTEGER NOT NULL,
+    scan_ns INTEGER NOT NULL
 );
 
 CREATE TABLE modules (
@@ -165,15 +175,15 @@ CREATE TABLE bins (
 );
 
 -- Partial call chains of the leak table, merged when they resolve to the
--- same path.
+-- same path: a row per chain and leak kind, as memcheck's loss records.
 CREATE TABLE leaks (
     id INTEGER PRIMARY KEY,
-    allocs INTEGER NOT NULL,
-    frees INTEGER NOT NULL,
+    kind TEXT NOT NULL,              -- definitely lost, indirectly lost, possibly lost, still reachable;
+                                     -- unknown: of runs not classified, never freed
+    blocks INTEGER NOT NULL,         -- live when the files were written
     bytes INTEGER NOT NULL,
-    bytes_freed INTEGER NOT NULL,
     runtime TEXT NOT NULL            -- what in the C or C++ runtime keeps these blocks on purpose
-                                     -- ("stdio buffer", ...), or empty: the program's own
+                                     -- ("stdio buffer", ...), or empty: the program's own or lost
 );
 
 CREATE TABLE leak_frames (
@@ -220,6 +230,14 @@ CREATE TABLE paths (
     temporaries INTEGER NOT NULL,
     peak_blocks INTEGER NOT NULL,
     peak_bytes INTEGER NOT NULL,
+    definite_blocks INTEGER NOT NULL, -- of the blocks live when the files were written, by leak kind
+    definite_bytes INTEGER NOT NULL,  -- (runs' classified, mprof(5)'s LEAK); 0 in runs not classified
+    indirect_blocks INTEGER NOT NULL,
+    indirect_bytes INTEGER NOT NULL,
+    possible_blocks INTEGER NOT NULL,
+    possible_bytes INTEGER NOT NULL,
+    reachable_blocks INTEGER NOT NULL,
+    reachable_bytes INTEGER NOT NULL,
     runtime TEXT NOT NULL,           -- as in leaks: what in the C or C++ runtime keeps these blocks on purpose, or empty
     -- The first node (the least id) whose path has this path's functions,
     -- outermost first: node_id itself unless the functions were called

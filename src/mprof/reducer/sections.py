@@ -14,6 +14,7 @@ from . import format as fmt
 from .binary import Cursor
 from .core import FIGURES
 from .errors import FormatProblem
+from .leak_kinds import KINDS
 from .records import (
     Bin,
     CallPath,
@@ -296,9 +297,6 @@ def parse_pools(payload: memoryview) -> tuple[PoolFrame, ...]:
     return tuple(frames)
 
 
-_KIND_WORDS = ("definitely lost", "indirectly lost", "possibly lost", "still reachable")
-
-
 def parse_leaks(payload: memoryview, path_figures: list[int]) -> LeakScan:
     """The leak kinds by path; path_figures: PATH's figures, FIGURES a path,
     which bound what each entry may call lost or reachable."""
@@ -337,7 +335,7 @@ def _check_live(index: int, path: int, values: list[int], figures: list[int]) ->
     """No kind, nor all of them together, may hold more than the path has live."""
     live = (figures[0] - figures[1], sum(figures[2:6]) - sum(figures[6:10]))
     for which, unit in enumerate(("blocks", "bytes")):
-        for kind, words in enumerate(_KIND_WORDS):
+        for kind, words in enumerate(KINDS):
             if values[2 * kind + which] > live[which]:
                 raise FormatProblem(f"corrupt: section LEAK entry {index} has {values[2 * kind + which]} {unit} "
                                     f"{words}, but path {path} has {live[which]} live")

@@ -7,16 +7,17 @@ import itertools
 import os
 import sqlite3
 import urllib.parse
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import core, runtime_blocks
+from . import core, leak_kinds, runtime_blocks
 from .errors import MprofError
 from .escape import printable
 from .liveness import still_running
 
 if TYPE_CHECKING:  # a report of a database imports none of the reduction
+    from .callgraph import Leak
     from .pathtree import PathTree
     from .profile import Profile, Run
 
@@ -214,13 +215,7 @@ def _insert(db: sqlite3.Connection, profile: Profile, ids: dict[tuple[str, str],
                   s.temporaries, s.peak_blocks, s.peak_bytes) for n, s in enumerate(sites, start=1)]
     bins = [(b.size, b.allocs, b.frees, b.bytes, b.bytes_freed, b.temporaries, b.peak_blocks, b.peak_bytes,
              ", ".join(b.types)) for b in sorted(profile.bins.values(), key=lambda b: b.size)]
-    leaks = sorted(graph.leaks.values(), key=lambda leak: (-(leak.bytes - leak.bytes_freed), -leak.bytes,
-                                                            [(ids[f], line) for f, _, line in leak.frames]))
-    leak_rows = [(n, leak.allocs, leak.frees, leak.bytes, leak.bytes_freed,
-                  runtime_blocks.kept_by(runtime_blocks.chain_of([function for function, _, _ in leak.frames])))
-                 for n, leak in enumerate(leaks, 1)]
-    leak_frames = [(n, position, ids[function], file, line) for n, leak in enumerate(leaks, 1)
-                   for position, (function, file, line) in enumerate(leak.frames)]
+    leak_rows, leak_frames = _leak_rows(graph.leaks.values(), ids)
     paths_written.finish()
     for number, run in enumerate(profile.runs, start=1):
         _insert_run(db, number, run)
@@ -289,14 +284,42 @@ def _start_paths(path: Path, tree: PathTree, ids: dict[tuple[str, str], int]) ->
     return numbered.start_writing(path, function_ids, ranks, files, runtime, list(runtimes))
 
 
+# The kinds' rows of a chain in memcheck's order, lost first, as its
+# loss records are.
+_KIND_ORDER = {kind: rank for rank, kind in enumerate((*leak_kinds.KINDS, leak_kinds.UNKNOWN))}
+# Kinds whose blocks a runtime may keep on purpose: a lost block is a leak
+# whoever allocated it.
+_RUNTIME_KINDS = frozenset((leak_kinds.REACHABLE, leak_kinds.UNKNOWN))
+
+
+def _leak_rows(leaks: Iterable[Leak], ids: dict[tuple[str, str], int]) -> tuple[list[tuple[Any, ...]],
+                                                                                          list[tuple[Any, ...]]]:
+    """The leaks table's rows, one per chain and kind, and leak_frames': the
+    lost first, then the most bytes."""
+    rows = sorted(((kind, blocks, size, leak) for leak in leaks for kind, (blocks, size) in leak.kinds.items()),
+                  key=lambda row: (_KIND_ORDER[row[0]], -row[2], -row[1],
+                                   [(ids[f], line) for f, _, line in row[3].frames]))
+    leak_rows = [(n, kind, blocks, size,
+                  runtime_blocks.kept_by(runtime_blocks.chain_of([function for function, _, _ in leak.frames]))
+                  if kind in _RUNTIME_KINDS else "")
+                 for n, (kind, blocks, size, leak) in enumerate(rows, 1)]
+    leak_frames = [(n, position, ids[function], file, line) for n, (_, _, _, leak) in enumerate(rows, 1)
+                   for position, (function, file, line) in enumerate(leak.frames)]
+    return leak_rows, leak_frames
+
+
 def _insert_run(db: sqlite3.Connection, number: int, run: Run) -> None:
     h = run.data.header
     running = h.checkpoint and still_running(h.pid, h.start_unix_ns, run.data.program.exe)
-    db.execute("INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    scan = run.data.leaks
+    scanned = (1, scan.flags, scan.threads_stopped, scan.threads_unstopped, scan.root_bytes, scan.block_bytes,
+               scan.scan_ns) if scan else (0,) * 7
+    db.execute(f"INSERT INTO runs VALUES ({', '.join('?' * 25)})",
                (number, run.path, h.pid, h.ppid, run.data.program.exe, " ".join(run.data.program.argv),
                 h.start_unix_ns, h.elapsed_ns, int(h.call_graph), int(h.final), int(h.checkpoint), int(running),
                 h.end_signal,
-                int(h.forked), h.stack_depth, h.leak_depth, run.data.program.lsan_suppressions, int(h.attached)))
+                int(h.forked), h.stack_depth, h.leak_depth, run.data.program.lsan_suppressions, int(h.attached),
+                *scanned))
     db.executemany("INSERT OR REPLACE INTO timeline VALUES (?, ?, ?, ?, ?, ?)",
                    [(number, point.ns, point.live_bytes, point.live_blocks, point.resident_bytes, point.mapped_bytes)
                     for point in run.data.timeline])

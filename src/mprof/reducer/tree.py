@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from .core import BELOW, FIGURES, LEAK_FIGURES
 from .core import Totals as Sums
-from .records import ClassBytes, DataFile
+from .records import ClassBytes, DataFile, KindFigures
 
 
 @dataclass(frozen=True)
@@ -35,6 +35,7 @@ class LeakChain:
     frees: int
     bytes: int
     bytes_freed: int
+    kinds: KindFigures = (0, 0, 0, 0, 0, 0, 0, 0)  # LEAK's, summed: definite blocks, bytes, ... reachable bytes
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,11 @@ def addresses(data: DataFile, node: int, limit: int | None = None) -> tuple[int,
     return tuple(found)
 
 
+def _kinds(values: list[int]) -> KindFigures:
+    # Spelled out so that the type says exactly eight figures.
+    return (values[0], values[1], values[2], values[3], values[4], values[5], values[6], values[7])
+
+
 def totals(data: DataFile) -> Totals:
     sums = Sums(data.calls, data.header.leak_depth, data.header.call_graph)
     table = data.addresses
@@ -70,7 +76,8 @@ def totals(data: DataFile) -> Totals:
         sites=tuple(Site(table[index], s[at], s[at + 1], (s[at + 2], s[at + 3], s[at + 4], s[at + 5]),
                          (s[at + 6], s[at + 7], s[at + 8], s[at + 9]), s[at + 10], s[at + 11], s[at + 12])
                     for index, at in zip(sums.site_addresses, range(0, len(s), FIGURES), strict=True)),
-        leaks=tuple(LeakChain(tuple(table[index] for index in chain), *leak[at:at + LEAK_FIGURES])
+        leaks=tuple(LeakChain(tuple(table[index] for index in chain), leak[at], leak[at + 1], leak[at + 2],
+                              leak[at + 3], _kinds(leak[at + 4:at + LEAK_FIGURES]))
                     for chain, at in zip(sums.leak_chains, range(0, len(leak), LEAK_FIGURES), strict=True)),
         pairs=tuple(Pair(table[caller], table[callee], p[at], (p[at + 1], p[at + 2], p[at + 3], p[at + 4]))
                     for caller, callee, at in zip(sums.pair_callers, sums.pair_callees, range(0, len(p), BELOW),
