@@ -9,6 +9,8 @@ import math
 from collections.abc import Callable
 from pathlib import Path
 
+from .. import leak_kinds
+
 
 def add_selection_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--pid", type=int, action="append", default=[], metavar="PID",
@@ -50,16 +52,35 @@ def _bytes_limit(text: str) -> int:
     return value
 
 
+def _kinds(text: str) -> frozenset[str]:
+    try:
+        return leak_kinds.parse_option(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+_KINDS_SYNTAX = "a comma list of definite, indirect, possible, reachable; or all, or none"
+
+
 def add_leak_arguments(parser: argparse.ArgumentParser, fail: bool) -> None:
-    """--suppressions, and with fail --fail-on-leak."""
+    """--suppressions and --leak-kinds, and with fail --fail-on-leak and
+    --fail-on-leak-kinds."""
+    parser.add_argument("--leak-kinds", type=_kinds, default=leak_kinds.LOST, metavar="KINDS",
+                        help=f"the leak kinds the leak table lists, as memcheck's --show-leak-kinds: {_KINDS_SYNTAX} "
+                             "(default definite,indirect); the others are counted under it")
     parser.add_argument("--suppressions", type=Path, action="append", default=[], metavar="FILE",
                         help="leave out of the leak report the never-freed blocks of paths a LeakSanitizer "
                              "suppression (leak:PATTERN) in FILE matches; repeatable")
     if fail:
         parser.add_argument("--fail-on-leak", type=_bytes_limit, nargs="?", const=0, default=None,
                             metavar="BYTES",
-                            help=f"exit with status {LEAK_EXIT_STATUS} when the never-freed bytes not suppressed "
-                                 "(the runtimes' own blocks aside) exceed BYTES (default 0)")
+                            help=f"exit with status {LEAK_EXIT_STATUS} when the bytes lost (definitely or "
+                                 "indirectly, as LeakSanitizer counts them; --fail-on-leak-kinds chooses) and not "
+                                 "suppressed exceed BYTES (default 0); in runs not classified, the bytes never freed "
+                                 "(the runtimes' own blocks aside)")
+        parser.add_argument("--fail-on-leak-kinds", type=_kinds, default=leak_kinds.LOST, metavar="KINDS",
+                            help="the leak kinds --fail-on-leak counts, as memcheck's --errors-for-leak-kinds: "
+                                 f"{_KINDS_SYNTAX} (default definite,indirect)")
 
 
 def add_naming_arguments(parser: argparse.ArgumentParser, short_names: str) -> None:

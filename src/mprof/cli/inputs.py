@@ -14,7 +14,7 @@ import sqlite3
 import stat
 import sys
 import tempfile
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
@@ -22,11 +22,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, TypeVar
 
 from ..forked import InChild
+from ..leak_kinds import LOST
 from ..reducer import datafile, store
 from ..reducer.errors import MprofError
 from ..reducer.records import DataFile
 from ..reducer.symbolize import Progress, WarningSink
-from ..report import suppressions
+from ..report import leak_summary, suppressions
 from ..report.model import Model, RunInfo, load
 from ..report.tables import leak_total
 from ..report.validate import Checking, read_checked, start_checking, validated
@@ -67,15 +68,23 @@ def suppressed(model: Model, args: argparse.Namespace) -> Model:
     return suppressions.suppress(model, rules)
 
 
-def leak_verdict(model: Model, limit: int | None) -> tuple[int, str]:
-    """LEAK_EXIT_STATUS and a line saying why when the leaks exceed limit,
-    else (0, "")."""
+def leak_verdict(model: Model, limit: int | None, kinds: Collection[str] = LOST) -> tuple[int, str]:
+    """LEAK_EXIT_STATUS and a line saying why when the leaks of kinds
+    exceed limit, else (0, "").  Where no run was classified, the bytes
+    never freed, as before the leak kinds."""
     if limit is None:
         return 0, ""
-    leaked = leak_total(model, runtime=False)
+    if not leak_summary.classified(model):
+        leaked = leak_total(model, runtime=False)
+        if leaked <= limit:
+            return 0, ""
+        return LEAK_EXIT_STATUS, (f"{leaked:,} bytes never freed, more than --fail-on-leak={limit:,}; "
+                                  "the blocks were not classified (the data files have no LEAK section)")
+    leaked = leak_summary.gate_bytes(model, kinds)
     if leaked <= limit:
         return 0, ""
-    return LEAK_EXIT_STATUS, f"{leaked:,} bytes never freed, more than --fail-on-leak={limit:,}"
+    return LEAK_EXIT_STATUS, (f"{leaked:,} bytes {leak_summary.kinds_words(kinds)}, more than "
+                              f"--fail-on-leak={limit:,}")
 
 
 def selection(args: argparse.Namespace) -> Selection:

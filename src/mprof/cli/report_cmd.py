@@ -95,12 +95,13 @@ def run(args: argparse.Namespace) -> int:
             raise MprofError(f"{args.files[0]}: holds replays alone (mprof replay --db), no profile to report: "
                              f"mprof html shows them, sqlite3 reads them")
         options = text_tables.Options(tables=args.tables, cutoff=args.cutoff or 0.0, call_sites=args.call_sites,
-                                      wide=args.wide, limit=limit(args), runtime=args.include_runtime)
+                                      wide=args.wide, limit=limit(args), runtime=args.include_runtime,
+                                      leak_kinds=args.leak_kinds)
         if args.format == "json":
             text = json.dumps(json_tables.tables(model, options), indent=1) + "\n"
         else:
             text = text_tables.render(model, options)
-        return (text, *leak_verdict(model, args.fail_on_leak))
+        return (text, *leak_verdict(model, args.fail_on_leak, args.fail_on_leak_kinds))
 
     text, status, why = made_of_profile(args.files, reported, selection(args))
     # A failing CI job's log shows the leaks: no pager to wait on.

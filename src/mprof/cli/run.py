@@ -60,6 +60,11 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         help="the paper's mprof- mode: leaks, bins and direct sites only, much cheaper",
     )
     parser.add_argument(
+        "--no-leak-check", action="store_true",
+        help="do not classify the blocks live at each process's end (definitely lost, still reachable...): "
+             "the leak table then lists every block never freed",
+    )
+    parser.add_argument(
         "--no-follow", action="store_true",
         help="profile only PROGRAM itself, not the processes it forks or executes",
     )
@@ -136,6 +141,7 @@ def monitor_environment(args: argparse.Namespace, library: Path, run_directory: 
         "MPROF_LEAK_DEPTH": depths[1],
         "MPROF_CALL_GRAPH": "0" if args.no_call_graph else None,
         "MPROF_FOLLOW": "0" if args.no_follow else None,
+        "MPROF_LEAK_CHECK": "0" if args.no_leak_check else None,
         "MPROF_DUMP_SIGNAL": args.dump_signal,
         "MPROF_VERBOSE": "1" if args.verbose else None,
         "MPROF_ALLOCATOR_PREFIX": args.allocator_prefix,
@@ -361,9 +367,10 @@ def _leak_check(args: argparse.Namespace, paths: list[str]) -> int:
     from .inputs import leak_verdict, load_profile, suppressed
 
     model = for_display(suppressed(load_profile([Path(path) for path in paths]), args), False)
-    status, why = leak_verdict(model, args.fail_on_leak)
+    status, why = leak_verdict(model, args.fail_on_leak, args.fail_on_leak_kinds)
     if status:
-        print(text_tables.leak_table(model, text_tables.Options(path_width=200)), file=sys.stderr)
+        print(text_tables.leak_table(model, text_tables.Options(path_width=200, leak_kinds=args.fail_on_leak_kinds)),
+              file=sys.stderr)
         print(f"mprof: {why}", file=sys.stderr)
     return status
 

@@ -10,9 +10,9 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from ..leak_kinds import KINDS, REACHABLE, UNKNOWN
 from . import core
 from .frames_table import FramesTable, Names
-from .leak_kinds import KINDS, REACHABLE, UNKNOWN
 from .pools import MAPPED_FRAMES, POOL_MODULE
 from .records import DataFile
 from .scc import strongly_connected_components

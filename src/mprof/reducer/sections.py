@@ -10,11 +10,11 @@ from __future__ import annotations
 import struct
 from collections.abc import Iterator
 
+from ..leak_kinds import KINDS
 from . import format as fmt
 from .binary import Cursor
 from .core import FIGURES
 from .errors import FormatProblem
-from .leak_kinds import KINDS
 from .records import (
     Bin,
     CallPath,

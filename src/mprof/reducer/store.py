@@ -11,7 +11,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import core, leak_kinds, runtime_blocks
+from .. import leak_kinds
+from . import core, runtime_blocks
 from .errors import MprofError
 from .escape import printable
 from .liveness import still_running

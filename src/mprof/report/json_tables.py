@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
+from . import leak_summary
 from . import summary as whole_program
 from .model import CLASSES, Model
 from .tables import (
@@ -49,8 +50,7 @@ def tables(model: Model, options: Options) -> dict[str, Any]:
         return {"path": path.key,
                 "frames": [{"function": functions[f.function].name, "signature": functions[f.function].full_name,
                             "file": f.file, "line": f.line} for f in reversed(path.frames)],
-                "allocs": path.allocs, "frees": path.frees, "kept_objects": path.objects,
-                "bytes": path.bytes, "kept_bytes": path.kept, "runtime": path.runtime}
+                "kind": path.kind, "kept_objects": path.objects, "kept_bytes": path.kept, "runtime": path.runtime}
 
     every_leak = leak_paths(model, options.call_sites, runtime=True)
     callers = own_callers(model)
@@ -63,6 +63,9 @@ def tables(model: Model, options: Options) -> dict[str, Any]:
         "leaks": [leak(path) for path in every_leak if not path.runtime],
         "runtime_kept": [leak(path) for path in every_leak if path.runtime],
         "suppressed": [asdict(row) for row in model.suppressed],
+        # memcheck's LEAK SUMMARY; None when no process was classified.
+        "leak_summary": {row.kind: {"blocks": row.blocks, "bytes": row.bytes} for row in leak_summary.totals(model)}
+        if leak_summary.classified(model) else None,
         # The peak is one process's: none for several.
         "peak": {"elapsed_seconds": model.summary.get("peak_ns", 0) / 1e9,
                  "allocation": model.summary.get("peak_allocs", 0),

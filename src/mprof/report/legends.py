@@ -9,6 +9,11 @@ allocation, outermost first) whose blocks were allocated and never freed.
   bytes    their bytes, and (%) their share of all bytes kept
   path     callers, outermost first; "..." when the path continues above;
            [4 std::] stands for four library frames, folded (--wide)"""
+# The kind column, when the monitor classified the blocks at exit.
+LEAK_KINDS = """  kind     as memcheck says: definitely lost (nothing points to the block),
+           indirectly lost (only lost blocks do), possibly lost (only
+           pointers into its middle), still reachable (a root or a reachable
+           block points to it); unknown: of a process not classified"""
 
 BINS = """\
 Allocation bin table: blocks by size, 0 to 1024 bytes, and one bin above.

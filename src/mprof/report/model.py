@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, NamedTuple
 
+from ..leak_kinds import KINDS, UNKNOWN
 from ..reducer import core
 from ..reducer.pools import MAPPED_FRAMES, POOL_MODULE
 
@@ -40,6 +41,18 @@ class RunInfo:
     lsan_suppressions: str = ""  # what its __lsan_default_suppressions returned
     running: bool = False  # a checkpoint whose process still ran when the profile was made
     attached: bool = False  # recorded from mprof attach on: blocks allocated before were unknown
+    scan: LeakScanInfo | None = None  # how its live blocks were classified; None: they were not
+
+
+@dataclass(frozen=True)
+class LeakScanInfo:
+    """schema.sql's runs columns of a classified run."""
+    flags: int
+    threads_stopped: int
+    threads_unstopped: int
+    root_bytes: int
+    block_bytes: int
+    ns: int
 
 
 # The rows a big program has thousands or tens of thousands of (functions,
@@ -105,12 +118,12 @@ class LeakFrame(NamedTuple):
 
 
 class LeakRow(NamedTuple):
-    allocs: int
-    frees: int
+    """A partial chain's blocks of one leak kind (schema.sql's leaks)."""
+    kind: str  # memcheck's words (reducer/leak_kinds.py), or unknown: not classified
+    blocks: int
     bytes: int
-    bytes_freed: int
     frames: tuple[LeakFrame, ...]  # innermost first
-    runtime: str = ""  # what in the C or C++ runtime keeps its blocks on purpose; "": the program
+    runtime: str = ""  # what in the C or C++ runtime keeps its blocks on purpose; "": the program, or lost
 
 
 @dataclass(frozen=True)
@@ -136,6 +149,19 @@ class PathRow:
     peak_blocks: int = 0  # live at the peak, in one process
     peak_bytes: int = 0
     suppressed: str = ""  # the leak suppression its never-freed blocks fell under (report/suppressions.py)
+    # Blocks and bytes by leak kind, mprof(5)'s LEAK order, of the runs classified.
+    kinds: tuple[int, int, int, int, int, int, int, int] = (0, 0, 0, 0, 0, 0, 0, 0)
+
+
+def of_kind(path: PathRow, kind: str) -> tuple[int, int]:
+    """A path's blocks and bytes of one leak kind; unknown: those live
+    that no classified run named, of the runs not classified."""
+    if kind in KINDS:
+        at = 2 * KINDS.index(kind)
+        return path.kinds[at], path.kinds[at + 1]
+    assert kind == UNKNOWN
+    return (path.allocs - path.frees - sum(path.kinds[0::2]),
+            sum(path.bytes) - sum(path.freed) - sum(path.kinds[1::2]))
 
 
 @dataclass(frozen=True)
@@ -213,7 +239,9 @@ class PathTree:
             "file TEXT NOT NULL, line INTEGER NOT NULL, inlined INTEGER NOT NULL);"
             "CREATE TABLE paths (node_id INTEGER UNIQUE, allocs INTEGER, frees INTEGER, bytes_s INTEGER, "
             "bytes_m INTEGER, bytes_l INTEGER, bytes_x INTEGER, freed_s INTEGER, freed_m INTEGER, freed_l INTEGER, "
-            "freed_x INTEGER, temporaries INTEGER, peak_blocks INTEGER, peak_bytes INTEGER, runtime TEXT, "
+            "freed_x INTEGER, temporaries INTEGER, peak_blocks INTEGER, peak_bytes INTEGER, definite_blocks INTEGER, "
+            "definite_bytes INTEGER, indirect_blocks INTEGER, indirect_bytes INTEGER, possible_blocks INTEGER, "
+            "possible_bytes INTEGER, reachable_blocks INTEGER, reachable_bytes INTEGER, runtime TEXT, "
             "same_functions_id INTEGER, name_order INTEGER);")
         db.executemany("INSERT INTO path_nodes VALUES (?, ?, ?, ?, ?, ?)",
                        [(node, row.parent, row.function, row.file, row.line, int(row.inlined))
@@ -227,9 +255,9 @@ class PathTree:
             first.setdefault(functions[node], node)
         named = sorted({tuple(names[function] for function in chain) for chain in functions.values()})
         place = {chain: n for n, chain in enumerate(named)}
-        db.executemany("INSERT INTO paths VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        db.executemany(f"INSERT INTO paths VALUES ({', '.join('?' * 25)})",
                        [(path.node, path.allocs, path.frees, *path.bytes, *path.freed, path.temporaries,
-                         path.peak_blocks, path.peak_bytes, path.runtime,
+                         path.peak_blocks, path.peak_bytes, *path.kinds, path.runtime,
                          None if path.node is None else first[functions[path.node]],
                          place[tuple(names[function] for function in functions[path.node])]) for path in paths])
         return cls(db)
@@ -241,11 +269,13 @@ class PathTree:
     def rows(self) -> list[PathRow]:
         """Every path, in the order of their innermost nodes (none first)."""
         if self._rows is None:
-            self._rows = [PathRow(row[0], row[1], row[2], row[3:7], row[7:11], row[14] or "", row[11], row[12], row[13])
+            self._rows = [PathRow(row[0], row[1], row[2], row[3:7], row[7:11], row[14] or "", row[11], row[12], row[13],
+                                  kinds=row[15:23])
                           for row in self.db.execute(
                               "SELECT node_id, allocs, frees, bytes_s, bytes_m, bytes_l, bytes_x, freed_s, freed_m, "
-                              "freed_l, freed_x, temporaries, peak_blocks, peak_bytes, NULLIF(runtime, '') FROM paths "
-                              "ORDER BY node_id")]
+                              "freed_l, freed_x, temporaries, peak_blocks, peak_bytes, NULLIF(runtime, ''), "
+                              "definite_blocks, definite_bytes, indirect_blocks, indirect_bytes, possible_blocks, "
+                              "possible_bytes, reachable_blocks, reachable_bytes FROM paths ORDER BY node_id")]
         return self._rows
 
     def ranked(self, blocks: str, size: str, first: int | None = None) -> list[tuple[int, int, int | None]]:
@@ -544,8 +574,8 @@ def _leaks(raw: sqlite3.Cursor) -> list[LeakRow]:
         if text is None:
             text = files[file] = _text(file)
         frames.setdefault(leak_id, []).append(LeakFrame(function, text, line))
-    return [LeakRow(row[1], row[2], row[3], row[4], tuple(frames.get(row[0], ())), row[5]) for row in raw.execute(
-        "SELECT id, allocs, frees, bytes, bytes_freed, runtime FROM leaks ORDER BY id")]
+    return [LeakRow(row[1], row[2], row[3], tuple(frames.get(row[0], ())), row[4]) for row in raw.execute(
+        "SELECT id, kind, blocks, bytes, runtime FROM leaks ORDER BY id")]
 
 
 def _load(db: sqlite3.Connection, leaks_and_calls: bool) -> Model:
@@ -559,10 +589,11 @@ def _load(db: sqlite3.Connection, leaks_and_calls: bool) -> Model:
         points.setdefault(run_id, []).append((ns, live, blocks, resident, mapped))
     runs = [RunInfo(row[1], row[2], row[3], row[4], row[5], bool(row[6]), bool(row[7]), bool(row[8]), row[9],
                     bool(row[10]), row[11], figures.get(row[0], {}), row[12], tuple(points.get(row[0], ())),
-                    row[13], bool(row[14]), bool(row[15]))
+                    row[13], bool(row[14]), bool(row[15]), LeakScanInfo(*row[17:23]) if row[16] else None)
             for row in db.execute("SELECT id, pid, ppid, program, command_line, elapsed_ns, call_graph, final, "
                                   "checkpoint, end_signal, forked, leak_depth, start_unix_ns, lsan_suppressions, "
-                                  "running, attached FROM runs ORDER BY id")]
+                                  "running, attached, classified, leak_flags, threads_stopped, threads_unstopped, "
+                                  "root_bytes_scanned, block_bytes_scanned, scan_ns FROM runs ORDER BY id")]
     summary = dict(db.execute("SELECT name, value FROM summary"))
     # The big tables are read without the connection's row factory, which
     # looks at every value: only their text columns can hold a BLOB.

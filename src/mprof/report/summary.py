@@ -45,8 +45,8 @@ def figures(model: Model) -> Figures:
     return Figures(
         allocs=allocs, bytes_allocated=allocated, frees=s["frees"], bytes_freed=s["bytes_freed"],
         kept_objects=allocs - s["frees"], kept_bytes=model.kept_bytes,
-        runtime_objects=sum(leak.allocs - leak.frees for leak in model.leaks if leak.runtime),
-        runtime_bytes=sum(leak.bytes - leak.bytes_freed for leak in model.leaks if leak.runtime),
+        runtime_objects=sum(leak.blocks for leak in model.leaks if leak.runtime),
+        runtime_bytes=sum(leak.bytes for leak in model.leaks if leak.runtime),
         max_live_objects=s["max_live_objects"], max_live_bytes=s["max_live_bytes"],
         average_size=allocated / allocs if allocs else 0.0, elapsed_seconds=seconds,
         bytes_per_second=allocated / seconds if seconds else 0.0,

@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..reducer.errors import MprofError
-from .model import LeakRow, Model, PathRow, SuppressedRow
+from .model import LeakRow, Model, PathRow, SuppressedRow, of_kind
 from .names import rust_path
 
 
@@ -143,10 +143,10 @@ def _match(model: Model, frames: list[tuple[int, str, int]], rules: list[Suppres
 
 
 def _less(row: LeakRow, paths: list[PathRow]) -> LeakRow:
-    return row._replace(allocs=row.allocs - sum(p.allocs for p in paths),
-                        frees=row.frees - sum(p.frees for p in paths),
-                        bytes=row.bytes - sum(sum(p.bytes) for p in paths),
-                        bytes_freed=row.bytes_freed - sum(sum(p.freed) for p in paths))
+    """The row less the paths' blocks of its kind."""
+    taken = [of_kind(path, row.kind) for path in paths]
+    return row._replace(blocks=row.blocks - sum(blocks for blocks, _ in taken),
+                        bytes=row.bytes - sum(size for _, size in taken))
 
 
 def suppress(model: Model, rules: list[Suppression]) -> Model:
@@ -155,8 +155,10 @@ def suppress(model: Model, rules: list[Suppression]) -> Model:
     blocks, which reports already show apart, are left to them."""
     if not rules:
         return model
-    rows = [leak for leak in model.leaks if not leak.runtime and leak.allocs != leak.frees]
-    keys = {tuple((f.function, f.file, f.line) for f in leak.frames): leak for leak in rows}
+    rows = [leak for leak in model.leaks if not leak.runtime and leak.blocks]
+    keys: dict[tuple[tuple[int, str, int], ...], list[LeakRow]] = {}
+    for leak in rows:
+        keys.setdefault(tuple((f.function, f.file, f.line) for f in leak.frames), []).append(leak)
     taken: dict[int, list[PathRow]] = {}  # by id of the leak row the path lies under
     totals: dict[Suppression, list[int]] = {}
     marks: dict[int, str] = {}
@@ -170,25 +172,26 @@ def suppress(model: Model, rules: list[Suppression]) -> Model:
         total = totals.setdefault(rule, [0, 0])
         total[0] += kept_objects
         total[1] += kept
-        # The leak row whose partial chain is the longest start of this path.
+        # The leak rows (one a kind) whose partial chain is the longest start of this path.
         for length in range(len(frames), 0, -1):
-            row = keys.get(tuple(frames[:length]))
-            if row is not None:
-                taken.setdefault(id(row), []).append(path)
+            chain_rows = keys.get(tuple(frames[:length]))
+            if chain_rows is not None:
+                for row in chain_rows:
+                    taken.setdefault(id(row), []).append(path)
                 break
     leaks = []
     has_paths = bool(model.paths)
     for leak in model.leaks:
         if id(leak) in taken:
             leak = _less(leak, taken[id(leak)])
-            if leak.allocs == leak.frees and leak.bytes == leak.bytes_freed:
+            if not leak.blocks and not leak.bytes:
                 continue
         elif not has_paths and leak in rows and (
                 rule := _match(model, [(f.function, f.file, f.line) for f in leak.frames], rules)):
             # A profile without whole paths: the row's own frames decide.
             total = totals.setdefault(rule, [0, 0])
-            total[0] += leak.allocs - leak.frees
-            total[1] += leak.bytes - leak.bytes_freed
+            total[0] += leak.blocks
+            total[1] += leak.bytes
             continue
         leaks.append(leak)
     used = sorted((SuppressedRow(rule.pattern, rule.origin, objects, kept) for rule, (objects, kept) in totals.items()),

@@ -5,10 +5,11 @@ that the three never disagree on a figure or an order."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple, cast, overload
 
+from .. import leak_kinds
 from . import folding
 from .model import BinRow, CycleRow, FunctionRow, LeakFrame, Model
 
@@ -113,47 +114,43 @@ def shown_whole_paths(model: Model, rows: Sequence[WholePath], width: int | None
 
 @dataclass(frozen=True)
 class LeakPath:
-    """Leak records of one whole path, merged."""
+    """Leak records of one whole path and one leak kind, merged."""
     key: str  # the whole path, never shortened
-    allocs: int
-    frees: int
-    bytes: int
-    bytes_freed: int
+    kind: str  # memcheck's words, or unknown (reducer/leak_kinds.py)
+    objects: int
+    kept: int  # bytes
     frames: tuple[LeakFrame, ...]  # of the first record merged, innermost first
-    runtime: str  # what in the C or C++ runtime keeps these blocks on purpose; "": the program
-
-    @property
-    def objects(self) -> int:
-        return self.allocs - self.frees
-
-    @property
-    def kept(self) -> int:
-        return self.bytes - self.bytes_freed
+    runtime: str  # what in the C or C++ runtime keeps these blocks on purpose; "": the program, or lost
 
 
-def leak_paths(model: Model, call_sites: bool, runtime: bool = False) -> list[LeakPath]:
-    """Paths with blocks kept at exit, merged by their functions (and the
-    lines of their calls with call_sites), whatever their names read and
-    however a report shortens them; most bytes first.  The blocks the C and
-    C++ runtimes keep on purpose only with runtime."""
-    merged: dict[tuple[tuple[int, str, int], ...], list[int]] = {}
-    frames: dict[tuple[tuple[int, str, int], ...], tuple[LeakFrame, ...]] = {}
-    kept_by: dict[tuple[tuple[int, str, int], ...], str] = {}
+def leak_paths(model: Model, call_sites: bool, runtime: bool = False,
+               kinds: Collection[str] = leak_kinds.ALL) -> list[LeakPath]:
+    """Paths with blocks kept at exit of the kinds asked for, merged by
+    their functions (and the lines of their calls with call_sites),
+    whatever their names read and however a report shortens them: the lost
+    (and those of runs not classified) first, then the possibly lost, then
+    the still reachable, each most bytes first.  The blocks the C and C++
+    runtimes keep on purpose only with runtime."""
+    merged: dict[tuple[str, tuple[tuple[int, str, int], ...]], list[int]] = {}
+    frames: dict[tuple[str, tuple[tuple[int, str, int], ...]], tuple[LeakFrame, ...]] = {}
+    kept_by: dict[tuple[str, tuple[tuple[int, str, int], ...]], str] = {}
     assert model.leaks_and_calls
     for leak in model.leaks:
-        if leak.allocs == leak.frees or (leak.runtime and not runtime):
+        if not leak.blocks or (leak.runtime and not runtime) or leak.kind not in kinds:
             continue
-        key = tuple((f.function, f.file, f.line) if call_sites else (f.function, "", 0) for f in leak.frames)
-        row = merged.setdefault(key, [0, 0, 0, 0])
+        key = (leak.kind, tuple((f.function, f.file, f.line) if call_sites else (f.function, "", 0)
+                                for f in leak.frames))
+        row = merged.setdefault(key, [0, 0])
         frames.setdefault(key, leak.frames)
         kept_by.setdefault(key, leak.runtime)
-        for n, figure in enumerate((leak.allocs, leak.frees, leak.bytes, leak.bytes_freed)):
-            row[n] += figure
-    rows = [LeakPath(path_text(model, frames[key], call_sites), allocs, frees, allocated, freed, frames[key],
-                     kept_by[key]) for key, (allocs, frees, allocated, freed) in merged.items()]
+        row[0] += leak.blocks
+        row[1] += leak.bytes
+    rows = [LeakPath(path_text(model, frames[key], call_sites), key[0], objects, kept, frames[key], kept_by[key])
+            for key, (objects, kept) in merged.items()]
     # Ties in the order of the full names, the same in every view.
-    return sorted(rows, key=lambda row: (-row.kept, [(model.functions[f.function].full_name, f.line)
-                                                     for f in reversed(row.frames)]))
+    return sorted(rows, key=lambda row: (leak_kinds.TABLE_ORDER[row.kind], -row.kept,
+                                         [(model.functions[f.function].full_name, f.line)
+                                          for f in reversed(row.frames)]))
 
 
 @dataclass(frozen=True)
@@ -260,10 +257,10 @@ def runtime_kept(model: Model) -> list[RuntimeKept]:
     kinds: dict[str, list[int]] = {}
     assert model.leaks_and_calls
     for leak in model.leaks:
-        if leak.runtime and leak.allocs != leak.frees:
+        if leak.runtime and leak.blocks:
             row = kinds.setdefault(leak.runtime, [0, 0])
-            row[0] += leak.allocs - leak.frees
-            row[1] += leak.bytes - leak.bytes_freed
+            row[0] += leak.blocks
+            row[1] += leak.bytes
     return sorted((RuntimeKept(kind, objects, kept) for kind, (objects, kept) in kinds.items()),
                   key=lambda row: (-row.bytes, row.runtime))
 

@@ -3,11 +3,12 @@ the program summary, and the process table of several processes."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
-from . import legends, processes, summary, tables
+from ..leak_kinds import KINDS, LOST, OPTION_NAMES, UNKNOWN
+from . import leak_summary, legends, processes, summary, tables
 from .model import Model
 from .tables import EVERY_ROW, PATH_WIDTH, GraphEntry, Limit, Related, parenthesised, percent, shown_count
 
@@ -25,6 +26,7 @@ class Options:
     path_width: int = PATH_WIDTH  # longer paths fold their library frames (folding.py)
     limit: Limit = EVERY_ROW  # how many rows of each table to show, after the cutoff
     runtime: bool = False  # the leak table lists what the C and C++ runtimes keep on purpose
+    leak_kinds: Collection[str] = LOST  # the kinds the leak table lists (--leak-kinds); blocks not classified always
 
 
 def shown_rows(rows: Sequence[Row], weight: Callable[[Row], int], total: int, options: Options) -> list[Row]:
@@ -91,6 +93,7 @@ def summary_table(model: Model) -> str:
     rows = summary.rows(model)
     width = max(13, *(len(label) for label, _ in rows))
     lines += [f"  {label:<{width}} {value}" for label, value in rows]
+    lines += [f"  {line}" for line in leak_summary.summary_lines(model)]
     return "\n".join(lines)
 
 
@@ -133,21 +136,47 @@ def temporaries_table(model: Model, options: Options) -> str:
 
 
 def leak_table(model: Model, options: Options) -> str:
-    rows = tables.leak_paths(model, options.call_sites, options.runtime)
+    kinds = leak_summary.classified(model)
+    rows = tables.leak_paths(model, options.call_sites, options.runtime, {*options.leak_kinds, UNKNOWN})
     kept_total = tables.leak_share_total(model, options.runtime)
-    lines = [legends.LEAKS, "", f"{'objects':>10} {'bytes':>12} {'(%)':>5}  path"]
+    kind_column = f"  {'kind':<{_KIND_WIDTH}}" if kinds else ""
+    lines = [legends.LEAKS + ("\n" + legends.LEAK_KINDS if kinds else ""), "",
+             f"{'objects':>10} {'bytes':>12} {'(%)':>5}{kind_column}  path"]
     shown = shown_rows(rows, lambda row: row.kept, kept_total, options)
     paths = tables.shown_leak_paths(model, shown, options.call_sites, None if options.wide else options.path_width)
     for row, shown_path in zip(shown, paths, strict=True):
         path = shown_path.text
         if row.runtime:
             path += f"  [runtime: {row.runtime}]"
-        lines.append(f"{row.objects:>10,} {row.kept:>12,} {parenthesised(row.kept, kept_total):>5}  {path}")
+        kind = f"  {row.kind:<{_KIND_WIDTH}}" if kinds else ""
+        lines.append(f"{row.objects:>10,} {row.kept:>12,} {parenthesised(row.kept, kept_total):>5}{kind}  {path}")
     if not rows:
-        lines.append(f"{'':>10} {'':>12} {'':>5}  (nothing kept)")
+        lines.append(f"{'':>10} {'':>12} {'':>5}{' ' * len(kind_column)}  "
+                     f"({'nothing lost' if kinds else 'nothing kept'})")
     lines += left_out(len(shown), len(rows))
-    notes = [tables.suppressed_note(model), "" if options.runtime else tables.runtime_note(model, "--include-runtime")]
+    notes = [*_unlisted_kinds(model, options), tables.suppressed_note(model),
+             "" if options.runtime else tables.runtime_note(model, "--include-runtime"),
+             *leak_summary.not_classified_lines(model)]
     return "\n".join(lines + [f"  {note}" for note in notes if note])
+
+
+_KIND_WIDTH = max(len(kind) for kind in KINDS)
+
+
+def _unlisted_kinds(model: Model, options: Options) -> list[str]:
+    """A line for each kind the table does not list but has blocks of, the
+    runtimes' own aside unless listed."""
+    if not leak_summary.classified(model):
+        return []
+    found: dict[str, list[int]] = {}
+    for leak in model.leaks:
+        if leak.kind in KINDS and leak.kind not in options.leak_kinds and (options.runtime or not leak.runtime):
+            row = found.setdefault(leak.kind, [0, 0])
+            row[0] += leak.blocks
+            row[1] += leak.bytes
+    names = {words: name for name, words in OPTION_NAMES.items()}
+    return [f"{kind.capitalize()}, not listed: {found[kind][0]:,} blocks, {found[kind][1]:,} bytes; "
+            f"--leak-kinds={names[kind]} lists them" for kind in KINDS if kind in found]
 
 
 def bin_table(model: Model, options: Options) -> str:
