@@ -507,9 +507,9 @@ def test_databases_of_other_versions_and_applications(program: Path, tmp_path: P
                                                       capsys: pytest.CaptureFixture[str]) -> None:
     database = tmp_path / "p.db"
     report(capsys, "db", program, "-o", database)
-    # The schema's version, from schema.sql: 14.
-    for version, problem in ((99, "profile schema version 99 is newer than this mprof understands (14)"),
-                             (11, "profile schema version 11 is older than this mprof reads (14); make it again "
+    # The schema's version, from schema.sql: 15.
+    for version, problem in ((99, "profile schema version 99 is newer than this mprof understands (15)"),
+                             (11, "profile schema version 11 is older than this mprof reads (15); make it again "
                                  "from the data files with mprof db"),
                              (0, "not an mprof profile database")):
         with sqlite3.connect(database) as db:

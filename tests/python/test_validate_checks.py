@@ -9,7 +9,8 @@ parts directly, so that a mutation test sees which of them tells what.
 widgets 200's database: one run, 9 modules, 4 functions (1 main,
 2 make_blue_widget, 3 make_red_widget, 4 make_widget), no cycles, 6 path
 nodes (1 main > 2 make_blue_widget > 3 make_widget, 4 main >
-5 make_red_widget > 6 make_widget), 2 paths, 2 leaks of 3 frames each,
+5 make_red_widget > 6 make_widget), 2 paths, 1 leak of 3 frames (the red
+widgets', unknown: not classified; the blue ones were all freed),
 4 edges, 1 site, 1 bin, 2 timeline points, 39 run figures, 40 summary
 figures, no replays.
 """
@@ -192,7 +193,7 @@ REFUSED = [
     pytest.param(["UPDATE edges SET callee_id = 99 WHERE rowid = 1"],
                  "table edges: callee_id names no row of functions in 1 row: 99", id="a_dangling_callee"),
     pytest.param(["UPDATE leak_frames SET function_id = 77 WHERE position = 0"],
-                 "table leak_frames: function_id names no row of functions in 2 rows: 77",
+                 "table leak_frames: function_id names no row of functions in 1 row: 77",
                  id="dangling_functions_in_leak_frames"),
     pytest.param(["DELETE FROM path_nodes WHERE id = 5"],
                  "table path_nodes: parent_id names no row of path_nodes in 1 row: 5", id="a_deleted_middle_node"),
@@ -217,7 +218,7 @@ REFUSED = [
                  "table cycles: id is no function's cycle_id in 1 row: 4", id="a_cycle_without_members"),
     # mprof's own words, the summary, the program's suppressions.
     pytest.param(["UPDATE leaks SET runtime = 'stdio' || char(10)"],
-                 "table leaks: runtime is not printable UTF-8 text in 2 rows: 'stdio\n'",
+                 "table leaks: runtime is not printable UTF-8 text in 1 row: 'stdio\n'",
                  id="a_runtime_word_with_a_newline"),
     pytest.param(["UPDATE paths SET runtime = CAST(x'ff' AS TEXT) WHERE rowid = 1"],
                  "table paths: runtime is not printable UTF-8 text in 1 row: '\udcff'",
@@ -319,7 +320,8 @@ def test_replays_alone_need_no_summary(copy: Copy) -> None:
     copy.edit("INSERT INTO bins VALUES (8, 1, 0, 8, 0, 0, 0, 0, '')")
     assert copy.problem() == (f"table summary: has no row for allocs and {len(validate.SUMMARY_NAMES) - 1} more of "
                               "the figures the reports read")
-    copy.edit("DELETE FROM bins", "INSERT INTO runs SELECT 1, 'f', 1, 1, 'p', 'p', 0, 0, 1, 1, 0, 0, 0, 0, 1, 1, '', 0")
+    copy.edit("DELETE FROM bins", "INSERT INTO runs SELECT 1, 'f', 1, 1, 'p', 'p', 0, 0, 1, 1, 0, 0, 0, 0, 1, 1, '', 0, "
+              "0, 0, 0, 0, 0, 0, 0")
     assert copy.problem() == (f"table summary: has no row for allocs and {len(validate.SUMMARY_NAMES) - 1} more of "
                               "the figures the reports read")
 
@@ -378,8 +380,8 @@ def test_figures_at_their_bounds_are_read(copy: Copy) -> None:
               "ns_per_realloc = 0",
               # Keys of 0 and 2^53: the least and greatest of a table keyed
               # by its rowid are in range, its rows read in the one scan.
-              "INSERT INTO leaks VALUES (0, 1, 0, 8, 0, '')",
-              "INSERT INTO leaks VALUES (9007199254740992, 1, 0, 8, 0, '')")
+              "INSERT INTO leaks VALUES (0, 'unknown', 1, 8, '')",
+              "INSERT INTO leaks VALUES (9007199254740992, 'unknown', 1, 8, '')")
     assert copy.problem() is None
     assert copy.quickly() is True
 
@@ -408,7 +410,7 @@ def test_a_negative_key(copy: Copy) -> None:
 
 
 def test_a_key_past_2_53(copy: Copy) -> None:
-    copy.edit("INSERT INTO leaks VALUES (9007199254740993, 1, 0, 8, 0, '')")
+    copy.edit("INSERT INTO leaks VALUES (9007199254740993, 'unknown', 1, 8, '')")
     assert copy.problem() == "table leaks: id is out of range (0 to 2^53) in 1 row: 9007199254740993"
     assert copy.quickly() is False
 
@@ -476,12 +478,12 @@ def test_a_key_that_is_not_the_rowid(copy: Copy, key: str) -> None:
     """A key declared DESC, or of a table WITHOUT ROWID, is no alias of the
     rowid and may hold any value: each row's is checked."""
     copy.edit("ALTER TABLE leaks RENAME TO old",
-              f"CREATE TABLE leaks ({key}, allocs INTEGER NOT NULL, frees INTEGER NOT NULL, bytes INTEGER NOT NULL, "
-              f"bytes_freed INTEGER NOT NULL, runtime TEXT NOT NULL){'' if 'DESC' in key else ' WITHOUT ROWID'}",
+              f"CREATE TABLE leaks ({key}, kind TEXT NOT NULL, blocks INTEGER NOT NULL, bytes INTEGER NOT NULL, "
+              f"runtime TEXT NOT NULL){'' if 'DESC' in key else ' WITHOUT ROWID'}",
               "INSERT INTO leaks SELECT * FROM old", "DROP TABLE old")
     assert copy.problem() is None
     assert copy.quickly() is True
-    copy.edit("INSERT INTO leaks VALUES ('x', 1, 1, 1, 1, '')")
+    copy.edit("INSERT INTO leaks VALUES ('x', 'unknown', 1, 1, '')")
     assert copy.problem() == "table leaks: id is not an integer in 1 row: text 'x'"
     copy.edit("UPDATE leaks SET id = -4 WHERE id = 'x'")
     assert copy.problem() == "table leaks: id is out of range (0 to 2^53) in 1 row: -4"
@@ -534,7 +536,7 @@ def test_checked_reads_text_as_its_bytes(copy: Copy) -> None:
     # _checked's own connection reads text that is not UTF-8 without an
     # error (a decoding error would say the file is not readable).
     copy.edit("UPDATE leaks SET runtime = CAST(x'ff' AS TEXT)")
-    assert str(validate._checked(copy.path)) == "table leaks: runtime is not printable UTF-8 text in 2 rows: '\udcff'"
+    assert str(validate._checked(copy.path)) == "table leaks: runtime is not printable UTF-8 text in 1 row: '\udcff'"
 
 
 def test_validated_refuses_in_one_line_naming_the_file_as_given(copy: Copy) -> None:
@@ -615,7 +617,7 @@ def test_a_newer_database_names_the_file_as_given(copy: Copy) -> None:
     with pytest.raises(MprofError) as refused:
         with validate.validated(copy.path, "given.db"):
             pass
-    assert refused.value.message == "given.db: profile schema version 99 is newer than this mprof understands (14)"
+    assert refused.value.message == "given.db: profile schema version 99 is newer than this mprof understands (15)"
 
 
 def test_read_checked_gives_what_read_gives(copy: Copy) -> None:

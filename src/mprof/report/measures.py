@@ -22,12 +22,15 @@ class Measure:
     of_bin: Callable[[BinRow], int]
 
 
-def _kept_objects(path: PathRow) -> int:
-    return path.allocs - path.frees
+# The leak measures count what may be a leak: the lost blocks of the runs
+# classified (definitely and indirectly), every block never freed of the
+# others; that is, all kept but the possibly lost and the still reachable.
+def _lost_objects(path: PathRow) -> int:
+    return path.allocs - path.frees - path.kinds[4] - path.kinds[6]
 
 
-def _kept_bytes(path: PathRow) -> int:
-    return sum(path.bytes) - sum(path.freed)
+def _lost_bytes(path: PathRow) -> int:
+    return sum(path.bytes) - sum(path.freed) - path.kinds[5] - path.kinds[7]
 
 
 def measures(runtime: bool = False) -> tuple[Measure, ...]:
@@ -41,9 +44,9 @@ def measures(runtime: bool = False) -> tuple[Measure, ...]:
     return (
         Measure("alloc_objects", "count", "blocks allocated", lambda path: path.allocs, lambda row: row.allocs),
         Measure("alloc_space", "bytes", "bytes allocated", lambda path: sum(path.bytes), lambda row: row.bytes),
-        Measure("leak_objects", "count", "blocks never freed", leaked(_kept_objects),
+        Measure("leak_objects", "count", "blocks lost (never freed, where not classified)", leaked(_lost_objects),
                 lambda row: row.allocs - row.frees),
-        Measure("leak_space", "bytes", "bytes never freed", leaked(_kept_bytes),
+        Measure("leak_space", "bytes", "bytes lost (never freed, where not classified)", leaked(_lost_bytes),
                 lambda row: row.bytes - row.bytes_freed),
         Measure("peak_objects", "count", "blocks live at the peak", lambda path: path.peak_blocks,
                 lambda row: row.peak_blocks),
@@ -64,15 +67,16 @@ def by_name(name: str, runtime: bool = False) -> Measure:
 
 # A path's columns, as PathRow holds them, that a measure may sum: allocs,
 # frees, bytes by size class, bytes freed by class, temporaries, peak blocks
-# and bytes (pathrows.h's PR_FIELDS); and the gates that set a measure to 0,
-# a path being the runtimes' or suppressed (PR_GATE_RUNTIME, PR_GATE_SUPPRESSED).
-FIELDS = 13
+# and bytes, the leak kinds' blocks and bytes (pathrows.h's PR_FIELDS); and
+# the gates that set a measure to 0, a path being the runtimes' or
+# suppressed (PR_GATE_RUNTIME, PR_GATE_SUPPRESSED).
+FIELDS = 21
 GATE_RUNTIME, GATE_SUPPRESSED = 1, 2
 
 
 def _probe(columns: Sequence[int], runtime: str = "", suppressed: str = "") -> PathRow:
     return PathRow(None, columns[0], columns[1], tuple(columns[2:6]), tuple(columns[6:10]),  # type: ignore[arg-type]
-                   runtime, columns[10], columns[11], columns[12], suppressed)
+                   runtime, columns[10], columns[11], columns[12], suppressed, tuple(columns[13:21]))  # type: ignore[arg-type]
 
 
 # Paths to try a measure on: figures of both signs and of no pattern.

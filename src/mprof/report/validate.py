@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
+from .. import leak_kinds
 from ..forked import InChild
 from ..reducer import store
 from ..reducer.errors import MprofError
@@ -59,7 +60,7 @@ SUMMARY_NAMES = (*Summary.field_names(), "elapsed_ns")
 # The TEXT columns of mprof's own words, not the program's: never a BLOB,
 # and printable.
 WORDS = (("modules", "build_id"), ("summary", "name"), ("run_figures", "name"),
-         ("leaks", "runtime"), ("paths", "runtime"), ("replays", "event_order"), ("replay_allocators", "allocator"))
+         ("leaks", "kind"), ("leaks", "runtime"), ("paths", "runtime"), ("replays", "event_order"), ("replay_allocators", "allocator"))
 # The tables of a name and a value each: a value's range is its name's.
 NAMED_VALUES = ("summary", "run_figures")
 
@@ -256,6 +257,9 @@ ROWS = (("path_nodes", "a node's parent is not before it", "FROM path_nodes WHER
         ("paths", "same_functions_id comes after node_id, or is NULL where node_id is not",
          "FROM paths WHERE same_functions_id > node_id OR (same_functions_id IS NULL) != (node_id IS NULL)",
          "node_id"),
+        # The reports know the leak kinds by their words.
+        ("leaks", "kind is not a leak kind",
+         f"FROM leaks WHERE kind NOT IN ({', '.join(repr(kind) for kind in leak_kinds.ALL)})", "id"),
         # A report ranks a cycle by its first member.
         ("cycles", "id is no function's cycle_id",
          "FROM cycles WHERE id NOT IN (SELECT cycle_id FROM functions WHERE cycle_id IS NOT NULL)", "id"))
