@@ -442,7 +442,9 @@ def test_validation_is_one_scan_of_each_table(edit: Edit, tmp_path: Path) -> Non
         with validate.validated(large, large):
             pass
     faulty_steps, _ = _validation_work(large)
-    assert faulty_steps < 4 * large_steps
+    # One more scan, of a count per check: paths' 21 figures make it five
+    # times the quick one at most.
+    assert faulty_steps < 5 * large_steps
 
 
 def test_the_check_comes_before_what_reading_ran_into(edit: Edit) -> None:

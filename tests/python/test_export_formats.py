@@ -81,8 +81,8 @@ def test_the_diff_text_opens_with_the_totals_their_change_and_its_share() -> Non
     assert lines[start + 1:start + 8] == [
         f"{'blocks allocated':23}  {2:>13}  {2:>13}  {'0':>13}",
         f"{'bytes allocated':23}  {400:>13}  {550:>13}  {'+150':>13}  +37.5%",
-        f"{'blocks never freed':23}  {1:>13}  {1:>13}  {'0':>13}",
-        f"{'bytes never freed':23}  {300:>13}  {450:>13}  {'+150':>13}  +50.0%",
+        f"{'blocks leaked':23}  {1:>13}  {1:>13}  {'0':>13}",
+        f"{'bytes leaked':23}  {300:>13}  {450:>13}  {'+150':>13}  +50.0%",
         f"{'blocks live at the peak':23}  {0:>13}  {0:>13}  {'0':>13}",
         f"{'bytes live at the peak':23}  {0:>13}  {0:>13}  {'0':>13}",
         f"{'temporary blocks':23}  {0:>13}  {0:>13}  {'0':>13}"]

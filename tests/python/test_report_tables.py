@@ -153,7 +153,9 @@ def test_leaks_and_bins_json(program: Path, capsys: pytest.CaptureFixture[str]) 
     assert [(leak["path"], leak["kept_objects"], leak["kept_bytes"]) for leak in document["leaks"]] == [
         ("main > q > B > leaf", 1, 3000), ("main > p > A > B", 1, 40), ("main > p > A", 1, 20)]
     three = leaks["main > q > B > leaf"]
-    assert (three["allocs"], three["frees"], three["bytes"]) == (1, 0, 3000)
+    # Not classified: never freed, of no known kind.
+    assert (three["kind"], three["kept_objects"], three["kept_bytes"]) == ("unknown", 1, 3000)
+    assert document["leak_summary"] is None
     assert [(f["function"], f["file"], f["line"]) for f in three["frames"]] == [
         ("main", "prog.c", LINE_OF[MAIN_Q]), ("q", "prog.c", LINE_OF[Q_B]), ("B", "prog.c", LINE_OF[B_LEAF]),
         ("leaf", "prog.c", LINE_OF[LEAF_MALLOC])]
@@ -393,10 +395,10 @@ def test_two_processes_of_one_program_add_up(tmp_path: Path, capsys: pytest.Capt
     assert edges(a, "callers") == {"p": (6, 160), "q": (2, 600), "B <cycle 1>": (2, 600)}
     assert edges(entries["B <cycle 1>"], "callees") == {"A <cycle 1>": (2, 600), "leaf": (2, 6000)}
     document = json.loads(report(capsys, "report", "--format", "json", first, second))
-    assert [(leak["path"], leak["allocs"], leak["frees"], leak["kept_objects"], leak["kept_bytes"])
-            for leak in document["leaks"]] == [("main > q > B > leaf", 2, 0, 2, 6000),
-                                                ("main > p > A > B", 2, 0, 2, 80),
-                                                ("main > p > A", 4, 2, 2, 40)]
+    assert [(leak["path"], leak["kind"], leak["kept_objects"], leak["kept_bytes"])
+            for leak in document["leaks"]] == [("main > q > B > leaf", "unknown", 2, 6000),
+                                                ("main > p > A > B", "unknown", 2, 80),
+                                                ("main > p > A", "unknown", 2, 40)]
 
 
 def test_inlined_functions_are_functions_of_the_chain(program: Path, monkeypatch: pytest.MonkeyPatch,
@@ -723,10 +725,10 @@ def test_two_processes_in_the_database(tmp_path: Path, capsys: pytest.CaptureFix
             for run in runs] == [
         {"pid": 1, "ppid": 1, "program": "/bin/prog", "command_line": "prog run", "elapsed_ns": 2_500_000_000,
          "call_graph": True, "final": True, "checkpoint": False, "end_signal": 0, "forked": False, "leak_depth": 5,
-         "lsan_suppressions": "", "running": False, "attached": False},
+         "lsan_suppressions": "", "running": False, "attached": False, "scan": None},
         {"pid": 2, "ppid": 1, "program": "/bin/prog", "command_line": "prog run", "elapsed_ns": 2_500_000_000,
          "call_graph": True, "final": True, "checkpoint": False, "end_signal": 0, "forked": True, "leak_depth": 5,
-         "lsan_suppressions": "", "running": False, "attached": False}]
+         "lsan_suppressions": "", "running": False, "attached": False, "scan": None}]
 
 
 def test_a_missing_library_is_a_warning(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -817,15 +819,14 @@ def test_notes_of_runs_of_eleven_days(tmp_path: Path, capsys: pytest.CaptureFixt
 def test_leak_paths_of_equal_bytes_by_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                            capsys: pytest.CaptureFixture[str]) -> None:
     # main -> p keeps two blocks of 10 (of three), main -> q one of 20:
-    # equal bytes kept, listed by path; in JSON (the database's order), the
-    # one that allocated more first.
+    # equal bytes kept, listed by path, in JSON too.
     path = tmp_path / "ties.mprof"
     path.write_bytes(DataFileBuilder(exe=b"/bin/prog", leak_depth=5, paths=[
         ((Q_A, MAIN_Q), 1, 0, (20, 0, 0, 0), (0,) * 4), ((P_A, MAIN_P), 3, 1, (30, 0, 0, 0), (10, 0, 0, 0))]).build())
     lines = report(capsys, "report", "--tables", "leaks", path).splitlines()
     assert lines[-2:] == ["         2           20        main > p", "         1           20        main > q"]
     leaks = json.loads(report(capsys, "report", "--format", "json", path))["leaks"]
-    assert [(leak["path"], leak["bytes"]) for leak in leaks] == [("main > p", 30), ("main > q", 20)]
+    assert [(leak["path"], leak["kept_objects"]) for leak in leaks] == [("main > p", 2), ("main > q", 1)]
 
 
 def test_long_leak_paths_fold_outer_callers_but_keep_the_innermost_own(

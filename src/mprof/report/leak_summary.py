@@ -49,11 +49,11 @@ def totals(model: Model) -> list[KindTotal]:
 
 
 def summary_lines(model: Model) -> list[str]:
-    """memcheck's LEAK SUMMARY, the scan's notes and the suppressed; only
-    the line of not classified when no run was."""
-    lines = not_classified_lines(model)
+    """memcheck's LEAK SUMMARY, the scan's notes and the suppressed, and
+    what some runs not classified add; none when no run was (the leak
+    table says so)."""
     if not classified(model):
-        return lines
+        return []
     width = max(len(kind) for kind in (*leak_kinds.KINDS, "suppressed"))
     shown = [row for row in totals(model) if row.kind != leak_kinds.UNKNOWN]
     suppressed = (sum(row.objects for row in model.suppressed), model.suppressed_bytes)
@@ -61,7 +61,7 @@ def summary_lines(model: Model) -> list[str]:
             *(f"  {row.kind:>{width}}: {row.bytes:,} bytes in {row.blocks:,} blocks" for row in shown),
             *([f"  {'suppressed':>{width}}: {suppressed[1]:,} bytes in {suppressed[0]:,} blocks"]
               if model.suppressed else []),
-            *scan_notes(model), *lines]
+            *scan_notes(model), *not_classified_lines(model)]
 
 
 def not_classified_lines(model: Model) -> list[str]:
@@ -72,8 +72,8 @@ def not_classified_lines(model: Model) -> list[str]:
         return []
     which = "the blocks" if len(missing) == len(model.runs) else (
         f"the blocks of {len(missing)} of the {len(model.runs)} processes")
-    return [f"Leak kinds: {which} were not classified (the data file has no LEAK section: MPROF_LEAK_CHECK=0, "
-            "mprof run --no-leak-check, a checkpoint or an older monitor): they count as never freed"]
+    return [f"Leak kinds: {which} were not classified (no LEAK section: MPROF_LEAK_CHECK=0, a checkpoint, "
+            "an older monitor); they are listed as never freed"]
 
 
 def scan_notes(model: Model) -> list[str]:

@@ -22,9 +22,10 @@ class Measure:
     of_bin: Callable[[BinRow], int]
 
 
-# The leak measures count what may be a leak: the lost blocks of the runs
-# classified (definitely and indirectly), every block never freed of the
-# others; that is, all kept but the possibly lost and the still reachable.
+# The leak measures count what may be a leak ("leaked"): the lost blocks of
+# the runs classified (definitely and indirectly), every block never freed
+# of the others; that is, all kept but the possibly lost and the still
+# reachable.
 def _lost_objects(path: PathRow) -> int:
     return path.allocs - path.frees - path.kinds[4] - path.kinds[6]
 
@@ -44,9 +45,9 @@ def measures(runtime: bool = False) -> tuple[Measure, ...]:
     return (
         Measure("alloc_objects", "count", "blocks allocated", lambda path: path.allocs, lambda row: row.allocs),
         Measure("alloc_space", "bytes", "bytes allocated", lambda path: sum(path.bytes), lambda row: row.bytes),
-        Measure("leak_objects", "count", "blocks lost (never freed, where not classified)", leaked(_lost_objects),
+        Measure("leak_objects", "count", "blocks leaked", leaked(_lost_objects),
                 lambda row: row.allocs - row.frees),
-        Measure("leak_space", "bytes", "bytes lost (never freed, where not classified)", leaked(_lost_bytes),
+        Measure("leak_space", "bytes", "bytes leaked", leaked(_lost_bytes),
                 lambda row: row.bytes - row.bytes_freed),
         Measure("peak_objects", "count", "blocks live at the peak", lambda path: path.peak_blocks,
                 lambda row: row.peak_blocks),
