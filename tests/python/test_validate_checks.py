@@ -320,8 +320,8 @@ def test_replays_alone_need_no_summary(copy: Copy) -> None:
     copy.edit("INSERT INTO bins VALUES (8, 1, 0, 8, 0, 0, 0, 0, '')")
     assert copy.problem() == (f"table summary: has no row for allocs and {len(validate.SUMMARY_NAMES) - 1} more of "
                               "the figures the reports read")
-    copy.edit("DELETE FROM bins", "INSERT INTO runs SELECT 1, 'f', 1, 1, 'p', 'p', 0, 0, 1, 1, 0, 0, 0, 0, 1, 1, '', 0, "
-              "0, 0, 0, 0, 0, 0, 0")
+    copy.edit("DELETE FROM bins", "INSERT INTO runs SELECT 1, 'f', 1, 1, 'p', 'p', 0, 0, 1, 1, 0, 0, 0, 0, 1, 1, '', "
+              "0, 0, 0, 0, 0, 0, 0, 0")
     assert copy.problem() == (f"table summary: has no row for allocs and {len(validate.SUMMARY_NAMES) - 1} more of "
                               "the figures the reports read")
 

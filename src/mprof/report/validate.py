@@ -60,7 +60,8 @@ SUMMARY_NAMES = (*Summary.field_names(), "elapsed_ns")
 # The TEXT columns of mprof's own words, not the program's: never a BLOB,
 # and printable.
 WORDS = (("modules", "build_id"), ("summary", "name"), ("run_figures", "name"),
-         ("leaks", "kind"), ("leaks", "runtime"), ("paths", "runtime"), ("replays", "event_order"), ("replay_allocators", "allocator"))
+         ("leaks", "kind"), ("leaks", "runtime"), ("paths", "runtime"), ("replays", "event_order"),
+         ("replay_allocators", "allocator"))
 # The tables of a name and a value each: a value's range is its name's.
 NAMED_VALUES = ("summary", "run_figures")
 
