@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from datafile_builder import DataFileBuilder
-from hand_profiles import recorded, report, resolve_by_name
+from hand_profiles import page_rows, recorded, report, resolve_by_name
 from mprof.cli.main import main
 
 MAIN_CACHE, MAIN_LIST, MAIN_BUFFER, MAIN_INNER = 0x1100, 0x1200, 0x1300, 0x1400
@@ -247,3 +247,26 @@ def test_a_mixed_profile_counts_the_unclassified_as_never_freed(tmp_path: Path,
     assert run(capsys, "report", old, written(tmp_path, classified(), "new.mprof"), "--no-pager", "--tables",
                "summary", "--fail-on-leak")[::2] == (
         23, "mprof: 8,040 bytes definitely lost or indirectly lost, more than --fail-on-leak=0\n")
+
+
+def test_the_pages_card_says_lost_with_the_reachable_apart(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    page = tmp_path / "prog.html"
+    report(capsys, "html", written(tmp_path, classified()), "-o", page)
+    card = page.read_text().split('<div class="card leak">', 1)[1].split("</div>", 1)[0]
+    assert "<h2>Lost</h2>" in card and '<p class="figure" id="kept-bytes">1,640 bytes</p>' in card
+    assert " ".join(card.split()).count("in 11 objects definitely or indirectly lost") == 1
+    assert " ".join(card.split("reachable-bytes")[1].split()).startswith(
+        '">and 6,400 bytes still reachable, 32 possibly lost, not counted</p>')
+    report(capsys, "html", written(tmp_path, recorded(CHAINS), "old.mprof"), "-o", page)
+    card = page.read_text().split('<div class="card leak">', 1)[1].split("</div>", 1)[0]
+    assert "<h2>Never freed</h2>" in card and '<p class="figure" id="kept-bytes">8,072 bytes</p>' in card
+    assert NOT_CLASSIFIED in card
+
+
+def test_the_pages_leak_table_marks_the_kinds(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    page = tmp_path / "prog.html"
+    report(capsys, "html", written(tmp_path, classified()), "-o", page, "--leak-kinds", "definite,reachable")
+    assert page_rows(page.read_text(), "leaks") == [
+        ["1", "1,000", "(12)", "main > drop_buffer  [definitely lost]"],
+        ["1", "64", "", "main > make_list  [definitely lost]"],
+        ["100", "6,400", "(79)", "main > make_cache  [still reachable]"]]

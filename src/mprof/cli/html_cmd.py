@@ -40,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
     # big page a tenth of a second.
     gc.disable()
     try:
-        page = html.render(model, args.include_runtime)
+        page = html.render(model, args.include_runtime, args.leak_kinds)
     except OverflowError as error:  # the flame graphs' sums, of absurd files
         raise MprofError(f"{', '.join(map(str, args.files))}: {error}") from None
     finally:

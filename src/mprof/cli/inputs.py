@@ -80,7 +80,7 @@ def leak_verdict(model: Model, limit: int | None, kinds: Collection[str] = LOST)
             return 0, ""
         return LEAK_EXIT_STATUS, (f"{leaked:,} bytes never freed, more than --fail-on-leak={limit:,}; "
                                   "the blocks were not classified (the data files have no LEAK section)")
-    leaked = leak_summary.gate_bytes(model, kinds)
+    leaked = leak_summary.counted(model, kinds)[1]
     if leaked <= limit:
         return 0, ""
     return LEAK_EXIT_STATUS, (f"{leaked:,} bytes {leak_summary.kinds_words(kinds)}, more than "

@@ -8,6 +8,7 @@ the page's script sets them with textContent, never as markup."""
 from __future__ import annotations
 
 import os
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -17,7 +18,8 @@ from markupsafe import Markup, escape
 
 from .. import source_tree
 from ..forked import InChild
-from . import flame, html_rows, legends, processes, size_chart, summary, tables, timeline_chart
+from ..leak_kinds import LOST, POSSIBLE, REACHABLE
+from . import flame, html_rows, leak_summary, legends, processes, size_chart, summary, tables, timeline_chart
 from .model import Model
 
 if TYPE_CHECKING:
@@ -106,7 +108,7 @@ def environment() -> jinja2.Environment:
     return env
 
 
-def render(model: Model, runtime: bool = False) -> str:
+def render(model: Model, runtime: bool = False, kinds: Collection[str] = LOST) -> str:
     """The page; with runtime, the leak table and flame graph also show what
     the C and C++ runtimes keep on purpose.  A database of replays alone
     (mprof replay --db without a profile) gets a page of them alone."""
@@ -117,15 +119,20 @@ def render(model: Model, runtime: bool = False) -> str:
     # big program's page, and the second processor is otherwise idle.
     with InChild(lambda: html_rows.graph_tables(model), "the call graph's tables") as graph:
         flames = flame.page_flames(model, runtime)
-        rows = html_rows.build(model, runtime, graph.result)
+        rows = html_rows.build(model, runtime, graph.result, kinds)
     runs = [RunLine(run.pid, "fork child" if run.forked else "process", run.command_line or run.program,
                     ", ".join(summary.run_notes(run))) for run in model.runs]
     program = model.runs[0].program if model.runs else ""
+    classified = leak_summary.classified(model)
+    lost_objects, lost_bytes = (leak_summary.counted(model, LOST) if classified else
+                                (tables.leaked_objects(model, runtime), tables.leak_total(model, runtime)))
     return environment().get_template("report.html").render(
         name=os.path.basename(program) or "program", runs=runs,
         figures=summary.figures(model), kept_label=summary.kept_label(model), summary_rows=summary.rows(model),
-        runtime=runtime, leaked_bytes=tables.leak_total(model, runtime),
-        leaked_objects=tables.leaked_objects(model, runtime), suppressed_bytes=model.suppressed_bytes,
+        runtime=runtime, leaked_bytes=lost_bytes, leaked_objects=lost_objects, suppressed_bytes=model.suppressed_bytes,
+        classified=classified, reachable_bytes=leak_summary.total(model, REACHABLE),
+        possible_bytes=leak_summary.total(model, POSSIBLE),
+        not_classified=" ".join(leak_summary.not_classified_lines(model)),
         legends=legends, tables=rows, call_graph=model.call_graph, allocation_flame=flames.allocation,
         leak_flame=flames.leak, peak_flame=flames.peak, temporary_flame=flames.temporary,
         peak_moment=summary.peak_moment(model) if len(model.runs) <= 1 else "",

@@ -23,14 +23,15 @@ from __future__ import annotations
 import array
 import functools
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Any
 
 from jinja2.utils import htmlsafe_json_dumps
 from markupsafe import Markup
 
-from . import folding, page_core, tables
+from ..leak_kinds import LOST, UNKNOWN
+from . import folding, leak_summary, page_core, tables
 from .model import Model
 from .tables import GraphEntry, Related, parenthesised, percent
 
@@ -99,13 +100,14 @@ def graph_tables(model: Model) -> GraphTables:
     return GraphTables(functions, EncodedRows(encoded(rows), len(rows)))
 
 
-def build(model: Model, runtime: bool = False, graph: Callable[[], GraphTables] | None = None) -> HtmlTables:
+def build(model: Model, runtime: bool = False, graph: Callable[[], GraphTables] | None = None,
+          kinds: Collection[str] = LOST) -> HtmlTables:
     """The page's tables; graph gives the call graph's, made elsewhere, once
     the others are made here."""
     bins, bin_total = bin_rows(model)
     direct, direct_total = direct_rows(model)
     peak: list[Row] | EncodedRows = peak_rows(model) if len(model.runs) <= 1 else []
-    leaks = leak_rows(model, runtime)
+    leaks = leak_rows(model, runtime, kinds)
     made = graph() if graph else graph_tables(model)
     return HtmlTables(made.functions, peak, leaks, bins, bin_total, direct, direct_total, made.graph)
 
@@ -140,17 +142,21 @@ def _path_cell(elements: tuple[folding.Element, ...], partial: bool, parts_of: l
     return [{"p": shown, "z": 1} if partial else {"p": shown}]
 
 
-def leak_rows(model: Model, runtime: bool = False) -> list[Row]:
+def leak_rows(model: Model, runtime: bool = False, kinds: Collection[str] = LOST) -> list[Row]:
     """objects, bytes, (%), path: each name on the path links to its entry,
     library runs of a long path folded (folding.py); what the runtimes keep
-    on purpose only with runtime, and marked."""
+    on purpose only with runtime, and marked; of the leak kinds asked for,
+    each row marked with its kind where the blocks were classified."""
     kept_total = tables.leak_share_total(model, runtime)
-    paths = tables.leak_paths(model, False, runtime)
+    paths = tables.leak_paths(model, False, runtime, {*kinds, UNKNOWN})
+    marked = leak_summary.classified(model)
     rows = []
     for path, shown in zip(paths, tables.shown_leak_paths(model, paths, False, tables.PATH_WIDTH), strict=True):
         parts = [_function(frame.function, title=f"called at {frame.file}:{frame.line}" if frame.line else "")
                  for frame in reversed(path.frames)]
         cell = _path_cell(shown.elements, shown.partial, parts) if path.frames else [tables.NO_CHAIN]
+        if marked:
+            cell.append(f"  [{path.kind}]")
         if path.runtime:
             cell.append(f"  [runtime: {path.runtime}]")
         rows.append({"c": [f"{path.objects:,}", f"{path.kept:,}", parenthesised(path.kept, kept_total), cell]})

@@ -92,13 +92,18 @@ def scan_notes(model: Model) -> list[str]:
     return notes
 
 
-def gate_bytes(model: Model, kinds: Collection[str]) -> int:
-    """The bytes --fail-on-leak counts: those of the kinds asked for, and
-    every block never freed of runs not classified, the runtimes' own
-    blocks and the mapped regions aside, after the suppressions."""
-    return sum(leak.bytes for leak in model.leaks
-               if (leak.kind in kinds or leak.kind == leak_kinds.UNKNOWN) and not leak.runtime
-               and not _mapped(model, leak))
+def counted(model: Model, kinds: Collection[str]) -> tuple[int, int]:
+    """The blocks and bytes --fail-on-leak counts: those of the kinds asked
+    for, and every block never freed of runs not classified, the runtimes'
+    own blocks and the mapped regions aside, after the suppressions."""
+    rows = [leak for leak in model.leaks if (leak.kind in kinds or leak.kind == leak_kinds.UNKNOWN)
+            and not leak.runtime and not _mapped(model, leak)]
+    return sum(leak.blocks for leak in rows), sum(leak.bytes for leak in rows)
+
+
+def total(model: Model, kind: str) -> int:
+    """The bytes of one kind, the runtimes' own included."""
+    return sum(leak.bytes for leak in model.leaks if leak.kind == kind)
 
 
 def kinds_words(kinds: Collection[str]) -> str:
