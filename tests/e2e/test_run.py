@@ -216,3 +216,14 @@ def test_the_program_gets_the_environment_it_was_given(tmp_path: Path, lc_ctype:
     seen = variables(profiled)
     assert sorted(key.decode() for key in seen.keys() - variables(plain).keys()) == sorted(MONITOR_VARIABLES)
     assert {key: value for key, value in seen.items() if key.decode() not in MONITOR_VARIABLES} == variables(plain)
+
+
+def test_no_leak_check_is_the_monitors_setting(tmp_path: Path) -> None:
+    """--no-leak-check asks the monitor, through MPROF_LEAK_CHECK=0 in the
+    program's environment, not to classify the live blocks; by default the
+    variable is not set."""
+    echo = ["/bin/sh", "-c", 'echo "[${MPROF_LEAK_CHECK-unset}]"']
+    unchecked = mprof_run("--quiet", "--no-leak-check", "-o", "unchecked.mprof", *echo, cwd=tmp_path)
+    assert (unchecked.returncode, unchecked.stdout) == (0, "[0]\n")
+    checked = mprof_run("--quiet", "-o", "checked.mprof", *echo, cwd=tmp_path)
+    assert (checked.returncode, checked.stdout) == (0, "[unset]\n")
