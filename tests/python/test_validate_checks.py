@@ -380,8 +380,8 @@ def test_figures_at_their_bounds_are_read(copy: Copy) -> None:
               "ns_per_realloc = 0",
               # Keys of 0 and 2^53: the least and greatest of a table keyed
               # by its rowid are in range, its rows read in the one scan.
-              "INSERT INTO leaks VALUES (0, 'unknown', 1, 8, '')",
-              "INSERT INTO leaks VALUES (9007199254740992, 'unknown', 1, 8, '')")
+              "INSERT INTO leaks VALUES (0, 'unknown', 1, 8, '', 1, 0, 8, 0)",
+              "INSERT INTO leaks VALUES (9007199254740992, 'unknown', 1, 8, '', 1, 0, 8, 0)")
     assert copy.problem() is None
     assert copy.quickly() is True
 
@@ -410,7 +410,7 @@ def test_a_negative_key(copy: Copy) -> None:
 
 
 def test_a_key_past_2_53(copy: Copy) -> None:
-    copy.edit("INSERT INTO leaks VALUES (9007199254740993, 'unknown', 1, 8, '')")
+    copy.edit("INSERT INTO leaks VALUES (9007199254740993, 'unknown', 1, 8, '', 1, 0, 8, 0)")
     assert copy.problem() == "table leaks: id is out of range (0 to 2^53) in 1 row: 9007199254740993"
     assert copy.quickly() is False
 
@@ -479,11 +479,13 @@ def test_a_key_that_is_not_the_rowid(copy: Copy, key: str) -> None:
     rowid and may hold any value: each row's is checked."""
     copy.edit("ALTER TABLE leaks RENAME TO old",
               f"CREATE TABLE leaks ({key}, kind TEXT NOT NULL, blocks INTEGER NOT NULL, bytes INTEGER NOT NULL, "
-              f"runtime TEXT NOT NULL){'' if 'DESC' in key else ' WITHOUT ROWID'}",
+              "runtime TEXT NOT NULL, chain_allocs INTEGER NOT NULL, chain_frees INTEGER NOT NULL, "
+              f"chain_bytes INTEGER NOT NULL, chain_bytes_freed INTEGER NOT NULL)"
+              f"{'' if 'DESC' in key else ' WITHOUT ROWID'}",
               "INSERT INTO leaks SELECT * FROM old", "DROP TABLE old")
     assert copy.problem() is None
     assert copy.quickly() is True
-    copy.edit("INSERT INTO leaks VALUES ('x', 'unknown', 1, 1, '')")
+    copy.edit("INSERT INTO leaks VALUES ('x', 'unknown', 1, 1, '', 1, 0, 1, 0)")
     assert copy.problem() == "table leaks: id is not an integer in 1 row: text 'x'"
     copy.edit("UPDATE leaks SET id = -4 WHERE id = 'x'")
     assert copy.problem() == "table leaks: id is out of range (0 to 2^53) in 1 row: -4"

@@ -182,8 +182,14 @@ CREATE TABLE leaks (
                                      -- unknown: of runs not classified, never freed
     blocks INTEGER NOT NULL,         -- live when the files were written
     bytes INTEGER NOT NULL,
-    runtime TEXT NOT NULL            -- what in the C or C++ runtime keeps these blocks on purpose
+    runtime TEXT NOT NULL,           -- what in the C or C++ runtime keeps these blocks on purpose
                                      -- ("stdio buffer", ...), or empty: the program's own or lost
+    -- The whole chain's figures, all kinds and the blocks freed, the same
+    -- on each of its rows.
+    chain_allocs INTEGER NOT NULL,
+    chain_frees INTEGER NOT NULL,
+    chain_bytes INTEGER NOT NULL,
+    chain_bytes_freed INTEGER NOT NULL
 );
 
 CREATE TABLE leak_frames (

@@ -302,7 +302,7 @@ def _leak_rows(leaks: Iterable[Leak], ids: dict[tuple[str, str], int]) -> tuple[
                                    [(ids[f], line) for f, _, line in row[3].frames]))
     leak_rows = [(n, kind, blocks, size,
                   runtime_blocks.kept_by(runtime_blocks.chain_of([function for function, _, _ in leak.frames]))
-                  if kind in _RUNTIME_KINDS else "")
+                  if kind in _RUNTIME_KINDS else "", leak.allocs, leak.frees, leak.bytes, leak.bytes_freed)
                  for n, (kind, blocks, size, leak) in enumerate(rows, 1)]
     leak_frames = [(n, position, ids[function], file, line) for n, (_, _, _, leak) in enumerate(rows, 1)
                    for position, (function, file, line) in enumerate(leak.frames)]

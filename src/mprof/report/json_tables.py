@@ -50,7 +50,9 @@ def tables(model: Model, options: Options) -> dict[str, Any]:
         return {"path": path.key,
                 "frames": [{"function": functions[f.function].name, "signature": functions[f.function].full_name,
                             "file": f.file, "line": f.line} for f in reversed(path.frames)],
-                "kind": path.kind, "kept_objects": path.objects, "kept_bytes": path.kept, "runtime": path.runtime}
+                "kind": path.kind, "kept_objects": path.objects, "kept_bytes": path.kept, "runtime": path.runtime,
+                # The chain's, all its kinds.
+                "allocs": path.chain[0], "frees": path.chain[1], "bytes": path.chain[2]}
 
     every_leak = leak_paths(model, options.call_sites, runtime=True)
     callers = own_callers(model)

@@ -124,6 +124,8 @@ class LeakRow(NamedTuple):
     bytes: int
     frames: tuple[LeakFrame, ...]  # innermost first
     runtime: str = ""  # what in the C or C++ runtime keeps its blocks on purpose; "": the program, or lost
+    # The whole chain's, all kinds: blocks allocated and freed, bytes allocated and freed.
+    chain: tuple[int, int, int, int] = (0, 0, 0, 0)
 
 
 @dataclass(frozen=True)
@@ -574,8 +576,9 @@ def _leaks(raw: sqlite3.Cursor) -> list[LeakRow]:
         if text is None:
             text = files[file] = _text(file)
         frames.setdefault(leak_id, []).append(LeakFrame(function, text, line))
-    return [LeakRow(row[1], row[2], row[3], tuple(frames.get(row[0], ())), row[4]) for row in raw.execute(
-        "SELECT id, kind, blocks, bytes, runtime FROM leaks ORDER BY id")]
+    return [LeakRow(row[1], row[2], row[3], tuple(frames.get(row[0], ())), row[4], row[5:9]) for row in raw.execute(
+        "SELECT id, kind, blocks, bytes, runtime, chain_allocs, chain_frees, chain_bytes, chain_bytes_freed "
+        "FROM leaks ORDER BY id")]
 
 
 def _load(db: sqlite3.Connection, leaks_and_calls: bool) -> Model:

@@ -145,8 +145,10 @@ def _match(model: Model, frames: list[tuple[int, str, int]], rules: list[Suppres
 def _less(row: LeakRow, paths: list[PathRow]) -> LeakRow:
     """The row less the paths' blocks of its kind."""
     taken = [of_kind(path, row.kind) for path in paths]
+    chain = (row.chain[0] - sum(p.allocs for p in paths), row.chain[1] - sum(p.frees for p in paths),
+             row.chain[2] - sum(sum(p.bytes) for p in paths), row.chain[3] - sum(sum(p.freed) for p in paths))
     return row._replace(blocks=row.blocks - sum(blocks for blocks, _ in taken),
-                        bytes=row.bytes - sum(size for _, size in taken))
+                        bytes=row.bytes - sum(size for _, size in taken), chain=chain)
 
 
 def suppress(model: Model, rules: list[Suppression]) -> Model:

@@ -121,6 +121,8 @@ class LeakPath:
     kept: int  # bytes
     frames: tuple[LeakFrame, ...]  # of the first record merged, innermost first
     runtime: str  # what in the C or C++ runtime keeps these blocks on purpose; "": the program, or lost
+    # The chains' own, all their kinds: blocks allocated and freed, bytes allocated and freed.
+    chain: tuple[int, ...] = (0, 0, 0, 0)
 
 
 def leak_paths(model: Model, call_sites: bool, runtime: bool = False,
@@ -140,13 +142,13 @@ def leak_paths(model: Model, call_sites: bool, runtime: bool = False,
             continue
         key = (leak.kind, tuple((f.function, f.file, f.line) if call_sites else (f.function, "", 0)
                                 for f in leak.frames))
-        row = merged.setdefault(key, [0, 0])
+        row = merged.setdefault(key, [0] * 6)
         frames.setdefault(key, leak.frames)
         kept_by.setdefault(key, leak.runtime)
-        row[0] += leak.blocks
-        row[1] += leak.bytes
-    rows = [LeakPath(path_text(model, frames[key], call_sites), key[0], objects, kept, frames[key], kept_by[key])
-            for key, (objects, kept) in merged.items()]
+        for n, figure in enumerate((leak.blocks, leak.bytes, *leak.chain)):
+            row[n] += figure
+    rows = [LeakPath(path_text(model, frames[key], call_sites), key[0], objects, kept, frames[key], kept_by[key],
+                     tuple(chain)) for key, (objects, kept, *chain) in merged.items()]
     # Ties in the order of the full names, the same in every view.
     return sorted(rows, key=lambda row: (leak_kinds.TABLE_ORDER[row.kind], -row.kept,
                                          [(model.functions[f.function].full_name, f.line)
