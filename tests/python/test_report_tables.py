@@ -673,8 +673,7 @@ def test_html_header_figures(program: Path, tmp_path: Path, capsys: pytest.Captu
         "3,360 bytes", "3.3 KiB in 4 objects at once",
         "The peak: 3,360 bytes live at 1.250000 s, after 4 of 5 allocations.",
         "3,060 bytes", "3.0 KiB in 3 objects kept at exit",
-        "Leak kinds: the blocks were not classified (no LEAK section: MPROF_LEAK_CHECK=0, a checkpoint, an older "
-        "monitor); they are listed as never freed",
+        "Leak kinds: the blocks were not classified (no LEAK section in the data file); listed as never freed",
         "1,352 bytes/s", "1.3 KiB/s, 2 allocations/s",
         "allocations", "5 blocks, 3,380 bytes, 676.0 bytes on average",
         "frees", "2 blocks, 320 bytes",

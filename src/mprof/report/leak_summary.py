@@ -72,8 +72,7 @@ def not_classified_lines(model: Model) -> list[str]:
         return []
     which = "the blocks" if len(missing) == len(model.runs) else (
         f"the blocks of {len(missing)} of the {len(model.runs)} processes")
-    return [f"Leak kinds: {which} were not classified (no LEAK section: MPROF_LEAK_CHECK=0, a checkpoint, "
-            "an older monitor); they are listed as never freed"]
+    return [f"Leak kinds: {which} were not classified (no LEAK section in the data file); listed as never freed"]
 
 
 def scan_notes(model: Model) -> list[str]:
