@@ -1,24 +1,23 @@
 """The leak kinds as the database and the reports name them: memcheck's
-words, in mprof(5)'s LEAK order, and the kind of blocks not classified."""
+words, in mprof(5)'s LEAK order, and the kind of blocks not classified.
+mprof run imports it: nothing else of the standard library here."""
 
 from __future__ import annotations
 
-from typing import Final
-
-DEFINITE: Final = "definitely lost"
-INDIRECT: Final = "indirectly lost"
-POSSIBLE: Final = "possibly lost"
-REACHABLE: Final = "still reachable"
-KINDS: Final = (DEFINITE, INDIRECT, POSSIBLE, REACHABLE)
+DEFINITE = "definitely lost"
+INDIRECT = "indirectly lost"
+POSSIBLE = "possibly lost"
+REACHABLE = "still reachable"
+KINDS = (DEFINITE, INDIRECT, POSSIBLE, REACHABLE)
 # Blocks of a run the monitor did not classify: never freed, no more known.
-UNKNOWN: Final = "unknown"
+UNKNOWN = "unknown"
 # The names of memcheck's --show-leak-kinds and --errors-for-leak-kinds.
-OPTION_NAMES: Final = {"definite": DEFINITE, "indirect": INDIRECT, "possible": POSSIBLE, "reachable": REACHABLE}
-LOST: Final = (DEFINITE, INDIRECT)
-ALL: Final = (*KINDS, UNKNOWN)
+OPTION_NAMES = {"definite": DEFINITE, "indirect": INDIRECT, "possible": POSSIBLE, "reachable": REACHABLE}
+LOST = (DEFINITE, INDIRECT)
+ALL = (*KINDS, UNKNOWN)
 # The leak table's order: what may be a leak first (the lost, and blocks
 # never freed of runs not classified), then the possibly lost, then the rest.
-TABLE_ORDER: Final = {DEFINITE: 0, INDIRECT: 0, UNKNOWN: 0, POSSIBLE: 1, REACHABLE: 2}
+TABLE_ORDER = {DEFINITE: 0, INDIRECT: 0, UNKNOWN: 0, POSSIBLE: 1, REACHABLE: 2}
 
 
 def parse_option(text: str) -> frozenset[str]:

@@ -55,6 +55,10 @@ def rebuilt(data: DataFile) -> bytes:
                 path.peak_blocks, path.peak_bytes) for path in data.paths],
         timeline=[(p.ns, p.live_bytes, p.live_blocks, p.resident_bytes, p.mapped_bytes) for p in data.timeline],
         pools=[(frame.creator, frame.name.encode("utf-8", "surrogateescape")) for frame in data.pools],
+        leak=None if data.leaks is None else (
+            data.leaks.flags, data.leaks.threads_stopped, data.leaks.threads_unstopped, data.leaks.root_bytes,
+            data.leaks.block_bytes, data.leaks.scan_ns),
+        leak_entries=[] if data.leaks is None else [(path, *kinds) for path, kinds in sorted(data.leaks.kinds.items())],
     ).build()
 
 
