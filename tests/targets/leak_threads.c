@@ -25,7 +25,7 @@ static void dropped_by_thread(void) {
 
 /* Clears the words below the caller's frame, where dropped_by_thread's pointer stayed and pause's frames reuse. */
 static void scrub(void) {
-    volatile uintptr_t words[64];
+    volatile uintptr_t words[64] __attribute__((unused));
     for (int i = 0; i < 64; i++)
         words[i] = 0;
 }
@@ -39,6 +39,7 @@ static void *parked(void *unused) {
     stack_ready = 1;
     for (;;)
         pause();
+    return NULL;
 }
 
 static void *spinning(void *unused) {
