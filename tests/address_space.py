@@ -16,6 +16,9 @@ import pytest
 # 0x600000000000).  Neither takes less for any flag.
 CHROMIUM_RESERVES = 36 << 30
 LEAKSANITIZER_RESERVES = 4 << 40
+# AddressSanitizer's first reservation, the high part of its shadow (14
+# TiB), seen as it fails under a 2 GiB limit; its allocator's comes after.
+ADDRESSSANITIZER_RESERVES = 0xdfff0001000
 
 
 def hard_limit() -> int | None:
