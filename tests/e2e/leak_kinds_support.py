@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from e2e_support import mprof
+from e2e_support import LIBMPROF, mprof
 
 KINDS = ("definite", "indirect", "possible", "reachable")
 _WORDS = {"definitely lost": "definite", "indirectly lost": "indirect", "possibly lost": "possible",
@@ -118,6 +118,24 @@ def under_memcheck(command: Sequence[str | Path], own: frozenset[str], env: Mapp
                                timeout=600)
     assert "LEAK SUMMARY:" in completed.stderr, completed.stderr[-3000:]
     return parse_memcheck(completed.stderr, own)
+
+
+def _tls_modules(executable: Path) -> set[str]:
+    """The executable or shared object and those it loads that have thread-local storage (a PT_TLS segment)."""
+    listed = subprocess.run(["ldd", executable], capture_output=True, text=True, check=True).stdout
+    modules = {str(executable)} | {line.split("=>")[1].split()[0] for line in listed.splitlines()
+                                   if "=>" in line and "/" in line.split("=>")[1]}
+    return {m for m in modules
+            if " TLS " in subprocess.run(["readelf", "-lW", m], capture_output=True, text=True).stdout}
+
+
+def tls_modules_added(program: Path) -> int:
+    """How many modules with thread-local storage the monitor's preload brings into the program.  glibc gives
+    each thread a DTV (dynamic thread vector), calloc'ed by pthread_create with a 16-byte slot per such module
+    loaded: under mprof each of the program's DTVs is this many slots longer than under memcheck, whose preload
+    has none."""
+    added = {Path(m).resolve() for m in _tls_modules(LIBMPROF)} - {Path(m).resolve() for m in _tls_modules(program)}
+    return len(added)
 
 
 COLUMNS = [f"{kind}_{figure}" for kind in KINDS for figure in ("blocks", "bytes")]

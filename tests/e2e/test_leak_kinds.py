@@ -12,7 +12,7 @@ import address_space
 import pytest
 
 from e2e_support import REPO_ROOT, Targets
-from leak_kinds_support import KINDS, Verdict, own_functions, under_memcheck, under_mprof
+from leak_kinds_support import KINDS, Verdict, own_functions, tls_modules_added, under_memcheck, under_mprof
 
 pytestmark = pytest.mark.valgrind
 
@@ -83,10 +83,24 @@ def test_kinds_agree_with_memcheck(targets: Targets, name: str, tmp_path: Path) 
     own = own_functions(program)
     memcheck = under_memcheck([program], own)
     assert own_part(memcheck, name) == EXPECTED[name]
+    if name == "leak_threads":
+        _with_longer_dtvs(memcheck, tls_modules_added(program))
     ours = under_mprof([program], own, tmp_path)
     assert ours.totals == memcheck.totals
     assert ours.by_function == memcheck.by_function
     assert set(ours.totals) == set(KINDS)
+
+
+def _with_longer_dtvs(memcheck: Verdict, modules: int) -> None:
+    """What the monitor's preload adds, the one thing: its modules' thread-local storage lengthens each thread's
+    DTV (tls_modules_added), the two pthread_create calls' possibly lost blocks under main.  Their kind is the
+    same: glibc keeps a pointer to each one's second slot."""
+    assert modules == 2  # libmprof.so and libunwind.so.8, on Debian 12
+    blocks, size = memcheck.by_function[("possible", "main")]
+    assert blocks == 2
+    memcheck.by_function[("possible", "main")] = (blocks, size + blocks * 16 * modules)
+    total_blocks, total = memcheck.totals["possible"]
+    memcheck.totals["possible"] = (total_blocks, total + blocks * 16 * modules)
 
 
 # LeakSanitizer cannot see the pool's objects (it knows no mempool requests): leak_pool is left out.
