@@ -622,6 +622,58 @@ static void gather_leaks(struct gathered *all)
     }
 }
 
+static uint64_t sum_of(const uint64_t *values, unsigned count)
+{
+    uint64_t sum = 0;
+    for (unsigned i = 0; i < count; i++)
+        sum += values[i];
+    return sum;
+}
+
+/* Makes one kind of figure (blocks: 0, bytes: 1) of a path add up to what
+ * it has live: the figures were read after the scan, and threads that ran
+ * on in between freed blocks (taken from the reachable first: the program
+ * held them) or made new ones (reachable: it holds them). */
+static void reconcile(uint64_t *leak, unsigned figure, uint64_t live)
+{
+    uint64_t classified = 0;
+    for (unsigned kind = 0; kind < MPROF_LEAK_KIND_COUNT; kind++)
+        classified += leak[2 * kind + figure];
+    if (classified <= live) {
+        leak[2 * MPROF_LEAK_REACHABLE + figure] += live - classified;
+        return;
+    }
+    uint64_t excess = classified - live;
+    static const unsigned order[] = {MPROF_LEAK_REACHABLE, MPROF_LEAK_POSSIBLE, MPROF_LEAK_INDIRECT,
+                                     MPROF_LEAK_DEFINITE};
+    for (unsigned i = 0; i < MPROF_LEAK_KIND_COUNT && excess; i++) {
+        uint64_t *value = &leak[2 * order[i] + figure];
+        uint64_t taken = *value < excess ? *value : excess;
+        *value -= taken;
+        excess -= taken;
+    }
+}
+
+/* Each path's kinds add up to its live blocks and bytes (mprof(5)); the
+ * regions' paths (the mmap and brk frames) have none. */
+static void reconcile_leaks(struct gathered *all)
+{
+    for (uint32_t i = 0; i < all->path_capacity; i++) {
+        struct path_total *path = &all->paths[i];
+        if (!path->used)
+            continue;
+        uintptr_t innermost = path->node_ref ? all->nodes[path->node_ref - 1].address : 0;
+        if (innermost == MPROF_MMAP_FRAME || innermost == MPROF_BRK_FRAME) {
+            memset(path->leak, 0, sizeof path->leak);
+            continue;
+        }
+        uint64_t live_blocks = path->allocs > path->frees ? path->allocs - path->frees : 0;
+        uint64_t bytes = sum_of(path->bytes, MPROF_SIZE_CLASSES), freed = sum_of(path->freed, MPROF_SIZE_CLASSES);
+        reconcile(path->leak, 0, live_blocks);
+        reconcile(path->leak, 1, bytes > freed ? bytes - freed : 0);
+    }
+}
+
 static void emit_file(const struct gathered *all, const struct snapshot_request *request)
 {
     uint32_t flags = MPROF_FLAG_COMPRESSED | (monitor.options.call_graph ? MPROF_FLAG_CALL_GRAPH : 0) |
@@ -729,6 +781,10 @@ bool snapshot_write(const struct snapshot_request *request)
         gather_nodes(all, bounded_write);
     if (!all->out_of_memory)
         gather_addresses(all);
+    /* Alone, the process did nothing between the scan and the figures:
+     * they agree, and any block the scan missed shows. */
+    if (all->classified && !all->out_of_memory && all->leaks.threads_stopped + all->leaks.threads_unstopped)
+        reconcile_leaks(all);
     all->points = scratch_alloc((TIMELINE_POINTS + 1) * sizeof(struct timeline_point));
     if (all->points)
         all->point_count = timeline_points(all->points, bounded_write);
