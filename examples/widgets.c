@@ -83,6 +83,7 @@ int main(int argc, char **argv)
         for (long i = 0; i < batch; i++) {
             red += wqueue[i]->c == RED;
             consume_widget(wqueue[i]);
+            wqueue[i] = NULL; /* consumed: the queue lets go of it, and a red widget is lost */
         }
     }
     char line[96];
