@@ -154,7 +154,7 @@ static void fork_parent(void)
     monitor_tls.busy--;
 }
 
-static void write_watched(const char *path);
+static void write_watched(const char *path, bool classify);
 static void write_checkpoint(void);
 static void thread_exit(void *state);
 static void write_at_exit(void);
@@ -392,11 +392,19 @@ static void write_checkpoint(void)
         write_file(&(struct snapshot_request){.kind = SNAPSHOT_CHECKPOINT});
 }
 
-/* A viewer's snapshot (watch.h), from an allocating thread. */
-static void write_watched(const char *path)
+/* What a thread of the monitor's own passes as the caller of a scan: its
+ * stack and registers are no roots, and leak_scan stops every thread of
+ * the program's itself. */
+static const struct leak_caller no_program_frames;
+
+/* A viewer's snapshot (watch.h), from the monitor's answering thread; its
+ * blocks classified only when the viewer asked, since the scan stops every
+ * thread of the program's for a walk of the whole heap. */
+static void write_watched(const char *path, bool classify)
 {
     if (atomic_load(&monitor_status) == MONITOR_ACTIVE && !atomic_load(&finished) && getpid() == monitor.pid)
-        write_file(&(struct snapshot_request){.kind = SNAPSHOT_WATCH, .path = path});
+        write_file(&(struct snapshot_request){
+            .kind = SNAPSHOT_WATCH, .path = path, .classify = classify ? &no_program_frames : NULL});
 }
 
 static void write_at_exit(void)
@@ -433,8 +441,6 @@ static void request_dump(int signal_number)
 static void *dump_thread(void *unused)
 {
     (void)unused;
-    /* The monitor's own thread: its stack and registers are no roots. */
-    static const struct leak_caller no_program_frames;
     for (;;) {
         if (sem_wait(&dump_requests) == 0)
             write_on_demand(&no_program_frames);

@@ -153,7 +153,7 @@ enum request { REQUEST_NONE, REQUEST_ANSWERED, REQUEST_NEW };
 /* Whether there is a request the process may answer, in which of its
  * places, and whether it differs from the last answered.  By name, with no
  * descriptor (the hot path's look must not take one of the program's
- * numbers even briefly); read_target checks again what it opens. */
+ * numbers even briefly); read_request checks again what it opens. */
 static enum request look_for_request(unsigned *place)
 {
     for (unsigned at = 0; at < PLACES; at++) {
@@ -171,10 +171,15 @@ static enum request look_for_request(unsigned *place)
     return REQUEST_NONE;
 }
 
-/* The file the request names: its first line, an absolute name.  Read
+/* The second line that asks for the live blocks classified; any other is
+ * ignored, as later versions may ask for more. */
+#define CLASSIFY_LINE "classify"
+
+/* The request's lines: the file to answer with (the first, an absolute
+ * name), and whether the second asks for the blocks classified.  Read
  * through a descriptor of the directory, checked as look_for_request
  * checks it by name, without following a symbolic link. */
-static bool read_target(unsigned place, char *target, size_t capacity, struct request_id *id)
+static bool read_request(unsigned place, char *target, size_t capacity, bool *classify, struct request_id *id)
 {
     int directory_fd = open(directories[place], O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (directory_fd < 0 || (directory_fd = output_above_standard(directory_fd)) < 0)
@@ -196,9 +201,15 @@ static bool read_target(unsigned place, char *target, size_t capacity, struct re
         return false;
     target[length] = '\0';
     char *end = memchr(target, '\n', (size_t)length);
-    if (end)
+    const char *second = "";
+    if (end) {
         *end = '\0';
-    return target[0] == '/' && strlen(target) == (size_t)(end ? end - target : length);
+        second = end + 1;
+    }
+    size_t name_length = strlen(target);
+    *classify = strncmp(second, CLASSIFY_LINE, strlen(CLASSIFY_LINE)) == 0 &&
+                (second[strlen(CLASSIFY_LINE)] == '\n' || second[strlen(CLASSIFY_LINE)] == '\0');
+    return target[0] == '/' && name_length == (size_t)(end ? end - target : length) && name_length < MPROF_PATH_MAX;
 }
 
 static void *answer_requests(void *unused)
@@ -207,7 +218,8 @@ static void *answer_requests(void *unused)
     uint64_t asked_ns = clock_ns(CLOCK_MONOTONIC), seen_ns = asked_ns;
     for (;;) {
         uint64_t wait = LOOK_EVERY_NS;
-        char target[MPROF_PATH_MAX];
+        /* Room for the name and the line after it. */
+        char target[MPROF_PATH_MAX + sizeof CLASSIFY_LINE];
         unsigned place = 0;
         enum request request = look_for_request(&place);
         uint64_t now_ns = clock_ns(CLOCK_MONOTONIC);
@@ -216,11 +228,12 @@ static void *answer_requests(void *unused)
         if (request == REQUEST_NEW) {
             asked_ns = now_ns;
             struct request_id id;
+            bool classify = false;
             /* Answered once, written or not: a request naming a file that
              * cannot be written is not tried again until it changes. */
-            if (read_target(place, target, sizeof target, &id)) {
+            if (read_request(place, target, sizeof target, &classify, &id)) {
                 answered = id;
-                write_snapshot(target);
+                write_snapshot(target, classify);
                 uint64_t took = clock_ns(CLOCK_MONOTONIC) - asked_ns;
                 if (took > wait / SPACING_FACTOR)
                     wait = took * SPACING_FACTOR;

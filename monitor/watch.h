@@ -1,5 +1,6 @@
 /* Answering mprof top (mprof(5), WATCHING A RUNNING PROCESS): a viewer asks
- * for the figures by writing the absolute name of a file into a request,
+ * for the figures by writing the absolute name of a file into a request
+ * (and, on a second line, classify, for the live blocks' leak kinds),
  * mprof-watch.PID in a directory only the process's user can use (its
  * runtime directory /run/user/UID, /run/mprof for root, else /tmp/mprof-UID),
  * and changes the request each time it wants newer figures; the process
@@ -14,11 +15,13 @@
 #ifndef MPROF_WATCH_H
 #define MPROF_WATCH_H
 
+#include <stdbool.h>
 #include <sys/types.h>
 
-/* Writes a snapshot to the file named; the monitor's own, registered at
- * start so that this layer does not call up into monitor.c. */
-typedef void (*watch_writer)(const char *path);
+/* Writes a snapshot to the file named, its live blocks classified when the
+ * request asks; the monitor's own, registered at start so that this layer
+ * does not call up into monitor.c. */
+typedef void (*watch_writer)(const char *path, bool classify);
 
 /* At start-up and in a fork child (whose pid the request names), while the
  * process has one thread.  The first call notes the credentials answers
