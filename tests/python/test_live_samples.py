@@ -145,7 +145,7 @@ def test_a_path_of_no_frame_is_one_row_of_no_names(tmp_path: Path) -> None:
 
 
 HEADING = "    live bytes blocks allocs/s  temps  growth  path"
-KEYS = "[l:live  a:allocations/s  t:temporaries  g:growth  q:quit]"
+KEYS = "[l:live  a:allocs/s  t:temps  g:growth  c:classify  q:quit]"
 
 
 def test_the_screen_of_the_third_sample_in_each_order(tmp_path: Path) -> None:
@@ -174,11 +174,11 @@ def test_the_screen_of_the_third_sample_in_each_order(tmp_path: Path) -> None:
     assert lines(state, 80, 24) == [*top, f"by temporaries   {KEYS}", "", HEADING, churn]
     assert state.choose("g")
     state.note = "warning: something"
-    # 91 columns in one line: at 80 the keys get a line of their own.
+    # 92 columns in one line: at 80 the keys get a line of their own.
     assert lines(state, 80, 24) == [*top, "by growth since the view began", KEYS, "warning: something",
                                     HEADING, cache, helper]
-    assert lines(state, 91, 24)[len(top)] == f"by growth since the view began   {KEYS}"
-    assert lines(state, 90, 24)[len(top):len(top) + 2] == ["by growth since the view began", KEYS]
+    assert lines(state, 92, 24)[len(top)] == f"by growth since the view began   {KEYS}"
+    assert lines(state, 91, 24)[len(top):len(top) + 2] == ["by growth since the view began", KEYS]
 
 
 def test_the_first_samples_rates_are_since_the_start(tmp_path: Path) -> None:
@@ -274,3 +274,95 @@ def test_the_path_column_is_what_the_figures_leave_and_20_at_least(tmp_path: Pat
     state = one_sample_state(tmp_path, ((MAIN, LONG_X, LY, H), 1))
     assert [lines(state, width, 24)[-1][47:] for width in (75, 76, 80)] == [
         "main > [2 libworker.so] > h", "main > lxxxxxxxxxxxx > ly > h", "main > lxxxxxxxxxxxx > ly > h"]
+
+
+# The 4-second snapshot classified (mprof(5)'s LEAK), each path's kinds
+# adding up to its live blocks: of the cache's 40 blocks of 512 bytes, 2
+# definitely lost; the program's helper's 2 live blocks of 64 possibly
+# lost, the library's 1 definitely and 1 indirectly lost.  By path index in
+# PATH's order: definite blocks, bytes, indirect..., possible..., reachable...
+SCAN = (0, 2, 0, 8192, 21_000, 150_000)
+KINDS = [(0, 2, 1024, 0, 0, 0, 0, 38, 19_456), (2, 0, 0, 0, 0, 2, 128, 0, 0), (3, 1, 64, 1, 64, 0, 0, 0, 0)]
+
+
+def classified_snapshot(directory: Path, name: str = "c.mprof", elapsed_s: float = 4.0) -> Path:
+    return snapshot(directory, name, elapsed_s, 40, 1000, 1, (20_800, 3.9), [], leak=SCAN, leak_entries=KINDS)
+
+
+def test_a_classified_sample_has_each_paths_kinds(tmp_path: Path) -> None:
+    """A snapshot with a LEAK section: the blocks and bytes of each kind by
+    path, the two helpers' added up as their other figures are; one
+    without it: not classified, every kind 0."""
+    sample = take(classified_snapshot(tmp_path))
+    assert sample.classified
+    assert {names: figures.kinds for names, figures in sample.paths.items()} == {
+        CACHE: (2, 1024, 0, 0, 0, 0, 38, 19_456), CHURNED: (0,) * 8, HELPED: (1, 64, 1, 64, 2, 128, 0, 0)}
+    plain = three_samples(tmp_path)[2]
+    assert not plain.classified and all(figures.kinds == (0,) * 8 for figures in plain.paths.values())
+
+
+# The leak kinds' lines, as of the classified snapshot at 4 seconds: the
+# totals, then the lost paths, most bytes first.
+LEAK_LINES = ["scan at 0:00:04  definitely lost indirectly lost   possibly lost still reachable",
+              "bytes                      1,088              64             128          19,456",
+              "blocks                         3               1               2              38",
+              "         1,024      2  definitely lost  main > grow_cache > remember",
+              "            64      1  definitely lost  main > helper",
+              "            64      1  indirectly lost  main > helper"]
+
+
+def test_the_screen_shows_the_leak_kinds_until_the_next_classification(tmp_path: Path) -> None:
+    """Nothing of the kinds before they are asked for; then a line while
+    they are awaited; once a classified sample has come, its kinds, in
+    80 columns, above the order and the keys, through the samples after it
+    (which are not classified), the label saying when a newer
+    classification is awaited."""
+    state = ViewState(4242)
+    samples = three_samples(tmp_path)
+    state.add(samples[0])
+    before = lines(state, 80, 24)
+    assert not any("lost" in line for line in before)
+    state.classifying = True
+    assert lines(state, 80, 24)[5:7] == [
+        "leak kinds: classifying (the process stops its threads to scan its heap)", f"by live bytes   {KEYS}"]
+    state.add(take(classified_snapshot(tmp_path)), asked_to_classify=True)
+    assert not state.classifying
+    screen = lines(state, 80, 24)
+    assert screen[5:12] == [*LEAK_LINES, f"by live bytes   {KEYS}"]
+    assert max(len(line) for line in screen) == 80
+    state.add(samples[2])
+    assert lines(state, 80, 24)[5:11] == LEAK_LINES
+    state.classifying = True
+    assert lines(state, 80, 24)[5:11] == [f"{'classifying':<16}{LEAK_LINES[0][16:]}", *LEAK_LINES[1:]]
+    # Fewer lines: the path rows go first, then the lost paths.
+    assert lines(state, 80, 9)[5:] == [f"{'classifying':<16}{LEAK_LINES[0][16:]}", *LEAK_LINES[1:4]]
+
+
+def test_the_screen_says_when_the_process_did_not_classify(tmp_path: Path) -> None:
+    """The answer to an ask to classify came without the kinds (a process
+    with MPROF_LEAK_CHECK=0, or an older libmprof): said, until a
+    classified answer comes."""
+    state = ViewState(4242)
+    samples = three_samples(tmp_path)
+    state.add(samples[0])
+    state.classifying = True
+    state.add(samples[1], asked_to_classify=True)
+    assert (state.classifying, state.refused) == (False, True)
+    assert lines(state, 80, 24)[5] == "leak kinds: not classified (MPROF_LEAK_CHECK=0, or a libmprof before them)"
+    state.add(samples[2])
+    assert lines(state, 80, 24)[5] == "leak kinds: not classified (MPROF_LEAK_CHECK=0, or a libmprof before them)"
+    state.add(take(classified_snapshot(tmp_path)), asked_to_classify=True)
+    assert lines(state, 80, 24)[5:11] == LEAK_LINES
+
+
+def test_a_classification_with_nothing_lost_says_so(tmp_path: Path) -> None:
+    state = ViewState(4242)
+    path = snapshot(tmp_path, "r.mprof", 1.0, 8, 0, 0, (4096, 1.0), [], leak=SCAN,
+                    leak_entries=[(0, 0, 0, 0, 0, 0, 0, 8, 4096), (2, 0, 0, 0, 0, 0, 0, 3, 192),
+                                  (3, 0, 0, 0, 0, 0, 0, 2, 128)])
+    state.add(take(path), asked_to_classify=True)
+    assert lines(state, 80, 24)[5:9] == [
+        "scan at 0:00:01  definitely lost indirectly lost   possibly lost still reachable",
+        "bytes                          0               0               0           4,416",
+        "blocks                         0               0               0              13",
+        "               (no block is lost)"]

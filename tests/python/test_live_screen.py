@@ -11,6 +11,7 @@ import fcntl
 import locale
 import os
 import pty
+import shutil
 import signal
 import sys
 from collections.abc import Callable, Iterator
@@ -21,8 +22,8 @@ import pytest
 
 from mprof.live import screen as screen_module
 from mprof.live.screen import Settings, _draw, _loop, run_view
-from mprof.live.view import ViewState
-from test_live_samples import MIB, TIMELINE, frames_in_files, snapshot
+from mprof.live.view import KEYS, ViewState
+from test_live_samples import LEAK_LINES, MIB, TIMELINE, classified_snapshot, frames_in_files, snapshot
 
 __all__ = ["frames_in_files"]  # the fixture, used here by name
 
@@ -96,22 +97,31 @@ class Terminal:
 @dataclass
 class FakeWatch:
     """Answers each ask after delay_s on the clock with the next of
-    answers (none once they run out)."""
+    answers (none once they run out); an ask to classify, with the next of
+    classified_answers, copied to the name of such answers, classified."""
     clock: Clock
     answers: list[Path]
     delay_s: float = 0.25
+    classified_answers: list[Path] = field(default_factory=list)
+    classified: Path = Path("/nowhere/classified.mprof")
     asked: list[float] = field(default_factory=list)  # seconds from the start
-    _due: list[float] = field(default_factory=list)
+    asked_to_classify: list[float] = field(default_factory=list)  # the same asks' that asked to classify
+    _due: list[tuple[float, bool]] = field(default_factory=list)
 
-    def ask(self) -> None:
+    def ask(self, classify: bool = False) -> None:
         self.asked.append(round(self.clock.now - 1000.0, 6))
-        if self.answers:
-            self._due.append(self.clock.now + self.delay_s)
+        if classify:
+            self.asked_to_classify.append(self.asked[-1])
+        if self.classified_answers if classify else self.answers:
+            self._due.append((self.clock.now + self.delay_s, classify))
 
     def answered(self) -> Path | None:
-        if self._due and self._due[0] <= self.clock.now:
-            self._due.pop(0)
-            return self.answers.pop(0)
+        if self._due and self._due[0][0] <= self.clock.now:
+            _, classify = self._due.pop(0)
+            if not classify:
+                return self.answers.pop(0)
+            shutil.copyfile(self.classified_answers.pop(0), self.classified)
+            return self.classified
         return None
 
 
@@ -216,6 +226,44 @@ def test_keys_choose_the_order_and_redraw(played: tuple[Clock, Process], tmp_pat
     orders = [frame[5].split("   ")[0] for frame in terminal.frames[1:]]
     assert orders == ["by live bytes", "by allocations/s", "by allocations/s", "by temporaries"]
     assert terminal.frames[-1][8:] == ["             0      0      200    200       0  main > churn > scratch"]
+
+
+def test_the_classify_key_asks_once_and_the_kinds_stay_until_the_next(played: tuple[Clock, Process],
+                                                                         tmp_path: Path) -> None:
+    """c asks at once for one answer classified, which is that refresh's
+    answer too: drawn with the leak kinds, kept through the answers after
+    it, which are asked for without classifying; c again while the answer
+    is awaited asks nothing more.  No ask classifies before the key."""
+    clock, _ = played
+    terminal = Terminal(clock, keys=[(1.0, ord("c")), (1.125, ord("c")), (3.0, ord("q"))])
+    watch = FakeWatch(clock, snapshots(tmp_path), classified_answers=[classified_snapshot(tmp_path)],
+                      classified=tmp_path / "classified.mprof")
+    assert loop(terminal, watch) == 0
+    assert watch.asked == [0.0, 0.75, 1.0, 1.75, 2.5]
+    assert watch.asked_to_classify == [1.0]
+    waiting = "leak kinds: classifying (the process stops its threads to scan its heap)"
+    # Each frame's line after the sparklines: none before the key.  The
+    # answer to the ask before the key comes after it, not classified.
+    fifth = [frame[5] if len(frame) > 5 else "" for frame in terminal.frames]
+    assert fifth == ["", f"by live bytes   {KEYS}", f"by live bytes   {KEYS}", waiting, waiting,
+                     *[LEAK_LINES[0]] * 4]
+    assert terminal.frames[4][0] == "mprof top  pid 4242  at 0:00:02  prog --flag"
+    assert terminal.frames[5][5:12] == [*LEAK_LINES, f"by live bytes   {KEYS}"]
+    # The last answer's figures, the kinds of the classified one.
+    assert terminal.frames[-1][5:12] == [*LEAK_LINES, f"by live bytes   {KEYS}"]
+    assert terminal.frames[-1][1] == "live 20,608 bytes in 42 blocks   peak 20,800 bytes at 0:00:03"
+
+
+def test_an_answer_to_classify_without_the_kinds_is_said(played: tuple[Clock, Process], tmp_path: Path) -> None:
+    """The process answered the ask to classify without classifying (its
+    MPROF_LEAK_CHECK=0, or an older libmprof): the view says so."""
+    clock, _ = played
+    terminal = Terminal(clock, keys=[(0.5, ord("c")), (1.0, ord("q"))])
+    plain = snapshots(tmp_path)
+    watch = FakeWatch(clock, plain[:1], classified_answers=plain[1:2], classified=tmp_path / "classified.mprof")
+    assert loop(terminal, watch) == 0
+    assert watch.asked_to_classify == [0.5]
+    assert terminal.frames[-1][5] == "leak kinds: not classified (MPROF_LEAK_CHECK=0, or a libmprof before them)"
 
 
 def test_the_loop_says_why_no_figures_come(played: tuple[Clock, Process], tmp_path: Path) -> None:

@@ -402,6 +402,45 @@ def test_each_answer_is_taken_once(places: tuple[Path, Path], answers_in: Path) 
         assert watch.answered() is None
 
 
+def test_asking_to_classify_is_a_second_line_until_its_answer_is_taken(places: tuple[Path, Path],
+                                                                       answers_in: Path) -> None:
+    """An ask to classify writes the request anew (mprof(5): a second line,
+    classify), naming an answer of its own; the asks after it keep asking
+    so (a new modification time) until that answer is taken, then write a
+    request of one line again."""
+    with Watch(os.getpid()) as watch:
+        request = watch.request
+        assert watch.classified == watch.answer.with_name("classified.mprof")
+        watch.ask(classify=True)
+        assert request.read_text() == f"{watch.classified}\nclassify\n"
+        os.utime(request, ns=(0, 0))
+        watch.ask()
+        assert request.read_text() == f"{watch.classified}\nclassify\n" and request.stat().st_mtime_ns > 0
+        watch.answer.write_bytes(b"an answer to the request before")
+        assert watch.answered() == watch.answer
+        watch.ask()
+        assert request.read_text() == f"{watch.classified}\nclassify\n"
+        watch.classified.write_bytes(b"classified")
+        assert watch.answered() == watch.classified
+        watch.ask()
+        assert request.read_text() == f"{watch.answer}\n"
+    assert not request.exists()
+
+
+def test_the_newest_answer_is_taken_and_an_older_passed_over(places: tuple[Path, Path], answers_in: Path) -> None:
+    """Answers of both names come before the view looks: the newer is
+    taken, the other not afterwards."""
+    with Watch(os.getpid()) as watch:
+        watch.ask(classify=True)
+        for older, newer in ((watch.answer, watch.classified), (watch.classified, watch.answer)):
+            older.write_bytes(b"older")
+            newer.write_bytes(b"newer")
+            os.utime(older, ns=(1_000_000_000, 1_000_000_000))
+            os.utime(newer, ns=(2_000_000_000, 2_000_000_000))
+            assert watch.answered() == newer
+            assert watch.answered() is None
+
+
 def test_a_watched_program_answers_each_ask(tmp_path: Path) -> None:
     """tests/targets/grower.c under the monitor, asked through its real
     request directory: each answer a snapshot of its figures then (8

@@ -1,5 +1,6 @@
 """One answer of the watched process, reduced: the whole program's figures
-and each whole call path's, keyed so that a path is the same path in every
+and each whole call path's (with its leak kinds, when the process
+classified its blocks), keyed so that a path is the same path in every
 sample (a reduction numbers its functions afresh)."""
 
 from __future__ import annotations
@@ -20,6 +21,9 @@ class PathFigures:
     live_blocks: int
     live_bytes: int
     temporaries: int
+    # Blocks and bytes of each leak kind, in mprof(5)'s LEAK order: all 0
+    # unless the snapshot classified its live blocks.
+    kinds: tuple[int, ...] = (0,) * 8
 
 
 @dataclass(frozen=True)
@@ -34,6 +38,7 @@ class Sample:
     timeline: tuple[tuple[int, int, int, int, int], ...]  # (ns, live bytes, live blocks, resident, mapped bytes)
     paths: dict[tuple[str, ...], PathFigures]
     warnings: list[str]
+    classified: bool = False  # whether the process classified its live blocks (a LEAK section)
 
 
 def take(path: Path) -> Sample:
@@ -42,9 +47,9 @@ def take(path: Path) -> Sample:
     run = model.runs[0]
     summary = model.summary
     groups = model.tree.by_functions()
-    chains = model.tree.paths_functions(node for *_, node in groups if node is not None)
+    chains = model.tree.paths_functions(group[4] for group in groups if group[4] is not None)
     paths: dict[tuple[str, ...], PathFigures] = {}
-    for allocs, live_blocks, live_bytes, temporaries, node in groups:
+    for allocs, live_blocks, live_bytes, temporaries, node, *kinds in groups:
         functions = chains[node] if node is not None else ()
         names = tuple(model.functions[function].full_name for function in functions)
         known = paths.get(names)
@@ -54,9 +59,10 @@ def take(path: Path) -> Sample:
             live_bytes += known.live_bytes
             temporaries += known.temporaries
             functions = known.functions
-        paths[names] = PathFigures(names, functions, allocs, live_blocks, live_bytes, temporaries)
+            kinds = [mine + theirs for mine, theirs in zip(kinds, known.kinds, strict=True)]
+        paths[names] = PathFigures(names, functions, allocs, live_blocks, live_bytes, temporaries, tuple(kinds))
     return Sample(model=model, elapsed_ns=run.elapsed_ns, allocs=summary["allocs"],
                   live_blocks=summary["allocs"] - summary["frees"],
                   live_bytes=summary["bytes_allocated"] - summary["bytes_freed"],
                   peak_bytes=summary.get("max_live_bytes", 0), peak_ns=summary.get("peak_ns", 0),
-                  timeline=run.timeline, paths=paths, warnings=warnings)
+                  timeline=run.timeline, paths=paths, warnings=warnings, classified=run.scan is not None)

@@ -1,6 +1,7 @@
 """The live view on a terminal (curses): asks the watched process for its
 figures every interval, shows them as view.py lays them out, and takes the
-keys that change the order; q (or Ctrl-C) leaves, the process running."""
+keys that change the order, and the one that asks for the live blocks
+classified, once; q (or Ctrl-C) leaves, the process running."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from dataclasses import dataclass
 
 from ..reducer.errors import MprofError
 from .sample import take
-from .view import ORDER_KEYS, ViewState, lines
+from .view import CLASSIFY_KEY, ORDER_KEYS, ViewState, lines
 from .watch import Watch, has_monitor, resident_bytes, running
 
 # Keys are looked for this often between refreshes.
@@ -106,7 +107,7 @@ def _loop(screen: curses.window, watch: Watch, settings: Settings) -> int:
             except MprofError as error:
                 state.note = str(error)
             else:
-                state.add(sample)
+                state.add(sample, asked_to_classify=answer == watch.classified)
                 state.note = f"warning: {sample.warnings[0]}" if sample.warnings else ""
             changed = True
             # The next figures are asked for as long before the refresh as
@@ -129,5 +130,12 @@ def _loop(screen: curses.window, watch: Watch, settings: Settings) -> int:
         key = screen.getch()
         if key in (ord("q"), ord("Q")):
             return 0
+        if key == ord(CLASSIFY_KEY) and not state.ended and not state.classifying:
+            # This ask's answer is the refresh's too.
+            watch.ask(classify=True)
+            asked = time.monotonic()
+            next_ask = asked + settings.interval
+            state.classifying = True
+            _draw(screen, state, False)
         if key == curses.KEY_RESIZE or (0 <= key < 256 and chr(key) in ORDER_KEYS and state.choose(chr(key))):
             _draw(screen, state, False)

@@ -1,7 +1,8 @@
 """What the live view shows, as lines of text: the process's figures, its
-memory over the run, and the top whole call paths by the chosen order.
-Kept apart from the terminal (screen.py) so that what it says can be
-checked without one."""
+memory over the run, its leak kinds when the user asked for them
+(leaks.py), and the top whole call paths by the chosen order.  Kept apart
+from the terminal (screen.py) so that what it says can be checked without
+one."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..report import tables
+from .leaks import leak_lines
+from .numbers import compact, duration
 from .sample import PathFigures, Sample
 
 
@@ -16,6 +19,7 @@ from .sample import PathFigures, Sample
 class Order:
     key: str  # the key that chooses it
     title: str
+    label: str  # its name in the keys line
     figure: Callable[[PathRow], float]
 
 
@@ -27,12 +31,18 @@ class PathRow:
 
 
 ORDERS = (
-    Order("l", "live bytes", lambda row: row.figures.live_bytes),
-    Order("a", "allocations/s", lambda row: row.allocs_per_second),
-    Order("t", "temporaries", lambda row: row.figures.temporaries),
-    Order("g", "growth since the view began", lambda row: row.growth),
+    Order("l", "live bytes", "live", lambda row: row.figures.live_bytes),
+    Order("a", "allocations/s", "allocs/s", lambda row: row.allocs_per_second),
+    Order("t", "temporaries", "temps", lambda row: row.figures.temporaries),
+    Order("g", "growth since the view began", "growth", lambda row: row.growth),
 )
 ORDER_KEYS = "".join(order.key for order in ORDERS)
+# Asks for one answer with the live blocks classified: never on its own,
+# as the process stops every thread for the scan.
+CLASSIFY_KEY = "c"
+# Short enough to share a line with "by allocations/s" in 80 columns.
+KEYS = "[" + "  ".join([*(f"{order.key}:{order.label}" for order in ORDERS), f"{CLASSIFY_KEY}:classify",
+                        "q:quit"]) + "]"
 # The sparklines' levels, in ASCII: a plain terminal has no block characters.
 LEVELS = " _.-~=+*#"
 
@@ -48,11 +58,19 @@ class ViewState:
     resident: int | None = None  # the resident set, read by the viewer itself
     ended: bool = False
     note: str = ""  # a line for the user: waiting, a warning
+    classified: Sample | None = None  # the last sample with the live blocks classified, shown until the next
+    classifying: bool = False  # asked to classify, not yet answered
+    refused: bool = False  # the answer to the last ask to classify came without the leak kinds
 
-    def add(self, sample: Sample) -> None:
+    def add(self, sample: Sample, asked_to_classify: bool = False) -> None:
+        """asked_to_classify: the sample answers a request to classify."""
         if self.first is None:
             self.first = sample
         self.previous, self.current = self.current, sample
+        if sample.classified:
+            self.classified, self.classifying, self.refused = sample, False, False
+        elif asked_to_classify:
+            self.classifying, self.refused = False, True
 
     def choose(self, key: str) -> bool:
         for order in ORDERS:
@@ -89,26 +107,6 @@ def _size(value: float) -> str:
     raise AssertionError
 
 
-def compact(value: float, binary: bool = False, sign: bool = False) -> str:
-    """value in at most 6 characters: 4,902 as it is, 14,015 as 14.0k (or,
-    binary, 13.7K for 1024s), then M and G."""
-    step, units = (1024, "KMG") if binary else (1000, "kMG")
-    prefix = ("+" if value > 0 else "-" if value < 0 else "") if sign else ("-" if value < 0 else "")
-    magnitude = abs(value)
-    if magnitude < 10_000:
-        return f"{prefix}{magnitude:,.0f}"
-    for unit in units:
-        magnitude /= step
-        if magnitude < 999.5 or unit == "G":
-            return f"{prefix}{magnitude:.1f}{unit}" if magnitude < 99.95 else f"{prefix}{magnitude:.0f}{unit}"
-    raise AssertionError
-
-
-def _duration(ns: int) -> str:
-    seconds = ns // 1_000_000_000
-    return f"{seconds // 3600}:{seconds // 60 % 60:02}:{seconds % 60:02}"
-
-
 def sparkline(values: list[int], width: int) -> str:
     """values (oldest first) as width characters, each the highest of the
     values it stands for, scaled to the highest of all."""
@@ -125,14 +123,14 @@ def lines(state: ViewState, width: int, height: int) -> list[str]:
     """The screen, a line each, none wider than width; no more than height."""
     current = state.current
     program = current.model.runs[0].command_line or current.model.runs[0].program if current else ""
-    status = "ended" if state.ended else f"at {_duration(current.elapsed_ns)}" if current else "waiting"
+    status = "ended" if state.ended else f"at {duration(current.elapsed_ns)}" if current else "waiting"
     out = [f"mprof top  pid {state.pid}  {status}  {program}"]
     if current is None:
         out += ["", state.note or "waiting for the first figures"]
     else:
         resident = f"{state.resident:,} bytes" if state.resident is not None else "-"
         out.append(f"live {current.live_bytes:,} bytes in {current.live_blocks:,} blocks   "
-                   f"peak {current.peak_bytes:,} bytes at {_duration(current.peak_ns)}")
+                   f"peak {current.peak_bytes:,} bytes at {duration(current.peak_ns)}")
         assert state.first is not None
         out.append(f"resident {resident}   growth {current.live_bytes - state.first.live_bytes:+,} bytes "
                    "since the view began")
@@ -140,9 +138,9 @@ def lines(state: ViewState, width: int, height: int) -> list[str]:
         for label, column in (("live", 1), ("resident", 3)):
             values = [point[column] for point in points]
             out.append(f"{label:<8} {_size(max(values, default=0)):>11} |{sparkline(values, width - 22)}")
-        keys = "  ".join(f"{order.key}:{order.title.split()[0]}" for order in ORDERS)
+        out += leak_lines(state.classified, state.classifying, state.refused, width)
         # Two lines where one would be cut: the keys are the way out.
-        by, hint = f"by {state.order.title}", f"[{keys}  q:quit]"
+        by, hint = f"by {state.order.title}", KEYS
         out += [f"{by}   {hint}"] if len(by) + 3 + len(hint) <= width else [by, hint]
         out.append(state.note)
         heading = f"{'live bytes':>14} {'blocks':>6} {'allocs/s':>8} {'temps':>6} {'growth':>7}  path"

@@ -1,7 +1,8 @@
 """The viewer's side of watching (mprof(5), WATCHING A RUNNING PROCESS): a
 request file, in a directory only the process's user can use, names where
-the process writes its snapshots, and is changed each time newer figures
-are wanted; the monitor answers from an allocating thread."""
+the process writes its snapshots (and asks, when the user does, for the
+live blocks classified), and is changed each time newer figures are
+wanted; the monitor answers from a thread of its own."""
 
 from __future__ import annotations
 
@@ -142,18 +143,25 @@ class Watch:
         self.request = request_path(pid)
         self._directory = Path(tempfile.mkdtemp(prefix=f"mprof-{viewer}-"))
         self.answer = self._directory / "snapshot.mprof"
-        self._seen: tuple[int, int] | None = None  # the answer last taken: its inode and modification time
+        # The answers to a request that says classify: a name of their own,
+        # so that one that comes without the leak kinds is known to be the
+        # process's refusal, not an answer written before it saw the request.
+        self.classified = self._directory / "classified.mprof"
+        self._seen: dict[Path, tuple[int, int]] = {}  # each name's answer last taken: its inode and modification time
+        self._classifying = False  # asked to classify, and no answer to that taken yet
+        self._says_classify = False  # what the request written says
         try:
-            self._inode = self._write_request()
+            self._inode = self._write_request(False)
         except BaseException:
             shutil.rmtree(self._directory, ignore_errors=True)
             raise
 
-    def _write_request(self) -> int:
+    def _write_request(self, classify: bool) -> int:
         """Creates the request afresh, never through a symbolic link: an
         older one (another viewer's, or one a killed viewer left) is
         replaced."""
-        request = f"{self.answer}\n".encode()
+        request = (f"{self.classified}\nclassify\n" if classify else f"{self.answer}\n").encode()
+        self._says_classify = classify
         for _ in range(2):
             try:
                 fd = os.open(self.request, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
@@ -173,25 +181,42 @@ class Watch:
                 os.close(fd)
         raise MprofError(f"{self.request}: another viewer keeps making it")
 
-    def ask(self) -> None:
+    def ask(self, classify: bool = False) -> None:
         """Asks for newer figures: any change of the request is one; this
-        one its new modification and change times."""
+        one its new modification and change times, or a new request when
+        what it asks changes.  classify asks for the live blocks classified
+        too (mprof(5)), which costs the process a scan with every thread
+        stopped: asked so until that answer is taken (a process busy writing
+        another answer skips it), then a request of one line again."""
+        classify = classify or self._classifying
+        self._classifying = classify
         try:
-            os.utime(self.request)
+            if classify == self._says_classify:
+                os.utime(self.request)
+                return
         except FileNotFoundError:
-            self._inode = self._write_request()
+            pass
+        self._inode = self._write_request(classify)
 
     def answered(self) -> Path | None:
-        """The answer, when one has come since the last taken."""
-        try:
-            answer = self.answer.stat()
-        except FileNotFoundError:
+        """The newest answer come since the last taken (self.answer, or
+        self.classified); an older one come meanwhile is passed over."""
+        new = []
+        for name in (self.answer, self.classified):
+            try:
+                answer = name.stat()
+            except FileNotFoundError:
+                continue
+            written = answer.st_ino, answer.st_mtime_ns  # each answer is a new file, renamed over the last
+            if written != self._seen.get(name):
+                self._seen[name] = written
+                new.append((answer.st_mtime_ns, name == self.classified, name))
+        if not new:
             return None
-        written = answer.st_ino, answer.st_mtime_ns  # each answer is a new file, renamed over the last
-        if written == self._seen:
-            return None
-        self._seen = written
-        return self.answer
+        _, classified, newest = max(new)
+        if classified:
+            self._classifying = False
+        return newest
 
     def close(self) -> None:
         try:

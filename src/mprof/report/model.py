@@ -291,13 +291,16 @@ class PathTree:
             "GROUP BY same_functions_id ORDER BY 2 DESC, 1 DESC, MIN(name_order), 3 LIMIT ?",
             (-1 if first is None else first,)).fetchall()
 
-    def by_functions(self) -> list[tuple[int, int, int, int, int]]:
-        """(allocations, live blocks, live bytes, temporaries, first node)
-        of the paths of each list of functions (schema.sql's
+    def by_functions(self) -> list[tuple[int, ...]]:
+        """(allocations, live blocks, live bytes, temporaries, first node,
+        then the blocks and bytes of each leak kind in mprof(5)'s LEAK
+        order) of the paths of each list of functions (schema.sql's
         same_functions_id), those of no frame last."""
         return self.db.execute(
             "SELECT SUM(allocs), SUM(allocs - frees), SUM(bytes_s + bytes_m + bytes_l + bytes_x - freed_s - freed_m "
-            "- freed_l - freed_x), SUM(temporaries), MIN(node_id) FROM paths GROUP BY same_functions_id "
+            "- freed_l - freed_x), SUM(temporaries), MIN(node_id), SUM(definite_blocks), SUM(definite_bytes), "
+            "SUM(indirect_blocks), SUM(indirect_bytes), SUM(possible_blocks), SUM(possible_bytes), "
+            "SUM(reachable_blocks), SUM(reachable_bytes) FROM paths GROUP BY same_functions_id "
             "ORDER BY MIN(node_id) IS NULL, MIN(node_id)").fetchall()
 
     def ranked_count(self, blocks: str, size: str) -> int:
