@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import re
-import select
 import shlex
 import signal
 import subprocess
@@ -19,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from e2e_support import MPROF, Targets, monitor_env, path_name
+from losing_server_support import line_of, losing_server
 from mprof.cli.inputs import load_profile
 from mprof.live.view import compact
 from mprof.reducer import datafile
@@ -321,23 +321,13 @@ LOST_PATHS = ["         1,000      5  definitely lost  main > lose_buffers > dro
 SCAN_AT = re.compile(r"^scan at (\d+:\d\d:\d\d)  definitely lost indirectly lost   possibly lost still reachable$")
 
 
-def line_of(process: subprocess.Popen[str]) -> str:
-    """The program's next line; the bound only catches a hang."""
-    assert process.stdout is not None
-    assert select.select([process.stdout], [], [], 60)[0], "no line from the program"
-    return process.stdout.readline()
-
-
 @pytest.mark.slow
 def test_top_shows_the_leak_kinds_after_the_key_and_keeps_them(
         targets: Targets, tmp_path: Path, terminals: Callable[[str], Terminal]) -> None:
     """Before c, no leak kinds (nothing is classified); after it, the
     program's, exactly, as memcheck would give them, and its most lost
     paths, on the refreshes after it too."""
-    program = subprocess.Popen([targets.build("losing_server")], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                               text=True, env=monitor_env(tmp_path / "server.mprof"))
-    try:
-        assert line_of(program) == "ready\n"
+    with losing_server(targets, tmp_path / "server.mprof") as program:
         terminal = terminals(f"{shlex.quote(str(MPROF))} top {program.pid}")
         screen = terminal.wait_for(lambda screen: any(row[0] == 960 for row in rows(screen)), "the kept blocks' path")
         assert line_of(program) == "quiet\n"  # the monitor's answering thread is there: no more allocations
@@ -347,20 +337,13 @@ def test_top_shows_the_leak_kinds_after_the_key_and_keeps_them(
         at = next(n for n, line in enumerate(screen) if SCAN_AT.match(line))
         assert screen[at + 1:at + 6] == [*LEAK_TOTALS, *LOST_PATHS], screen
         assert max(len(line) for line in screen) <= 80
-        scanned = SCAN_AT.match(screen[at])[1]  # type: ignore[index]
+        scanned = screen[at]
+        scan_time = scanned.split()[2]  # scan at H:MM:SS
         # A later refresh, not classified: the kinds stay, of the same scan.
-        screen = terminal.wait_for(lambda screen: screen[0].split("  ")[2] != f"at {scanned}", "a later refresh")
-        assert SCAN_AT.match(screen[at]) and SCAN_AT.match(screen[at])[1] == scanned, screen  # type: ignore[index]
-        assert screen[at + 1:at + 6] == [*LEAK_TOTALS, *LOST_PATHS], screen
+        screen = terminal.wait_for(lambda screen: f"  at {scan_time}  " not in screen[0], "a later refresh")
+        assert screen[at:at + 6] == [scanned, *LEAK_TOTALS, *LOST_PATHS], screen
         terminal.keys("q")
         terminal.wait_for(lambda screen: "exit-status=0" in screen, "mprof top's exit")
-        assert program.stdin is not None
-        program.stdin.close()
-        assert program.wait(timeout=60) == 0
-    finally:
-        if program.poll() is None:
-            program.kill()
-            program.communicate()
 
 
 @pytest.mark.slow

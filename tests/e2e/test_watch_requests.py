@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from e2e_support import MPROF, Targets, monitor_env
+from losing_server_support import KINDS, line_of, losing_server
 from mprof.live.sample import take
 from mprof.live.watch import Watch
 from mprof.reducer import datafile
@@ -478,23 +479,6 @@ def test_top_names_the_request_directory_another_user_made_first(targets: Target
         shutil.rmtree(shared, ignore_errors=True)
 
 
-# tests/targets/losing_server.c's blocks while it waits, by path: the
-# blocks and bytes of each leak kind (definite, indirect, possible,
-# reachable), as memcheck would classify them.
-LOSING_SERVER_KINDS = {
-    ("main", "lose_buffers", "drop_buffer"): (5, 1000, 0, 0, 0, 0, 0, 0),
-    ("main", "lose_list", "list_node"): (1, 64, 4, 256, 0, 0, 0, 0),
-    ("main", "keep_and_point_inside", "middle_block"): (0, 0, 0, 0, 1, 100, 0, 0),
-    ("main", "keep_and_point_inside", "keep_entry"): (0, 0, 0, 0, 0, 0, 30, 960),
-}
-
-
-def line_of(process: subprocess.Popen[str]) -> str:
-    """The program's next line; the bound only catches a hang."""
-    assert process.stdout is not None
-    assert select.select([process.stdout], [], [], 60)[0], "no line from the program"
-    return process.stdout.readline()
-
 
 @pytest.mark.slow
 def test_a_request_that_says_classify_is_answered_with_the_leak_kinds(targets: Targets, tmp_path: Path) -> None:
@@ -502,35 +486,26 @@ def test_a_request_that_says_classify_is_answered_with_the_leak_kinds(targets: T
     LEAK, one whose second line is classify with it, the program's known
     blocks each of their kind; a request of one line after it, or of
     another second line, without it again."""
-    program = subprocess.Popen([targets.build("losing_server")], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                               text=True, env=monitor_env(tmp_path / "server.mprof", MPROF_CHECKPOINT_GROWTH="off",
-                                                          MPROF_CHECKPOINT_INTERVAL="off"))
-    request = request_of(program.pid)
-    try:
-        assert line_of(program) == "ready\n"
+    with losing_server(targets, tmp_path / "server.mprof", MPROF_CHECKPOINT_GROWTH="off",
+                       MPROF_CHECKPOINT_INTERVAL="off") as program:
+        request = request_of(program.pid)
         answers = [tmp_path / f"answer{n}.mprof" for n in range(4)]
-        for answer, second in zip(answers, ("", "classify\n", "", "classifying\n"), strict=True):
-            aside = request.with_name(f".{request.name}.aside")
-            aside.write_text(f"{answer}\n{second}")
-            aside.rename(request)
-            wait_for(answer.exists, f"{answer.name}, to a request whose second line is {second!r}")
-            if answer == answers[0]:
-                # The monitor's answering thread is there: the program allocates no more.
-                assert line_of(program) == "quiet\n"
-        plain, classified, after, other = (datafile.read(answer) for answer in answers)
-        assert plain.leaks is None and after.leaks is None and other.leaks is None
-        assert classified.leaks is not None
-        assert not classified.header.final and not classified.header.checkpoint  # a snapshot
-        assert (classified.leaks.threads_stopped, classified.leaks.threads_unstopped) == (1, 0)
-        sample = take(answers[1])
-        assert sample.classified
-        assert {names: figures.kinds for names, figures in sample.paths.items() if figures.live_blocks} == \
-            LOSING_SERVER_KINDS
-        assert program.stdin is not None
-        program.stdin.close()
-        assert program.wait(timeout=60) == 0
-    finally:
-        request.unlink(missing_ok=True)
-        if program.poll() is None:
-            program.kill()
-            program.communicate()
+        try:
+            for answer, second in zip(answers, ("", "classify\n", "", "classifying\n"), strict=True):
+                aside = request.with_name(f".{request.name}.aside")
+                aside.write_text(f"{answer}\n{second}")
+                aside.rename(request)
+                wait_for(answer.exists, f"{answer.name}, to a request whose second line is {second!r}")
+                if answer == answers[0]:
+                    # The monitor's answering thread is there: the program allocates no more.
+                    assert line_of(program) == "quiet\n"
+        finally:
+            request.unlink(missing_ok=True)
+    plain, classified, after, other = (datafile.read(answer) for answer in answers)
+    assert plain.leaks is None and after.leaks is None and other.leaks is None
+    assert classified.leaks is not None
+    assert not classified.header.final and not classified.header.checkpoint  # a snapshot
+    assert (classified.leaks.threads_stopped, classified.leaks.threads_unstopped) == (1, 0)
+    sample = take(answers[1])
+    assert sample.classified
+    assert {names: figures.kinds for names, figures in sample.paths.items() if figures.live_blocks} == KINDS
