@@ -364,7 +364,7 @@ def python_disagrees(path: Path, data: bytes, read: object) -> str | None:
     assert isinstance(read, datafile.DataFile)
     inflated = memoryview(datafile._gather(io.BytesIO(data), len(data), b""))
     header = datafile._parse_header(inflated)
-    payloads = datafile._split_sections(inflated)
+    payloads = datafile._split_sections(inflated, header.section_count)
     depth = header.stack_depth if header.call_graph else header.leak_depth
     try:
         nodes = sections.parse_nodes(payloads[fmt.TAG_NODES], read.addresses)
