@@ -63,16 +63,19 @@ static void visit_chunk(uintptr_t chunk, block_visitor *visit, void *context)
 
 /* The chunks from start to end.  Where the chain breaks (a size that runs
  * past the end, or too small), the walk goes on at the next headed chunk
- * after it, 16 bytes at a time. */
-static uint64_t walk_chunks(uintptr_t start, uintptr_t end, block_visitor *visit, void *context)
+ * after it, 16 bytes at a time.  *last: the last chunk, when the chain
+ * held to the end. */
+static uint64_t walk_chunks(uintptr_t start, uintptr_t end, block_visitor *visit, void *context, uintptr_t *last)
 {
     uint64_t resyncs = 0;
     uintptr_t chunk = start;
+    *last = 0;
     while (chunk + CHUNK_MIN <= end) {
         uint64_t size = chunk_size(chunk);
         if (size >= CHUNK_MIN && size <= end - chunk && size % 16 == 0) {
             if (headed(chunk, size, end, CHUNK_MIN))
                 visit_chunk(chunk, visit, context);
+            *last = chunk;
             chunk += size;
             continue;
         }
@@ -113,42 +116,85 @@ static uintptr_t arena_heap_chunks(uintptr_t start, uintptr_t readable_end, uint
 }
 
 /* Large blocks, each a mapping of its own, which the kernel may have
- * merged with its neighbours into one. */
-static void walk_mapped_chunks(uintptr_t start, uintptr_t end, block_visitor *visit, void *context)
+ * merged with its neighbours into one; whether there was one. */
+static bool walk_mapped_chunks(uintptr_t start, uintptr_t end, block_visitor *visit, void *context)
 {
+    bool found = false;
     for (uintptr_t chunk = start; chunk + CHUNK_MIN <= end;) {
         uint64_t word = *(const uint64_t *)(chunk + 8);
         uint64_t size = word & ~(uint64_t)SIZE_BITS;
         if (*(const uint64_t *)chunk != 0 || !(word & IS_MMAPPED) || size % PAGE || size < PAGE ||
             size > end - chunk)
-            return;
-        if (headed(chunk, size, end, PAGE + 16))
+            return found;
+        if (headed(chunk, size, end, PAGE + 16)) {
             visit_chunk(chunk, visit, context);
+            found = true;
+        }
         chunk += size;
     }
+    return found;
 }
 
-uint64_t heap_walk(const struct memory_map *map, block_visitor *visit, void *context)
+uint64_t heap_walk(struct memory_map *map, block_visitor *visit, void *context, uintptr_t *main_top)
 {
     uint64_t resyncs = 0;
+    uintptr_t last;
+    *main_top = 0;
     uintptr_t brk_end = (uintptr_t)syscall(SYS_brk, 0);
     for (size_t i = 0; i < map->count; i++) {
-        const struct mapping *mapping = &map->mappings[i];
+        struct mapping *mapping = &map->mappings[i];
         if (!mapping->readable || !mapping->writable || mapping->file)
             continue;
         if (mapping->heap) {
             uintptr_t end = brk_end > mapping->start && brk_end <= mapping->end ? brk_end : mapping->end;
-            resyncs += walk_chunks((mapping->start + 15) & ~(uintptr_t)15, end, visit, context);
+            resyncs += walk_chunks((mapping->start + 15) & ~(uintptr_t)15, end, visit, context, &last);
+            *main_top = last;
             continue;
         }
         uintptr_t heap_end;
         uintptr_t first;
         if (mapping->start % HEAP_MAX == 0 && mapping->end - mapping->start >= PAGE &&
             (first = arena_heap_chunks(mapping->start, mapping->end, &heap_end))) {
-            resyncs += walk_chunks(first, heap_end, visit, context);
+            resyncs += walk_chunks(first, heap_end, visit, context, &last);
+            mapping->heap = true;
             continue;
         }
-        walk_mapped_chunks(mapping->start, mapping->end, visit, context);
+        mapping->heap = walk_mapped_chunks(mapping->start, mapping->end, visit, context);
     }
     return resyncs;
+}
+
+/* struct malloc_state (malloc/malloc.c, glibc 2.26 on): a mutex, flags,
+ * have_fastchunks, ten fastbins, top, last_remainder, 254 bin words,
+ * a binmap of four words, next, next_free, attached_threads, system_mem,
+ * max_system_mem. */
+#define ARENA_TOP 96u
+#define ARENA_BINS 112u
+#define ARENA_BIN_WORDS 254u
+#define ARENA_SIZE (ARENA_BINS + 8u * ARENA_BIN_WORDS + 16u + 5u * 8u)
+/* Of the bins a program has not used, this many must point at themselves. */
+#define ARENA_EMPTY_BINS_MIN 32u
+
+uintptr_t heap_main_arena(uintptr_t start, uintptr_t end, uintptr_t top, size_t *size)
+{
+    *size = 0;
+    if (!top)
+        return 0;
+    for (uintptr_t word = (start + 7) & ~(uintptr_t)7; word + 8 <= end; word += 8) {
+        if (*(const uint64_t *)word != top || word < start + ARENA_TOP || word - ARENA_TOP + ARENA_SIZE > end)
+            continue;
+        uintptr_t arena = word - ARENA_TOP;
+        unsigned empty = 0;
+        /* An empty bin's two words both point 16 bytes before the first,
+         * where a chunk's would start. */
+        for (unsigned bin = 0; bin + 1 < ARENA_BIN_WORDS; bin += 2) {
+            uintptr_t at = arena + ARENA_BINS + 8 * bin;
+            empty += *(const uint64_t *)at == at - 16 && *(const uint64_t *)(at + 8) == at - 16;
+        }
+        if (empty >= ARENA_EMPTY_BINS_MIN) {
+            *size = ARENA_SIZE;
+            return arena;
+        }
+    }
+    return 0;
 }

@@ -11,8 +11,10 @@
  * monitor's own threads run on its own memory and are no roots. */
 #include "leak_scan.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <link.h>
+#include <stdlib.h>
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
@@ -38,6 +40,7 @@
 
 struct range {
     uintptr_t start, end;
+    bool libc; /* a writable segment of the C library's */
 };
 
 struct ranges {
@@ -45,7 +48,7 @@ struct ranges {
     size_t count, room;
 };
 
-static void add_range(struct ranges *ranges, uintptr_t start, uintptr_t end)
+static void add_range(struct ranges *ranges, uintptr_t start, uintptr_t end, bool libc)
 {
     if ((ranges->count + 1) * sizeof(struct range) > ranges->room) {
         size_t room = ranges->room ? 2 * ranges->room : 4096;
@@ -55,12 +58,13 @@ static void add_range(struct ranges *ranges, uintptr_t start, uintptr_t end)
         ranges->items = grown;
         ranges->room = room;
     }
-    ranges->items[ranges->count++] = (struct range){start, end};
+    ranges->items[ranges->count++] = (struct range){start, end, libc};
 }
 
 struct module_search {
     struct ranges *ranges;
-    uintptr_t own; /* an address in the monitor's library */
+    uintptr_t own;  /* an address in the monitor's library */
+    uintptr_t libc; /* the C library's base */
 };
 
 static int writable_segments(struct dl_phdr_info *module, size_t size, void *data)
@@ -83,7 +87,7 @@ static int writable_segments(struct dl_phdr_info *module, size_t size, void *dat
         if (segment->p_type != PT_LOAD || !(segment->p_flags & PF_W))
             continue;
         uintptr_t start = module->dlpi_addr + segment->p_vaddr;
-        add_range(search->ranges, start, start + segment->p_memsz);
+        add_range(search->ranges, start, start + segment->p_memsz, module->dlpi_addr == search->libc);
     }
     return 0;
 }
@@ -101,6 +105,21 @@ static void scan_readable(struct reach *reach, const struct memory_map *map, uin
         uintptr_t to = end < mapping->end ? end : mapping->end;
         reach_scan_root(reach, from, to);
     }
+}
+
+/* A writable segment, but the main arena's state in the C library's: the
+ * allocator's own pointers, as LeakSanitizer leaves its allocator's out. */
+static void scan_module(struct reach *reach, const struct memory_map *map, const struct range *segment,
+                        uintptr_t main_top)
+{
+    size_t arena_size;
+    uintptr_t arena = segment->libc ? heap_main_arena(segment->start, segment->end, main_top, &arena_size) : 0;
+    if (!arena) {
+        scan_readable(reach, map, segment->start, segment->end);
+        return;
+    }
+    scan_readable(reach, map, segment->start, arena);
+    scan_readable(reach, map, arena + arena_size, segment->end);
 }
 
 struct region_scan {
@@ -224,7 +243,9 @@ bool leak_scan(struct leak_scan *scan, const struct leak_caller *caller, uint32_
     scan->by_record_room = (record_count ? record_count : 1) * sizeof(*scan->by_record);
     scan->by_record = region_map(scan->by_record_room);
     struct ranges modules = {0};
-    struct module_search search = {&modules, (uintptr_t)leak_scan};
+    Dl_info libc;
+    struct module_search search = {&modules, (uintptr_t)leak_scan,
+                                   dladdr((const void *)exit, &libc) ? (uintptr_t)libc.dli_fbase : 0};
     /* Before the world stops: the loader's lock may be a stopped thread's. */
     dl_iterate_phdr(writable_segments, &search);
     struct world world;
@@ -240,14 +261,15 @@ bool leak_scan(struct leak_scan *scan, const struct leak_caller *caller, uint32_
         sigfillset(&all);
         pthread_sigmask(SIG_BLOCK, &all, &previous);
         reach.headers_in_use = world.unstopped == 0;
+        uintptr_t main_top = 0;
         if (monitor.block_headers)
-            heap_walk(&map, collect_headed, &reach);
+            heap_walk(&map, collect_headed, &reach, &main_top);
         block_map_each(locking, collect_block, &reach);
         pools_each_object(locking, collect_block, &reach);
         reach.glibc_chunks = real_allocator_is_glibc();
         if (reach_prepare(&reach, &map)) {
             for (size_t i = 0; i < modules.count; i++)
-                scan_readable(&reach, &map, modules.items[i].start, modules.items[i].end);
+                scan_module(&reach, &map, &modules.items[i], main_top);
             if (caller->stack_from) {
                 scan_thread(&reach, &map, caller->stack_from, own_thread_pointer());
                 reach_root_words(&reach, caller->registers, LEAK_CALLER_REGISTERS);

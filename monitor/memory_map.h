@@ -11,7 +11,7 @@ struct mapping {
     uintptr_t start, end;
     bool readable, writable;
     bool file; /* backed by a file (an inode), not anonymous */
-    bool heap; /* [heap], the break's */
+    bool heap; /* [heap], the break's; or another of the allocator's heaps (heap_walk) */
 };
 
 struct memory_map {
