@@ -117,3 +117,12 @@ def test_the_block_map_gives_the_same_kinds(profile: Callable[..., Run], quiet: 
     mapped = totals(classified(snapshot(run_quiet(profile, quiet, name="map.mprof", MPROF_BLOCKS="map")[0])))
     assert mapped == headed
 
+
+
+def test_a_tiny_lost_block_beside_a_free_chunk(profile: Callable[..., Run], targets: Targets) -> None:
+    """leak_tiny_neighbour.c: glibc's main arena points at a free chunk that
+    starts where a lost 6-byte block does (its header before it); the arena
+    is the allocator's, no root: memcheck's definitely lost 1 x 6."""
+    run = profile([targets.build("leak_tiny_neighbour")])
+    kinds = totals(classified(run.data()))
+    assert kinds == {"definite": (1, 6), "indirect": (0, 0), "possible": (0, 0), "reachable": (0, 0)}
