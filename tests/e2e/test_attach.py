@@ -29,7 +29,9 @@ import pytest
 
 from e2e_support import INJECT, INJECT_HELPER, LIBMPROF, MPROF, Targets, ask_line, path_name, signal_receiver
 from mprof.cli.inputs import load_profile
-from mprof.report.model import Model
+from mprof import leak_kinds
+from mprof.reducer import datafile
+from mprof.report.model import Model, of_kind
 
 REPLY_SIZE, SESSION_SIZE, PLUGIN_BLOCK_SIZE = 256, 1000, 4000  # request_server.c's
 # http.server sends a file through shutil.copyfileobj, which reads it 64 KiB
@@ -148,6 +150,16 @@ def test_a_threaded_server_attached_twice_counts_exactly_what_it_did_meanwhile(
     report = subprocess.run([MPROF, "report", "--no-pager", first], capture_output=True, text=True, timeout=300)
     assert re.search(r"\n  live at the detach +100 blocks, 100,000 bytes\n", report.stdout), report.stdout
     assert re.search(r"\n  before attaching +0 frees of blocks allocated before mprof attached", report.stdout)
+    # Classified at the detach, the blocks from before it taken as roots:
+    # the sessions the server keeps are still reachable, and the report
+    # says what the scan could not tell apart.
+    scan = datafile.read(first).leaks
+    assert scan is not None and scan.unknown_roots and not scan.threads_unread
+    assert scan.threads_stopped >= len(connections)
+    assert (f"Leak scan of process {process.pid}: memory of unknown contents (blocks from before the attach) "
+            "taken as roots: a block it points to is never called lost") in report.stdout
+    sessions = [path for path in model.paths if path_name(model, path).endswith("serve > remember_session")]
+    assert sum(of_kind(path, leak_kinds.REACHABLE)[0] for path in sessions) == 100
 
     # Again, to a time limit: the second file holds only what came after it,
     # and the calls of a library loaded meanwhile.

@@ -8,10 +8,9 @@ from collections.abc import Collection
 from dataclasses import dataclass
 
 from .. import leak_kinds
+from ..reducer import format as fmt
 from ..reducer.pools import MAPPED_FRAMES, POOL_MODULE
 from .model import LeakRow, Model
-
-THREADS_UNSTOPPED, UNKNOWN_ROOTS = 0x1, 0x2  # schema.sql's runs.leak_flags
 
 
 @dataclass(frozen=True)
@@ -82,10 +81,10 @@ def scan_notes(model: Model) -> list[str]:
         scan = run.scan
         if scan is None:
             continue
-        if scan.flags & THREADS_UNSTOPPED:
+        if scan.flags & fmt.LEAK_THREADS_UNSTOPPED:
             notes.append(f"Leak scan of process {run.pid}: the process was traced: {scan.threads_unstopped:,} "
                          "threads' stacks scanned whole, their registers not read")
-        if scan.flags & UNKNOWN_ROOTS:
+        if scan.flags & fmt.LEAK_UNKNOWN_ROOTS:
             notes.append(f"Leak scan of process {run.pid}: memory of unknown contents (blocks from before the "
                          "attach) taken as roots: a block it points to is never called lost")
     return notes
