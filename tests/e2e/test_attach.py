@@ -28,8 +28,8 @@ from pathlib import Path
 import pytest
 
 from e2e_support import INJECT, INJECT_HELPER, LIBMPROF, MPROF, Targets, ask_line, path_name, signal_receiver
-from mprof.cli.inputs import load_profile
 from mprof import leak_kinds
+from mprof.cli.inputs import load_profile
 from mprof.reducer import datafile
 from mprof.report.model import Model, of_kind
 
