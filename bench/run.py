@@ -470,7 +470,7 @@ def main(argv: list[str]) -> int:
                         help="comma-separated workload names (startup: mprof run's start; leak scan: the scan at exit)")
     parser.add_argument("--before", type=Path, metavar="LIBMPROF",
                         help="another build of the monitor (an earlier commit's build/libmprof.so) to measure in "
-                             "the same rounds, as 'mprof before'")
+                             "the same rounds, as 'mprof before', beside this one without its leak scan")
     parser.add_argument("--reduction", nargs="+", metavar="FILE",
                         help="only measure the reducer and the reports on these data files or databases (cc1plus, "
                              "million_paths: such a file made now); no results file is written")
@@ -481,6 +481,9 @@ def main(argv: list[str]) -> int:
         return reduce_only(args.reduction, args.targets, args.rounds)
     chosen = tools(args.massif, args.quick)
     if args.before:
+        # The allocation path against the other monitor's alone: the leak
+        # scan at the end (bench/leak_scan.py measures it) left out.
+        chosen.append(Tool("mprof no leak scan", BUILD / "libmprof.so", {"MPROF_LEAK_CHECK": "0"}))
         chosen.append(Tool("mprof before", args.before.resolve()))
     rows: list[Row] = []
     reductions: list[reduction.Result] = []
