@@ -10,6 +10,16 @@
 
 #include "format.h"
 
+/* A block's address the monitor keeps in a thread's TLS (a pool's anchor
+ * cached, a free waiting, the traced realloc's old block), hidden from the
+ * leak scan, which reads every thread's TLS as the program's roots: with
+ * its top bits flipped it points nowhere a block can be.  Its own inverse. */
+#define LEAK_HIDDEN_BITS (UINT64_C(0xa5) << 56)
+static inline uintptr_t leak_hidden(uintptr_t address)
+{
+    return address ^ LEAK_HIDDEN_BITS;
+}
+
 /* The calling thread's share of the roots: its stack from where the
  * program called the monitor up (the frames below, the monitor's own and
  * those that ran before them and left their words behind, hold nothing of

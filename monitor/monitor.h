@@ -39,7 +39,7 @@ struct monitor_tls {
      * realloc's old block with the sequence number it was released at
      * (0: none pending). */
     size_t trace_alignment;
-    uintptr_t trace_realloc_from;
+    uintptr_t trace_realloc_from; /* leak_hidden */
     uint64_t trace_realloc_sequence;
     /* Whether the thread's next allocations are a pool's backing (pools.h):
      * bit 0 for the next alone (a realloc of a backing block), 2 for each
@@ -50,7 +50,7 @@ struct monitor_tls {
      * returns (monitor_apply_deferred).  Pushed by handlers, popped with
      * compare-and-swap by the interrupted code. */
     _Atomic unsigned deferred_count;
-    uintptr_t deferred[DEFERRED_FREES_MAX];
+    uintptr_t deferred[DEFERRED_FREES_MAX]; /* leak_hidden */
     /* The same for the figures of the regions such a handler unmapped
      * (monitor_defer_cuts), kept in the thread's state. */
     _Atomic unsigned deferred_cut_count;

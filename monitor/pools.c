@@ -13,6 +13,7 @@
 #include "format.h"
 #include "hash.h"
 #include "header.h"
+#include "leak_scan.h"
 #include "lock.h"
 #include "monitor.h"
 #include "mprof.h"
@@ -81,7 +82,7 @@ static atomic_uint_least64_t registry_generation = 1;
  * by the thread. */
 struct pool_cache {
     uint64_t generation;
-    uintptr_t anchor;
+    uintptr_t hidden_anchor; /* leak_hidden(anchor): a pool's first object may lie there */
     struct pool *pool;
 };
 static __thread struct pool_cache pool_cache __attribute__((tls_model("initial-exec")));
@@ -239,7 +240,7 @@ static struct pool *pool_at(uintptr_t anchor, uintptr_t creator)
 {
     struct pool_cache *cache = &pool_cache;
     uint64_t generation = atomic_load_explicit(&registry_generation, memory_order_acquire);
-    if (likely(cache->anchor == anchor && cache->generation == generation))
+    if (likely(cache->hidden_anchor == leak_hidden(anchor) && cache->generation == generation))
         return cache->pool;
     spin_lock(&registry.anchors.lock);
     struct pool *pool = registered(anchor);
@@ -248,7 +249,7 @@ static struct pool *pool_at(uintptr_t anchor, uintptr_t creator)
     generation = atomic_load_explicit(&registry_generation, memory_order_relaxed);
     spin_unlock(&registry.anchors.lock);
     if (pool)
-        *cache = (struct pool_cache){generation, anchor, pool};
+        *cache = (struct pool_cache){generation, leak_hidden(anchor), pool};
     return pool;
 }
 

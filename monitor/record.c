@@ -6,6 +6,7 @@
 #include "block_table.h"
 #include "checkpoint.h"
 #include "header.h"
+#include "leak_scan.h"
 #include "monitor.h"
 #include "real.h"
 #include "paths.h"
@@ -201,7 +202,7 @@ static void trace_allocated(struct monitor_tls *tls, struct thread_state *state,
     uint64_t sequence = trace_sequence();
     if (tls->trace_realloc_sequence)
         trace_realloc(&state->trace, tls->trace_realloc_sequence, sequence - tls->trace_realloc_sequence, size,
-                      tls->trace_realloc_from, (uintptr_t)block, entry);
+                      leak_hidden(tls->trace_realloc_from), (uintptr_t)block, entry);
     else
         trace_allocation(&state->trace, sequence, field, size, tls->trace_alignment, (uintptr_t)block, entry);
 }
@@ -545,7 +546,7 @@ MONITOR_TEXT bool monitor_defer_free(void *block, enum mprof_summary_field field
      * another signal nested in this one claims the next. */
     } while (!atomic_compare_exchange_weak_explicit(&tls->deferred_count, &count, count + 1,
                                                     memory_order_acq_rel, memory_order_relaxed));
-    tls->deferred[count] = (uintptr_t)block | (field == MPROF_SUM_DELETE_CALLS);
+    tls->deferred[count] = leak_hidden((uintptr_t)block | (field == MPROF_SUM_DELETE_CALLS));
     atomic_signal_fence(memory_order_release);
     return true;
 }
@@ -557,7 +558,7 @@ MONITOR_TEXT static void apply_deferred(struct monitor_tls *tls)
 {
     unsigned count = atomic_load_explicit(&tls->deferred_count, memory_order_acquire);
     while (count) {
-        uintptr_t entry = tls->deferred[count - 1];
+        uintptr_t entry = leak_hidden(tls->deferred[count - 1]);
         if (!atomic_compare_exchange_weak_explicit(&tls->deferred_count, &count, count - 1,
                                                    memory_order_acq_rel, memory_order_acquire))
             continue;
@@ -603,7 +604,7 @@ MONITOR_TEXT void monitor_released(void *block, bool known, const struct block_i
             if (freed) {
                 trace_free(&state->trace, sequence, MPROF_SUM_REALLOC_CALLS, (uintptr_t)block);
             } else {
-                tls->trace_realloc_from = (uintptr_t)block;
+                tls->trace_realloc_from = leak_hidden((uintptr_t)block);
                 tls->trace_realloc_sequence = sequence;
             }
         }
