@@ -5,7 +5,13 @@ call graph's tables (functions, cycles, edges, sites, leaks) and every row
 of path_nodes and paths must be the same.  The programs: GCC's
 cc1plus at -O2 (C++ with deep inlined stacks, the issue-31 case in small),
 python3 (thousands of paths through libpython), the same in mprof- mode, and
-recursion through libc's qsort (cycles, start-up code above main)."""
+recursion through libc's qsort (cycles, start-up code above main).
+
+The runs are classified (the monitor's leak scan, mprof(5)'s LEAK): the
+leaks tables' rows are per chain and kind, and the reference reads each
+chain's kinds from LEAK itself, the regions the program mapped (python3's
+arenas, cc1plus's pages) still reachable and the rest unknown, as mprof(5)
+says, by the chain's innermost address where the reducer goes by name."""
 
 from __future__ import annotations
 
@@ -41,7 +47,8 @@ def agree(data: DataFile, tmp_path: Path) -> int:
         # The pools' and mappings' frames are named as the reducer names
         # them: the reductions compared start from the same frames.
         frames = pools.resolve_all(sorted({node.addr for node in data.nodes}), data.pools, resolver.resolve)
-    reference.add_graph_run(graph, reference.totals(data), data.header.call_graph, frames)
+    reference.add_graph_run(graph, reference.totals(data), data.header.call_graph, frames,
+                            classified=data.leaks is not None)
     reference.add_run(paths, graph, data, frames)
     callgraph.finish(graph)
     # The call graph's tables as the store writes the former graph.

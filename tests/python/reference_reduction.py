@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from mprof.reducer import callgraph as cg
+from mprof.reducer import format as fmt
 from mprof.reducer import runtime_blocks
 from mprof.reducer.callgraph import CLASSES, CallGraph, FunctionKey
 from mprof.reducer.escape import printable
@@ -19,6 +20,8 @@ from mprof.reducer.symbolize import Frame
 from mprof.reducer.tree import LeakChain, Pair, Site, Totals
 
 EMPTY = -1
+# The innermost frames of the regions the program mapped itself (mprof(5)).
+MAPPED_FRAMES = frozenset((fmt.MMAP_FRAME, fmt.BRK_FRAME))
 
 
 def _add(into: list[int], values: Sequence[int]) -> None:
@@ -178,9 +181,10 @@ def _above_main(data: Totals, frames: Mapping[int, Sequence[Frame]]) -> set[int]
     return above
 
 
-def add_graph_run(graph: CallGraph, data: Totals, call_graph: bool, frames: Mapping[int, Sequence[Frame]]) -> None:
+def add_graph_run(graph: CallGraph, data: Totals, call_graph: bool, frames: Mapping[int, Sequence[Frame]], *,
+                  classified: bool) -> None:
     """Adds one data file's sites, leaks and pairs (tree.totals); frames has
-    every address resolved."""
+    every address resolved; classified: the file has a LEAK section."""
     logical_of: dict[int, list[Frame]] = {}
 
     def logical(address: int) -> list[Frame]:
@@ -221,8 +225,11 @@ def add_graph_run(graph: CallGraph, data: Totals, call_graph: bool, frames: Mapp
         leak.frees += chain.frees
         leak.bytes += chain.bytes
         leak.bytes_freed += chain.bytes_freed
-        # Each kind LEAK names, and what it leaves out unknown (no frames
-        # here are the mapped regions').
+        # Each kind LEAK names, and what it leaves out unknown; but in a
+        # classified file the regions the program mapped (the chain's
+        # innermost frame [mmap] or [brk]), roots to the scan and in no entry
+        # of LEAK, are still reachable (mprof(5)).
+        rest = "still reachable" if classified and chain.addrs and chain.addrs[0] in MAPPED_FRAMES else "unknown"
         unknown = [chain.allocs - chain.frees, chain.bytes - chain.bytes_freed]
         for kind, words in enumerate(("definitely lost", "indirectly lost", "possibly lost", "still reachable")):
             blocks, size = chain.kinds[2 * kind], chain.kinds[2 * kind + 1]
@@ -233,7 +240,7 @@ def add_graph_run(graph: CallGraph, data: Totals, call_graph: bool, frames: Mapp
                 into[0] += blocks
                 into[1] += size
         if any(unknown):
-            into = leak.kinds.setdefault("unknown", [0, 0])
+            into = leak.kinds.setdefault(rest, [0, 0])
             into[0] += unknown[0]
             into[1] += unknown[1]
 

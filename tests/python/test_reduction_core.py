@@ -82,7 +82,8 @@ def test_the_path_tables_are_the_python_reductions(seed: int, tmp_path: Path) ->
         frames = random_frames(data, generator)
         table = frames_table.frames_table(data, frames, paths.names)
         callgraph.add_run(graph, data, table, paths.names)
-        reference.add_graph_run(expected_graph, reference.totals(data), data.header.call_graph, frames)
+        reference.add_graph_run(expected_graph, reference.totals(data), data.header.call_graph, frames,
+                                classified=data.leaks is not None)
         # Either side registers its functions; both must register the same.
         pathtree.add_run(paths, graph, data, table)
         reference.add_run(expected, expected_graph, data, frames)
