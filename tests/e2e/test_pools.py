@@ -260,16 +260,20 @@ def pool_library(targets: Targets) -> Path:
     return targets.build("libpool_library.so", MONITOR_HEADERS, source="pool_library.c", shared=True)
 
 
-def pool_user_figures(run: Run) -> tuple[dict[str, int], int]:
+def pool_user_figures(run: Run) -> tuple[dict[tuple[str, str], int], int]:
+    """The lost rows' bytes and the pool's allocations.  The 7 objects, in a
+    static buffer, have no pointer to them anywhere: memcheck says "70 bytes
+    in 7 blocks are definitely lost" of the same code announced through
+    mprof_valgrind.h (VALGRIND_CREATE_MEMPOOL, VALGRIND_MEMPOOL_ALLOC)."""
     document = report(run.output)
-    return rows(document, "leaks", "kept_bytes"), document["summary"]["pool_alloc_calls"]
+    return lost_rows(document), document["summary"]["pool_alloc_calls"]
 
 
 def test_a_shared_library_announces_its_pool(targets: Targets, pool_library: Path,
                                              profile: Callable[..., Run]) -> None:
     executable = targets.build("pool_user", str(pool_library), f"-Wl,-rpath,{pool_library.parent}")
     assert pool_user_figures(profile([executable])) == (
-        {"main > library_object > [pool library pool]": 70}, 7)
+        {("main > library_object > [pool library pool]", "definitely lost"): 70}, 7)
 
 
 def test_a_program_linked_with_the_static_monitor(targets: Targets, tmp_path: Path) -> None:
@@ -281,7 +285,7 @@ def test_a_program_linked_with_the_static_monitor(targets: Targets, tmp_path: Pa
     env = {k: v for k, v in os.environ.items() if not k.startswith("MPROF_") and k != "LD_PRELOAD"}
     subprocess.run([executable], env=dict(env, MPROF_OUTPUT=str(output)), check=True, timeout=60)
     assert pool_user_figures(Run(subprocess.CompletedProcess([], 0), output)) == (
-        {"main > library_object > [pool library pool]": 70}, 7)
+        {("main > library_object > [pool library pool]", "definitely lost"): 70}, 7)
 
 
 @pytest.mark.slow
