@@ -223,6 +223,15 @@ static void tally(struct leak_scan *scan, const struct reach *reach)
         figures[2 * kind]++;
         figures[2 * kind + 1] += reach_size(block);
     }
+    for (size_t i = 0; i < reach->outer_count; i++) {
+        const struct reach_block *block = &reach->outer[i];
+        uint32_t record = reach_record(block);
+        uint32_t index = record - scan->first_record;
+        if (record < scan->first_record || index >= scan->record_count)
+            continue;
+        scan->by_record[index][2 * MPROF_LEAK_REACHABLE]++;
+        scan->by_record[index][2 * MPROF_LEAK_REACHABLE + 1] += reach_size(block);
+    }
 }
 
 static uint64_t now_ns(void)

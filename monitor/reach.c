@@ -136,15 +136,20 @@ static uintptr_t block_end(const struct reach_block *block)
     return block->start + (size ? size : 1);
 }
 
-/* Drops duplicates, and blocks that hold the next one (the outer of two
- * nested), so that no two overlap. */
+/* Drops duplicates, and puts blocks that hold the next one (the outer of
+ * two nested) apart, so that no two overlap. */
 static void drop_overlaps(struct reach *reach)
 {
     size_t kept = 0;
     for (size_t i = 0; i < reach->count; i++) {
         const struct reach_block *block = &reach->blocks[i];
-        while (kept && block_end(&reach->blocks[kept - 1]) > block->start)
+        while (kept && block_end(&reach->blocks[kept - 1]) > block->start) {
+            const struct reach_block *dropped = &reach->blocks[kept - 1];
+            if (dropped->start != block->start &&
+                grow((void **)&reach->outer, &reach->outer_room, reach->outer_count + 1, sizeof *dropped))
+                reach->outer[reach->outer_count++] = *dropped;
             kept--;
+        }
         reach->blocks[kept++] = *block;
     }
     reach->count = kept;
@@ -553,5 +558,7 @@ void reach_release(struct reach *reach)
         region_unmap(reach->stack, reach->stack_room);
     if (reach->states)
         region_unmap(reach->states, reach->states_room);
+    if (reach->outer)
+        region_unmap(reach->outer, reach->outer_room);
     memset(reach, 0, sizeof *reach);
 }

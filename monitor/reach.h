@@ -64,6 +64,12 @@ struct reach {
     size_t count, room;
     uint8_t *states; /* enum reach_state of each block, but a headed one's during the scan */
     size_t states_room;
+    /* Blocks that hold others (a block whose memory a pool hands out as
+     * objects, not declared its backing): out of the scan, as memcheck
+     * leaves such a block out of its leak check, and still reachable, in
+     * use by the program's allocator. */
+    struct reach_block *outer;
+    size_t outer_count, outer_room;
     struct reach_region *regions;
     size_t region_count, regions_room;
     uint32_t *pages;

@@ -126,3 +126,18 @@ def test_a_tiny_lost_block_beside_a_free_chunk(profile: Callable[..., Run], targ
     run = profile([targets.build("leak_tiny_neighbour")])
     kinds = totals(classified(run.data()))
     assert kinds == {"definite": (1, 6), "indirect": (0, 0), "possible": (0, 0), "reachable": (0, 0)}
+
+
+def test_a_block_that_holds_a_pools_objects(profile: Callable[..., Run], targets: Targets) -> None:
+    """leak_pool_in_block.c: a slab not declared a pool's backing holds its
+    objects: the objects are classified, the slab counted still reachable
+    (memcheck leaves it out), and every path's kinds add up."""
+    run = profile([targets.build("leak_pool_in_block")])
+    data = run.data()
+    leaks = classified(data)
+    assert totals(leaks) == {"definite": (1, 48), "indirect": (0, 0), "possible": (0, 0),
+                             "reachable": (4, 4096 + 3 * 48)}
+    for index, figures in leaks.kinds.items():
+        path = data.paths[index]
+        assert (sum(figures[0::2]), sum(figures[1::2])) == (path.allocs - path.frees,
+                                                            sum(path.bytes) - sum(path.freed))
