@@ -14,11 +14,13 @@
  * a ring while their blocks' first lines are fetched. */
 #include "reach.h"
 
+#include <stddef.h>
 #include <string.h>
 
 #include "arena.h"
 #include "hash.h"
 #include "header.h"
+#include "radix.h"
 
 #define PAGE_BITS 12
 #define PAGE_SIZE (1u << PAGE_BITS)
@@ -82,30 +84,9 @@ void reach_add_headed(void *context, uintptr_t start, uint64_t size, uint32_t re
     add(reach, start, size, record, reach->headers_in_use ? REACH_HEADED : 0);
 }
 
-/* By start, a byte a pass from the lowest, the passes of bytes every block
- * shares skipped (as the writer sorts addresses, without the allocator). */
-static struct reach_block *sort_blocks(struct reach_block *items, struct reach_block *spare, size_t count)
-{
-    for (unsigned shift = 0; shift < 64 && count; shift += 8) {
-        size_t starts[256] = {0};
-        for (size_t i = 0; i < count; i++)
-            starts[(items[i].start >> shift) & 255]++;
-        if (starts[(items[0].start >> shift) & 255] == count)
-            continue;
-        size_t sum = 0;
-        for (unsigned digit = 0; digit < 256; digit++) {
-            size_t digit_count = starts[digit];
-            starts[digit] = sum;
-            sum += digit_count;
-        }
-        for (size_t i = 0; i < count; i++)
-            spare[starts[(items[i].start >> shift) & 255]++] = items[i];
-        struct reach_block *sorted = spare;
-        spare = items;
-        items = sorted;
-    }
-    return items;
-}
+_Static_assert(sizeof(struct reach_block) == sizeof(struct keyed_pair) &&
+                   offsetof(struct reach_block, start) == offsetof(struct keyed_pair, key),
+               "blocks sort as pairs keyed by their start (the monitor builds with -fno-strict-aliasing)");
 
 static bool sorted(const struct reach *reach)
 {
@@ -123,7 +104,7 @@ static bool sort(struct reach *reach)
     struct reach_block *spare = region_map(bytes);
     if (!spare)
         return false;
-    struct reach_block *result = sort_blocks(reach->blocks, spare, reach->count);
+    void *result = radix_sort_pairs((struct keyed_pair *)reach->blocks, (struct keyed_pair *)spare, reach->count);
     if (result == spare)
         memcpy(reach->blocks, spare, bytes);
     region_unmap(spare, bytes);

@@ -16,6 +16,7 @@
 #include "modules.h"
 #include "output.h"
 #include "pools.h"
+#include "radix.h"
 #include "entry_table.h"
 #include "runlog.h"
 #include "state.h"
@@ -281,60 +282,24 @@ static void gather_nodes(struct gathered *all, bool bounded)
     region_unmap(arrays.index, (arrays.room ? arrays.room : 1) * sizeof(uint32_t));
 }
 
-/* An address of a node, and the node's index. */
-struct node_address {
-    uint64_t address;
-    uint64_t node;
-};
-
-/* Sorts items by address, a byte a pass from the lowest (the passes over
- * bytes every address shares are skipped), through spare, which holds as
- * many; returns the array that holds them sorted.  Not qsort, which may
- * allocate, and the writer never calls the allocator.  On cc1plus's writes
- * (checkpoints and the last) a heapsort of the addresses and a binary
- * search for each node's, twice, took 110 ms of samples; this and the
- * index kept with the node, 45 (issue 31). */
-static struct node_address *sort_by_address(struct node_address *items, struct node_address *spare, size_t count)
-{
-    for (unsigned shift = 0; shift < 64 && count; shift += 8) {
-        size_t starts[256] = {0};
-        for (size_t i = 0; i < count; i++)
-            starts[(items[i].address >> shift) & 255]++;
-        if (starts[(items[0].address >> shift) & 255] == count)
-            continue;
-        size_t sum = 0;
-        for (unsigned digit = 0; digit < 256; digit++) {
-            size_t digit_count = starts[digit];
-            starts[digit] = sum;
-            sum += digit_count;
-        }
-        for (size_t i = 0; i < count; i++)
-            spare[starts[(items[i].address >> shift) & 255]++] = items[i];
-        struct node_address *sorted = spare;
-        spare = items;
-        items = sorted;
-    }
-    return items;
-}
-
 /* The ADDR table: every address the nodes hold, sorted, unique; and each
  * node's index in it. */
 static void gather_addresses(struct gathered *all)
 {
-    struct node_address *items = scratch_alloc(all->node_count * sizeof(*items));
-    struct node_address *spare = scratch_alloc(all->node_count * sizeof(*spare));
+    struct keyed_pair *items = scratch_alloc(all->node_count * sizeof(*items));
+    struct keyed_pair *spare = scratch_alloc(all->node_count * sizeof(*spare));
     if (!items || !spare) {
         all->out_of_memory = true;
         return;
     }
     for (uint64_t i = 0; i < all->node_count; i++)
-        items[i] = (struct node_address){all->nodes[i].address, i};
-    items = sort_by_address(items, spare, all->node_count);
+        items[i] = (struct keyed_pair){all->nodes[i].address, i} /* the node's address, its index */;
+    items = radix_sort_pairs(items, spare, all->node_count);
     size_t unique = 0;
     for (uint64_t i = 0; i < all->node_count; i++) {
-        if (unique == 0 || items[i].address != all->addresses[unique - 1])
-            all->addresses[unique++] = items[i].address;
-        all->nodes[items[i].node].address_ref = (uint32_t)(unique - 1);
+        if (unique == 0 || items[i].key != all->addresses[unique - 1])
+            all->addresses[unique++] = items[i].key;
+        all->nodes[items[i].value].address_ref = (uint32_t)(unique - 1);
     }
     all->address_count = unique;
 }

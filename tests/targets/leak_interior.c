@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include "scrub.h"
 
 char *into_middle, *into_length64, *into_counted, *into_zero, *at_start;
 
@@ -45,19 +46,6 @@ static void build(void) {
     into_zero = zero + 8;
 
     at_start = start_block();
-}
-
-/* Leaves no copy of a block's start in main's frame or in the registers a scan at exit reads: build's locals held
- * them, and memset and memcpy return their destination. */
-static void scrub(void) {
-    volatile uintptr_t words[64] __attribute__((unused));
-    for (int i = 0; i < 64; i++)
-        words[i] = 0;
-    __asm__ volatile("xor %%eax, %%eax; xor %%edx, %%edx; xor %%ecx, %%ecx; xor %%esi, %%esi; xor %%edi, %%edi;"
-                     "xor %%r8d, %%r8d; xor %%r9d, %%r9d; xor %%r10d, %%r10d; xor %%r11d, %%r11d"
-                     :
-                     :
-                     : "rax", "rdx", "rcx", "rsi", "rdi", "r8", "r9", "r10", "r11", "memory");
 }
 
 int main(void) {

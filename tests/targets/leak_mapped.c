@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include "scrub.h"
 
 static void *held_by_mapping(void) { return malloc(500); }
 static void *held_by_unmapped(void) { return malloc(600); }
@@ -24,18 +25,6 @@ static void build(void) {
     kept[100] = held_by_mapping();
     gone[100] = held_by_unmapped();
     munmap(gone, 4096);
-}
-
-/* Leaves no copy of a block's address in main's frame or in the registers a scan at exit reads. */
-static void scrub(void) {
-    volatile uintptr_t words[64] __attribute__((unused));
-    for (int i = 0; i < 64; i++)
-        words[i] = 0;
-    __asm__ volatile("xor %%eax, %%eax; xor %%edx, %%edx; xor %%ecx, %%ecx; xor %%esi, %%esi; xor %%edi, %%edi;"
-                     "xor %%r8d, %%r8d; xor %%r9d, %%r9d; xor %%r10d, %%r10d; xor %%r11d, %%r11d"
-                     :
-                     :
-                     : "rax", "rdx", "rcx", "rsi", "rdi", "r8", "r9", "r10", "r11", "memory");
 }
 
 int main(void) {

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "mprof_valgrind.h"
+#include "scrub.h"
 
 struct object {
     struct object *next;
@@ -62,18 +63,6 @@ static void drop_object(void) {
     struct object *o;
     POOL_NEW(o, 32);
     o->side = lost_side_block();
-}
-
-/* Leaves no copy of an object's address in main's frame or in the registers a scan at exit reads. */
-static void scrub(void) {
-    volatile uintptr_t words[64] __attribute__((unused));
-    for (int i = 0; i < 64; i++)
-        words[i] = 0;
-    __asm__ volatile("xor %%eax, %%eax; xor %%edx, %%edx; xor %%ecx, %%ecx; xor %%esi, %%esi; xor %%edi, %%edi;"
-                     "xor %%r8d, %%r8d; xor %%r9d, %%r9d; xor %%r10d, %%r10d; xor %%r11d, %%r11d"
-                     :
-                     :
-                     : "rax", "rdx", "rcx", "rsi", "rdi", "r8", "r9", "r10", "r11", "memory");
 }
 
 int main(void) {

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include "scrub.h"
 
 struct node {
     struct node *next;
@@ -65,13 +66,6 @@ static void drop_buffer(void) {
 static void fill_cache(void) {
     for (int i = 0; i < 100; i++)
         cache_head = cache_node(cache_head);
-}
-
-/* Leaves no copy of an earlier block's address in main's frame or in the registers a scan at exit reads. */
-static void scrub(void) {
-    volatile uintptr_t words[64] __attribute__((unused));
-    for (int i = 0; i < 64; i++)
-        words[i] = 0;
 }
 
 int main(void) {

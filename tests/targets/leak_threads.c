@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <unistd.h>
+#include "scrub.h"
 
 static volatile int stack_ready, register_ready;
 
@@ -21,13 +22,6 @@ static void dropped_by_thread(void) {
     /* Not memset: it leaves the block's address in a register no later call on this thread overwrites. */
     for (int i = 0; i < 400; i++)
         p[i] = 0;
-}
-
-/* Clears the words below the caller's frame, where dropped_by_thread's pointer stayed and pause's frames reuse. */
-static void scrub(void) {
-    volatile uintptr_t words[64] __attribute__((unused));
-    for (int i = 0; i < 64; i++)
-        words[i] = 0;
 }
 
 static void *parked(void *unused) {

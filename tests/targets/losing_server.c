@@ -16,6 +16,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#define SCRUB_WORDS 512
+#include "scrub.h"
 
 #define KEPT 30
 #define LIST 5
@@ -60,13 +62,6 @@ static void keep_and_point_inside(void) {
     char *middle = middle_block();
     memset(middle, 0, 100); /* its first word 0: no heuristic of memcheck's takes the pointer into it */
     into_middle = middle + 40;
-}
-
-/* Leaves no copy of a lost block's address where the scan reads: the stack a later call leaves unwritten. */
-static void scrub(void) {
-    volatile uintptr_t words[512] __attribute__((unused));
-    for (int i = 0; i < 512; i++)
-        words[i] = 0;
 }
 
 /* stat, not opendir: counting the threads allocates nothing. */
