@@ -22,6 +22,10 @@ class Covered:
 
 E2E = "tests/e2e/"
 ATTACH = (E2E + "test_inject.py", E2E + "test_attach.py")
+# The leak scan's files: its own tests, then memcheck's verdicts on the
+# targets and on real programs.
+LEAK_SCAN = Covered((E2E + "test_leak_scan.py", E2E + "test_leak_kinds.py", E2E + "test_leak_kinds_programs.py",
+                     E2E + "test_stress.py"), 240)
 INJECT = (E2E + "test_mutants_inject.py", *ATTACH)
 
 FILES: dict[str, Covered] = {
@@ -37,6 +41,11 @@ FILES: dict[str, Covered] = {
                                 E2E + "test_pools.py"), 120),
     "monitor/live.c": Covered((E2E + "test_stress.py", E2E + "test_widgets.py", E2E + "test_exiting_threads.py",
                                E2E + "test_peak.py", E2E + "test_processes.py"), 90),
+    "monitor/leak_scan.c": LEAK_SCAN,
+    "monitor/reach.c": LEAK_SCAN,
+    "monitor/heap_walk.c": LEAK_SCAN,
+    "monitor/world.c": LEAK_SCAN,
+    "monitor/memory_map.c": LEAK_SCAN,
     "inject/helper.c": Covered(ATTACH, 120),
     "inject/inject.c": Covered(INJECT, 120),
     "inject/safe_point.c": Covered(INJECT, 120),
