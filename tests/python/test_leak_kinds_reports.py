@@ -226,6 +226,23 @@ def test_the_collapsed_export_counts_the_lost(tmp_path: Path, capsys: pytest.Cap
     assert sorted(out.read_text().splitlines()) == ["main;drop_buffer 1000", "main;make_list 640"]
 
 
+@pytest.mark.parametrize("kinds, expected", [
+    ("all", ["main;drop_buffer 1000", "main;make_cache 6400", "main;make_inner 32", "main;make_list 640"]),
+    ("reachable", ["main;make_cache 6400"]),
+    ("definite,possible", ["main;drop_buffer 1000", "main;make_inner 32", "main;make_list 64"]),
+    ("none", [])])
+def test_leak_kinds_chooses_what_the_export_counts(tmp_path: Path, capsys: pytest.CaptureFixture[str], kinds: str,
+                                                   expected: list[str]) -> None:
+    # As memcheck's --show-leak-kinds: make_list's 640 bytes are 64 definitely lost and 576 indirectly.
+    file = written(tmp_path, classified())
+    folded = report(capsys, "export", "--format", "collapsed", "--sample", "leak_space", "--leak-kinds", kinds, file)
+    assert sorted(folded.splitlines()) == expected
+    counted = report(capsys, "export", "--format", "collapsed", "--sample", "leak_objects", "--leak-kinds", kinds, file)
+    blocks = {"main;drop_buffer": 1, "main;make_cache": 100, "main;make_inner": 2,
+              "main;make_list": 1 if kinds == "definite,possible" else 10}
+    assert sorted(counted.splitlines()) == [f"{line.split()[0]} {blocks[line.split()[0]]}" for line in expected]
+
+
 def test_diff_compares_the_lost(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # The new run frees its buffer: 1,000 bytes less lost, the rest alike.
     fixed = [entry for entry in KINDS if entry[0] != 2]
@@ -234,6 +251,12 @@ def test_diff_compares_the_lost(tmp_path: Path, capsys: pytest.CaptureFixture[st
                    written(tmp_path, new, "new.mprof")).splitlines()
     assert f"{'bytes leaked':23}  {1640:>13,}  {640:>13,}  {'-1,000':>13}  -61.0%" in lines
     assert f"{'blocks leaked':23}  {11:>13,}  {10:>13,}  {'-1':>13}  -9.1%" in lines
+    # --leak-kinds chooses what they count, as the export's: with every kind, the still reachable and the
+    # possibly lost (6,432 bytes in 102 blocks) too, on both sides.
+    lines = report(capsys, "diff", "--no-pager", "--leak-kinds", "all", written(tmp_path, classified()),
+                   written(tmp_path, new, "new.mprof")).splitlines()
+    assert f"{'bytes leaked':23}  {8072:>13,}  {7072:>13,}  {'-1,000':>13}  -12.4%" in lines
+    assert f"{'blocks leaked':23}  {113:>13,}  {112:>13,}  {'-1':>13}  -0.9%" in lines
 
 
 def test_a_mixed_profile_counts_the_unclassified_as_never_freed(tmp_path: Path,

@@ -62,12 +62,14 @@ def _kinds(text: str) -> frozenset[str]:
 _KINDS_SYNTAX = "a comma list of definite, indirect, possible, reachable; or all, or none"
 
 
-def add_leak_arguments(parser: argparse.ArgumentParser, fail: bool) -> None:
+def add_leak_arguments(parser: argparse.ArgumentParser, fail: bool, measures: bool = False) -> None:
     """--suppressions and --leak-kinds, and with fail --fail-on-leak and
-    --fail-on-leak-kinds."""
+    --fail-on-leak-kinds; with measures, --leak-kinds chooses what the leak
+    measures count (mprof export and diff have no leak table)."""
+    what = ("the leak measures (leak_objects, leak_space) count" if measures else "the leak table lists")
     parser.add_argument("--leak-kinds", type=_kinds, default=leak_kinds.LOST, metavar="KINDS",
-                        help=f"the leak kinds the leak table lists, as memcheck's --show-leak-kinds: {_KINDS_SYNTAX} "
-                             "(default definite,indirect); the others are counted under it")
+                        help=f"the leak kinds {what}, as memcheck's --show-leak-kinds: {_KINDS_SYNTAX} "
+                             "(default definite,indirect)" + ("" if measures else "; the others are counted under it"))
     parser.add_argument("--suppressions", type=Path, action="append", default=[], metavar="FILE",
                         help="leave out of the leak report the never-freed blocks of paths a LeakSanitizer "
                              "suppression (leak:PATTERN) in FILE matches; repeatable")

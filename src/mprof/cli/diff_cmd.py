@@ -53,7 +53,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     rows.add_argument("--all", action="store_true", help="show every changed row")
     parser.add_argument("--wide", action="store_true", help="never shorten call paths")
     add_naming_arguments(parser, "only where two functions would read the same")
-    add_leak_arguments(parser, fail=False)
+    add_leak_arguments(parser, fail=False, measures=True)
     parser.add_argument("--no-pager", action="store_true", help="never page the output")
 
 
@@ -87,7 +87,8 @@ def run(args: argparse.Namespace) -> int:
     page = None if args.html is None else check_output(args.html)  # a wrong --html refused before the work
     base, new = load_profiles([base_paths, new_paths], leaks_and_calls=False)  # a comparison of paths
     base_model = _shown(base.result(), base_paths, args)
-    comparison = compare(base_model, _shown(new.result(), new_paths, args), measures(args.include_runtime))
+    comparison = compare(base_model, _shown(new.result(), new_paths, args),
+                         measures(args.include_runtime, args.leak_kinds))
     top = None if args.all else args.top
     if page is not None:
         page.write(html.render(comparison, text.Options(args.sort, args.cutoff, top)))

@@ -41,7 +41,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
                         help="the file to write (default: standard output, not a terminal for pprof)")
     add_naming_arguments(parser, "the reports' short names; pprof keeps each whole signature as its system name")
     add_selection_arguments(parser)
-    add_leak_arguments(parser, fail=False)
+    add_leak_arguments(parser, fail=False, measures=True)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -59,8 +59,8 @@ def run(args: argparse.Namespace) -> int:
             raise MprofError(f"{args.files[0]}: holds no profile to export")
         try:
             if args.format == "pprof":
-                return model.runs, pprof.profile(model, measures(args.include_runtime), args.sample)
-            return model.runs, collapsed.collapsed(model, by_name(args.sample, args.include_runtime))
+                return model.runs, pprof.profile(model, measures(args.include_runtime, args.leak_kinds), args.sample)
+            return model.runs, collapsed.collapsed(model, by_name(args.sample, args.include_runtime, args.leak_kinds))
         except OverflowError as error:  # a path's figures or a stack's sum, of absurd files
             return model.runs, str(error)
 

@@ -5,9 +5,10 @@ diff give per path, named as pprof's heap profiles name theirs."""
 from __future__ import annotations
 
 import array
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
 
+from ..leak_kinds import KINDS, LOST
 from .model import BinRow, Model, PathNodeRow, PathRow
 
 
@@ -22,32 +23,34 @@ class Measure:
     of_bin: Callable[[BinRow], int]
 
 
-# The leak measures count what may be a leak ("leaked"): the lost blocks of
-# the runs classified (definitely and indirectly), every block never freed
-# of the others; that is, all kept but the possibly lost and the still
-# reachable.
-def _lost_objects(path: PathRow) -> int:
-    return path.allocs - path.frees - path.kinds[4] - path.kinds[6]
+# The leak measures count what may be a leak ("leaked"): the blocks of the
+# kinds asked for (--leak-kinds; by default the lost, definitely and
+# indirectly) in the runs classified, every block never freed of the
+# others; that is, all kept but the kinds not asked for.  A PathRow's
+# kinds are each kind's blocks and bytes, in KINDS' order.
+def _kept_objects(left_out: Sequence[int]) -> Callable[[PathRow], int]:
+    return lambda path: path.allocs - path.frees - sum(path.kinds[2 * at] for at in left_out)
 
 
-def _lost_bytes(path: PathRow) -> int:
-    return sum(path.bytes) - sum(path.freed) - path.kinds[5] - path.kinds[7]
+def _kept_bytes(left_out: Sequence[int]) -> Callable[[PathRow], int]:
+    return lambda path: sum(path.bytes) - sum(path.freed) - sum(path.kinds[2 * at + 1] for at in left_out)
 
 
-def measures(runtime: bool = False) -> tuple[Measure, ...]:
-    """Every measure; the never-freed ones leave out, as the leak table
-    does, what a suppression took and, unless runtime, the blocks the C
-    and C++ runtimes keep on purpose."""
+def measures(runtime: bool = False, kinds: Collection[str] = LOST) -> tuple[Measure, ...]:
+    """Every measure; the never-freed ones count the leak kinds asked for
+    and leave out, as the leak table does, what a suppression took and,
+    unless runtime, the blocks the C and C++ runtimes keep on purpose."""
 
     def leaked(figure: Callable[[PathRow], int]) -> Callable[[PathRow], int]:
         return lambda path: 0 if path.suppressed or (path.runtime and not runtime) else figure(path)
 
+    left_out = [at for at, kind in enumerate(KINDS) if kind not in kinds]
     return (
         Measure("alloc_objects", "count", "blocks allocated", lambda path: path.allocs, lambda row: row.allocs),
         Measure("alloc_space", "bytes", "bytes allocated", lambda path: sum(path.bytes), lambda row: row.bytes),
-        Measure("leak_objects", "count", "blocks leaked", leaked(_lost_objects),
+        Measure("leak_objects", "count", "blocks leaked", leaked(_kept_objects(left_out)),
                 lambda row: row.allocs - row.frees),
-        Measure("leak_space", "bytes", "bytes leaked", leaked(_lost_bytes),
+        Measure("leak_space", "bytes", "bytes leaked", leaked(_kept_bytes(left_out)),
                 lambda row: row.bytes - row.bytes_freed),
         Measure("peak_objects", "count", "blocks live at the peak", lambda path: path.peak_blocks,
                 lambda row: row.peak_blocks),
@@ -62,8 +65,8 @@ MEASURE_NAMES = tuple(measure.name for measure in measures())
 DEFAULT_MEASURE = "alloc_space"
 
 
-def by_name(name: str, runtime: bool = False) -> Measure:
-    return next(measure for measure in measures(runtime) if measure.name == name)
+def by_name(name: str, runtime: bool = False, kinds: Collection[str] = LOST) -> Measure:
+    return next(measure for measure in measures(runtime, kinds) if measure.name == name)
 
 
 # A path's columns, as PathRow holds them, that a measure may sum: allocs,
