@@ -3,7 +3,10 @@
 <string>, <vector> and <algorithm>.  The default text report (its first
 screen), the text report with --wide --all, JSON and the HTML page's rows
 must hold the same rows with the same figures, in the same order: no
-figure may depend on how a table is displayed."""
+figure may depend on how a table is displayed.  cc1plus keeps most of what
+it has at exit reachable: the leak rows are compared with every kind
+listed (--leak-kinds all), the default first screen listing what memcheck
+calls lost."""
 
 from __future__ import annotations
 
@@ -38,22 +41,25 @@ def views(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
           directory / "count.o")
     files = sorted(directory.glob("g++.mprof*"))
     chosen = ("--program", "cc1plus", *files)
+    every_kind = ("--leak-kinds", "all")
     page = directory / "count.html"
-    mprof("html", *chosen, "-o", page)
+    mprof("html", *every_kind, *chosen, "-o", page)
     text = page.read_text()
 
     def embedded(name: str) -> list:  # type: ignore[type-arg]
         return json.loads(re.search(rf'<script type="application/json" id="{name}">(.*?)</script>', text,
                                     re.DOTALL)[1])  # type: ignore[index]
 
-    return {"first": mprof("report", *chosen).stdout, "all": mprof("report", "--wide", "--all", *chosen).stdout,
+    return {"first": mprof("report", *chosen).stdout, "every kind": mprof("report", *every_kind, *chosen).stdout,
+            "all": mprof("report", "--wide", "--all", *every_kind, *chosen).stdout,
             "json": json.loads(mprof("report", "--format", "json", *chosen).stdout),
             "functions": {row[0]: row for row in embedded("functions")},
             **{f"html-{name}": embedded(f"rows-{name}") for name in ("leaks", "bins", "direct", "graph")}}
 
 
 FIGURE = r"[\d,]+"
-LEAK_ROW = re.compile(rf"\s*({FIGURE}) +({FIGURE}) +(\(\d+\))?  (.*)")
+KIND = "definitely lost|indirectly lost|possibly lost|still reachable"
+LEAK_ROW = re.compile(rf"\s*({FIGURE}) +({FIGURE}) +(\(\d+\))?  ({KIND}) +(.*)")
 DIRECT_ROW = re.compile(r"(.{5}) (.{13}) (.{15})   (.{13}) (.{15})   (.{10})  (.*)")
 BIN_ROW = re.compile(r"(.{7}) (.{10}) (.{13}) (.{5}) (.{10}) (.{13}) (.{5})(?:  (.*))?")
 # index, self+desc, self, (%), s m l x, (frac: blank), called, name [index]
@@ -93,20 +99,41 @@ def test_the_first_screens(views: dict) -> None:  # type: ignore[type-arg]
     # Thousands of rows in all; a few screens by default, each table saying
     # what it left out.
     assert len(views["all"].splitlines()) > 20_000
+    assert len(views["first"].splitlines()) < 300
+    # By default the leak table lists what is lost, all of it: cc1plus loses
+    # one block, as memcheck says (valgrind 3.19, Debian 12's GCC 12: 7 bytes
+    # in 1 blocks definitely lost, from register_include_chains' xstrdup),
+    # and counts the other kinds on lines of their own (memcheck: 48,192
+    # bytes in 6 blocks possibly lost; cc1plus's own tables differ from run
+    # to run, and one of these buffers may be pointed to at its start); the
+    # other five tables cut as before.
     first = views["first"].splitlines()
-    assert len(first) < 300
-    assert sum(" rows left out: --all shows every row, " in line for line in first) == 6
+    assert sum(" rows left out: --all shows every row, " in line for line in first) == 5
+    assert rows(views["first"], "Memory leak table", LEAK_ROW) == [
+        ("1", "7", "", "definitely lost",
+         "... > toplev::main > c_common_post_options > register_include_chains > xstrdup > xmalloc")]
+    counted = [line.strip().split(", not listed: ")[0] for line in table(views["first"], "Memory leak table")
+               if ", not listed: " in line]
+    assert counted == ["Possibly lost", "Still reachable", "Kept on purpose by the C and C++ runtimes until exit"]
+    # Every kind listed, the leak table cuts its rows as the others.
+    every_kind = views["every kind"].splitlines()
+    assert sum(" rows left out: --all shows every row, " in line for line in every_kind) == 6
 
 
 def test_leak_rows(views: dict) -> None:  # type: ignore[type-arg]
-    expected = [(f"{leak['kept_objects']:,}", f"{leak['kept_bytes']:,}", leak["path"])
+    # JSON gives every kept path with its kind; the text and the page list
+    # them all with --leak-kinds all, by default the lost alone.
+    expected = [(f"{leak['kept_objects']:,}", f"{leak['kept_bytes']:,}", leak["kind"], leak["path"])
                 for leak in views["json"]["leaks"] if not leak["runtime"]]
     assert len(expected) > 100
     everything = rows(views["all"], "Memory leak table", LEAK_ROW)
-    assert [(objects, kept, path) for objects, kept, _, path in everything] == expected
-    first = rows(views["first"], "Memory leak table", LEAK_ROW)
-    assert 10 <= len(first) <= 20 and [row[:3] for row in first] == [row[:3] for row in everything[:len(first)]]
-    for (_, _, _, shown), (_, _, whole) in zip(first, expected, strict=False):
+    assert [(objects, kept, kind, path) for objects, kept, _, kind, path in everything] == expected
+    lost = [row for row in expected if row[2] in ("definitely lost", "indirectly lost")]
+    assert [(objects, kept, kind, path) for objects, kept, _, kind, path in
+            rows(views["first"], "Memory leak table", LEAK_ROW)] == lost
+    first = rows(views["every kind"], "Memory leak table", LEAK_ROW)
+    assert 10 <= len(first) <= 20 and [row[:4] for row in first] == [row[:4] for row in everything[:len(first)]]
+    for (*_, shown), (*_, whole) in zip(first, expected, strict=False):
         # Shortened, a path folds runs of whole frames, never figures.
         assert unfolds_to(shown, whole), (shown, whole)
     assert any(FOLD.search(shown) for *_, shown in first)
@@ -124,8 +151,11 @@ def test_leak_rows(views: dict) -> None:  # type: ignore[type-arg]
             return ("... > " if part.get("z") else "") + " > ".join(map(text, part["p"]))
         return " > ".join(map(text, part["fold"])) if "fold" in part else functions[part["f"]][1]
 
-    # The page folds long paths too; opened, they are whole.
-    page = [(row["c"][0], row["c"][1], row["c"][2], text(row["c"][3])) for row in views["html-leaks"]]
+    # The page folds long paths too; opened, they are whole; each ends in its kind, "  [still reachable]".
+    page = []
+    for row in views["html-leaks"]:
+        path, kind = re.fullmatch(rf"(.*)  \[({KIND})\]", text(row["c"][3])).groups()  # type: ignore[union-attr]
+        page.append((row["c"][0], row["c"][1], row["c"][2], kind, path))
     assert page == everything
     assert any("fold" in part for row in views["html-leaks"] if isinstance(row["c"][3][0], dict)
                for part in row["c"][3][0]["p"] if isinstance(part, dict))
