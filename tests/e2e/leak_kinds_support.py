@@ -71,14 +71,19 @@ _SUMMARY = re.compile(r"(definitely lost|indirectly lost|possibly lost|still rea
                       r"([\d,]+) blocks")
 
 
+def leak_summary(text: str) -> dict[str, Figures]:
+    """The four kinds of a LEAK SUMMARY, memcheck's or mprof report's, which writes its lines alike."""
+    summary = text[text.index("LEAK SUMMARY:"):]
+    totals = {_WORDS[words]: (_number(blocks), _number(size)) for words, size, blocks in _SUMMARY.findall(summary)[:4]}
+    assert set(totals) == set(KINDS), summary
+    return totals
+
+
 def parse_memcheck(log: str, own: frozenset[str]) -> Verdict:
     """memcheck's log: its summary, and its loss records.  A definitely lost record counts its direct bytes alone
     (the indirect ones have records of their own)."""
     verdict = Verdict(log=log)
-    summary = log[log.index("LEAK SUMMARY:"):]
-    for words, size, blocks in _SUMMARY.findall(summary)[:4]:
-        verdict.totals[_WORDS[words]] = (_number(blocks), _number(size))
-    assert set(verdict.totals) == set(KINDS), summary
+    verdict.totals = leak_summary(log)
     lines = log.splitlines()
     line_of = {offset: number for number, offset in enumerate(_offsets(log))}
     for record in _RECORD.finditer(log):

@@ -37,9 +37,12 @@ def _mapped(model: Model, leak: LeakRow) -> bool:
 def totals(model: Model) -> list[KindTotal]:
     """Blocks and bytes of each kind over the leak rows left after the
     suppressions, memcheck's four always, unknown when some run was not
-    classified."""
+    classified.  The regions the program mapped itself are no blocks of
+    the heap: memcheck's LEAK SUMMARY has none of them either."""
     found = {kind: [0, 0] for kind in leak_kinds.KINDS}
     for leak in model.leaks:
+        if _mapped(model, leak):
+            continue
         if leak.kind in found or leak.kind == leak_kinds.UNKNOWN:
             row = found.setdefault(leak.kind, [0, 0])
             row[0] += leak.blocks
@@ -100,8 +103,9 @@ def counted(model: Model, kinds: Collection[str]) -> tuple[int, int]:
 
 
 def total(model: Model, kind: str) -> int:
-    """The bytes of one kind, the runtimes' own included."""
-    return sum(leak.bytes for leak in model.leaks if leak.kind == kind)
+    """The bytes of one kind, the runtimes' own included, the regions the
+    program mapped not (as in the LEAK SUMMARY)."""
+    return sum(leak.bytes for leak in model.leaks if leak.kind == kind and not _mapped(model, leak))
 
 
 def kinds_words(kinds: Collection[str]) -> str:
