@@ -9,6 +9,11 @@ allocation, outermost first) whose blocks were allocated and never freed.
   bytes    their bytes, and (%) their share of all bytes kept
   path     callers, outermost first; "..." when the path continues above;
            [4 std::] stands for four library frames, folded (--wide)"""
+# The heading when the monitor classified the blocks: the table lists the
+# kinds asked for, the lost by default.
+LEAKS_CLASSIFIED = LEAKS.replace(
+    "whose blocks were allocated and never freed.",
+    "whose blocks were never freed, of\nthe kinds --leak-kinds lists: definitely and indirectly lost by default.")
 # The kind column, when the monitor classified the blocks at exit.
 LEAK_KINDS = """  kind     as memcheck says: definitely lost (nothing points to the block),
            indirectly lost (only lost blocks do), possibly lost (only

@@ -140,7 +140,8 @@ def leak_table(model: Model, options: Options) -> str:
     rows = tables.leak_paths(model, options.call_sites, options.runtime, {*options.leak_kinds, UNKNOWN})
     kept_total = tables.leak_share_total(model, options.runtime)
     kind_column = f"  {'kind':<{_KIND_WIDTH}}" if kinds else ""
-    lines = [legends.LEAKS + ("\n" + legends.LEAK_KINDS if kinds else ""), *leak_summary.not_classified_lines(model),
+    lines = [legends.LEAKS_CLASSIFIED + "\n" + legends.LEAK_KINDS if kinds else legends.LEAKS,
+             *leak_summary.not_classified_lines(model),
              "", f"{'objects':>10} {'bytes':>12} {'(%)':>5}{kind_column}  path"]
     shown = shown_rows(rows, lambda row: row.kept, kept_total, options)
     paths = tables.shown_leak_paths(model, shown, options.call_sites, None if options.wide else options.path_width)
