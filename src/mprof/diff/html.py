@@ -37,7 +37,7 @@ def render(comparison: Comparison, options: Options) -> str:
                signed(comparison.totals.change(index))) for index, measure in enumerate(comparison.measures)]
     flames = [FlameView(f"diff-{name}", title, comparison.measures[measure_index(comparison.measures, name)].unit,
                         differential(comparison, name))
-              for name, title in (("alloc_space", "Bytes allocated"), ("leak_space", "Bytes never freed"),
+              for name, title in (("alloc_space", "Bytes allocated"), ("leak_space", "Bytes leaked"),
                                   ("peak_space", "Bytes live at the peak"))]
     columns = [measure_index(comparison.measures, name) for name, _ in COLUMNS]
     tables = []

@@ -12,7 +12,7 @@ from ..report.model import Model
 from .compare import Comparison, Row, View, measure_index
 
 # The measures a row shows, by pprof name, and their column headings.
-COLUMNS = (("alloc_space", "bytes"), ("alloc_objects", "blocks"), ("leak_space", "never freed"),
+COLUMNS = (("alloc_space", "bytes"), ("alloc_objects", "blocks"), ("leak_space", "leaked"),
            ("peak_space", "at peak"), ("temp_objects", "temporaries"))
 WIDTH = 13
 PATH_WIDTH = 100  # as the report's
