@@ -22,40 +22,6 @@ static inline bool in_monitor(uintptr_t address)
     return address >= (uintptr_t)__start_mprof_text && address < (uintptr_t)__stop_mprof_text;
 }
 
-/* The base of the module that holds address, or NULL. */
-static const void *module_base(const void *address)
-{
-    Dl_info module;
-    return dladdr(address, &module) ? module.dli_fbase : NULL;
-}
-
-uintptr_t unwind_program_stack(void)
-{
-    /* The C library, the dynamic loader (whose _dl_fini runs a library's
-     * exit handlers) and the monitor's own library: their frames are the
-     * exit path.  Linked into the program, the monitor's frames are the
-     * program's module: they come before the first of the others. */
-    const void *system[] = {module_base((const void *)exit), module_base((const void *)&_r_debug),
-                            module_base((const void *)unwind_program_stack)};
-    unw_context_t context;
-    unw_cursor_t cursor;
-    if (!system[0] || unw_getcontext(&context) != 0 || unw_init_local(&cursor, &context) != 0)
-        return 0;
-    bool past_system = false;
-    for (unsigned depth = 0; depth < 64 && unw_step(&cursor) > 0; depth++) {
-        unw_word_t pc, sp;
-        if (unw_get_reg(&cursor, UNW_REG_IP, &pc) != 0 || unw_get_reg(&cursor, UNW_REG_SP, &sp) != 0)
-            return 0;
-        const void *base = module_base((const void *)(pc - 1));
-        bool in_system = base && (base == system[0] || base == system[1] || base == system[2]);
-        if (in_system)
-            past_system = true;
-        else if (past_system)
-            return sp;
-    }
-    return 0;
-}
-
 /* libunwind: for the frames the cached rules cannot step through (signal
  * frames, CFA expressions, code without unwind tables). */
 MONITOR_TEXT static unsigned walk_with_libunwind(uintptr_t *chain, unsigned max, bool *truncated)
@@ -198,6 +164,70 @@ MONITOR_TEXT static unsigned walk_with_rules(uintptr_t *chain, unsigned max,
     }
 }
 #endif
+
+/* The base of the module that holds address, or NULL. */
+static const void *module_base(const void *address)
+{
+    Dl_info module;
+    return dladdr(address, &module) ? module.dli_fbase : NULL;
+}
+
+/* A step out of a frame with no rule (the C runtime's start-up and
+ * finalisation code, built without unwind tables), by the frame pointer it
+ * keeps: the caller's frame pointer and the return address just above
+ * it.  False where that cannot be so. */
+static bool step_by_frame_pointer(uintptr_t *sp, uintptr_t *bp, uintptr_t *return_address)
+{
+    if (*bp < *sp || *bp - *sp > (1u << 20) || *bp % 8)
+        return false;
+    *return_address = ((const uintptr_t *)*bp)[1];
+    if (!*return_address || !module_base((const void *)(*return_address - 1)))
+        return false;
+    *sp = *bp + 16;
+    *bp = ((const uintptr_t *)*bp)[0];
+    return true;
+}
+
+/* The frames are stepped by the rules of .eh_frame, not by libunwind,
+ * whose checks of the addresses it reads write to a pipe it opens: two
+ * descriptors, 0 and 1 in a program that closed its standard ones. */
+uintptr_t unwind_program_stack(void)
+{
+#ifdef HAVE_RULE_WALK
+    /* The C library, the dynamic loader (whose _dl_fini runs a library's
+     * exit handlers) and the monitor's own library: their frames are the
+     * exit path.  Linked into the program, the monitor's frames are the
+     * program's module: they come before the first of the others. */
+    const void *system[] = {module_base((const void *)exit), module_base((const void *)&_r_debug),
+                            module_base((const void *)unwind_program_stack)};
+    uintptr_t registers[3]; /* instruction, stack and frame pointers, here */
+    __asm__ volatile("lea 0(%%rip), %%rax\n\t"
+                     "mov %%rax, 0(%0)\n\t"
+                     "mov %%rsp, 8(%0)\n\t"
+                     "mov %%rbp, 16(%0)"
+                     :
+                     : "r"(registers)
+                     : "rax", "memory");
+    uintptr_t address = registers[0], sp = registers[1], bp = registers[2];
+    bool past_system = false;
+    for (unsigned depth = 0; system[0] && depth < 64; depth++) {
+        uintptr_t return_address;
+        frame_rule rule = cfi_rule_at(address);
+        if (rule_kind(rule) == RULE_UNKNOWN && !step_by_frame_pointer(&sp, &bp, &return_address))
+            return 0;
+        if (rule_kind(rule) != RULE_UNKNOWN && (!step_by_rule(rule, &sp, &bp, &return_address) || !return_address))
+            return 0;
+        /* sp is now the caller's, as it made the call. */
+        const void *base = module_base((const void *)(return_address - 1));
+        if (base && (base == system[0] || base == system[1] || base == system[2]))
+            past_system = true;
+        else if (past_system)
+            return sp;
+        address = return_address - 1;
+    }
+#endif
+    return 0;
+}
 
 MONITOR_TEXT unsigned unwind_chain(uintptr_t *chain, unsigned max, struct walk_memory *memory,
                                   bool *truncated)
