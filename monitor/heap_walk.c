@@ -64,12 +64,11 @@ static void visit_chunk(uintptr_t chunk, block_visitor *visit, void *context)
 }
 
 /* The chunks from start to end.  Where the chain breaks (a size that runs
- * past the end, or too small), the walk goes on at the next headed chunk
- * after it, 16 bytes at a time.  *last: the last chunk, when the chain
- * held to the end. */
-static uint64_t walk_chunks(uintptr_t start, uintptr_t end, block_visitor *visit, void *context, uintptr_t *last)
+ * past the end, or too small: a chunk a stopped thread was splitting or
+ * merging), the walk goes on at the next headed chunk after it, 16 bytes
+ * at a time.  *last: the last chunk, when the chain held to the end. */
+static void walk_chunks(uintptr_t start, uintptr_t end, block_visitor *visit, void *context, uintptr_t *last)
 {
-    uint64_t resyncs = 0;
     uintptr_t chunk = start;
     *last = 0;
     while (chunk + CHUNK_MIN <= end) {
@@ -84,12 +83,11 @@ static uint64_t walk_chunks(uintptr_t start, uintptr_t end, block_visitor *visit
             chunk += size;
             continue;
         }
-        resyncs++;
+        *last = 0;
         for (chunk += 16; chunk + CHUNK_MIN <= end; chunk += 16)
             if (headed(chunk, chunk_size(chunk), end, CHUNK_MIN))
                 break;
     }
-    return resyncs;
 }
 
 /* Another arena's heap at start: its chunks begin after the heap_info (and
@@ -140,9 +138,8 @@ static bool walk_mapped_chunks(uintptr_t start, uintptr_t end, block_visitor *vi
     return found;
 }
 
-uint64_t heap_walk(struct memory_map *map, block_visitor *visit, void *context, uintptr_t *main_top)
+void heap_walk(struct memory_map *map, block_visitor *visit, void *context, uintptr_t *main_top)
 {
-    uint64_t resyncs = 0;
     uintptr_t last;
     *main_top = 0;
     uintptr_t brk_end = (uintptr_t)syscall(SYS_brk, 0);
@@ -152,7 +149,7 @@ uint64_t heap_walk(struct memory_map *map, block_visitor *visit, void *context, 
             continue;
         if (mapping->heap) {
             uintptr_t end = brk_end > mapping->start && brk_end <= mapping->end ? brk_end : mapping->end;
-            resyncs += walk_chunks((mapping->start + 15) & ~(uintptr_t)15, end, visit, context, &last);
+            walk_chunks((mapping->start + 15) & ~(uintptr_t)15, end, visit, context, &last);
             *main_top = last;
             continue;
         }
@@ -160,13 +157,12 @@ uint64_t heap_walk(struct memory_map *map, block_visitor *visit, void *context, 
         uintptr_t first;
         if (mapping->start % HEAP_MAX == 0 && mapping->end - mapping->start >= PAGE &&
             (first = arena_heap_chunks(mapping->start, mapping->end, &heap_end))) {
-            resyncs += walk_chunks(first, heap_end, visit, context, &last);
+            walk_chunks(first, heap_end, visit, context, &last);
             mapping->heap = true;
             continue;
         }
         mapping->heap = walk_mapped_chunks(mapping->start, mapping->end, visit, context);
     }
-    return resyncs;
 }
 
 /* struct malloc_state (malloc/malloc.c, glibc 2.26 on): a mutex, flags,

@@ -10,12 +10,11 @@
 
 /* Visits, in address order within each heap, every chunk that holds a
  * live block with a header: the block the program sees, its size and its
- * record.  Reads only mapped, readable memory of map.  Returns how many
- * times the walk lost a heap's chain of chunks and found it again (a chunk
- * being split or merged by a stopped thread); *main_top: the last chunk of
- * the main arena's heap, its top, or 0.  Marks each mapping that is a heap
- * (mapping->heap): its free chunks hold what freed blocks held. */
-uint64_t heap_walk(struct memory_map *map, block_visitor *visit, void *context, uintptr_t *main_top);
+ * record.  Reads only mapped, readable memory of map.  *main_top: the
+ * last chunk of the main arena's heap, its top, or 0.  Marks each mapping
+ * that is a heap (mapping->heap): its free chunks hold what freed blocks
+ * held. */
+void heap_walk(struct memory_map *map, block_visitor *visit, void *context, uintptr_t *main_top);
 
 /* The main arena's state, in the C library's data between start and end
  * (found by its top, and by its empty bins, which point at themselves);

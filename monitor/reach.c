@@ -299,6 +299,15 @@ static bool heuristic_reach(const struct reach *reach, uintptr_t start, uint64_t
     return false;
 }
 
+/* Whether value, inside block, is the address of the chunk after it in
+ * glibc's heap, which starts in the block's last word where the block uses
+ * it: glibc's own pointers (its bins, its top), no program's. */
+static inline bool next_chunk(const struct reach *reach, const struct reach_block *block, uint64_t value)
+{
+    return reach->glibc_chunks && value % 16 == 0 && value != block->start &&
+           value + WORD >= block->start + reach_size(block);
+}
+
 /* A block's state, wherever it is kept. */
 static inline uint32_t state_of(const struct reach *reach, size_t index)
 {
@@ -373,8 +382,8 @@ static void follow(struct reach *reach, uint64_t value, uint32_t from)
     if (state == REACH_REACHABLE)
         return;
     uint64_t size = reach_size(block);
-    if (reach->glibc_chunks && value % 16 == 0 && value != block->start && value + WORD >= block->start + size)
-        return; /* the next chunk's, no pointer of the program's */
+    if (next_chunk(reach, block, value))
+        return;
     uint64_t entry = block->packed & REACH_HEADED ? block->start | 1 : (uint64_t)found << 1;
     if (from == REACH_REACHABLE && (value == block->start || heuristic_reach(reach, block->start, size, value))) {
         set_state(reach, (size_t)found, REACH_REACHABLE);
@@ -501,8 +510,7 @@ static void clique(struct reach *reach, size_t leader)
             const struct reach_block *reached = &reach->blocks[found];
             if (state_of(reach, (size_t)found) != REACH_UNREACHED)
                 continue;
-            if (reach->glibc_chunks && value % 16 == 0 && value != reached->start &&
-                value + WORD >= reached->start + reach_size(reached))
+            if (next_chunk(reach, reached, value))
                 continue;
             set_state(reach, (size_t)found, REACH_INDIRECT);
             push(reach, (uint64_t)found << 1);
