@@ -28,7 +28,9 @@
 _Static_assert(sizeof(struct user_regs_struct) == WORLD_REGISTERS * sizeof(uint64_t),
                "every general register is scanned");
 
-#define TRACER_STACK_SIZE (64 * 1024)
+/* The tracer's stack, with its job (and its list of refused threads) at
+ * the bottom. */
+#define TRACER_STACK_SIZE (128 * 1024)
 
 enum phase {
     PHASE_STARTING,
@@ -37,11 +39,15 @@ enum phase {
     PHASE_DONE,
 };
 
-/* What the tracer is given: the world to fill, and who to leave alone. */
+/* What the tracer is given: the world to fill, and who to leave alone;
+ * and the threads it could not stop, not to count them twice. */
 struct tracer_job {
     struct world *world;
     pid_t pid, scanner;
+    size_t refused_count;
+    pid_t refused[WORLD_THREADS_MAX];
 };
+_Static_assert(sizeof(struct tracer_job) < TRACER_STACK_SIZE / 2, "the job leaves the tracer room for its stack");
 
 static long futex(_Atomic int *word, int operation, int value, const struct timespec *timeout)
 {
@@ -62,13 +68,13 @@ struct linux_dirent64 {
     char name[];
 };
 
-static bool handled(const struct world *world, const pid_t *refused, size_t refused_count, pid_t tid)
+static bool handled(const struct tracer_job *job, pid_t tid)
 {
-    for (size_t i = 0; i < world->count; i++)
-        if (world->threads[i].tid == tid)
+    for (size_t i = 0; i < job->world->count; i++)
+        if (job->world->threads[i].tid == tid)
             return true;
-    for (size_t i = 0; i < refused_count; i++)
-        if (refused[i] == tid)
+    for (size_t i = 0; i < job->refused_count; i++)
+        if (job->refused[i] == tid)
             return true;
     return false;
 }
@@ -100,7 +106,7 @@ static bool stop_thread(struct world *world, pid_t tid)
 
 /* One pass over the process's threads: true when it found one not seen
  * before. */
-static bool stop_pass(struct tracer_job *job, pid_t *refused, size_t *refused_count)
+static bool stop_pass(struct tracer_job *job)
 {
     char path[40] = "/proc/";
     char digits[12];
@@ -123,13 +129,13 @@ static bool stop_pass(struct tracer_job *job, pid_t *refused, size_t *refused_co
             pid_t tid = 0;
             for (const char *c = entry->name; *c >= '0' && *c <= '9'; c++)
                 tid = tid * 10 + (*c - '0');
-            if (tid <= 0 || tid == job->scanner || handled(job->world, refused, *refused_count, tid))
+            if (tid <= 0 || tid == job->scanner || handled(job, tid))
                 continue;
             found = true;
             if (job->world->count < WORLD_THREADS_MAX && stop_thread(job->world, tid))
                 continue;
-            if (*refused_count < WORLD_THREADS_MAX)
-                refused[(*refused_count)++] = tid;
+            if (job->refused_count < WORLD_THREADS_MAX)
+                job->refused[job->refused_count++] = tid;
             job->world->unstopped++;
         }
     }
@@ -141,11 +147,9 @@ static int tracer(void *argument)
 {
     struct tracer_job *job = argument;
     struct world *world = job->world;
-    pid_t refused[64];
-    size_t refused_count = 0;
     /* A thread not stopped yet may start another: list them until a pass
      * finds none new. */
-    for (unsigned pass = 0; pass < 64 && stop_pass(job, refused, &refused_count); pass++)
+    for (unsigned pass = 0; pass < 64 && stop_pass(job); pass++)
         ;
     set_phase(world, PHASE_STOPPED);
     while (atomic_load(&world->phase) != PHASE_RESUMING)
@@ -216,7 +220,7 @@ bool world_stop(struct world *world)
         world_resume(world);
         return false;
     }
-    *job = (struct tracer_job){world, getpid(), (pid_t)syscall(SYS_gettid)};
+    *job = (struct tracer_job){.world = world, .pid = getpid(), .scanner = (pid_t)syscall(SYS_gettid)};
     int saved_errno = errno;
     /* The tracer starts with every signal blocked: it has a copy of the
      * program's handlers, and the SIGCHLD of each thread it stops would run

@@ -141,3 +141,16 @@ def test_a_block_that_holds_a_pools_objects(profile: Callable[..., Run], targets
         path = data.paths[index]
         assert (sum(figures[0::2]), sum(figures[1::2])) == (path.allocs - path.frees,
                                                             sum(path.bytes) - sum(path.freed))
+
+
+@pytest.mark.parametrize("traced", [False, True], ids=["alone", "under strace"])
+def test_a_hundred_threads(profile: Callable[..., Run], targets: Targets, tmp_path: Path, traced: bool) -> None:
+    """leak_many_threads.c: a hundred threads asleep at a snapshot, each
+    with a block on its stack: all stopped and their blocks reachable; or,
+    under strace -f, all counted as not stopped, their stacks read whole."""
+    program = targets.build("leak_many_threads", "-pthread")
+    run = profile(["strace", "-f", "-o", tmp_path / "strace.log", program] if traced else [program])
+    leaks = classified(snapshot(run))
+    assert (leaks.threads_stopped, leaks.threads_unstopped) == ((0, 100) if traced else (100, 0))
+    assert leaks.threads_unread == traced
+    assert totals(leaks)["reachable"][0] >= 100
