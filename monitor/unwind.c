@@ -49,6 +49,21 @@ MONITOR_TEXT static unsigned walk_with_libunwind(uintptr_t *chain, unsigned max,
 #if defined(__x86_64__) && defined(DLFO_EH_SEGMENT_TYPE)
 #define HAVE_RULE_WALK 1
 
+/* The instruction, stack and frame pointers where it is written: a macro,
+ * so that they are the walking function's own. */
+#define HERE(address, sp, bp)                                                                                  \
+    do {                                                                                                       \
+        uintptr_t registers_[3];                                                                               \
+        __asm__ volatile("lea 0(%%rip), %%rax\n\t"                                                              \
+                         "mov %%rax, 0(%0)\n\t"                                                                 \
+                         "mov %%rsp, 8(%0)\n\t"                                                                 \
+                         "mov %%rbp, 16(%0)"                                                                   \
+                         :                                                                                     \
+                         : "r"(registers_)                                                                     \
+                         : "rax", "memory");                                                                   \
+        (address) = registers_[0], (sp) = registers_[1], (bp) = registers_[2];                                 \
+    } while (0)
+
 static inline uint32_t slot_of(uintptr_t address)
 {
     /* Code addresses differ in their low bits first. */
@@ -110,15 +125,8 @@ static inline struct walk_entry *entry_beyond(struct walk_memory *memory, const 
 MONITOR_TEXT static unsigned walk_with_rules(uintptr_t *chain, unsigned max,
                                              struct walk_memory *memory, bool *truncated)
 {
-    uintptr_t registers[3]; /* instruction, stack and frame pointers, here */
-    __asm__ volatile("lea 0(%%rip), %%rax\n\t"
-                     "mov %%rax, 0(%0)\n\t"
-                     "mov %%rsp, 8(%0)\n\t"
-                     "mov %%rbp, 16(%0)"
-                     :
-                     : "r"(registers)
-                     : "rax", "memory");
-    uintptr_t address = registers[0], sp = registers[1], bp = registers[2];
+    uintptr_t address, sp, bp;
+    HERE(address, sp, bp);
     const struct rule_table *table = atomic_load_explicit(&rules_table, memory_order_acquire);
     unsigned generation = atomic_load_explicit(&rules_generation, memory_order_acquire);
     if (unlikely(memory->generation != generation + 1)) {
@@ -200,15 +208,8 @@ uintptr_t unwind_program_stack(void)
      * program's module: they come before the first of the others. */
     const void *system[] = {module_base((const void *)exit), module_base((const void *)&_r_debug),
                             module_base((const void *)unwind_program_stack)};
-    uintptr_t registers[3]; /* instruction, stack and frame pointers, here */
-    __asm__ volatile("lea 0(%%rip), %%rax\n\t"
-                     "mov %%rax, 0(%0)\n\t"
-                     "mov %%rsp, 8(%0)\n\t"
-                     "mov %%rbp, 16(%0)"
-                     :
-                     : "r"(registers)
-                     : "rax", "memory");
-    uintptr_t address = registers[0], sp = registers[1], bp = registers[2];
+    uintptr_t address, sp, bp;
+    HERE(address, sp, bp);
     bool past_system = false;
     for (unsigned depth = 0; system[0] && depth < 64; depth++) {
         uintptr_t return_address;
