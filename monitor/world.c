@@ -182,7 +182,7 @@ static bool wait_phase(struct world *world, enum phase phase)
     return true;
 }
 
-/* How many threads the process has, from /proc/self/status's Threads. */
+/* How many threads the process has, from /proc/self/stat. */
 static unsigned thread_count(void)
 {
     int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/stat", O_RDONLY | O_CLOEXEC);
@@ -207,11 +207,34 @@ static unsigned thread_count(void)
     return count ? count : 2;
 }
 
+/* Whether a seccomp filter governs the process (/proc/self/status's
+ * Seccomp: 2): the filter may answer clone or ptrace with a signal the
+ * program would see, or with its end. */
+static bool filtered(void)
+{
+    int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/status", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return true;
+    char text[4096];
+    long got = syscall(SYS_read, fd, text, sizeof text - 1);
+    syscall(SYS_close, fd);
+    if (got <= 0)
+        return true;
+    text[got] = 0;
+    const char *line = strstr(text, "\nSeccomp:\t");
+    return !line || line[10] != '0';
+}
+
 bool world_stop(struct world *world)
 {
     memset(world, 0, sizeof *world);
-    if (thread_count() <= 1)
+    unsigned threads = thread_count();
+    if (threads <= 1)
         return true;
+    if (filtered()) {
+        world->unstopped = threads - 1;
+        return false;
+    }
     world->threads = region_map(WORLD_THREADS_MAX * sizeof(struct stopped_thread));
     world->tracer_stack = region_map(TRACER_STACK_SIZE);
     struct tracer_job *job = world->tracer_stack;

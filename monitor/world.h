@@ -33,8 +33,9 @@ struct world {
 };
 
 /* Stops every thread but the calling one; false, and nothing stopped, when
- * the tracer cannot be started (then every other thread is unstopped).
- * With no other thread, nothing is started. */
+ * the tracer cannot be started or must not be (a seccomp filter governs
+ * the process): then every other thread is unstopped.  With no other
+ * thread, nothing is started. */
 bool world_stop(struct world *world);
 /* Lets them go on; waits for the tracer's end. */
 void world_resume(struct world *world);

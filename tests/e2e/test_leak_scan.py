@@ -154,3 +154,14 @@ def test_a_hundred_threads(profile: Callable[..., Run], targets: Targets, tmp_pa
     assert (leaks.threads_stopped, leaks.threads_unstopped) == ((0, 100) if traced else (100, 0))
     assert leaks.threads_unread == traced
     assert totals(leaks)["reachable"][0] >= 100
+
+
+def test_a_process_under_a_seccomp_filter_is_scanned_without_stopping(profile: Callable[..., Run],
+                                                                     targets: Targets) -> None:
+    """leak_filtered_threads.c: under a seccomp filter the scan's clone or
+    ptrace could be answered with a signal the program sees, or its end: no
+    thread is stopped, each is counted, and the run goes on."""
+    run = profile([targets.build("leak_filtered_threads", "-pthread")])
+    leaks = classified(snapshot(run))
+    assert (leaks.threads_stopped, leaks.threads_unstopped, leaks.threads_unread) == (0, 3, True)
+    assert run.completed.stderr == ""

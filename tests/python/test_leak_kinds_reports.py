@@ -151,8 +151,8 @@ def test_what_the_scan_could_not_look_at(tmp_path: Path, capsys: pytest.CaptureF
     path = written(tmp_path, classified(scan=(3, 5, 2, 4096, 8072, 250_000)))
     lines = report(capsys, "report", "--tables", "summary", path).splitlines()
     assert lines[-2:] == [
-        "  Leak scan of process 4242: the process was traced: 2 threads' stacks scanned whole, their registers "
-        "not read",
+        "  Leak scan of process 4242: threads not stopped (the process was traced, or under a seccomp filter): 2 "
+        "threads' stacks scanned whole, their registers not read",
         "  Leak scan of process 4242: memory of unknown contents (blocks from before the attach) taken as roots: "
         "a block it points to is never called lost"]
 

@@ -85,8 +85,9 @@ def scan_notes(model: Model) -> list[str]:
         if scan is None:
             continue
         if scan.flags & fmt.LEAK_THREADS_UNSTOPPED:
-            notes.append(f"Leak scan of process {run.pid}: the process was traced: {scan.threads_unstopped:,} "
-                         "threads' stacks scanned whole, their registers not read")
+            notes.append(f"Leak scan of process {run.pid}: threads not stopped (the process was traced, or under "
+                         f"a seccomp filter): {scan.threads_unstopped:,} threads' stacks scanned whole, their "
+                         "registers not read")
         if scan.flags & fmt.LEAK_UNKNOWN_ROOTS:
             notes.append(f"Leak scan of process {run.pid}: memory of unknown contents (blocks from before the "
                          "attach) taken as roots: a block it points to is never called lost")
