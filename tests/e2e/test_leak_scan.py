@@ -69,9 +69,14 @@ def test_threads_stopped_for_a_snapshot_notice_nothing(profile: Callable[..., Ru
 
 def test_the_final_file_finds_the_ended_threads_tls(profile: Callable[..., Run], quiet: Path) -> None:
     run, _ = run_quiet(profile, quiet)
-    leaks = classified(run.data())
+    data = run.data()
+    leaks = classified(data)
     kinds = totals(leaks)
     assert (leaks.threads_stopped, leaks.threads_unstopped) == (0, 0)
+    # The scan's own time is a part of the run's; it read the reachable
+    # blocks (stdout's buffer) and some roots.
+    assert 0 < leaks.scan_ns < data.header.elapsed_ns
+    assert leaks.block_bytes >= 4096 and leaks.root_bytes > 0
     assert kinds["definite"] == (LOST, LOST * 40)
     # glibc keeps the joined threads' stacks, whose TCBs point into their DTVs.
     assert kinds["possible"][0] == THREADS
