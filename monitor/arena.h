@@ -21,6 +21,9 @@ void *region_map_as(size_t size, int protection, int fd, long offset);
 /* Whether [start, start + size) is in the address space the monitor
  * reserved. */
 bool region_reserved(const void *start, size_t size);
+/* The same without the arena's lock, for a caller that stopped the other
+ * threads (one may hold it): the reservations are only ever added to. */
+bool region_reserved_unlocked(const void *start, size_t size);
 void region_unmap(void *region, size_t size);
 /* Grow a region made by region_map, keeping its contents; may move it. */
 void *region_grow(void *region, size_t old_size, size_t new_size);

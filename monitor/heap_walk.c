@@ -18,6 +18,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "arena.h"
 #include "header.h"
 #include "paths.h"
 
@@ -145,7 +146,8 @@ void heap_walk(struct memory_map *map, block_visitor *visit, void *context, uint
     uintptr_t brk_end = (uintptr_t)syscall(SYS_brk, 0);
     for (size_t i = 0; i < map->count; i++) {
         struct mapping *mapping = &map->mappings[i];
-        if (!mapping->readable || !mapping->writable || mapping->file)
+        if (!mapping->readable || !mapping->writable || mapping->file ||
+            region_reserved_unlocked((void *)mapping->start, mapping->end - mapping->start))
             continue;
         if (mapping->heap) {
             uintptr_t end = brk_end > mapping->start && brk_end <= mapping->end ? brk_end : mapping->end;

@@ -28,6 +28,7 @@
 #include "paths.h"
 #include "pools.h"
 #include "reach.h"
+#include "scan_memory.h"
 #include "real.h"
 #include "state.h"
 #include "world.h"
@@ -92,18 +93,30 @@ static int writable_segments(struct dl_phdr_info *module, size_t size, void *dat
     return 0;
 }
 
-/* Scans what of [start, end) is mapped readable now. */
+/* Scans [from, to), but the scan's own memory. */
+static void scan_root(struct reach *reach, uintptr_t from, uintptr_t to)
+{
+    uintptr_t cut_start, cut_end;
+    while (from < to && scan_memory_within(from, to, &cut_start, &cut_end)) {
+        reach_scan_root(reach, from, cut_start);
+        from = cut_end;
+    }
+    reach_scan_root(reach, from, to);
+}
+
+/* Scans what of [start, end) is mapped readable now, and not the
+ * monitor's: its arena's, or the scan's own. */
 static void scan_readable(struct reach *reach, const struct memory_map *map, uintptr_t start, uintptr_t end)
 {
     for (size_t i = 0; i < map->count && start < end; i++) {
         const struct mapping *mapping = &map->mappings[i];
         if (mapping->end <= start || mapping->start >= end)
             continue;
-        if (!mapping->readable || region_reserved((void *)mapping->start, mapping->end - mapping->start))
+        if (!mapping->readable || region_reserved_unlocked((void *)mapping->start, mapping->end - mapping->start))
             continue;
         uintptr_t from = start > mapping->start ? start : mapping->start;
         uintptr_t to = end < mapping->end ? end : mapping->end;
-        reach_scan_root(reach, from, to);
+        scan_root(reach, from, to);
     }
 }
 
@@ -255,8 +268,11 @@ bool leak_scan(struct leak_scan *scan, const struct leak_caller *caller, uint32_
     Dl_info libc;
     struct module_search search = {&modules, (uintptr_t)leak_scan,
                                    dladdr((const void *)exit, &libc) ? (uintptr_t)libc.dli_fbase : 0};
-    /* Before the world stops: the loader's lock may be a stopped thread's. */
+    /* Before the world stops: the loader's lock may be a stopped thread's
+     * (dladdr takes it too); and after, nothing takes a lock of the
+     * monitor's, nor maps memory through its arena (scan_memory.h). */
     dl_iterate_phdr(writable_segments, &search);
+    bool glibc = real_allocator_is_glibc();
     struct world world;
     world_stop(&world);
     struct memory_map map;
@@ -275,7 +291,7 @@ bool leak_scan(struct leak_scan *scan, const struct leak_caller *caller, uint32_
             heap_walk(&map, collect_headed, &reach, &main_top);
         block_map_each(locking, collect_block, &reach);
         pools_each_object(locking, collect_block, &reach);
-        reach.glibc_chunks = real_allocator_is_glibc();
+        reach.glibc_chunks = glibc;
         if (reach_prepare(&reach, &map)) {
             for (size_t i = 0; i < modules.count; i++)
                 scan_module(&reach, &map, &modules.items[i], main_top);
@@ -285,7 +301,7 @@ bool leak_scan(struct leak_scan *scan, const struct leak_caller *caller, uint32_
             }
             for (size_t i = 0; i < world.count; i++) {
                 const struct stopped_thread *thread = &world.threads[i];
-                if (region_reserved((void *)thread->stack_pointer, 1))
+                if (region_reserved_unlocked((void *)thread->stack_pointer, 1))
                     continue; /* the monitor's own */
                 scan_thread(&reach, &map, thread->stack_pointer, thread->thread_pointer);
                 reach_root_words(&reach, thread->registers, WORLD_REGISTERS);

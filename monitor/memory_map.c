@@ -2,38 +2,46 @@
 #include "memory_map.h"
 
 #include <fcntl.h>
+#include <stdbool.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "arena.h"
+#include "scan_memory.h"
 
-/* The text of the file, whole: the mappings must be of one moment. */
+/* The text of the file, whole, read into a buffer that did not move while
+ * it was read: the mappings listed must all be there as listed, the
+ * buffer's own among them.  A buffer that had to grow is read into again. */
 static char *read_whole(const char *path, size_t *size, size_t *room)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return NULL;
     size_t capacity = 64 * 1024, used = 0;
-    char *text = region_map(capacity);
+    char *text = scan_map(capacity);
+    bool grew = false;
     while (text) {
         if (used == capacity) {
-            char *grown = region_grow(text, capacity, capacity * 2);
+            char *grown = scan_grow(text, capacity, capacity * 2);
             if (!grown) {
-                region_unmap(text, capacity);
+                scan_unmap(text, capacity);
                 text = NULL;
                 break;
             }
             text = grown;
             capacity *= 2;
+            grew = true;
         }
         ssize_t got = read(fd, text + used, capacity - used);
         if (got < 0) {
-            region_unmap(text, capacity);
+            scan_unmap(text, capacity);
             text = NULL;
-        } else if (got == 0) {
-            break;
-        } else {
+        } else if (got > 0) {
             used += (size_t)got;
+        } else if (grew && lseek(fd, 0, SEEK_SET) == 0) {
+            grew = false;
+            used = 0;
+        } else {
+            break;
         }
     }
     close(fd);
@@ -99,8 +107,10 @@ bool memory_map_read(struct memory_map *map)
     size_t lines = 0;
     for (size_t i = 0; i < size; i++)
         lines += text[i] == '\n';
+    map->text = text;
+    map->text_room = text_room;
     map->room = (lines + 1) * sizeof(struct mapping);
-    map->mappings = region_map(map->room);
+    map->mappings = scan_map(map->room);
     if (map->mappings) {
         for (const char *line = text, *stop = text + size; line < stop;) {
             const char *end = memchr(line, '\n', (size_t)(stop - line));
@@ -111,14 +121,19 @@ bool memory_map_read(struct memory_map *map)
             line = end + 1;
         }
     }
-    region_unmap(text, text_room);
-    return map->mappings != NULL;
+    if (!map->mappings) {
+        memory_map_release(map);
+        return false;
+    }
+    return true;
 }
 
 void memory_map_release(struct memory_map *map)
 {
     if (map->mappings)
-        region_unmap(map->mappings, map->room);
+        scan_unmap(map->mappings, map->room);
+    if (map->text)
+        scan_unmap(map->text, map->text_room);
     memset(map, 0, sizeof *map);
 }
 

@@ -18,6 +18,10 @@ struct memory_map {
     struct mapping *mappings; /* in address order, none overlapping */
     size_t count;
     size_t room; /* the bytes mapped for them */
+    /* The file's text, kept mapped until released: it is one of the
+     * mappings listed, which must all stay as listed while they are read. */
+    char *text;
+    size_t text_room;
 };
 
 /* False when the file cannot be read or memory is short. */

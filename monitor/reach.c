@@ -17,7 +17,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "arena.h"
+#include "scan_memory.h"
 #include "hash.h"
 #include "header.h"
 #include "radix.h"
@@ -51,7 +51,7 @@ static bool grow(void **array, size_t *room, size_t needed, size_t entry)
     size_t bytes = *room ? *room : 64 * 1024;
     while (bytes < needed * entry)
         bytes *= 2;
-    void *grown = *array ? region_grow(*array, *room, bytes) : region_map(bytes);
+    void *grown = *array ? scan_grow(*array, *room, bytes) : scan_map(bytes);
     if (!grown)
         return false;
     *array = grown;
@@ -101,13 +101,13 @@ static bool sort(struct reach *reach)
     if (sorted(reach))
         return true;
     size_t bytes = reach->count * sizeof(struct reach_block);
-    struct reach_block *spare = region_map(bytes);
+    struct reach_block *spare = scan_map(bytes);
     if (!spare)
         return false;
     void *result = radix_sort_pairs((struct keyed_pair *)reach->blocks, (struct keyed_pair *)spare, reach->count);
     if (result == spare)
         memcpy(reach->blocks, spare, bytes);
-    region_unmap(spare, bytes);
+    scan_unmap(spare, bytes);
     return true;
 }
 
@@ -535,16 +535,16 @@ void reach_finish(struct reach *reach)
 void reach_release(struct reach *reach)
 {
     if (reach->blocks)
-        region_unmap(reach->blocks, reach->room);
+        scan_unmap(reach->blocks, reach->room);
     if (reach->regions)
-        region_unmap(reach->regions, reach->regions_room);
+        scan_unmap(reach->regions, reach->regions_room);
     if (reach->pages)
-        region_unmap(reach->pages, reach->pages_room);
+        scan_unmap(reach->pages, reach->pages_room);
     if (reach->stack)
-        region_unmap(reach->stack, reach->stack_room);
+        scan_unmap(reach->stack, reach->stack_room);
     if (reach->states)
-        region_unmap(reach->states, reach->states_room);
+        scan_unmap(reach->states, reach->states_room);
     if (reach->outer)
-        region_unmap(reach->outer, reach->outer_room);
+        scan_unmap(reach->outer, reach->outer_room);
     memset(reach, 0, sizeof *reach);
 }

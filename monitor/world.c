@@ -16,6 +16,7 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/user.h>
@@ -147,6 +148,12 @@ static int tracer(void *argument)
 {
     struct tracer_job *job = argument;
     struct world *world = job->world;
+    /* Should the scanning thread die (a fault in the scan), the tracer dies
+     * with it, and its end lets the stopped threads go: left waiting, it
+     * would keep the process from ever ending. */
+    syscall(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+    if (syscall(SYS_getppid) != job->pid)
+        return 0;
     /* A thread not stopped yet may start another: list them until a pass
      * finds none new. */
     for (unsigned pass = 0; pass < 64 && stop_pass(job); pass++)
