@@ -217,6 +217,18 @@ static void collect_headed(void *context, uintptr_t start, uint64_t size, uint32
         reach_add_headed(context, start, size, record);
 }
 
+/* One block of kind into its record's figures, when the record is a path
+ * of this file's. */
+static void count_block(struct leak_scan *scan, const struct reach_block *block, unsigned kind)
+{
+    uint32_t record = reach_record(block);
+    uint32_t index = record - scan->first_record;
+    if (record < scan->first_record || index >= scan->record_count)
+        return;
+    scan->by_record[index][2 * kind]++;
+    scan->by_record[index][2 * kind + 1] += reach_size(block);
+}
+
 static void tally(struct leak_scan *scan, const struct reach *reach)
 {
     static const unsigned kind_of_state[] = {
@@ -225,26 +237,10 @@ static void tally(struct leak_scan *scan, const struct reach *reach)
         [REACH_POSSIBLE] = MPROF_LEAK_POSSIBLE,
         [REACH_REACHABLE] = MPROF_LEAK_REACHABLE,
     };
-    for (size_t i = 0; i < reach->count; i++) {
-        const struct reach_block *block = &reach->blocks[i];
-        uint32_t record = reach_record(block);
-        uint32_t index = record - scan->first_record;
-        if (record < scan->first_record || index >= scan->record_count)
-            continue;
-        uint64_t *figures = scan->by_record[index];
-        unsigned kind = kind_of_state[reach->states[i]];
-        figures[2 * kind]++;
-        figures[2 * kind + 1] += reach_size(block);
-    }
-    for (size_t i = 0; i < reach->outer_count; i++) {
-        const struct reach_block *block = &reach->outer[i];
-        uint32_t record = reach_record(block);
-        uint32_t index = record - scan->first_record;
-        if (record < scan->first_record || index >= scan->record_count)
-            continue;
-        scan->by_record[index][2 * MPROF_LEAK_REACHABLE]++;
-        scan->by_record[index][2 * MPROF_LEAK_REACHABLE + 1] += reach_size(block);
-    }
+    for (size_t i = 0; i < reach->count; i++)
+        count_block(scan, &reach->blocks[i], kind_of_state[reach->states[i]]);
+    for (size_t i = 0; i < reach->outer_count; i++)
+        count_block(scan, &reach->outer[i], MPROF_LEAK_REACHABLE);
 }
 
 static uint64_t now_ns(void)
