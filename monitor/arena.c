@@ -287,6 +287,22 @@ bool region_reserved_unlocked(const void *start, size_t size)
     return false;
 }
 
+bool region_reserved_within(uintptr_t start, uintptr_t end, uintptr_t *cut_start, uintptr_t *cut_end)
+{
+    bool found = false;
+    unsigned count = __atomic_load_n(&reservation_count, __ATOMIC_ACQUIRE);
+    for (unsigned i = 0; i < count; i++) {
+        if (reservations[i].end <= start || reservations[i].start >= end)
+            continue;
+        if (!found || reservations[i].start < *cut_start) {
+            *cut_start = reservations[i].start > start ? reservations[i].start : start;
+            *cut_end = reservations[i].end < end ? reservations[i].end : end;
+            found = true;
+        }
+    }
+    return found;
+}
+
 bool region_reserved(const void *start, size_t size)
 {
     uintptr_t low = (uintptr_t)start, high = low + size;

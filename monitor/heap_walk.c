@@ -18,7 +18,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "arena.h"
 #include "header.h"
 #include "paths.h"
 
@@ -119,24 +118,28 @@ static uintptr_t arena_heap_chunks(uintptr_t start, uintptr_t readable_end, uint
     return 0;
 }
 
-/* Large blocks, each a mapping of its own, which the kernel may have
- * merged with its neighbours into one; whether there was one. */
-static bool walk_mapped_chunks(uintptr_t start, uintptr_t end, block_visitor *visit, void *context)
+/* Large blocks, each a mapping of its own, page aligned, which the kernel
+ * may list with its neighbours as one: the program's regions, a thread's
+ * stack, another block's mapping, above or below.  So each page not in a
+ * chunk is looked at for one.  Whether the chunks found fill [start, end). */
+static bool walk_mapped_chunks(uintptr_t start, uintptr_t end, block_visitor *visit, void *context, bool *found)
 {
-    bool found = false;
+    bool filled = true;
+    *found = false;
     for (uintptr_t chunk = start; chunk + CHUNK_MIN <= end;) {
         uint64_t word = *(const uint64_t *)(chunk + 8);
         uint64_t size = word & ~(uint64_t)SIZE_BITS;
-        if (*(const uint64_t *)chunk != 0 || !(word & IS_MMAPPED) || size % PAGE || size < PAGE ||
-            size > end - chunk)
-            return found;
-        if (headed(chunk, size, end, PAGE + 16)) {
+        if (*(const uint64_t *)chunk == 0 && (word & IS_MMAPPED) && size % PAGE == 0 && size >= PAGE &&
+            size <= end - chunk && headed(chunk, size, end, PAGE + 16)) {
             visit_chunk(chunk, visit, context);
-            found = true;
+            *found = true;
+            chunk += size;
+        } else {
+            filled = false;
+            chunk += PAGE;
         }
-        chunk += size;
     }
-    return found;
+    return *found && filled;
 }
 
 void heap_walk(struct memory_map *map, block_visitor *visit, void *context, uintptr_t *main_top)
@@ -146,8 +149,7 @@ void heap_walk(struct memory_map *map, block_visitor *visit, void *context, uint
     uintptr_t brk_end = (uintptr_t)syscall(SYS_brk, 0);
     for (size_t i = 0; i < map->count; i++) {
         struct mapping *mapping = &map->mappings[i];
-        if (!mapping->readable || !mapping->writable || mapping->file ||
-            region_reserved_unlocked((void *)mapping->start, mapping->end - mapping->start))
+        if (!mapping->readable || !mapping->writable || mapping->file || mapping->own)
             continue;
         if (mapping->heap) {
             uintptr_t end = brk_end > mapping->start && brk_end <= mapping->end ? brk_end : mapping->end;
@@ -163,7 +165,7 @@ void heap_walk(struct memory_map *map, block_visitor *visit, void *context, uint
             mapping->heap = true;
             continue;
         }
-        mapping->heap = walk_mapped_chunks(mapping->start, mapping->end, visit, context);
+        mapping->heap = walk_mapped_chunks(mapping->start, mapping->end, visit, context, &mapping->chunks);
     }
 }
 

@@ -28,12 +28,12 @@
 #include "paths.h"
 #include "pools.h"
 #include "reach.h"
-#include "scan_memory.h"
 #include "real.h"
 #include "state.h"
 #include "world.h"
 
 #define RED_ZONE 128u
+#define PAGE 4096u
 /* A thread pointer in a mapping larger than this (a heap) is no TCB's
  * mapping of its own: only the words around it are scanned. */
 #define TLS_MAPPING_MAX (64u << 20)
@@ -93,30 +93,35 @@ static int writable_segments(struct dl_phdr_info *module, size_t size, void *dat
     return 0;
 }
 
-/* Scans [from, to), but the scan's own memory. */
-static void scan_root(struct reach *reach, uintptr_t from, uintptr_t to)
+/* [from, to) of a mapping that holds large blocks' chunks among other
+ * memory: the memory around them.  Each chunk is whole pages, its block
+ * in the first. */
+static void scan_around_chunks(struct reach *reach, uintptr_t from, uintptr_t to)
 {
-    uintptr_t cut_start, cut_end;
-    while (from < to && scan_memory_within(from, to, &cut_start, &cut_end)) {
-        reach_scan_root(reach, from, cut_start);
-        from = cut_end;
+    uintptr_t block_start, block_end;
+    while (from < to && reach_next_block(reach, from, to, &block_start, &block_end)) {
+        reach_scan_root(reach, from, block_start & ~(uintptr_t)(PAGE - 1));
+        from = (block_end + PAGE - 1) & ~(uintptr_t)(PAGE - 1);
     }
     reach_scan_root(reach, from, to);
 }
 
 /* Scans what of [start, end) is mapped readable now, and not the
- * monitor's: its arena's, or the scan's own. */
+ * monitor's (its arena's, or the scan's own), nor a block. */
 static void scan_readable(struct reach *reach, const struct memory_map *map, uintptr_t start, uintptr_t end)
 {
     for (size_t i = 0; i < map->count && start < end; i++) {
         const struct mapping *mapping = &map->mappings[i];
         if (mapping->end <= start || mapping->start >= end)
             continue;
-        if (!mapping->readable || region_reserved_unlocked((void *)mapping->start, mapping->end - mapping->start))
+        if (!mapping->readable || mapping->own)
             continue;
         uintptr_t from = start > mapping->start ? start : mapping->start;
         uintptr_t to = end < mapping->end ? end : mapping->end;
-        scan_root(reach, from, to);
+        if (mapping->chunks)
+            scan_around_chunks(reach, from, to);
+        else
+            reach_scan_root(reach, from, to);
     }
 }
 
@@ -199,7 +204,9 @@ static void scan_anonymous(struct reach *reach, const struct memory_map *map, bo
         const struct mapping *mapping = &map->mappings[i];
         if (!mapping->readable || !mapping->writable || mapping->file || live_stack(mapping, caller, world))
             continue;
-        if (heaps || (!mapping->heap && !reach_holds_block(reach, mapping->start, mapping->end)))
+        uintptr_t block_start, block_end;
+        if (heaps || (!mapping->heap && (mapping->chunks || !reach_next_block(reach, mapping->start, mapping->end,
+                                                                               &block_start, &block_end))))
             scan_readable(reach, map, mapping->start, mapping->end);
     }
 }

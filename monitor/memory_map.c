@@ -6,7 +6,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "arena.h"
 #include "scan_memory.h"
+
+/* Room for mappings split after they were counted (add_pieces). */
+#define MAPPINGS_SPARE 64u
 
 /* The text of the file, whole, read into a buffer that did not move while
  * it was read: the mappings listed must all be there as listed, the
@@ -97,6 +101,83 @@ static bool parse_line(const char *line, const char *end, struct mapping *mappin
     return mapping->start < mapping->end;
 }
 
+/* The first part of [start, end) that is the monitor's memory. */
+static bool own_within(uintptr_t start, uintptr_t end, uintptr_t *cut_start, uintptr_t *cut_end)
+{
+    uintptr_t scan_start, scan_end;
+    bool reserved = region_reserved_within(start, end, cut_start, cut_end);
+    if (!scan_memory_within(start, end, &scan_start, &scan_end))
+        return reserved;
+    if (!reserved || scan_start < *cut_start) {
+        *cut_start = scan_start;
+        *cut_end = scan_end;
+    }
+    return true;
+}
+
+static size_t piece(struct mapping *pieces, size_t count, const struct mapping *mapping, uintptr_t start,
+                    uintptr_t end, bool own)
+{
+    if (pieces) {
+        pieces[count] = *mapping;
+        pieces[count].start = start;
+        pieces[count].end = end;
+        pieces[count].own = own;
+    }
+    return count + 1;
+}
+
+/* mapping in pieces, each the monitor's or not, into pieces (when not
+ * NULL); returns their number. */
+static size_t split(const struct mapping *mapping, struct mapping *pieces)
+{
+    size_t count = 0;
+    uintptr_t from = mapping->start, cut_start, cut_end;
+    while (from < mapping->end && own_within(from, mapping->end, &cut_start, &cut_end)) {
+        if (cut_start > from)
+            count = piece(pieces, count, mapping, from, cut_start, false);
+        count = piece(pieces, count, mapping, cut_start, cut_end, true);
+        from = cut_end;
+    }
+    if (from < mapping->end)
+        count = piece(pieces, count, mapping, from, mapping->end, false);
+    return count;
+}
+
+/* Calls each(context, mapping) for each line that parses. */
+static void each_line(const char *text, size_t size, void (*each)(void *context, const struct mapping *mapping),
+                      void *context)
+{
+    for (const char *line = text, *stop = text + size; line < stop;) {
+        const char *end = memchr(line, '\n', (size_t)(stop - line));
+        if (!end)
+            end = stop;
+        struct mapping mapping = {0};
+        if (parse_line(line, end, &mapping))
+            each(context, &mapping);
+        line = end + 1;
+    }
+}
+
+static void count_pieces(void *context, const struct mapping *mapping)
+{
+    *(size_t *)context += split(mapping, NULL);
+}
+
+/* A thread that could not be stopped may have reserved more since the
+ * pieces were counted: where the pieces no longer fit, the mapping is
+ * listed whole, not the monitor's, as read (a root, were it one, holds
+ * blocks reachable, never lost). */
+static void add_pieces(void *context, const struct mapping *mapping)
+{
+    struct memory_map *map = context;
+    size_t room = map->room / sizeof(struct mapping);
+    if (map->count + split(mapping, NULL) <= room)
+        map->count += split(mapping, &map->mappings[map->count]);
+    else if (map->count < room)
+        map->mappings[map->count++] = *mapping;
+}
+
 bool memory_map_read(struct memory_map *map)
 {
     memset(map, 0, sizeof *map);
@@ -104,27 +185,18 @@ bool memory_map_read(struct memory_map *map)
     char *text = read_whole("/proc/self/maps", &size, &text_room);
     if (!text)
         return false;
-    size_t lines = 0;
-    for (size_t i = 0; i < size; i++)
-        lines += text[i] == '\n';
     map->text = text;
     map->text_room = text_room;
-    map->room = (lines + 1) * sizeof(struct mapping);
+    /* Counted first: the regions the monitor maps later are not listed. */
+    size_t pieces = 0;
+    each_line(text, size, count_pieces, &pieces);
+    map->room = (pieces + MAPPINGS_SPARE) * sizeof(struct mapping);
     map->mappings = scan_map(map->room);
-    if (map->mappings) {
-        for (const char *line = text, *stop = text + size; line < stop;) {
-            const char *end = memchr(line, '\n', (size_t)(stop - line));
-            if (!end)
-                end = stop;
-            if (parse_line(line, end, &map->mappings[map->count]))
-                map->count++;
-            line = end + 1;
-        }
-    }
     if (!map->mappings) {
         memory_map_release(map);
         return false;
     }
+    each_line(text, size, add_pieces, map);
     return true;
 }
 

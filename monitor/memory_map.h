@@ -12,6 +12,10 @@ struct mapping {
     bool readable, writable;
     bool file; /* backed by a file (an inode), not anonymous */
     bool heap; /* [heap], the break's; or another of the allocator's heaps (heap_walk) */
+    bool own;  /* the monitor's memory: its arena's reserved space, or the scan's */
+    /* Holds glibc's chunks of large blocks, each mapped on its own, and
+     * other memory, which the kernel lists as one (heap_walk). */
+    bool chunks;
 };
 
 struct memory_map {
@@ -24,7 +28,10 @@ struct memory_map {
     size_t text_room;
 };
 
-/* False when the file cannot be read or memory is short. */
+/* The kernel lists two adjacent mappings alike as one: each is split where
+ * the monitor's own memory begins and ends, so that a mapping is wholly
+ * the monitor's or wholly not.  False when the file cannot be read or
+ * memory is short. */
 bool memory_map_read(struct memory_map *map);
 void memory_map_release(struct memory_map *map);
 /* The mapping that holds address, or NULL. */

@@ -250,7 +250,8 @@ static ptrdiff_t find_block(const struct reach *reach, const struct reach_region
     return -1;
 }
 
-bool reach_holds_block(const struct reach *reach, uintptr_t start, uintptr_t end)
+bool reach_next_block(const struct reach *reach, uintptr_t start, uintptr_t end, uintptr_t *block_start,
+                      uintptr_t *block_end_out)
 {
     size_t low = 0, high = reach->count;
     while (low < high) {
@@ -260,7 +261,11 @@ bool reach_holds_block(const struct reach *reach, uintptr_t start, uintptr_t end
         else
             high = middle;
     }
-    return low < reach->count && reach->blocks[low].start < end;
+    if (low == reach->count || reach->blocks[low].start >= end)
+        return false;
+    *block_start = reach->blocks[low].start;
+    *block_end_out = block_end(&reach->blocks[low]);
+    return true;
 }
 
 static bool vtable_address(const struct reach *reach, uint64_t address)

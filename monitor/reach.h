@@ -101,8 +101,10 @@ void reach_add_headed(void *reach, uintptr_t start, uint64_t size, uint32_t reco
  * as it was).  Overlapping blocks (a pool's objects in a block that was
  * not declared its backing) keep the inner ones. */
 bool reach_prepare(struct reach *reach, const struct memory_map *map);
-/* Whether a block starts in [start, end). */
-bool reach_holds_block(const struct reach *reach, uintptr_t start, uintptr_t end);
+/* The first block that starts in [start, end): its start and end; false
+ * when there is none. */
+bool reach_next_block(const struct reach *reach, uintptr_t start, uintptr_t end, uintptr_t *block_start,
+                      uintptr_t *block_end);
 /* A root: its words, and the blocks they reach. */
 void reach_scan_root(struct reach *reach, uintptr_t start, uintptr_t end);
 void reach_root_words(struct reach *reach, const uint64_t *words, size_t count);
