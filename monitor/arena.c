@@ -83,6 +83,11 @@ void *system_mremap(void *old, size_t old_length, size_t new_length, int flags, 
     return (void *)syscall(SYS_mremap, old, old_length, new_length, flags, new_address);
 }
 
+int system_madvise(void *address, size_t length, int advice)
+{
+    return (int)syscall(SYS_madvise, address, length, advice);
+}
+
 /* Puts [start, end) back among the free ranges, joined to its neighbours
  * (or to the untouched rest); the lock held. */
 static void give(uintptr_t start, uintptr_t end)

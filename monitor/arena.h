@@ -11,6 +11,7 @@
 void *system_mmap(void *address, size_t length, int protection, int flags, int fd, long offset);
 int system_munmap(void *address, size_t length);
 void *system_mremap(void *old, size_t old_length, size_t new_length, int flags, void *new_address);
+int system_madvise(void *address, size_t length, int advice);
 
 /* A zeroed region of at least size bytes, or NULL.  Counted in
  * monitor_mapped_bytes().  Regions come from address space the monitor

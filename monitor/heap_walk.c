@@ -28,7 +28,7 @@
 #define HEAP_MAX (64u << 20)
 #define PAGE 4096u
 /* How far ahead of the chunk in hand the walk asks for memory. */
-#define WALK_AHEAD 1024u
+#define WALK_AHEAD 4096u
 
 static uint64_t chunk_size(uintptr_t chunk)
 {

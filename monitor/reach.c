@@ -30,6 +30,9 @@
 #define STATE_MASK 0x7fu
 /* The check bits a headed block's record field holds during the scan. */
 #define CHECK_SHIFT 8
+#define CACHE_LINE 64u
+/* How much of a block pushed is asked for ahead of its scan. */
+#define PUSH_PREFETCH_BYTES 256u
 
 static uint32_t check_bits(uintptr_t start)
 {
@@ -71,6 +74,9 @@ static void add(struct reach *reach, uintptr_t start, uint64_t size, uint32_t re
     if (record > REACH_HEADED - 1)
         record = REACH_HEADED - 1;
     reach->blocks[reach->count++] = (struct reach_block){start, size << (REACH_RECORD_BITS + 1) | headed | record};
+    /* Its state goes into its header now, while the walk has it at hand. */
+    if (headed)
+        header_of((void *)start)->record = check_bits(start) | REACH_UNREACHED;
 }
 
 void reach_add(void *context, uintptr_t start, uint64_t size, uint32_t record)
@@ -118,14 +124,18 @@ static uintptr_t block_end(const struct reach_block *block)
 }
 
 /* Drops duplicates, and puts blocks that hold the next one (the outer of
- * two nested) apart, so that no two overlap. */
+ * two nested) apart, so that no two overlap.  A headed block dropped gets
+ * its header back, but where the one kept is the same block, headed. */
 static void drop_overlaps(struct reach *reach)
 {
     size_t kept = 0;
     for (size_t i = 0; i < reach->count; i++) {
         const struct reach_block *block = &reach->blocks[i];
         while (kept && block_end(&reach->blocks[kept - 1]) > block->start) {
-            const struct reach_block *dropped = &reach->blocks[kept - 1];
+            struct reach_block *dropped = &reach->blocks[kept - 1];
+            if ((dropped->packed & REACH_HEADED) &&
+                (dropped->start != block->start || !(block->packed & REACH_HEADED)))
+                restore_header(dropped);
             if (dropped->start != block->start &&
                 grow((void **)&reach->outer, &reach->outer_room, reach->outer_count + 1, sizeof *dropped))
                 reach->outer[reach->outer_count++] = *dropped;
@@ -186,27 +196,28 @@ static bool index_blocks(struct reach *reach)
     return true;
 }
 
+/* Every header back as it was, the scan given up. */
+static bool give_up(struct reach *reach)
+{
+    for (size_t i = 0; i < reach->count; i++)
+        if (reach->blocks[i].packed & REACH_HEADED)
+            restore_header(&reach->blocks[i]);
+    reach->out_of_memory = true;
+    return false;
+}
+
 bool reach_prepare(struct reach *reach, const struct memory_map *map)
 {
     reach->map = map;
     if (reach->out_of_memory || !sort(reach))
-        return false;
+        return give_up(reach);
 
     /* A block found twice (in the map and by the walk) is one. */
     drop_overlaps(reach);
     if (!grow((void **)&reach->stack, &reach->stack_room, 4096, sizeof(uint64_t)) ||
-        !grow((void **)&reach->states, &reach->states_room, reach->count + 1, 1) || !index_blocks(reach)) {
-        reach->out_of_memory = true;
-        return false;
-    }
+        !grow((void **)&reach->states, &reach->states_room, reach->count + 1, 1) || !index_blocks(reach))
+        return give_up(reach);
     memset(reach->states, REACH_UNREACHED, reach->count);
-    for (size_t i = 0; i < reach->count; i++) {
-        struct reach_block *block = &reach->blocks[i];
-        if (!reach->headers_in_use)
-            block->packed &= ~REACH_HEADED;
-        else if (block->packed & REACH_HEADED)
-            header_of((void *)block->start)->record = check_bits(block->start) | REACH_UNREACHED;
-    }
     return true;
 }
 
@@ -373,6 +384,11 @@ static void follow(struct reach *reach, uint64_t value, uint32_t from)
         if (state < raised) {
             header->record = check_bits(value) | raised;
             push(reach, value | 1);
+            /* Scanned soon, from the stack's top: its other lines. */
+            uintptr_t line = (value - BLOCK_HEADER_SIZE + CACHE_LINE) & ~(uintptr_t)(CACHE_LINE - 1);
+            uintptr_t end = value + (header->size < PUSH_PREFETCH_BYTES ? header->size : PUSH_PREFETCH_BYTES);
+            for (; line < end; line += CACHE_LINE)
+                __builtin_prefetch((const void *)line);
         }
         return;
     }

@@ -79,7 +79,7 @@ struct reach {
     size_t stack_count, stack_room;
     struct reach_pending ring[REACH_RING];
     unsigned ring_head, ring_count;
-    /* Headed blocks' states are in their headers, from reach_prepare to
+    /* Headed blocks' states are in their headers, from reach_add_headed to
      * reach_finish: every other thread is stopped, and this one's signals
      * blocked, so that no free reads a header meanwhile. */
     bool headers_in_use;

@@ -169,11 +169,15 @@ MONITOR_TEXT_INLINE static uint32_t path_of_chain(struct thread_state *state, st
     return previous->path;
 }
 
-/* The thread's counts of path, made on first use; NULL when out of memory. */
+/* The thread's counts of path, made on first use; NULL when out of memory
+ * or no path's. */
 MONITOR_TEXT_INLINE static struct path_counts *counts_of(struct thread_state *state, uint32_t path)
 {
     if (likely(path < state->counts_capacity && state->counts_by_path[path]))
         return state->counts_by_path[path];
+    /* No path of the monitor's: a header the program wrote over. */
+    if (unlikely(path >= PATH_ID_LIMIT))
+        return NULL;
     if (path >= state->counts_capacity) {
         uint32_t capacity = state->counts_capacity ? state->counts_capacity : 1024;
         while (capacity <= path)

@@ -8,6 +8,7 @@
 
 #define SCAN_REGIONS_MAX 64u
 #define PAGE 4096u
+#define HUGE_PAGE (2u << 20)
 
 /* The regions mapped now.  Guarded by the data file writer's lock: one
  * scan at a time, on the thread that writes. */
@@ -40,6 +41,15 @@ static bool remember(uintptr_t start, size_t size)
     return true;
 }
 
+/* The scan's large arrays (16 bytes a block) in huge pages where the
+ * kernel has them: a fault per 2 MiB, not per page, and fewer misses of
+ * the TLB. */
+static void huge_pages(void *region, size_t size)
+{
+    if (size >= HUGE_PAGE)
+        system_madvise(region, size, MADV_HUGEPAGE);
+}
+
 void *scan_map(size_t size)
 {
     size = page_round(size ? size : 1);
@@ -50,6 +60,7 @@ void *scan_map(size_t size)
         system_munmap(region, size);
         return NULL;
     }
+    huge_pages(region, size);
     return region;
 }
 
@@ -64,6 +75,7 @@ void *scan_grow(void *region, size_t old_size, size_t new_size)
         return NULL;
     forget((uintptr_t)region);
     remember((uintptr_t)grown, new_size);
+    huge_pages(grown, new_size);
     return grown;
 }
 

@@ -151,6 +151,19 @@ def test_a_block_that_holds_a_pools_objects(profile: Callable[..., Run], targets
                                                             sum(path.bytes) - sum(path.freed))
 
 
+def test_a_slab_left_out_of_a_snapshots_scan_is_freed_as_its_own(profile: Callable[..., Run],
+                                                                   targets: Targets) -> None:
+    """leak_pool_in_block.c snapshot: the snapshot classifies as at exit; the slab then freed is counted freed on
+    its own path, its header as the allocation left it."""
+    run = profile([targets.build("leak_pool_in_block"), "snapshot"])
+    assert totals(classified(snapshot(run))) == {"definite": (1, 48), "indirect": (0, 0), "possible": (0, 0),
+                                                 "reachable": (4, 4096 + 3 * 48)}
+    data = run.data()
+    slabs = [path for path in data.paths if sum(path.bytes) == 4096]
+    assert [(path.allocs, path.frees, sum(path.freed)) for path in slabs] == [(1, 1, 4096)]
+    assert totals(classified(data)) == {kind: (0, 0) for kind in ("definite", "indirect", "possible", "reachable")}
+
+
 @pytest.mark.parametrize("traced", [False, True], ids=["alone", "under strace"])
 def test_a_hundred_threads(profile: Callable[..., Run], targets: Targets, tmp_path: Path, traced: bool) -> None:
     """leak_many_threads.c: a hundred threads asleep at a snapshot, each
