@@ -64,7 +64,18 @@ def test_a_commands_own_help_and_usage_errors() -> None:
     wrong = subprocess.run([MPROF, "run", "--no-such-option", "/bin/true"], capture_output=True, text=True,
                            timeout=60)
     assert (wrong.returncode, wrong.stdout) == (2, "")
-    assert wrong.stderr.endswith("mprof: error: unrecognized arguments: --no-such-option\n")
+    # The command's usage and name, not the top level's.
+    assert wrong.stderr.startswith("usage: mprof run [-h] ")
+    assert wrong.stderr.endswith("mprof run: error: unrecognized arguments: --no-such-option\n")
+
+
+def test_short_quiet_and_a_bare_gate_before_the_program(tmp_path: Path) -> None:
+    """-q is --quiet; a bare --fail-on-leak before the program takes no -- after it, and the program's own words,
+    the same option among them, are its own."""
+    completed = subprocess.run([MPROF, "run", "-q", "-o", tmp_path / "echo.mprof", "--fail-on-leak", "/bin/echo",
+                                "--fail-on-leak", "x"], capture_output=True, text=True, timeout=120)
+    assert (completed.returncode, completed.stdout) == (0, "--fail-on-leak x\n")
+    assert "wrote" not in completed.stderr and (tmp_path / "echo.mprof").is_file()
     unknown = subprocess.run([MPROF, "frobnicate"], capture_output=True, text=True, timeout=60)
     assert unknown.returncode == 2 and "invalid choice: 'frobnicate'" in unknown.stderr
 

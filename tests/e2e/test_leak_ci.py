@@ -140,7 +140,7 @@ def test_fail_on_leak_only_over_the_limit(profiled: Path, suppressions: Path) ->
 
 @pytest.mark.slow
 def test_mprof_run_fails_a_clean_exit_and_keeps_a_failure(leaky: Path, suppressions: Path, tmp_path: Path) -> None:
-    # A bare --fail-on-leak before the program takes -- after it.
+    # A bare --fail-on-leak before the program, the options ended with --.
     failed = mprof("run", "--quiet", "-o", tmp_path / "a.mprof", "--fail-on-leak", "--", leaky, check=False)
     assert failed.returncode == 23
     # Its kind where the monitor classified it: LeakSanitizer's direct leak.

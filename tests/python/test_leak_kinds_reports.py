@@ -187,6 +187,14 @@ def test_the_gate_counts_the_kinds_asked_for(tmp_path: Path, capsys: pytest.Capt
         status, why)
 
 
+def test_a_bare_gate_before_the_file_takes_it_as_the_file(tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    path = written(tmp_path, classified())
+    assert run(capsys, "report", "--no-pager", "--tables", "summary", "--fail-on-leak", path)[::2] == (
+        23, "mprof: 1,640 bytes definitely lost or indirectly lost, more than --fail-on-leak=0\n")
+    assert run(capsys, "report", "--no-pager", "--fail-on-leak", "1,640", "--tables", "summary", path)[::2] == (0, "")
+
+
 def test_a_program_whose_blocks_are_all_reachable_passes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = written(tmp_path, classified(CHAINS[:1], KINDS[:1]))
     assert run(capsys, "report", path, "--no-pager", "--tables", "summary", "--fail-on-leak")[::2] == (0, "")

@@ -52,6 +52,44 @@ def _bytes_limit(text: str) -> int:
     return value
 
 
+def bare_optional_values(parser: argparse.ArgumentParser, words: list[str]) -> list[str]:
+    """words, a command's arguments, with each option of an optional value (--fail-on-leak [BYTES]) given bare
+    before a word that cannot be its value written OPTION=CONST: argparse would take that word (a data file, the
+    program) for the value and stop on it.  Words after the program of a command that runs one are its own."""
+    options = parser._option_string_actions
+    runs_program = any(action.nargs == argparse.REMAINDER for action in parser._actions)
+    rewritten: list[str] = []
+    index = 0
+    while index < len(words):
+        word = words[index]
+        index += 1
+        rewritten.append(word)
+        if word == "--":
+            break
+        action = options.get(word)
+        if action is None:
+            if runs_program and not word.startswith("-"):
+                break
+            continue
+        if action.nargs == "?" and index < len(words) and not _accepts(action, words[index]):
+            rewritten[-1] = f"{word}={action.const}"
+        elif action.nargs is None and index < len(words):
+            rewritten.append(words[index])
+            index += 1
+    return rewritten + words[index:]
+
+
+def _accepts(action: argparse.Action, word: str) -> bool:
+    if word.startswith("-"):
+        return False
+    try:
+        if callable(action.type):
+            action.type(word)
+    except (argparse.ArgumentTypeError, ValueError, TypeError):
+        return False
+    return True
+
+
 def _kinds(text: str) -> frozenset[str]:
     try:
         return leak_kinds.parse_option(text)

@@ -13,6 +13,7 @@ import os
 import sys
 
 from ..reducer.errors import MprofError
+from .arguments import bare_optional_values
 
 # Each command's module, under the name it registers.  Only the module of
 # the command named is imported: the reducer's and the reports' modules
@@ -46,12 +47,28 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+def _command_parsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return dict(action.choices)
+    return {}
+
+
 def main(argv: list[str]) -> int:
     # The main parser has no options but --help: a command line whose first
     # word is a command's name is that command's.
-    parser = build_parser(argv[0] if argv and argv[0] in _COMMANDS else None)
+    command = argv[0] if argv and argv[0] in _COMMANDS else None
+    parser = build_parser(command)
     try:
-        args = parser.parse_args(argv)
+        if command is None:
+            args = parser.parse_args(argv)
+        else:
+            # The command's own parser reports a word it does not know, with
+            # its own usage, not the top level's.
+            command_parser = _command_parsers(parser)[command]
+            args, unknown = parser.parse_known_args([command, *bare_optional_values(command_parser, argv[1:])])
+            if unknown:
+                command_parser.error(f"unrecognized arguments: {' '.join(unknown)}")
     except SystemExit as e:
         # argparse exits on --help and on usage errors; return the code so
         # that main() stays callable from tests and other Python code (but

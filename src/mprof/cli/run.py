@@ -86,7 +86,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         help="show the live view (as mprof top) while the program runs; q leaves it, the program running",
     )
     pushing.add_push_arguments(parser, "the program")
-    parser.add_argument("--quiet", action="store_true",
+    parser.add_argument("-q", "--quiet", action="store_true",
                         help="do not list the files written (a process that left none is still named)")
     parser.add_argument("--verbose", action="store_true",
                         help="the monitor says on the program's stderr each file it writes, for debugging")
