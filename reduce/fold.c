@@ -42,23 +42,20 @@ struct fold_run {
 
 /* A frame's flags (struct folder's flags). */
 #define OWN 1  /* the program's own code */
-#define LONE 2 /* longer than a fold of it alone ("[1 frame]", "[1 origin]"): it may fold alone */
+#define LONE 2 /* longer than a fold of it alone ("[1 origin]"): it may fold alone */
 
 struct folder {
     const struct mr_fold_table *table;
     size_t *first;              /* per path: its first frame's index in frame_kind */
     int64_t *whole;             /* per path: its length unfolded */
-    /* Per frame, what its kind says, read where the frames lie: a path's
-     * length is measured a few times each time it folds. */
+    /* Per frame, what its kind says, read where the frames lie. */
     uint32_t *text;
     uint32_t *origin;
-    int64_t *length;            /* its text's */
     uint8_t *flags;             /* OWN, LONE */
     uint8_t *shown;             /* per frame: opened to tell rows apart, so never folded */
     uint8_t *hidden;            /* per frame: folded */
     struct shown_text *texts;   /* per path */
-    int64_t *rank;              /* scratch for one path's frames: when each folds */
-    uint8_t *trial;             /* scratch: one try's folded frames */
+    uint8_t *may_fold;          /* scratch for one path's frames */
     /* The rounds' grouping of rows that read the same. */
     size_t *slots;              /* a hash table of rows + 1, 0 empty */
     size_t mask;
@@ -111,87 +108,11 @@ static void read_run(const struct folder *folder, size_t first, size_t count, co
     run->counted = own || run->origins > 2;
 }
 
-/* A fold label's length: "[N frames]", "[1 frame]", "[N origin]" or
- * "[N first, second]". */
-static int64_t label_length(const struct mr_fold_table *table, size_t folded, bool counted, uint32_t first,
-                            uint32_t second, int origins)
-{
-    int64_t length = 3 + (int64_t)decimal_digits(folded);
-    if (counted)
-        return length + (folded > 1 ? 6 : 5);
-    return length + string_length(table, first) + (origins == 2 ? 2 + string_length(table, second) : 0);
-}
-
-/* One try of _hidden's halving: the frames hidden when the first
- * folded_own own frames that may fold fold too, into hidden, and the
- * path's length so folded (_Lengths.folded), in one pass.  A frame folds
- * when its rank says so, but one with no folding neighbour only when it
- * is longer than its fold.  Every part adds to the length, so once it
- * passes limit the try stops there (hidden then incomplete), returning a
- * length past limit. */
-static int64_t try_folding(const struct folder *folder, size_t path, int64_t folded_own, int64_t limit,
-                           uint8_t *hidden)
-{
-    const struct mr_fold_table *table = folder->table;
-    size_t first = folder->first[path], count = table->frame_count[path];
-    const int64_t *rank = folder->rank, *length = folder->length + first;
-    const uint32_t *origins = folder->origin + first;
-    const uint8_t *flags = folder->flags + first;
-    bool partial = table->partial[path];
-    int64_t total = partial ? PARTIAL_LENGTH : 0, parts = partial ? 1 : 0;
-    /* The run of hidden frames that ends before frame n, while there is one. */
-    size_t folded = 0;
-    bool own = false;
-    uint32_t first_origin = 0, second_origin = 0;
-    int origin_count = 0;
-    bool before = false, here = count > 0 && rank[0] < folded_own;
-    for (size_t n = 0; n < count; n++) {
-        bool after = n + 1 < count && rank[n + 1] < folded_own;
-        bool hide = here && (before || after || (flags[n] & LONE));
-        hidden[n] = hide;
-        if (hide) {
-            uint32_t origin = origins[n];
-            if (folded++ == 0) {
-                own = flags[n] & OWN;
-                first_origin = origin;
-                origin_count = 1;
-            } else {
-                own |= flags[n] & OWN;
-                if (origin_count == 1) {
-                    if (origin != first_origin) {
-                        second_origin = origin;
-                        origin_count = 2;
-                    }
-                } else if (origin_count == 2 && origin != first_origin && origin != second_origin) {
-                    origin_count = 3;
-                }
-            }
-        } else {
-            if (folded) {
-                total += label_length(table, folded, own || origin_count > 2, first_origin, second_origin,
-                                      origin_count);
-                parts++;
-                folded = 0;
-            }
-            total += length[n];
-            parts++;
-            if (total + SEPARATOR_LENGTH * (parts - 1) > limit)
-                return total + SEPARATOR_LENGTH * (parts - 1);
-        }
-        before = here;
-        here = after;
-    }
-    if (folded) {
-        total += label_length(table, folded, own || origin_count > 2, first_origin, second_origin, origin_count);
-        parts++;
-    }
-    return total + SEPARATOR_LENGTH * (parts - 1);
-}
-
 /* _hidden: the frames a path folds, given those shown; none when it fits
- * whole.  Folding more own frames makes a path shorter: the fewest that
- * fit are found by halving, as folding.py halves, so that a path whose
- * lengths do not fall steadily (a lone frame stays) folds the same. */
+ * whole.  The library frames between the outermost and the innermost may
+ * fold, but the first of each run that an own frame calls (the API the
+ * program used); own frames never do.  A frame that may fold folds with a
+ * neighbour that folds, or alone when it is longer than its fold. */
 static void fold_path(struct folder *folder, size_t path)
 {
     const struct mr_fold_table *table = folder->table;
@@ -201,32 +122,14 @@ static void fold_path(struct folder *folder, size_t path)
     if (folder->whole[path] <= table->width || count == 0)
         return;
     const uint8_t *shown = folder->shown + first, *flags = folder->flags + first;
-    size_t last = count - 1;
-    int64_t *rank = folder->rank, never = (int64_t)count + 1;
-    size_t own_count = 0;
+    uint8_t *may_fold = folder->may_fold;
     for (size_t n = 0; n < count; n++) {
-        rank[n] = never;
-        if (n > 0 && n < last && !shown[n]) {
-            if (flags[n] & OWN)
-                own_count++;
-            else
-                rank[n] = -1; /* the library's fold always */
-        }
+        bool called_by_own = n > 0 && (flags[n - 1] & OWN);
+        may_fold[n] = n > 0 && n + 1 < count && !shown[n] && !(flags[n] & OWN) && !called_by_own;
     }
-    /* The own frames that may fold, outer first: all but the innermost. */
-    int64_t may_fold = own_count > 0 ? (int64_t)own_count - 1 : 0, place = 0;
-    for (size_t n = 1; n < last && place < may_fold; n++)
-        if (!shown[n] && (flags[n] & OWN))
-            rank[n] = place++;
-    int64_t low = 0, high = may_fold;
-    while (low < high) {
-        int64_t middle = (low + high) / 2;
-        if (try_folding(folder, path, middle, table->width, folder->trial) <= table->width)
-            high = middle;
-        else
-            low = middle + 1;
-    }
-    try_folding(folder, path, low, INT64_MAX, hidden);
+    for (size_t n = 0; n < count; n++)
+        hidden[n] = may_fold[n] && ((n > 0 && may_fold[n - 1]) || (n + 1 < count && may_fold[n + 1]) ||
+                                    (flags[n] & LONE));
 }
 
 static bool append(struct shown_text *text, const char *bytes, size_t size)
@@ -415,12 +318,10 @@ static void free_folder(struct folder *folder)
     free(folder->whole);
     free(folder->text);
     free(folder->origin);
-    free(folder->length);
     free(folder->flags);
     free(folder->shown);
     free(folder->hidden);
-    free(folder->rank);
-    free(folder->trial);
+    free(folder->may_fold);
     free(folder->slots);
     free(folder->group);
     free(folder->next);
@@ -455,11 +356,11 @@ static bool measure(struct folder *folder, size_t *longest)
             bool own = table->kind_own[kind];
             folder->text[n] = text;
             folder->origin[n] = origin;
-            folder->length[n] = string_length(table, text);
-            /* len(text) > len("[1 frame]") or len("[1 origin]") */
-            bool lone = folder->length[n] > (own ? 9 : 4 + string_length(table, origin));
+            int64_t length = string_length(table, text);
+            /* len(text) > len("[1 origin]") */
+            bool lone = length > 4 + string_length(table, origin);
             folder->flags[n] = (uint8_t)((own ? OWN : 0) | (lone ? LONE : 0));
-            total += folder->length[n];
+            total += length;
         }
         folder->whole[path] = total + SEPARATOR_LENGTH * (parts - 1);
         frame += count;
@@ -523,7 +424,6 @@ int mr_fold_paths(const struct mr_fold_table *table, uint32_t *run_count, uint32
     folder.whole = calloc(path_count + 1, sizeof *folder.whole);
     folder.text = calloc(frames + 1, sizeof *folder.text);
     folder.origin = calloc(frames + 1, sizeof *folder.origin);
-    folder.length = calloc(frames + 1, sizeof *folder.length);
     folder.flags = calloc(frames + 1, 1);
     folder.shown = calloc(frames + 1, 1);
     folder.hidden = calloc(frames + 1, 1);
@@ -536,7 +436,7 @@ int mr_fold_paths(const struct mr_fold_table *table, uint32_t *run_count, uint32
     /* Each run's first frame, for number_runs: at most a run a frame. */
     size_t *run_frame = calloc(frames + 1, sizeof *run_frame);
     int status = MR_NO_MEMORY;
-    if (!folder.first || !folder.whole || !folder.text || !folder.origin || !folder.length || !folder.flags ||
+    if (!folder.first || !folder.whole || !folder.text || !folder.origin || !folder.flags ||
         !folder.shown || !folder.hidden || !folder.texts || !folder.slots || !folder.group || !folder.next ||
         !folder.tail || !folder.opened || !run_frame)
         goto done;
@@ -544,9 +444,8 @@ int mr_fold_paths(const struct mr_fold_table *table, uint32_t *run_count, uint32
         status = MR_CORRUPT;
         goto done;
     }
-    folder.rank = calloc(longest + 1, sizeof *folder.rank);
-    folder.trial = calloc(longest + 1, 1);
-    if (!folder.rank || !folder.trial)
+    folder.may_fold = calloc(longest + 1, 1);
+    if (!folder.may_fold)
         goto done;
     for (size_t path = 0; path < path_count; path++) {
         fold_path(&folder, path);

@@ -28,99 +28,31 @@ def _elements(frames: Sequence[Frame], hidden: set[int]) -> list[Element]:
 
 
 class _Lengths:
-    """What a path's folded length is made of, read once a path: each
-    frame's text length, whether it is own code, its origin, and whether
-    it is longer than a fold of it alone ("[1 frame]", "[1 origin]")."""
+    """What a path's folding is made of, read once a path: its length
+    unfolded, whether each frame is own code, and whether it is longer
+    than a fold of it alone ("[1 origin]")."""
 
     def __init__(self, frames: Sequence[Frame], partial: bool) -> None:
-        self.partial = partial
-        self.lengths = [len(frame.text) for frame in frames]
         self.own = [frame.own for frame in frames]
-        self.origins = [frame.origin for frame in frames]
-        self.lone = [len(frame.text) > (9 if frame.own else 4 + len(frame.origin)) for frame in frames]
+        self.lone = [len(frame.text) > 4 + len(frame.origin) for frame in frames]
         # Unfolded: the frames and "..." joined by " > ".
         parts = len(frames) + (1 if partial else 0)
-        self.whole = sum(self.lengths) + (len(PARTIAL) if partial else 0) + len(SEPARATOR) * (parts - 1)
-
-    def folded(self, hidden: list[bool]) -> int:
-        """len(render(_elements(frames, hidden frames), partial)), without
-        making them: a fold's label is [N frames] or [N origins]
-        (_fold_label)."""
-        lengths, owns, origins_of = self.lengths, self.own, self.origins
-        total, parts = (len(PARTIAL), 1) if self.partial else (0, 0)
-        count = len(lengths)
-        n = 0
-        while n < count:
-            if not hidden[n]:
-                total += lengths[n]
-                parts += 1
-                n += 1
-                continue
-            start = n
-            own = owns[n]
-            first = origins_of[n]
-            second = ""
-            origins = 1
-            n += 1
-            while n < count and hidden[n]:
-                if owns[n]:
-                    own = True
-                origin = origins_of[n]
-                if origins == 1:
-                    if origin != first:
-                        second, origins = origin, 2
-                elif origins == 2 and origin != first and origin != second:
-                    origins = 3
-                n += 1
-            folded = n - start
-            if own or origins > 2:
-                total += 3 + len(str(folded)) + (len("frames") if folded > 1 else len("frame"))
-            else:
-                total += 3 + len(str(folded)) + len(first) + (2 + len(second) if origins == 2 else 0)
-            parts += 1
-        return total + len(SEPARATOR) * (parts - 1)
+        self.whole = (sum(len(frame.text) for frame in frames) + (len(PARTIAL) if partial else 0)
+                      + len(SEPARATOR) * (parts - 1))
 
 
 def _hidden(path: _Lengths, width: int, shown: set[int]) -> set[int]:
     """The frames a path of more than width characters folds: its library
-    frames between the outermost and the innermost, then, while it is still
-    too long, its own frames from the outer end, as few as will do, all but
-    the innermost of them; of those, a lone frame only when it is longer
-    than its fold.  Frames in shown stay."""
-    count = len(path.lengths)
-    last = count - 1
-    # When a frame folds: its rank among the own frames that may fold, the
-    # library's always (-1), the others never.
-    never = count + 1
-    rank = [never] * count
-    own_frames = []
-    for n in range(1, last):
-        if n not in shown:
-            if path.own[n]:
-                own_frames.append(n)
-            else:
-                rank[n] = -1
-    own_outer_first = own_frames[:-1]
-    for place, n in enumerate(own_outer_first):
-        rank[n] = place
-    lone = path.lone
-
-    def folding(folded_own: int) -> list[bool]:
-        """The frames hidden when the first folded_own own frames fold too."""
-        base = [place < folded_own for place in rank]
-        return [hide and ((n > 0 and base[n - 1]) or (n < last and base[n + 1]) or lone[n])
-                for n, hide in enumerate(base)]
-
-    # Folding more frames makes a path shorter: the fewest that fit, found
-    # by halving, or all of them.
-    low, high = 0, len(own_outer_first)
-    while low < high:
-        middle = (low + high) // 2
-        if path.folded(folding(middle)) <= width:
-            high = middle
-        else:
-            low = middle + 1
-    return {n for n, hide in enumerate(folding(low)) if hide}
+    frames between the outermost and the innermost, but the first of each
+    run that an own frame calls; of those, a lone frame only when it is
+    longer than its fold.  Own frames, and frames in shown, stay."""
+    if path.whole <= width:
+        return set()
+    last = len(path.own) - 1
+    may_fold = [0 < n < last and n not in shown and not path.own[n] and not path.own[n - 1]
+                for n in range(len(path.own))]
+    return {n for n, fold in enumerate(may_fold)
+            if fold and ((n > 0 and may_fold[n - 1]) or (n < last and may_fold[n + 1]) or path.lone[n])}
 
 
 def _differ(paths: Sequence[Sequence[Frame]], rows: list[int], at: int) -> bool:

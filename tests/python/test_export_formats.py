@@ -88,19 +88,18 @@ def test_the_diff_text_opens_with_the_totals_their_change_and_its_share() -> Non
         f"{'temporary blocks':23}  {0:>13}  {0:>13}  {'0':>13}"]
 
 
-def test_a_long_path_folds_its_outer_callers_unless_wide() -> None:
-    names = {n: f"function_number_{n:02}" for n in range(1, 13)}
+def test_a_long_path_folds_its_library_frames_unless_wide() -> None:
+    # The program's own function_number_01, 11 and 12; the library's
+    # (std::) 2 to 10, of which 2 is the call function_number_01 made.
+    names = {n: f"function_number_{n:02}" if n in (1, 11, 12) else f"std::function_number_{n:02}" for n in range(1, 13)}
     base = path_model(names, [(tuple(range(1, 13)), 100, 0, "")])
     new = path_model(names, [(tuple(range(1, 13)), 300, 0, "")])
     comparison = compare(base, new, measures())
     short = text.render(comparison, text.Options("alloc_space", 0, 20))
     paths = short.split("Call paths", 1)[1]
     row = next(line for line in paths.splitlines() if line.split()[:1] == ["+200"])
-    # All the program's own code: each name is 18 characters and " > "
-    # joins them, so 100 characters hold the outermost, a fold of the eight
-    # after it (12 characters) and the innermost three.
-    assert row.split("  ")[-1] == ("function_number_01 > [8 frames] > "
-                                   + " > ".join(names[n] for n in range(10, 13)))
+    assert row.split("  ")[-1] == ("function_number_01 > std::function_number_02 > [8 std::] > function_number_11 > "
+                                   "function_number_12")
     wide = text.render(comparison, text.Options("alloc_space", 0, 20, path_width=None))
     assert " > ".join(names.values()) in wide
 

@@ -87,8 +87,8 @@ def test_a_program_installed_in_a_system_directory_is_its_own_code(program: str)
     }, program)
     assert [(frame.own, frame.origin) for frame in frames(installed, 1, 2, 3, 4, 5)] == [
         (True, ""), (True, ""), (False, "std::"), (False, "libplugin.so.1"), (False, "libc.so.6")]
-    # Folded, the program's frames stay and the library's fold.
-    assert texts(installed, [(1, 2, 4, 3, 3, 3, 5)], 40) == ["main > Cache::get > [4 libplugin.so.1, std::] > malloc"]
+    # Folded, the program's frames stay, and the library function it called; the library's frames below fold.
+    assert texts(installed, [(1, 2, 4, 3, 3, 3, 5)], 40) == ["main > Cache::get > plugin_load > [3 std::] > malloc"]
 
 
 def test_rust_generics_of_std_core_and_alloc_are_library_code_in_the_program() -> None:
@@ -107,24 +107,24 @@ def test_rust_generics_of_std_core_and_alloc_are_library_code_in_the_program() -
 def test_a_path_that_fits_is_shown_whole() -> None:
     assert texts(CXX, [(1, 2, 3, 6)], width=None) == [
         "main > Cache::get > std::vector<>::vector > std::__new_allocator<>::allocate"]
-    # 76 characters: one fewer folds it.
-    assert texts(CXX, [(1, 2, 3, 6)], width=76) == [
+    # 76 characters; however narrow, nothing of it folds: the call Cache::get made and the allocating function.
+    assert texts(CXX, [(1, 2, 3, 6)], width=10) == [
         "main > Cache::get > std::vector<>::vector > std::__new_allocator<>::allocate"]
-    assert texts(CXX, [(1, 2, 3, 6)], width=75) == ["main > Cache::get > [1 std::] > std::__new_allocator<>::allocate"]
 
 
-def test_library_runs_between_the_outermost_and_the_allocating_function_fold() -> None:
-    # 152 characters whole: the three std:: frames between Cache::get and
-    # the allocating function fold into one.
+def test_library_runs_between_the_outermost_and_the_allocating_function_fold_but_the_call_made() -> None:
+    # 152 characters whole: of the three std:: frames between Cache::get
+    # and the allocating function, the one Cache::get called stays.
     assert texts(CXX, [(1, 2, 3, 4, 5, 6)]) == [
-        "main > Cache::get > [3 std::] > std::__new_allocator<>::allocate"]
+        "main > Cache::get > std::vector<>::vector > [2 std::] > std::__new_allocator<>::allocate"]
     # Frames of two libraries fold together, both named; of three, counted.
-    assert texts(CXX, [(1, 7, 8, 10, 6)], width=40) == ["main > [3 libc.so.6, libstdc++.so.6] > "
+    assert texts(CXX, [(1, 7, 8, 10, 6)], width=40) == ["main > __printf > [2 libc.so.6, libstdc++.so.6] > "
                                                          "std::__new_allocator<>::allocate"]
-    assert texts(CXX, [(1, 12, 8, 10, 6)], width=40) == ["main > [3 frames] > std::__new_allocator<>::allocate"]
-    # The program's own library is own code: it stays.
+    assert texts(CXX, [(1, 7, 12, 8, 10, 6)], width=40) == [
+        "main > __printf > [3 frames] > std::__new_allocator<>::allocate"]
+    # The program's own library is own code: it stays, and so does its call.
     assert texts(CXX, [(1, 11, 3, 4, 5, 6)]) == [
-        "main > Cache::load > [3 std::] > std::__new_allocator<>::allocate"]
+        "main > Cache::load > std::vector<>::vector > [2 std::] > std::__new_allocator<>::allocate"]
 
 
 def test_the_outermost_frame_stays_even_when_it_is_a_librarys() -> None:
@@ -136,71 +136,69 @@ def test_a_lone_library_frame_shorter_than_its_fold_stays() -> None:
                       5: ("std::vector<int, std::allocator<int> >::vector(unsigned long)", PROGRAM),
                       6: ("std::_Vector_base<int, std::allocator<int> >::_M_create_storage(unsigned long)", PROGRAM),
                       7: ("std::__new_allocator<int>::allocate(unsigned long, void const*)", PROGRAM)})
-    # [1 libc.so.6] would be longer than strdup: it stays, and with the
-    # two std:: frames folded the path fits in 80 (75 characters).
-    assert texts(short, [(1, 2, 3, 4, 5, 6, 7)], width=80) == [
-        "main > work > strdup > build > [2 std::] > std::__new_allocator<>::allocate"]
+    # strdup, called by a library function, folds alone into [1 libc.so.6]
+    # only if that is shorter: it stays; _M_create_storage folds.
+    assert texts(short, [(1, 2, 5, 3, 7), (1, 4, 5, 6, 7)], width=20) == [
+        "main > work > std::vector<>::vector > strdup > std::__new_allocator<>::allocate",
+        "main > build > std::vector<>::vector > [1 std::] > std::__new_allocator<>::allocate"]
 
 
-def test_too_long_with_its_library_folded_a_path_folds_its_outer_own_frames_but_the_innermost() -> None:
+def test_the_programs_own_frames_never_fold() -> None:
     names = {n: (f"module_function_{n:02}", PROGRAM) for n in range(1, 9)}
     deep = model_of(names | {9: ("std::__new_allocator<int>::allocate(unsigned long, void const*)", PROGRAM),
-                             10: ("std::vector<int, std::allocator<int> >::push_back(int const&)", PROGRAM)})
-    path = (1, 2, 3, 4, 5, 6, 7, 8, 10, 9)
-    # With k of the seven own frames after the outermost shown, the path is
-    # 78 + 21k characters: 140 holds two of them.
-    assert texts(deep, [path], width=140) == [
-        "module_function_01 > [5 frames] > module_function_07 > module_function_08 > [1 std::] > "
+                             10: ("std::vector<int, std::allocator<int> >::push_back(int const&)", PROGRAM),
+                             11: ("std::vector<int, std::allocator<int> >::_M_realloc_insert(int const&)", PROGRAM)})
+    # However narrow: only the library frame below the call made folds.
+    assert texts(deep, [(1, 2, 3, 4, 5, 6, 7, 8, 10, 11, 9)], width=10) == [
+        "module_function_01 > module_function_02 > module_function_03 > module_function_04 > module_function_05 > "
+        "module_function_06 > module_function_07 > module_function_08 > std::vector<>::push_back > [1 std::] > "
         "std::__new_allocator<>::allocate"]
-    # However narrow, the outermost, the innermost own frame and the
-    # allocating function stay.
-    assert texts(deep, [path], width=10) == [
-        "module_function_01 > [6 frames] > module_function_08 > [1 std::] > std::__new_allocator<>::allocate"]
 
 
 def test_rows_that_would_read_the_same_show_the_frames_that_tell_them_apart() -> None:
     # 4 and 13 are where the two differ, inside the fold: that frame, and
     # only it, is shown in each.
     assert texts(CXX, [(1, 2, 3, 4, 5, 6), (1, 2, 3, 13, 5, 6)]) == [
-        "main > Cache::get > [1 std::] > std::_Vector_base<>::_M_create_storage > [1 std::] > "
+        "main > Cache::get > std::vector<>::vector > std::_Vector_base<>::_M_create_storage > [1 std::] > "
         "std::__new_allocator<>::allocate",
-        "main > Cache::get > [1 std::] > std::_Vector_base<>::_M_deallocate > [1 std::] > "
+        "main > Cache::get > std::vector<>::vector > std::_Vector_base<>::_M_deallocate > [1 std::] > "
         "std::__new_allocator<>::allocate"]
     # A third row that already differs stays folded.
     assert texts(CXX, [(1, 2, 3, 4, 5, 6), (1, 11, 3, 4, 5, 6)]) == [
-        "main > Cache::get > [3 std::] > std::__new_allocator<>::allocate",
-        "main > Cache::load > [3 std::] > std::__new_allocator<>::allocate"]
+        "main > Cache::get > std::vector<>::vector > [2 std::] > std::__new_allocator<>::allocate",
+        "main > Cache::load > std::vector<>::vector > [2 std::] > std::__new_allocator<>::allocate"]
 
 
 def test_a_partial_path_keeps_its_mark_and_a_path_of_no_frame_its_label() -> None:
     shown = folding.fold_paths([frames(CXX, 2, 3, 4, 5, 6), []], [True, False], 60)
-    assert [path.text for path in shown] == ["... > Cache::get > [3 std::] > std::__new_allocator<>::allocate",
-                                             "(no call chain)"]
+    assert [path.text for path in shown] == [
+        "... > Cache::get > std::vector<>::vector > [2 std::] > std::__new_allocator<>::allocate", "(no call chain)"]
 
 
 def test_a_row_that_reads_as_anothers_fold_differs_where_it_has_no_frame() -> None:
-    # B's second frame is named like A's fold: both read "x > [3 libc.so.6]
-    # > w".  They differ at A's innermost folded frame, where B has none
-    # (folding.py in Python raised IndexError there): A shows it.
-    lib = [Frame(f"lib_function_{n}", False, "libc.so.6") for n in range(3)]
+    # B's third frame is named like A's fold: both read "x > lib_function_0
+    # > [3 libc.so.6] > w".  They differ at A's innermost folded frame,
+    # where B has none (folding.py in Python raised IndexError there): A
+    # shows it.
+    lib = [Frame(f"lib_function_{n}", False, "libc.so.6") for n in range(4)]
     x, w = Frame("x", True, ""), Frame("w", True, "")
-    shown = folding.fold_paths([[x, *lib, w], [x, Frame("[3 libc.so.6]", False, "libc.so.6"), w]], [False] * 2, 30)
-    assert [path.text for path in shown] == ["x > [2 libc.so.6] > lib_function_2 > w", "x > [3 libc.so.6] > w"]
+    shown = folding.fold_paths([[x, *lib, w], [x, lib[0], Frame("[3 libc.so.6]", False, "libc.so.6"), w]],
+                               [False] * 2, 30)
+    assert [path.text for path in shown] == ["x > lib_function_0 > [2 libc.so.6] > lib_function_3 > w",
+                                             "x > lib_function_0 > [3 libc.so.6] > w"]
 
 
 def test_rows_read_the_same_by_their_texts_whatever_they_are_made_of() -> None:
     # A frame named like a fold, or "...", makes a row read as another
     # folds: as by their texts, the row that folds shows the frame that
     # tells them apart.
-    x, y = Frame("x", True, ""), Frame("y", True, "")
-    own = [Frame(f"own_function_{n}", True, "") for n in range(2)]
-    shown = folding.fold_paths([[x, *own, y], [x, Frame("[1 frame]", True, ""), own[1], y]], [False] * 2, 20)
-    assert [path.text for path in shown] == ["x > own_function_0 > own_function_1 > y",
-                                             "x > [1 frame] > own_function_1 > y"]
+    x, y, called = Frame("x", True, ""), Frame("y", True, ""), Frame("called", False, "o")
     library = Frame("library_function", False, "o")
-    shown = folding.fold_paths([[x, library, y], [Frame("...", True, ""), x, Frame("[1 o]", True, ""), y]],
-                               [True, False], 10)
-    assert [path.text for path in shown] == ["... > x > library_function > y", "... > x > [1 o] > y"]
+    shown = folding.fold_paths([[x, called, library, y], [x, called, Frame("[1 o]", True, ""), y]], [False] * 2, 10)
+    assert [path.text for path in shown] == ["x > called > library_function > y", "x > called > [1 o] > y"]
+    shown = folding.fold_paths([[x, called, library, y], [Frame("...", True, ""), x, called, Frame("[1 o]", True, ""),
+                                                           y]], [True, False], 10)
+    assert [path.text for path in shown] == ["... > x > called > library_function > y", "... > x > called > [1 o] > y"]
 
 
 def test_without_a_width_or_a_path_nothing_folds() -> None:
@@ -209,7 +207,7 @@ def test_without_a_width_or_a_path_nothing_folds() -> None:
     assert folding.fold_paths([], [], 10) == []
     # mprof diff passes a flag for rows without a path too.
     assert [shown.text for shown in folding.fold_paths([path], [False, False], 60)] == [
-        "main > Cache::get > [3 std::] > std::__new_allocator<>::allocate"]
+        "main > Cache::get > std::vector<>::vector > [2 std::] > std::__new_allocator<>::allocate"]
 
 
 # Texts that test whether rows are told apart by what they read: fold

@@ -32,8 +32,10 @@ CACHE, CHURNED, HELPED = ("main", "grow_cache", "remember"), ("main", "churn", "
 # Paths through a library's frames, which a path too long for its column
 # folds (report/folding.py).
 LIBRARY = "/lib/libworker.so"
-RUN_QUEUE, DISPATCH, INVOKE, SCHEDULE, HANDLE, LONG_X, SHORT_X, LY, H = range(0x8000, 0x8900, 0x100)
-FRAMES |= {RUN_QUEUE: ("run_queue_task", LIBRARY), DISPATCH: ("dispatch_one", LIBRARY),
+# ENTER is the library's function main calls, which stays; the library's
+# frames it calls fold.
+RUN_QUEUE, DISPATCH, INVOKE, SCHEDULE, HANDLE, LONG_X, SHORT_X, LY, H, ENTER = range(0x8000, 0x8a00, 0x100)
+FRAMES |= {ENTER: ("e", LIBRARY), RUN_QUEUE: ("run_queue_task", LIBRARY), DISPATCH: ("dispatch_one", LIBRARY),
            INVOKE: ("invoke_handler", LIBRARY), SCHEDULE: ("schedule_next", LIBRARY), HANDLE: ("handle", "/bin/prog"),
            LONG_X: ("lxxxxxxxxxxxx", LIBRARY), SHORT_X: ("lxxxx", LIBRARY), LY: ("ly", LIBRARY), H: ("h", "/bin/prog")}
 
@@ -252,28 +254,28 @@ def one_sample_state(directory: Path, *chains: tuple[tuple[int, ...], int]) -> V
 
 
 def test_rows_cut_off_leave_the_shown_ones_as_they_would_fold(tmp_path: Path) -> None:
-    """Two paths that fold alike (main > [2 libworker.so] > handle) are
+    """Two paths that fold alike (main > e > [2 libworker.so] > handle) are
     both shown whole (allocations a second over the run's 2.5 s), to tell them apart; with room for one row, the other
     is not on the screen, and the one shown folds as it would alone."""
-    state = one_sample_state(tmp_path, ((MAIN, RUN_QUEUE, DISPATCH, HANDLE), 10),
-                             ((MAIN, INVOKE, SCHEDULE, HANDLE), 5))
+    state = one_sample_state(tmp_path, ((MAIN, ENTER, RUN_QUEUE, DISPATCH, HANDLE), 10),
+                             ((MAIN, ENTER, INVOKE, SCHEDULE, HANDLE), 5))
     assert lines(state, 80, 24)[8:] == [
-        "           640     10        4      0       0  main > run_queue_task > dispatch_one > handle"[:80],
-        "           320      5        2      0       0  main > invoke_handler > schedule_next > handle"[:80]]
+        "           640     10        4      0       0  main > e > run_queue_task > dispatch_one > handle"[:80],
+        "           320      5        2      0       0  main > e > invoke_handler > schedule_next > handle"[:80]]
     assert lines(state, 80, 9)[8:] == [
-        "           640     10        4      0       0  main > [2 libworker.so] > handle"]
+        "           640     10        4      0       0  main > e > [2 libworker.so] > handle"[:80]]
 
 
 def test_the_path_column_is_what_the_figures_leave_and_20_at_least(tmp_path: Path) -> None:
-    """The figures take 47 columns: a path of 21 characters is whole from
-    68 columns on, folded below (the column 20 wide at least, then cut to
-    the line); one of 29, whole from 76 on."""
-    state = one_sample_state(tmp_path, ((MAIN, SHORT_X, LY, H), 1))
-    assert [lines(state, width, 24)[-1][47:] for width in (60, 67, 68)] == [
-        "main > [2 lib", "main > [2 libworker.", "main > lxxxx > ly > h"]
-    state = one_sample_state(tmp_path, ((MAIN, LONG_X, LY, H), 1))
-    assert [lines(state, width, 24)[-1][47:] for width in (75, 76, 80)] == [
-        "main > [2 libworker.so] > h", "main > lxxxxxxxxxxxx > ly > h", "main > lxxxxxxxxxxxx > ly > h"]
+    """The figures take 47 columns: a path of 25 characters is whole from
+    72 columns on, folded below (the column 20 wide at least, then cut to
+    the line); one of 33, whole from 80 on."""
+    state = one_sample_state(tmp_path, ((MAIN, ENTER, SHORT_X, LY, H), 1))
+    assert [lines(state, width, 24)[-1][47:] for width in (60, 67, 71, 72)] == [
+        "main > e > [2", "main > e > [2 libwor", "main > e > [2 libworker.", "main > e > lxxxx > ly > h"]
+    state = one_sample_state(tmp_path, ((MAIN, ENTER, LONG_X, LY, H), 1))
+    assert [lines(state, width, 24)[-1][47:] for width in (79, 80, 84)] == [
+        "main > e > [2 libworker.so] > h", "main > e > lxxxxxxxxxxxx > ly > h", "main > e > lxxxxxxxxxxxx > ly > h"]
 
 
 # The 4-second snapshot classified (mprof(5)'s LEAK), each path's kinds

@@ -830,12 +830,12 @@ def test_leak_paths_of_equal_bytes_by_path(tmp_path: Path, monkeypatch: pytest.M
     assert [(leak["path"], leak["kept_objects"]) for leak in leaks] == [("main > p", 2), ("main > q", 1)]
 
 
-def test_long_leak_paths_fold_outer_callers_but_keep_the_innermost_own(
+def test_long_leak_paths_keep_every_frame_of_the_programs_own(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    # The text report's paths are at most 100 characters where folding can
-    # make them so (mprof(1)).  main > b20 > c51 > d20 is 104, all the
-    # program's own code: b20 folds into "[1 frame]", 93.  main > x120
-    # keeps x120, the allocating function, however long.
+    # The text report folds paths longer than 100 characters (mprof(1)),
+    # but never the program's own frames: main > b20 > c51 > d20 is 104,
+    # all the program's own code, and stays whole; main > x120 keeps x120,
+    # the allocating function, however long.
     names = {0x100: "main", 0x200: "b" * 20, 0x300: "c" * 51, 0x400: "d" * 20, 0x500: "main", 0x600: "x" * 120}
     resolve_by_name(monkeypatch, names)
     path = tmp_path / "long.mprof"
@@ -843,7 +843,7 @@ def test_long_leak_paths_fold_outer_callers_but_keep_the_innermost_own(
         ((0x400, 0x300, 0x200, 0x100), 1, 0, (20, 0, 0, 0), (0,) * 4), ((0x600, 0x500), 1, 0, (10, 0, 0, 0), (0,) * 4)]
     ).build())
     lines = report(capsys, "report", "--tables", "leaks", path).splitlines()
-    assert lines[-2:] == ["         1           20        main > [1 frame] > " + "c" * 51 + " > " + "d" * 20,
+    assert lines[-2:] == ["         1           20        main > " + "b" * 20 + " > " + "c" * 51 + " > " + "d" * 20,
                           "         1           10        main > " + "x" * 120]
     wide = report(capsys, "report", "--wide", "--tables", "leaks", path).splitlines()
     assert wide[-2:] == ["         1           20        main > " + " > ".join(names[a] for a in (0x200, 0x300, 0x400)),

@@ -1,10 +1,11 @@
 """Long call paths made short enough to read, keeping what a developer
-looks for: the outermost frame, every frame of the program's own code and
-the allocating function stay; runs of library frames between them fold
-into one element that says how many frames it holds (`main > Cache::get >
-[4 std::] > std::__new_allocator<int>::allocate`).  Folding is a table's
-business, not a row's: two rows must never read the same, so the frames
-that tell them apart are unfolded again.
+looks for: the outermost frame, every frame of the program's own code, the
+first library frame each own frame calls (the API it used) and the
+allocating function stay; the library frames between them fold into one
+element that says how many frames it holds (`main > Cache::get >
+std::vector<>::vector > [3 std::] > std::__new_allocator<int>::allocate`).
+Folding is a table's business, not a row's: two rows must never read the
+same, so the frames that tell them apart are unfolded again.
 
 Own code is a frame whose module is the executable or a library outside
 the system's library directories, and whose function is not one of the
@@ -176,15 +177,15 @@ def fold_paths(paths: Sequence[Sequence[Frame]], partial: Sequence[bool], width:
     shown, one at a time, until they differ.
 
     A path too long folds its library frames between the outermost and the
-    innermost, then, while it is still too long, its own frames from the
-    outer end, as few as will do (found by halving the count), all but the
-    innermost of them; of those, a lone frame only when it is longer than
-    its fold ("[1 frame]", "[1 origin]").  Rows read the same when their
-    texts are equal; those of a group fold the positions of its first row,
-    and each round opens, in every row of each group, the innermost of
-    them where some row's frame reads differently from the first row's (or
-    where a row has no frame: a frame named like a fold can make a shorter
-    row read as a longer one), or else the innermost.
+    innermost, but the first of each run that an own frame calls; of those,
+    a lone frame only when it is longer than its fold ("[1 origin]").  Own
+    frames never fold: a path of many may stay longer than width.  Rows
+    read the same when their texts are equal; those of a group fold the
+    positions of its first row, and each round opens, in every row of each
+    group, the innermost of them where some row's frame reads differently
+    from the first row's (or where a row has no frame: a frame named like a
+    fold can make a shorter row read as a longer one), or else the
+    innermost.
 
     The loops run in libmprof-reduce (reduce/fold.c), on numbers: each
     distinct frame object once, each distinct string (texts, origins) once,
