@@ -140,7 +140,10 @@ def test_leak_table_largest_first(run: Path, text: str) -> None:
 
 
 def test_text_summary_line_by_line(text: str) -> None:
-    lines = text[:text.index("\n\n")].splitlines()
+    # After the glance at the tables' first rows, which opens the report.
+    assert text.startswith("At a glance: ")
+    summary = text[text.index("\n\nProgram summary\n") + 2:]
+    lines = summary[:summary.index("\n\n")].splitlines()
     assert lines[0] == "Program summary"
     assert re.fullmatch(r"  process \d+: /\S+/boundaries", lines[1]), lines[1]
     # Last, memcheck's LEAK SUMMARY, with its figures for the program: every
@@ -172,9 +175,8 @@ def test_text_summary_line_by_line(text: str) -> None:
     rate_value, per_second_value = int(rate.replace(",", "")), int(per_second.replace(",", ""))
     # Both rates are over the same time: their ratio is the average size.
     assert rate_value / per_second_value == pytest.approx(ALL_BYTES / ALLOCS, rel=1e-4)
-    assert values["calls"] == "malloc 78, calloc 0, realloc 0, memalign 0, new 0, free 66, delete 0"
-    assert re.fullmatch(r"free\(NULL\) 0, unknown frees 0, failed 0, early \d+, untracked 0, "
-                        r"inherited frees 0, truncated chains 0", values["unusual"]), values["unusual"]
+    assert values["calls"] == "malloc 78, free 66"
+    assert re.fullmatch(r"early [1-9][\d,]*|none", values["unusual"]), values["unusual"]
 
 
 @pytest.mark.parametrize(("cutoff", "paths"), [("1", ["above_1024", "below_1025"]), ("1.6", ["above_1024"]),

@@ -139,6 +139,12 @@ def test_the_rust_rows_name_the_workers_and_the_registry(rust_report: str) -> No
     for _, _, path in peak[:3]:
         owner = "rust_workers::worker" if path.endswith("alloc::alloc::realloc") else "rust_workers::make_record"
         assert f" > {owner} > " in path, peak
+    # The API each own frame called stays beside it, folded library frames after: Vec::push and Box::new.
+    assert any(re.search(r" > rust_workers::worker > alloc::vec::Vec<>::push > \[\d+ alloc::\] > "
+                         r"alloc::alloc::realloc$",
+                         path) for _, _, path in peak[:3]), peak
+    assert any(re.search(r" > rust_workers::make_record > alloc::boxed::Box<>::new > \[\d+ alloc::\] > "
+                         r"alloc::alloc::alloc$", path) for _, _, path in peak[:3]), peak
     [(objects, size, path)] = rows(rust_report, "Memory leak table")
     assert (objects, size) == ("20", "20,000") and "rust_workers::leak_registry > " in path
     direct = direct_rows(rust_report)

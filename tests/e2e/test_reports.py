@@ -345,8 +345,7 @@ def test_minus_mode_profiles_report_everything_but_the_graph(tmp_path: Path) -> 
 
 
 @pytest.mark.slow
-def test_long_leak_paths_fold_outer_callers_but_keep_main_and_the_innermost(targets: Targets,
-                                                                          tmp_path: Path) -> None:
+def test_long_leak_paths_keep_every_frame_of_the_programs_own(targets: Targets, tmp_path: Path) -> None:
     output = tmp_path / "long.mprof"
     mprof("run", "--quiet", "-o", output, targets.build("long_names"))
     inner, middle, outer = ("innermost_function_with_a_forty_char_nam", "middle_function_with_a_name_of_forty_cha",
@@ -357,11 +356,9 @@ def test_long_leak_paths_fold_outer_callers_but_keep_main_and_the_innermost(targ
     # says (64 bytes in 1 blocks), so that the leak table lists it only with
     # every kind (--leak-kinds all).
     every_kind = ("report", "--tables", "leaks", "--leak-kinds", "all")
-    # All the program's own code: the outer function folds (102
-    # characters); main, the innermost own function and the allocating one
-    # stay, however long.
+    # All the program's own code: nothing folds, however long.
     [row] = table(mprof(*every_kind, output).stdout, "Memory leak table")
-    assert row.split(None, 3) == ["1", "64", "(100)", f"still reachable  main > [1 frame] > {middle} > {inner}"]
+    assert row.split(None, 3) == ["1", "64", "(100)", f"still reachable  {whole}"]
     [row] = table(mprof(*every_kind, "--wide", output).stdout, "Memory leak table")
     assert row.split()[3:] == ["still", "reachable", *whole.split()]
     [leak] = json.loads(mprof("report", "--format", "json", output).stdout)["leaks"]

@@ -26,7 +26,8 @@ def test_a_name_with_a_space_is_shown_whole(tmp_path: Path) -> None:
     profile = tmp_path / "spaced.mprof"
     subprocess.run([program], env=monitor_env(profile), check=True)
     text = mprof("report", profile).stdout
-    assert text.count(f"main > {NAME}\n") == 2  # the whole paths of the peak and of the leaks
+    # The whole paths of the peak and of the leaks, in the glance and in their tables.
+    assert text.count(f"main > {NAME}\n") == 4
     direct = text[text.index("Direct allocation"):]
     assert f"  {NAME}\n" in direct and "  free\n" not in direct
     report = json.loads(mprof("report", "--format", "json", profile).stdout)

@@ -104,30 +104,32 @@ def cell_text(page: str) -> Callable[[object], str]:
     """A cell of the HTML page's rows as the text tables print it: a
     function by its name, with its cycle for a label, and [index] in the
     call graph (the page's functions table, [id, name, label, index,
-    signature]); folded frames opened, as a click opens them."""
+    signature, short name]), in a path named short ("s") by its short
+    name; folded frames opened, as a click opens them."""
     functions = {row[0]: row for row in embedded(page, "functions")}
 
-    def text(cell: object) -> str:
+    def text(cell: object, short: bool = False) -> str:
         if isinstance(cell, str):
             return cell
         if isinstance(cell, list):
-            return "".join(text(part) for part in cell)
+            return "".join(text(part, short) for part in cell)
         if isinstance(cell, int):  # a function by its id alone
             cell = {"f": cell}
         assert isinstance(cell, dict)
         if "p" in cell:  # a path: its elements joined by " > ", after "... > " when partial
-            return ("... > " if cell.get("z") else "") + " > ".join(text(element) for element in cell["p"])
+            return ("... > " if cell.get("z") else "") + " > ".join(text(element, bool(cell.get("s")))
+                                                                   for element in cell["p"])
         if "fold" in cell:
-            return " > ".join(text(part) for part in cell["fold"])
+            return " > ".join(text(part, short) for part in cell["fold"])
         if "t" in cell:
             return str(cell["t"])
-        _, name, label, index, _ = functions[cell["f"]]
+        _, name, label, index, _, short_name = functions[cell["f"]]
         view = cell.get("v", "")
         if view == "l":
             return str(label or name)
         if view == "g":
             return f"{label or name} [{index}]"
-        return str(name)
+        return str(short_name or name) if short else str(name)
 
     return lambda cell: text(cell).strip()
 

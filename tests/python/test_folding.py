@@ -11,7 +11,7 @@ import random
 import pytest
 
 import reference_folding
-from mprof.report import folding
+from mprof.report import folding, tables
 from mprof.report.display import for_display
 from mprof.report.folding import Frame
 from mprof.report.model import FunctionRow, Model, RunInfo
@@ -277,3 +277,30 @@ def test_widths_past_64_bits_fold_as_the_widest_and_the_narrowest() -> None:
         paths, partial, _ = random_table(rng)
         for width in (10 ** 30, -10 ** 30, 1 << 62, -(1 << 62)):
             assert folding.fold_paths(paths, partial, width) == reference_folding.fold_paths(paths, partial, width)
+
+
+def test_paths_name_functions_short_unless_two_rows_would_read_the_same() -> None:
+    overloads = model_of({
+        1: ("main", PROGRAM),
+        2: ("Cache::get()", PROGRAM),
+        3: ("Store::put()", PROGRAM),
+        4: ("std::vector<int, std::allocator<int> >::vector(unsigned long)", PROGRAM),
+        5: ("std::vector<int, std::allocator<int> >::vector(std::vector<int, std::allocator<int> > const&)", PROGRAM),
+        6: ("operator new(unsigned long)", LIBSTDCXX),
+    })
+    # The call graph names the two constructors apart, by their parameters.
+    assert overloads.functions[4].name == "std::vector<int, std::allocator<int> >::vector(unsigned long)"
+
+    def shown(*paths: tuple[int, ...]) -> list[str]:
+        return [path.text for path in tables.shown_whole_paths(
+            overloads, [tables.WholePath(path, 1, 1) for path in paths], None)]
+
+    # Their callers tell the rows apart: short names.
+    assert shown((1, 2, 4, 6), (1, 3, 5, 6)) == ["main > Cache::get > std::vector<>::vector > operator new",
+                                                 "main > Store::put > std::vector<>::vector > operator new"]
+    # Only the constructors do: those rows name them whole, the others stay short.
+    assert shown((1, 2, 4, 6), (1, 2, 5, 6), (1, 3, 4, 6)) == [
+        "main > Cache::get > std::vector<int, std::allocator<int> >::vector(unsigned long) > operator new",
+        "main > Cache::get > std::vector<int, std::allocator<int> >::vector(std::vector<int, std::allocator<int> > "
+        "const&) > operator new",
+        "main > Store::put > std::vector<>::vector > operator new"]

@@ -23,6 +23,12 @@ from mprof.report.names import readable_names, short_name
     ("x::operator>>(int&)", "x::operator>>"),
     ("x::operator->() const", "x::operator->"),
     ("x::operator<=>(x const&) const", "x::operator<=>"),
+    # A template operator's arguments after its name: no operator's name has a < after another character.
+    ("std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> > std::operator+<char, "
+     "std::char_traits<char>, std::allocator<char> >(char const*, std::__cxx11::basic_string<char, "
+     "std::char_traits<char>, std::allocator<char> >&&)", "std::operator+<>"),
+    ("bool std::operator==<char>(std::basic_string<char> const&, char const*)", "std::operator==<>"),
+    ("x::operator<<=(int)", "x::operator<<="),
     ("foo::operator()(int) const", "foo::operator()"),
     ("std::function<void (int)>::operator()(int) const", "std::function<>::operator()"),
     ("operator new(unsigned long)", "operator new"),

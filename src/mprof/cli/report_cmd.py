@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
 from pathlib import Path
 
@@ -96,7 +97,8 @@ def run(args: argparse.Namespace) -> int:
                              f"mprof html shows them, sqlite3 reads them")
         options = text_tables.Options(tables=args.tables, cutoff=args.cutoff or 0.0, call_sites=args.call_sites,
                                       wide=args.wide, limit=limit(args), runtime=args.include_runtime,
-                                      leak_kinds=args.leak_kinds)
+                                      leak_kinds=args.leak_kinds,
+                                      screen_width=shutil.get_terminal_size((text_tables.SCREEN_WIDTH, 40)).columns)
         if args.format == "json":
             text = json.dumps(json_tables.tables(model, options), indent=1) + "\n"
         else:

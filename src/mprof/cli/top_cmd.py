@@ -40,8 +40,11 @@ def check_terminal() -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..live.screen import Settings, run_view
-    from ..live.watch import check_watchable
+    from ..live.watch import check_watchable, runs_monitor
 
     check_terminal()
     check_watchable(args.pid)
+    if not runs_monitor(args.pid):
+        raise MprofError(f"process {args.pid}: has no libmprof to answer; mprof attach {args.pid} profiles it from "
+                         "now on, and mprof top watches it then")
     return run_view(Settings(args.pid, args.interval, leave_when_ended=False, repaint=False))

@@ -6,6 +6,7 @@ wanted; the monitor answers from a thread of its own."""
 
 from __future__ import annotations
 
+import mmap
 import os
 import shutil
 import stat
@@ -130,6 +131,25 @@ def has_monitor(pid: int) -> bool:
             return b"/libmprof" in maps.read()
     except OSError:
         return False
+
+
+# A string of the monitor's own, in its code however it was linked and
+# stripped: the name of the variable it reads its output from.
+_MONITOR_MARK = b"MPROF_OUTPUT"
+
+
+def runs_monitor(pid: int) -> bool:
+    """Whether the process has the monitor: libmprof mapped, or linked into
+    its executable; True when that cannot be read, so as not to refuse a
+    process that may answer."""
+    if has_monitor(pid):
+        return True
+    try:
+        with open(f"/proc/{pid}/exe", "rb") as executable, \
+                mmap.mmap(executable.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+            return mapped.find(_MONITOR_MARK) >= 0
+    except (OSError, ValueError):
+        return True
 
 
 class Watch:

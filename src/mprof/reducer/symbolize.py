@@ -282,13 +282,24 @@ class Progress:
 
     def start(self, task: str) -> None:
         self._task = task
-        if self._enabled:
-            sys.stderr.write(f"\r\033[Kmprof: {task}")
-            sys.stderr.flush()
+        self._show(f"mprof: {task}")
 
     def update(self, done: int, total: int) -> None:
+        self._show(f"mprof: {self._task} {done}/{total}")
+
+    def _show(self, line: str) -> None:
+        """The line, cut to the terminal's width: one that wrapped would
+        leave its first rows on the screen, where a carriage return does
+        not go back."""
         if self._enabled:
-            sys.stderr.write(f"\r\033[Kmprof: {self._task} {done}/{total}")
+            try:
+                columns = os.get_terminal_size(sys.stderr.fileno()).columns
+            except (OSError, ValueError):
+                columns = 80
+            # A terminal of no size says none (a pty no one sized): uncut.
+            if 0 < columns <= len(line):
+                line = line[:max(columns - 4, 1)] + "..."
+            sys.stderr.write(f"\r\033[K{line}")
             sys.stderr.flush()
 
     def finish(self) -> None:

@@ -79,6 +79,9 @@ class ShownPath:
     main, then its elements, outermost first."""
     partial: bool
     elements: tuple[Element, ...]
+    # Its frames named whole (FunctionRow.name), not short: another row
+    # would read the same (tables.py).
+    whole_names: bool = False
 
     @property
     def text(self) -> str:
@@ -103,6 +106,7 @@ class OwnCode:
         self._programs = frozenset(run.program for run in model.runs)  # the executables' paths
         self._known: dict[int, tuple[bool, str]] = {}  # function id: own, origin
         self._frames: dict[int, Frame] = {}
+        self._short_frames: dict[int, Frame] = {}
 
     def _system_module(self, module: str) -> bool:
         return module not in self._programs and (module.startswith(SYSTEM_DIRECTORIES) or not module.startswith("/"))
@@ -130,6 +134,15 @@ class OwnCode:
         frame = self._frames.get(function_id)
         if frame is None:
             frame = self._frames[function_id] = self.frame(function_id, self._model.functions[function_id].name)
+        return frame
+
+    def short_frame(self, function_id: int) -> Frame:
+        """The frame of a function shown by its short name, which another
+        function's may read as (FunctionRow.short), made once."""
+        frame = self._short_frames.get(function_id)
+        if frame is None:
+            function = self._model.functions[function_id]
+            frame = self._short_frames[function_id] = self.frame(function_id, function.path_name)
         return frame
 
 

@@ -63,14 +63,15 @@ class GraphTables:
     """What the call graph gives the page, its rows already the page's
     JSON: made in a process of their own while the other tables and the
     flame graphs are made (html.render)."""
-    # id, name, label if not the name, entry index, full signature if not the name
-    functions: list[tuple[int, str, str | None, int | None, str | None]]
+    # id, name, label if not the name, entry index, full signature if not
+    # the name, short name (a path's, FunctionRow.short) if not the name
+    functions: list[tuple[int, str, str | None, int | None, str | None, str | None]]
     graph: EncodedRows  # empty in mprof- mode
 
 
 @dataclass(frozen=True)
 class HtmlTables:
-    functions: list[tuple[int, str, str | None, int | None, str | None]]
+    functions: list[tuple[int, str, str | None, int | None, str | None, str | None]]
     peak: list[Row] | EncodedRows  # none for several processes: the peak is one process's
     leaks: list[Row]
     bins: list[Row]
@@ -95,7 +96,8 @@ def graph_tables(model: Model) -> GraphTables:
     for f in model.functions.values():
         label = model.label(f.id)
         functions.append((f.id, f.name, label if label != f.name else None, index.get(f.id),
-                          f.full_name if f.full_name != f.name else None))
+                          f.full_name if f.full_name != f.name else None,
+                          f.path_name if f.path_name != f.name else None))
     rows = graph_rows(model, entries)
     return GraphTables(functions, EncodedRows(encoded(rows), len(rows)))
 
@@ -123,15 +125,16 @@ def _function(function_id: int, view: str = "", title: str = "") -> int | dict[s
     return cell
 
 
-def _path_cell(elements: tuple[folding.Element, ...], partial: bool, parts_of: list[int | dict[str, Any]]) -> list[Any]:
+def _path_cell(path: folding.ShownPath, parts_of: list[int | dict[str, Any]]) -> list[Any]:
     """A path as a cell: {"p": its elements, "z": 1 when it does not reach
-    main}, which the page shows joined by " > " after "... > " for z; an
-    element is a frame's function part (parts_of, outermost first), or a
-    folded run, {"fold": its frames' parts, "t": the fold's label}, for the
-    page to open on a click."""
+    main, "s": 1 when its functions are named short, as the text's rows},
+    which the page shows joined by " > " after "... > " for z; an element
+    is a frame's function part (parts_of, outermost first), or a folded
+    run, {"fold": its frames' parts, "t": the fold's label}, for the page to
+    open on a click."""
     shown: list[Any] = []
     at = 0
-    for element in elements:
+    for element in path.elements:
         if isinstance(element, folding.Fold):
             count = len(element.frames)
             shown.append({"fold": parts_of[at:at + count], "t": element.label})
@@ -139,7 +142,12 @@ def _path_cell(elements: tuple[folding.Element, ...], partial: bool, parts_of: l
         else:
             shown.append(parts_of[at])
             at += 1
-    return [{"p": shown, "z": 1} if partial else {"p": shown}]
+    cell: dict[str, Any] = {"p": shown}
+    if path.partial:
+        cell["z"] = 1
+    if not path.whole_names:
+        cell["s"] = 1
+    return [cell]
 
 
 def leak_rows(model: Model, runtime: bool = False, kinds: Collection[str] = LOST) -> list[Row]:
@@ -154,7 +162,7 @@ def leak_rows(model: Model, runtime: bool = False, kinds: Collection[str] = LOST
     for path, shown in zip(paths, tables.shown_leak_paths(model, paths, False, tables.PATH_WIDTH), strict=True):
         parts = [_function(frame.function, title=f"called at {frame.file}:{frame.line}" if frame.line else "")
                  for frame in reversed(path.frames)]
-        cell = _path_cell(shown.elements, shown.partial, parts) if path.frames else [tables.NO_CHAIN]
+        cell = _path_cell(shown, parts) if path.frames else [tables.NO_CHAIN]
         if marked:
             cell.append(f"  [{path.kind}]")
         if path.runtime:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
 
@@ -16,8 +17,9 @@ from .tables import (
     leak_paths,
     own_callers,
     peak_paths,
+    shown_leak_paths,
+    shown_whole_paths,
     temporary_paths,
-    whole_path_text,
 )
 from .text_tables import Options
 
@@ -41,13 +43,15 @@ def tables(model: Model, options: Options) -> dict[str, Any]:
         summary.update(max_live_objects=None, max_live_bytes=None)
     functions = model.functions
 
-    def whole(path: WholePath) -> dict[str, Any]:
-        return {"path": whole_path_text(model, path.functions),
-                "frames": [{"function": functions[f].name, "signature": functions[f].full_name}
-                           for f in path.functions]}
+    def wholes(paths: Sequence[WholePath]) -> list[dict[str, Any]]:
+        """The paths, each named as the text's tables name it unfolded."""
+        return [{"path": shown.text,
+                 "frames": [{"function": functions[f].name, "signature": functions[f].full_name}
+                            for f in path.functions]}
+                for path, shown in zip(paths, shown_whole_paths(model, paths, None), strict=True)]
 
-    def leak(path: LeakPath) -> dict[str, Any]:
-        return {"path": path.key,
+    def leak(path: LeakPath, text: str) -> dict[str, Any]:
+        return {"path": text,
                 "frames": [{"function": functions[f.function].name, "signature": functions[f.function].full_name,
                             "file": f.file, "line": f.line} for f in reversed(path.frames)],
                 "kind": path.kind, "kept_objects": path.objects, "kept_bytes": path.kept, "runtime": path.runtime,
@@ -55,6 +59,8 @@ def tables(model: Model, options: Options) -> dict[str, Any]:
                 "allocs": path.chain[0], "frees": path.chain[1], "bytes": path.chain[2]}
 
     every_leak = leak_paths(model, options.call_sites, runtime=True)
+    leak_texts = [shown.text for shown in shown_leak_paths(model, every_leak, options.call_sites, None)]
+    peaks, temporaries = list(peak_paths(model)), list(temporary_paths(model))
     callers = own_callers(model)
     one_process = len(model.runs) <= 1
     return {
@@ -62,8 +68,8 @@ def tables(model: Model, options: Options) -> dict[str, Any]:
         "summary": summary,
         # The program's as the text's leak table lists them; what the C and
         # C++ runtimes keep on purpose apart, as --include-runtime marks it.
-        "leaks": [leak(path) for path in every_leak if not path.runtime],
-        "runtime_kept": [leak(path) for path in every_leak if path.runtime],
+        "leaks": [leak(path, text) for path, text in zip(every_leak, leak_texts, strict=True) if not path.runtime],
+        "runtime_kept": [leak(path, text) for path, text in zip(every_leak, leak_texts, strict=True) if path.runtime],
         "suppressed": [asdict(row) for row in model.suppressed],
         # memcheck's LEAK SUMMARY; None when no process was classified.
         "leak_summary": {row.kind: {"blocks": row.blocks, "bytes": row.bytes} for row in leak_summary.totals(model)}
@@ -72,9 +78,11 @@ def tables(model: Model, options: Options) -> dict[str, Any]:
         "peak": {"elapsed_seconds": model.summary.get("peak_ns", 0) / 1e9,
                  "allocation": model.summary.get("peak_allocs", 0),
                  "bytes": model.summary.get("max_live_bytes", 0),
-                 "paths": [whole(p) | {"blocks": p.blocks, "bytes": p.bytes} for p in peak_paths(model)]}
+                 "paths": [row | {"blocks": p.blocks, "bytes": p.bytes} for p, row in zip(peaks, wholes(peaks),
+                                                                                          strict=True)]}
         if one_process else None,
-        "temporaries": [whole(p) | {"temporaries": p.blocks} for p in temporary_paths(model)],
+        "temporaries": [row | {"temporaries": p.blocks} for p, row in zip(temporaries, wholes(temporaries),
+                                                                            strict=True)],
         "bins": [{"size": b.size, "label": "> 1024" if b.size > 1024 else str(b.size), "allocs": b.allocs,
                   "frees": b.frees, "bytes": b.bytes, "kept_bytes": b.bytes - b.bytes_freed,
                   "temporaries": b.temporaries, "peak_blocks": b.peak_blocks, "peak_bytes": b.peak_bytes,

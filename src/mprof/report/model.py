@@ -73,12 +73,20 @@ class FunctionRow(NamedTuple):
     called: int
     recursive_calls: int
     # The whole demangled name, parameters and template arguments too; name
-    # is what reports show, shortened by display.for_display.
+    # is what reports show, shortened by display.for_display as far as no
+    # other function's reads the same.
     signature: str = ""
+    # Shorter still, where other functions may read the same: the name a
+    # path shows, whose other frames tell its row apart (tables.py).
+    short: str = ""
 
     @property
     def full_name(self) -> str:
         return self.signature or self.name
+
+    @property
+    def path_name(self) -> str:
+        return self.short or self.name
 
 
 class EdgeRow(NamedTuple):

@@ -36,6 +36,11 @@ def _operator_name_end(name: str, at: int) -> int:
         return at + 2
     end = at
     while end < len(name) and name[end] in _OPERATOR_CHARACTERS and name[end] not in "()[]":
+        # No operator's name has a < after another character but <
+        # (operator<, operator<<=, operator<=>): that < opens the template
+        # arguments (std::operator+<char>).
+        if name[end] == "<" and end > at and name[at:end].strip("<"):
+            break
         end += 1
     return end
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import signal
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from .model import Model, RunInfo
@@ -111,9 +111,15 @@ def rows(model: Model) -> list[tuple[str, str]]:
                         f"{share_of(s.get('temporary_allocs', 0), f.allocs, ' of all allocations')}"),
         ("run time", f"{f.elapsed_seconds:.3f} s, {f.bytes_per_second:,.0f} bytes/s, "
                      f"{f.allocs_per_second:,.0f} allocations/s"),
-        ("calls", ", ".join(f"{name} {s[key]:,}" for name, key in CALLS)),
-        ("unusual", ", ".join(f"{name} {s[key]:,}" for name, key in UNUSUAL)),
+        ("calls", _made(s, CALLS)),
+        ("unusual", _made(s, UNUSUAL)),
     ] + pool_rows(s) + mapped_rows(s) + attach_rows(model)
+
+
+def _made(s: Mapping[str, int], counts: Sequence[tuple[str, str]]) -> str:
+    """The counts that are not 0, or none: a line that fits a narrow
+    terminal's first screen."""
+    return ", ".join(f"{name} {s[key]:,}" for name, key in counts if s[key]) or "none"
 
 
 def attach_rows(model: Model) -> list[tuple[str, str]]:

@@ -4,8 +4,9 @@ that the three never disagree on a figure or an order."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
-from collections.abc import Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple, cast, overload
 
@@ -64,12 +65,14 @@ NO_CHAIN = folding.NO_CHAIN
 PATH_WIDTH = 100
 
 
-def _leak_names(model: Model, frames: tuple[LeakFrame, ...], call_sites: bool) -> list[str]:
+def _leak_names(model: Model, frames: tuple[LeakFrame, ...], call_sites: bool, short: bool = False) -> list[str]:
     """A leak path's names, outermost caller first, each with the file and
-    line of its call with call_sites."""
+    line of its call with call_sites; short: the names paths show, which
+    other functions' may read as."""
     names = []
     for frame in reversed(frames):
-        name = model.functions[frame.function].name
+        function = model.functions[frame.function]
+        name = function.path_name if short else function.name
         if call_sites and frame.line:
             name += f" ({os.path.basename(frame.file)}:{frame.line})"
         names.append(name)
@@ -88,28 +91,46 @@ def path_text(model: Model, frames: tuple[LeakFrame, ...], call_sites: bool) -> 
     return folding.whole(_leak_names(model, frames, call_sites), _partial(model, outermost_first))
 
 
-def whole_path_text(model: Model, functions: tuple[int, ...]) -> str:
-    """A whole call path (functions outermost first), "..." above when it
-    does not reach main."""
-    return folding.whole([model.functions[f].name for f in functions], _partial(model, functions))
+def _told_apart(paths: Sequence[Sequence[int]], fold: Callable[[Sequence[bool]], list[folding.ShownPath]],
+                ) -> list[folding.ShownPath]:
+    """The paths (function ids, outermost first) folded by fold, which
+    names each path's functions short unless told to name them whole
+    (per path); rows of other functions that still read the same are named
+    whole, so that two rows read the same only where they are the same."""
+    whole = [False] * len(paths)
+    while True:
+        shown = fold(whole)
+        functions_of: dict[str, set[tuple[int, ...]]] = {}
+        for path, row in zip(paths, shown, strict=True):
+            functions_of.setdefault(row.text, set()).add(tuple(path))
+        again = [n for n, row in enumerate(shown) if not whole[n] and len(functions_of[row.text]) > 1]
+        if not again:
+            return [dataclasses.replace(row, whole_names=True) if whole[n] else row for n, row in enumerate(shown)]
+        for n in again:
+            whole[n] = True
 
 
 def shown_leak_paths(model: Model, rows: Sequence[LeakPath], call_sites: bool,
                      width: int | None) -> list[folding.ShownPath]:
     """The leak paths of a table as it shows them, folded to width
-    (folding.py)."""
+    (folding.py), their functions named short where the rows tell them
+    apart (_told_apart)."""
     own = folding.OwnCode(model)
     functions = [[f.function for f in reversed(row.frames)] for row in rows]
-    return folding.fold_paths([folding.path_frames(model, functions[n], _leak_names(model, row.frames, call_sites), own)
-                               for n, row in enumerate(rows)],
-                              [_partial(model, outermost_first) for outermost_first in functions], width)
+    partial = [_partial(model, outermost_first) for outermost_first in functions]
+    return _told_apart(functions, lambda whole: folding.fold_paths(
+        [folding.path_frames(model, functions[n], _leak_names(model, row.frames, call_sites, not whole[n]), own)
+         for n, row in enumerate(rows)], partial, width))
 
 
 def shown_whole_paths(model: Model, rows: Sequence[WholePath], width: int | None) -> list[folding.ShownPath]:
-    """The whole paths of a table as it shows them, folded to width."""
+    """The whole paths of a table as it shows them, folded to width, named
+    as shown_leak_paths names them."""
     own = folding.OwnCode(model)
-    return folding.fold_paths([folding.path_frames(model, row.functions, own=own) for row in rows],
-                              [_partial(model, row.functions) for row in rows], width)
+    partial = [_partial(model, row.functions) for row in rows]
+    return _told_apart([row.functions for row in rows], lambda whole: folding.fold_paths(
+        [[(own.named_frame if whole[n] else own.short_frame)(function) for function in row.functions]
+         for n, row in enumerate(rows)], partial, width))
 
 
 @dataclass(frozen=True)

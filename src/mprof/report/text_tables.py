@@ -8,13 +8,15 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from ..leak_kinds import KINDS, LOST, OPTION_NAMES, UNKNOWN
-from . import leak_summary, legends, processes, summary, tables
+from . import folding, leak_summary, legends, processes, summary, tables
 from .model import Model
 from .tables import EVERY_ROW, PATH_WIDTH, GraphEntry, Limit, Related, parenthesised, percent, shown_count
 
 Row = TypeVar("Row")
 
 TABLES = ("summary", "peak", "leaks", "temporaries", "bins", "direct", "graph")
+# The columns a report is laid out for when no terminal says (a pipe, a file).
+SCREEN_WIDTH = 120
 
 
 @dataclass(frozen=True)
@@ -27,6 +29,7 @@ class Options:
     limit: Limit = EVERY_ROW  # how many rows of each table to show, after the cutoff
     runtime: bool = False  # the leak table lists what the C and C++ runtimes keep on purpose
     leak_kinds: Collection[str] = LOST  # the kinds the leak table lists (--leak-kinds); blocks not classified always
+    screen_width: int = SCREEN_WIDTH  # the terminal's columns: the glance's lines are cut to them
 
 
 def shown_rows(rows: Sequence[Row], weight: Callable[[Row], int], total: int, options: Options) -> list[Row]:
@@ -51,6 +54,9 @@ def classes(parts: Sequence[int], whole: int) -> str:
 
 def render(model: Model, options: Options) -> str:
     sections = [process_table(model)] if processes.merged(model) else []
+    # Where, before how much: on a small terminal's first screen too.
+    if "summary" in options.tables and (glance := glance_lines(model, options)):
+        sections.append("\n".join(glance))
     for table in options.tables:
         if table == "summary":
             sections.append(summary_table(model))
@@ -95,6 +101,73 @@ def summary_table(model: Model) -> str:
     lines += [f"  {label:<{width}} {value}" for label, value in rows]
     lines += [f"  {line}" for line in leak_summary.summary_lines(model)]
     return "\n".join(lines)
+
+
+# Rows of each table the glance shows.
+GLANCE_ROWS = 3
+_GLANCE_LABEL = 12
+
+
+def glance_lines(model: Model, options: Options) -> list[str]:
+    """Where, on the first screen: the first rows of the peak, leak and
+    temporaries tables that follow (those options.tables holds), a line
+    each, cut to the screen's width; none for a report of several
+    processes, whose peak is each one's."""
+    if processes.merged(model):
+        return []
+    lines: list[str] = []
+
+    def add(label: str, figures: list[str], paths: Sequence[folding.ShownPath], notes: Sequence[str] = ()) -> None:
+        for n, (figure, path) in enumerate(zip(figures, paths, strict=True)):
+            note = notes[n] if notes else ""
+            line = f"  {label if n == 0 else '':<{_GLANCE_LABEL}}{figure}  {_inner_end(path, room - len(note))}{note}"
+            lines.append(line if len(line) <= options.screen_width else line[:options.screen_width - 3] + "...")
+
+    room = max(options.screen_width - _GLANCE_LABEL - 22, 20)
+    width = None if options.wide else room
+    if "peak" in options.tables:
+        peak = model.summary.get("max_live_bytes", 0)
+        rows = list(tables.peak_paths(model, GLANCE_ROWS))[:GLANCE_ROWS]
+        add("peak", [f"{row.bytes:>10,} B {parenthesised(row.bytes, peak):>5}" for row in rows],
+            tables.shown_whole_paths(model, rows, width))
+    if "leaks" in options.tables:
+        classified = leak_summary.classified(model)
+        label = "lost" if classified else "never freed"
+        leaks = tables.leak_paths(model, False, options.runtime, {*options.leak_kinds, UNKNOWN})[:GLANCE_ROWS]
+        total = tables.leak_share_total(model, options.runtime)
+        if leaks:
+            # The kinds said where the table lists more than the lost.
+            only_lost = not classified or set(options.leak_kinds) <= set(LOST)
+            add(label, [f"{row.kept:>10,} B {parenthesised(row.kept, total):>5}" for row in leaks],
+                tables.shown_leak_paths(model, leaks, False, width),
+                ["" if only_lost else f"  [{row.kind}]" for row in leaks])
+        else:
+            lines.append(f"  {label:<{_GLANCE_LABEL}}{'':>18}  nothing")
+    if "temporaries" in options.tables:
+        count = model.summary.get("temporary_allocs", 0)
+        rows = list(tables.temporary_paths(model, GLANCE_ROWS))[:GLANCE_ROWS]
+        add("temporaries", [f"{row.blocks:>10,}   {parenthesised(row.blocks, count):>5}" for row in rows],
+            tables.shown_whole_paths(model, rows, width))
+    if not lines:
+        return []
+    return ["At a glance: the first rows of the tables below the summary", *lines]
+
+
+def _inner_end(path: folding.ShownPath, room: int) -> str:
+    """A path in room characters where it can be, keeping what says where:
+    its innermost own frame and what follows, its outer elements left out
+    ("... >") first; then that frame and the call it made alone."""
+    parts = [element.label if isinstance(element, folding.Fold) else element.text for element in path.elements]
+    own = [n for n, element in enumerate(path.elements) if isinstance(element, folding.Frame) and element.own]
+    innermost = own[-1] if own else max(len(parts) - 2, 0)
+    text = path.text
+    for start in range(1, innermost + 1):
+        if len(text) <= room:
+            return text
+        text = folding.whole(parts[start:], True)
+    if len(text) > room and len(parts) > innermost + 2:
+        text = folding.whole(parts[innermost:innermost + 2] + ["..."], innermost > 0)
+    return text
 
 
 def whole_path_table(model: Model, options: Options, heading: list[str], rows: tables.RankedPaths,

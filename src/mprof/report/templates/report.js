@@ -10,17 +10,18 @@
   // ---- Tables ----
 
   // Every function's name once: id -> {name, label, index of its entry,
-  // whole signature when the name is short}.
+  // whole signature when the name is short, the name a path shows}.
   const functions = new Map(JSON.parse(document.getElementById("functions").textContent).map(
-    ([id, name, label, index, signature]) =>
-      [id, { name: name, label: label || name, index: index, signature: signature }]));
+    ([id, name, label, index, signature, short]) =>
+      [id, { name: name, label: label || name, index: index, signature: signature, short: short || name }]));
 
-  // The text and the anchor of a function cell (see report/html_rows.py).
-  function functionText(part) {
+  // The text and the anchor of a function cell (see report/html_rows.py);
+  // short, in a path whose names are short ("s").
+  function functionText(part, short) {
     const f = functions.get(part.f);
     if (part.v === "l") return f.label;
     if (part.v === "g") return f.index === null ? f.label : `${f.label} [${f.index}]`;
-    return f.name;
+    return short ? f.short : f.name;
   }
 
   // The parts a path or a fold shows, " > " between its elements.
@@ -30,12 +31,12 @@
     return parts;
   }
 
-  function partText(part) {
+  function partText(part, short) {
     if (typeof part === "string") return part;
-    if (typeof part === "number") return functions.get(part).name;
-    if (part.p) return joined(part.p, part.z).map(partText).join("");
-    if (part.fold) return joined(part.fold).map(partText).join("");
-    return part.f === undefined ? part.t : functionText(part);
+    if (typeof part === "number") return short ? functions.get(part).short : functions.get(part).name;
+    if (part.p) return joined(part.p, part.z).map((element) => partText(element, part.s)).join("");
+    if (part.fold) return joined(part.fold).map((element) => partText(element, short)).join("");
+    return part.f === undefined ? part.t : functionText(part, short);
   }
 
   function cellText(cell) {
@@ -44,22 +45,22 @@
 
   // Frames of a long path folded into one element ([4 std::]): the
   // folded names on hover, the frames themselves on a click.
-  function foldButton(part) {
+  function foldButton(part, short) {
     const button = document.createElement("button");
     button.type = "button";
     button.className = "fold";
     button.textContent = part.t;
-    button.title = part.fold.map(partText).join("\n");
+    button.title = part.fold.map((element) => partText(element, short)).join("\n");
     button.addEventListener("click", () => {
       const opened = document.createElement("span");
       opened.className = "unfolded";
-      fillCell(opened, joined(part.fold));
+      fillCell(opened, joined(part.fold), short);
       button.replaceWith(opened);
     });
     return button;
   }
 
-  function fillCell(td, cell) {
+  function fillCell(td, cell, short) {
     const parts = Array.isArray(cell) ? cell : [cell];
     for (let part of parts) {
       if (typeof part === "string") {
@@ -68,18 +69,18 @@
       }
       if (typeof part === "number") part = { f: part };  // a function by its id alone
       if (part.p) {
-        fillCell(td, joined(part.p, part.z));
+        fillCell(td, joined(part.p, part.z), part.s);
         continue;
       }
       if (part.fold) {
-        td.appendChild(foldButton(part));
+        td.appendChild(foldButton(part, short));
         continue;
       }
       const anchor = part.f === undefined ? part.h :
         part.v !== "e" && functions.get(part.f).index !== null ? `fn-${part.f}` : null;
       const node = document.createElement(anchor ? "a" : "span");
       if (anchor) node.href = "#" + anchor;
-      node.textContent = partText(part);
+      node.textContent = partText(part, short);
       const signature = part.f === undefined ? null : functions.get(part.f).signature;
       const title = [signature, part.title].filter(Boolean).join("\n");
       if (title) node.title = title;
