@@ -132,14 +132,20 @@ def reduce_files(files: Sequence[DataFile], *, progress: Progress | None = None,
 
 def _warn_without_debug(profile: Profile, without_debug: set[str], nameless: set[str]) -> None:
     """A line naming the modules on the profile's call chains (start-up
-    code aside) that have neither symbols nor debug information, whose
-    frames read module+offset, with what to do about it; and, when
+    code aside) that have neither symbols nor debug information, and the
+    executables with frames of their own code unnamed, whose frames read
+    module+offset, with what to do about it; and, when
     debuginfod was asked, one naming those it could not give debug
     information either, whose functions have names but no file:line."""
     on_chains = {module for _, module in profile.graph.functions}
     servers = debuginfod_urls()
     asked = f", on this machine or from debuginfod ({servers})," if servers else ""
-    unreadable = sorted(nameless & on_chains)  # the resolver says nosymbols only after nodebug
+    # An executable stripped but for a few exported symbols (.dynsym) is not
+    # nameless to the resolver, yet its own frames read module+0x... too.
+    programs = {run.data.program.exe for run in profile.runs}
+    unnamed = {module for name, module in profile.graph.functions
+               if module in programs and name.startswith(f"{os.path.basename(module)}+0x")}
+    unreadable = sorted((nameless & on_chains) | unnamed)  # the resolver says nosymbols only after nodebug
     if unreadable:
         names = [os.path.basename(path) or path for path in unreadable]
         which = (f"{names[0]} (its frames read {names[0]}+0x...)" if len(names) == 1 else
