@@ -243,7 +243,7 @@ def test_summary_of_a_process_and_its_fork_child(program: Path, tmp_path: Path,
         "  frees         4 blocks, 360 bytes",
         "  kept at exit  3 blocks, 3,060 bytes",
         "  most live     per process, in the process table: the processes' peaks do not add up",
-        "  temporaries   1 blocks freed before their thread allocated again, 14.3% of all allocations",
+        "  temporaries   1 block freed before their thread allocated again, 14.3% of all allocations",
         "  run time      2.500 s, 1,368 bytes/s, 3 allocations/s",
         "  calls         malloc 7, calloc 1, realloc 3, memalign 4, new 6, free 7, delete 7",
         "  unusual       free(NULL) 1, unknown frees 2, failed 3, early 4, untracked 6, inherited frees 7, "
@@ -684,7 +684,7 @@ def test_html_header_figures(program: Path, tmp_path: Path, capsys: pytest.Captu
         "frees", "2 blocks, 320 bytes",
         "kept at exit", "3 blocks, 3,060 bytes",
         "most live", "4 blocks, 3,360 bytes; the bytes at 1.250 s, allocation 4",
-        "temporaries", "1 blocks freed before their thread allocated again, 20.0% of all allocations",
+        "temporaries", "1 block freed before their thread allocated again, 20.0% of all allocations",
         "run time", "2.500 s, 1,352 bytes/s, 2 allocations/s",
         "calls", "malloc 5, free 5",
         "unusual", "none"]
@@ -787,8 +787,8 @@ def test_one_byte_in_all_and_no_time(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert "         1            1 (100)  main > leaf" in lines
     assert "      1          1             1 (100)          0             1 (100)" in lines
     assert summary_lines("\n".join(lines))[2:8] == [
-        "  allocations   1 blocks, 1 bytes, 1.0 bytes on average", "  frees         0 blocks, 0 bytes",
-        "  kept at exit  1 blocks, 1 bytes", "  most live     1 blocks, 1 bytes; the bytes at 0.000 s, allocation 0",
+        "  allocations   1 block, 1 bytes, 1.0 bytes on average", "  frees         0 blocks, 0 bytes",
+        "  kept at exit  1 block, 1 bytes", "  most live     1 block, 1 bytes; the bytes at 0.000 s, allocation 0",
         "  temporaries   0 blocks freed before their thread allocated again, 0.0% of all allocations",
         "  run time      0.000 s, 0 bytes/s, 0 allocations/s"]
 

@@ -129,7 +129,7 @@ def lines(state: ViewState, width: int, height: int) -> list[str]:
         out += ["", state.note or "waiting for the first figures"]
     else:
         resident = f"{state.resident:,} bytes" if state.resident is not None else "-"
-        out.append(f"live {current.live_bytes:,} bytes in {current.live_blocks:,} blocks   "
+        out.append(f"live {current.live_bytes:,} bytes in {tables.blocks(current.live_blocks)}   "
                    f"peak {current.peak_bytes:,} bytes at {duration(current.peak_ns)}")
         assert state.first is not None
         out.append(f"resident {resident}   growth {current.live_bytes - state.first.live_bytes:+,} bytes "

@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from .model import Model, RunInfo
+from .tables import blocks
 
 # Entry points and unusual events as the summary names them, with their
 # keys in the summary table (mprof(5)'s SUMM section).
@@ -99,15 +100,15 @@ def rows(model: Model) -> list[tuple[str, str]]:
     f = figures(model)
     s = model.summary
     return [
-        ("allocations", f"{f.allocs:,} blocks, {f.bytes_allocated:,} bytes, {f.average_size:,.1f} bytes on average"),
-        ("frees", f"{f.frees:,} blocks, {f.bytes_freed:,} bytes"),
-        (kept_label(model), f"{f.kept_objects:,} blocks, {f.kept_bytes:,} bytes" + (
-            f"; of these the runtime's own: {f.runtime_objects:,} blocks, {f.runtime_bytes:,} bytes"
+        ("allocations", f"{blocks(f.allocs)}, {f.bytes_allocated:,} bytes, {f.average_size:,.1f} bytes on average"),
+        ("frees", f"{blocks(f.frees)}, {f.bytes_freed:,} bytes"),
+        (kept_label(model), f"{blocks(f.kept_objects)}, {f.kept_bytes:,} bytes" + (
+            f"; of these the runtime's own: {blocks(f.runtime_objects)}, {f.runtime_bytes:,} bytes"
             if f.runtime_objects else "")),
-        ("most live", f"{f.max_live_objects:,} blocks, {f.max_live_bytes:,} bytes; the bytes at "
+        ("most live", f"{blocks(f.max_live_objects)}, {f.max_live_bytes:,} bytes; the bytes at "
                       f"{s.get('peak_ns', 0) / 1e9:.3f} s, allocation {s.get('peak_allocs', 0):,}"
          if len(model.runs) <= 1 else "per process, in the process table: the processes' peaks do not add up"),
-        ("temporaries", f"{s.get('temporary_allocs', 0):,} blocks freed before their thread allocated again"
+        ("temporaries", f"{blocks(s.get('temporary_allocs', 0))} freed before their thread allocated again"
                         f"{share_of(s.get('temporary_allocs', 0), f.allocs, ' of all allocations')}"),
         ("run time", f"{f.elapsed_seconds:.3f} s, {f.bytes_per_second:,.0f} bytes/s, "
                      f"{f.allocs_per_second:,.0f} allocations/s"),
@@ -139,8 +140,8 @@ def pool_rows(s: Mapping[str, int]) -> list[tuple[str, str]]:
     return [("pools", f"{s.get('pool_alloc_calls', 0):,} objects announced, {s.get('pool_free_calls', 0):,} freed "
                       f"one by one; {resets:,} " + ("reset, trim or destruction" if resets == 1 else
                                                     "resets, trims or destructions")),
-            ("pool backing", f"{_blocks(s.get('backing_blocks', 0))}, {s.get('backing_bytes', 0):,} bytes, in no "
-                             f"figure above; {_blocks(s.get('backing_frees', 0))}, "
+            ("pool backing", f"{blocks(s.get('backing_blocks', 0))}, {s.get('backing_bytes', 0):,} bytes, in no "
+                             f"figure above; {blocks(s.get('backing_frees', 0))}, "
                              f"{s.get('backing_bytes_freed', 0):,} bytes freed")]
 
 
@@ -154,10 +155,6 @@ def mapped_rows(s: Mapping[str, int]) -> list[tuple[str, str]]:
                        f"{s.get('mremap_calls', 0):,}, brk and sbrk {s.get('brk_calls', 0):,}; "
                        f"{s.get('mapped_bytes', 0):,} bytes mapped, {s.get('unmapped_bytes', 0):,} unmapped, "
                        f"{left:,} left; in the tables as [mmap] and [brk], in no figure above")]
-
-
-def _blocks(count: int) -> str:
-    return f"{count:,} block" + ("" if count == 1 else "s")
 
 
 def share_of(part: int, whole: int, of: str) -> str:

@@ -27,6 +27,12 @@ def parenthesised(part: int, whole: int) -> str:
     return f"({share})" if share else ""
 
 
+def blocks(count: int) -> str:
+    """"1 block", "2 blocks": but in memcheck's LEAK SUMMARY, which says
+    "1 blocks" and is copied as it is."""
+    return f"{count:,} block" + ("" if count == 1 else "s")
+
+
 @dataclass(frozen=True)
 class Limit:
     """How many of a long table's rows a reader sees: the first ones up to a
@@ -314,7 +320,7 @@ def suppressed_note(model: Model) -> str:
         return ""
     objects = sum(row.objects for row in model.suppressed)
     each = "; ".join(f"leak:{row.pattern} ({row.origin}) {row.bytes:,}" for row in model.suppressed)
-    return f"Suppressed, not listed: {objects:,} blocks, {model.suppressed_bytes:,} bytes ({each})"
+    return f"Suppressed, not listed: {blocks(objects)}, {model.suppressed_bytes:,} bytes ({each})"
 
 
 def runtime_note(model: Model, option: str) -> str:
@@ -325,7 +331,7 @@ def runtime_note(model: Model, option: str) -> str:
         return ""
     objects, kept = sum(k.objects for k in kinds), sum(k.bytes for k in kinds)
     each = ", ".join(f"{k.runtime} {k.bytes:,}" for k in kinds)
-    return (f"Kept on purpose by the C and C++ runtimes until exit, not listed: {objects:,} blocks, {kept:,} bytes "
+    return (f"Kept on purpose by the C and C++ runtimes until exit, not listed: {blocks(objects)}, {kept:,} bytes "
             f"({each}); {option} lists them")
 
 

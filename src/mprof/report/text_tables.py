@@ -248,7 +248,7 @@ def _unlisted_kinds(model: Model, options: Options) -> list[str]:
             row[0] += leak.blocks
             row[1] += leak.bytes
     names = {words: name for name, words in OPTION_NAMES.items()}
-    return [f"{kind.capitalize()}, not listed: {found[kind][0]:,} blocks, {found[kind][1]:,} bytes; "
+    return [f"{kind.capitalize()}, not listed: {tables.blocks(found[kind][0])}, {found[kind][1]:,} bytes; "
             f"--leak-kinds={names[kind]} lists them" for kind in KINDS if kind in found]
 
 
