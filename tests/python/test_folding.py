@@ -289,7 +289,7 @@ def test_paths_name_functions_short_unless_two_rows_would_read_the_same() -> Non
         6: ("operator new(unsigned long)", LIBSTDCXX),
     })
     # The call graph names the two constructors apart, by their parameters.
-    assert overloads.functions[4].name == "std::vector<int, std::allocator<int> >::vector(unsigned long)"
+    assert overloads.functions[4].name == "std::vector<>::vector(unsigned long)"
 
     def shown(*paths: tuple[int, ...]) -> list[str]:
         return [path.text for path in tables.shown_whole_paths(
@@ -300,7 +300,6 @@ def test_paths_name_functions_short_unless_two_rows_would_read_the_same() -> Non
                                                  "main > Store::put > std::vector<>::vector > operator new"]
     # Only the constructors do: those rows name them whole, the others stay short.
     assert shown((1, 2, 4, 6), (1, 2, 5, 6), (1, 3, 4, 6)) == [
-        "main > Cache::get > std::vector<int, std::allocator<int> >::vector(unsigned long) > operator new",
-        "main > Cache::get > std::vector<int, std::allocator<int> >::vector(std::vector<int, std::allocator<int> > "
-        "const&) > operator new",
+        "main > Cache::get > std::vector<>::vector(unsigned long) > operator new",
+        "main > Cache::get > std::vector<>::vector(std::vector<> const&) > operator new",
         "main > Store::put > std::vector<>::vector > operator new"]

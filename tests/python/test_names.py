@@ -131,3 +131,25 @@ def test_rust_names_never_show_their_hash_or_crate_as_rustc_demangle_prints_them
            5: "mt::worker", 6: "<alloc::vec::Vec<alloc::boxed::Box<mt::Record>>>::push",
            7: "alloc::vec::Vec<T,A>::push",
            8: "mt::parse", 9: "mt::parse"}
+
+
+def test_names_restore_only_what_tells_functions_apart() -> None:
+    """Instances of one template differ in their arguments, shown without arguments of their own; overloads differ
+    in their parameters, shown with template arguments emptied; whole signatures only where nothing shorter tells."""
+    assert readable_names({
+        1: "std::__new_allocator<std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> >*>"
+           "::allocate(unsigned long, void const*)",
+        2: "std::__new_allocator<double>::allocate(unsigned long, void const*)",
+        3: "std::__new_allocator<std::__detail::_Hash_node<std::pair<std::__cxx11::basic_string<char, "
+           "std::char_traits<char>, std::allocator<char> > const, std::vector<double, std::allocator<double> > >, "
+           "true> >::allocate(unsigned long, void const*)",
+        4: "std::vector<double, std::allocator<double> >::vector(unsigned long, double const&, "
+           "std::allocator<double> const&)",
+        5: "std::vector<double, std::allocator<double> >::vector(std::vector<double, std::allocator<double> > const&)",
+        6: "std::vector<int, std::allocator<int> >::vector(std::vector<int, std::allocator<int> > const&)",
+    }) == {1: "std::__new_allocator<std::__cxx11::basic_string<>*>::allocate",
+           2: "std::__new_allocator<double>::allocate",
+           3: "std::__new_allocator<std::__detail::_Hash_node<> >::allocate",
+           4: "std::vector<>::vector(unsigned long, double const&, std::allocator<> const&)",
+           5: "std::vector<double, std::allocator<> >::vector",
+           6: "std::vector<int, std::allocator<> >::vector"}

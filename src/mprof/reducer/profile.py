@@ -141,8 +141,9 @@ def _warn_without_debug(profile: Profile, without_debug: set[str], nameless: set
     servers = debuginfod_urls()
     asked = f", on this machine or from debuginfod ({servers})," if servers else ""
     # An executable stripped but for a few exported symbols (.dynsym) is not
-    # nameless to the resolver, yet its own frames read module+0x... too.
-    programs = {run.data.program.exe for run in profile.runs}
+    # nameless to the resolver, yet its own frames read module+0x... too
+    # (one it could not use at all, missing or changed, is warned of apart).
+    programs = {run.data.program.exe for run in profile.runs} & without_debug
     unnamed = {module for name, module in profile.graph.functions
                if module in programs and name.startswith(f"{os.path.basename(module)}+0x")}
     unreadable = sorted((nameless & on_chains) | unnamed)  # the resolver says nosymbols only after nodebug

@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 import re
 from collections import Counter
+from collections.abc import Callable
 
 _OPEN = {"(": ")", "<": ">", "[": "]", "{": "}"}
 _CLOSE = {close: open_ for open_, close in _OPEN.items()}
@@ -217,16 +218,58 @@ def _last_top_level_space(text: str) -> int:
     return last
 
 
+def _nested_elided(text: str) -> str:
+    """text with every bracketed group's own angle brackets emptied:
+    `_Hash_node<std::pair<K, V>, true>` reads `_Hash_node<>`; unbalanced
+    text as it is."""
+    pieces = _scan(text)
+    if len(pieces) == 1 and pieces[0][2] == "text":
+        return text
+    return "".join("<>" if kind == "<" else text[start:end] for start, end, kind in pieces)
+
+
+def _outer_templates(name: str) -> str:
+    """The short name with its template arguments, each without arguments
+    of its own (`std::__new_allocator<std::__detail::_Hash_node<>*>::
+    allocate`): what tells most instances apart in a line's width."""
+    templated = short_name(name, templates=True)
+    pieces = _scan(templated)
+    # A Rust path's <...> may be the type it starts from, not arguments.
+    if is_rust(name) or (len(pieces) == 1 and pieces[0][2] == "text"):
+        return templated
+    return "".join(f"<{_nested_elided(templated[start + 1:end - 1])}>" if kind == "<" else templated[start:end]
+                   for start, end, kind in pieces)
+
+
+def _with_parameters(name: str, short: str) -> str:
+    """short, then the parameter list of the function name names, its types'
+    template arguments emptied (`std::vector<>::vector(unsigned long,
+    std::allocator<> const&)`): what tells overloads apart; short alone for
+    a name with none (C, Rust)."""
+    if is_rust(name) or not _BRACKETS.search(name):
+        return short
+    pieces = _scan(name)
+    if len(pieces) < 2 or pieces[-1][2] != "(":
+        return short
+    start, end, _ = pieces[-1]
+    return short + "(" + _nested_elided(name[start + 1:end - 1]) + ")"
+
+
 def readable_names(signatures: dict[int, str]) -> dict[int, str]:
-    """Each function's shortest name that no other function's shares: short,
-    then with its template arguments, then its whole signature.  A Rust
-    name never shows its hash or crate disambiguators, as rustc-demangle
-    prints it (only --full-names does): two instances of one generic
-    function in legacy mangling, which differ in nothing else, read the
-    same."""
+    """Each function's shortest name that no other function's shares:
+    short, then with its parameter list, then with its template arguments
+    (each without its own, then whole), with the parameters again, then its
+    whole signature; template arguments inside the parameters emptied till
+    then.  A Rust name never shows its hash or crate disambiguators, as
+    rustc-demangle prints it (only --full-names does): two instances of one
+    generic function in legacy mangling, which differ in nothing else, read
+    the same."""
     names: dict[int, str] = {}
     pending = dict(signatures)
-    for shorten in (short_name, lambda name: short_name(name, templates=True)):
+    levels: tuple[Callable[[str], str], ...] = (
+        short_name, lambda name: _with_parameters(name, short_name(name)), _outer_templates,
+        lambda name: _with_parameters(name, _outer_templates(name)), lambda name: short_name(name, templates=True))
+    for shorten in levels:
         candidates = {key: shorten(signature) for key, signature in pending.items()}
         taken = Counter(candidates.values())
         taken.update(names.values())
