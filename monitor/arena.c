@@ -41,15 +41,11 @@ static spinlock_t arena_lock = SPINLOCK_INIT;
 static char *arena_next;
 static char *arena_end;
 
-struct range {
-    uintptr_t start, end;
-};
-
 /* The reservations, for region_reserved: the first few, which are all a
  * process makes unless the monitor's memory outgrows tens of gigabytes.
  * Guarded by space_lock. */
 #define RESERVATIONS_KEPT 8u
-static struct range reservations[RESERVATIONS_KEPT];
+static struct address_range reservations[RESERVATIONS_KEPT];
 static unsigned reservation_count;
 
 /* The reserved address space not in use: the untouched rest of the last
@@ -59,7 +55,7 @@ static unsigned reservation_count;
 static spinlock_t space_lock = SPINLOCK_INIT;
 static struct {
     uintptr_t top, end;
-    struct range free[FREE_RANGES];
+    struct address_range free[FREE_RANGES];
     unsigned free_count;
 } space;
 
@@ -98,7 +94,7 @@ static void give(uintptr_t start, uintptr_t end)
         for (unsigned i = 0; i < space.free_count; i++) {
             if (space.free[i].end == space.top) {
                 space.top = space.free[i].start;
-                memmove(&space.free[i], &space.free[i + 1], (space.free_count - i - 1) * sizeof(struct range));
+                memmove(&space.free[i], &space.free[i + 1], (space.free_count - i - 1) * sizeof space.free[0]);
                 space.free_count--;
                 break;
             }
@@ -113,7 +109,7 @@ static void give(uintptr_t start, uintptr_t end)
         space.free[at].end = end;
         if (at + 1 < space.free_count && space.free[at + 1].start == end) {
             space.free[at].end = space.free[at + 1].end;
-            memmove(&space.free[at + 1], &space.free[at + 2], (space.free_count - at - 2) * sizeof(struct range));
+            memmove(&space.free[at + 1], &space.free[at + 2], (space.free_count - at - 2) * sizeof space.free[0]);
             space.free_count--;
         }
         return;
@@ -130,13 +126,13 @@ static void give(uintptr_t start, uintptr_t end)
         if (space.free[smallest].end - space.free[smallest].start >= end - start)
             return;
         memmove(&space.free[smallest], &space.free[smallest + 1],
-                (space.free_count - smallest - 1) * sizeof(struct range));
+                (space.free_count - smallest - 1) * sizeof space.free[0]);
         space.free_count--;
         if (smallest < at)
             at--;
     }
-    memmove(&space.free[at + 1], &space.free[at], (space.free_count - at) * sizeof(struct range));
-    space.free[at] = (struct range){start, end};
+    memmove(&space.free[at + 1], &space.free[at], (space.free_count - at) * sizeof space.free[0]);
+    space.free[at] = (struct address_range){start, end};
     space.free_count++;
 }
 
@@ -161,7 +157,7 @@ static bool reserve(size_t size)
             space.top = (uintptr_t)reserved;
             space.end = (uintptr_t)reserved + tried;
             if (reservation_count < RESERVATIONS_KEPT) {
-                reservations[reservation_count] = (struct range){space.top, space.end};
+                reservations[reservation_count] = (struct address_range){space.top, space.end};
                 /* Published after its entry: region_reserved_unlocked. */
                 __atomic_store_n(&reservation_count, reservation_count + 1, __ATOMIC_RELEASE);
             }
@@ -189,7 +185,7 @@ static uintptr_t take(size_t size)
         uintptr_t start = space.free[best].start;
         space.free[best].start += size;
         if (space.free[best].start == space.free[best].end) {
-            memmove(&space.free[best], &space.free[best + 1], (space.free_count - best - 1) * sizeof(struct range));
+            memmove(&space.free[best], &space.free[best + 1], (space.free_count - best - 1) * sizeof space.free[0]);
             space.free_count--;
         }
         return start;
@@ -216,7 +212,7 @@ static bool take_at(uintptr_t start, size_t size)
             return false;
         space.free[i].start += size;
         if (space.free[i].start == space.free[i].end) {
-            memmove(&space.free[i], &space.free[i + 1], (space.free_count - i - 1) * sizeof(struct range));
+            memmove(&space.free[i], &space.free[i + 1], (space.free_count - i - 1) * sizeof space.free[0]);
             space.free_count--;
         }
         return true;
@@ -292,20 +288,26 @@ bool region_reserved_unlocked(const void *start, size_t size)
     return false;
 }
 
-bool region_reserved_within(uintptr_t start, uintptr_t end, uintptr_t *cut_start, uintptr_t *cut_end)
+bool address_range_first_overlap(const struct address_range *ranges, unsigned count, uintptr_t start, uintptr_t end,
+                                 uintptr_t *cut_start, uintptr_t *cut_end)
 {
     bool found = false;
-    unsigned count = __atomic_load_n(&reservation_count, __ATOMIC_ACQUIRE);
     for (unsigned i = 0; i < count; i++) {
-        if (reservations[i].end <= start || reservations[i].start >= end)
+        if (ranges[i].end <= start || ranges[i].start >= end)
             continue;
-        if (!found || reservations[i].start < *cut_start) {
-            *cut_start = reservations[i].start > start ? reservations[i].start : start;
-            *cut_end = reservations[i].end < end ? reservations[i].end : end;
+        if (!found || ranges[i].start < *cut_start) {
+            *cut_start = ranges[i].start > start ? ranges[i].start : start;
+            *cut_end = ranges[i].end < end ? ranges[i].end : end;
             found = true;
         }
     }
     return found;
+}
+
+bool region_reserved_within(uintptr_t start, uintptr_t end, uintptr_t *cut_start, uintptr_t *cut_end)
+{
+    return address_range_first_overlap(reservations, __atomic_load_n(&reservation_count, __ATOMIC_ACQUIRE), start,
+                                       end, cut_start, cut_end);
 }
 
 bool region_reserved(const void *start, size_t size)

@@ -6,6 +6,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct address_range {
+    uintptr_t start, end;
+};
+
+/* The first of count ranges, by address, that overlaps [start, end):
+ * *cut_start and *cut_end its part there; false when none does. */
+bool address_range_first_overlap(const struct address_range *ranges, unsigned count, uintptr_t start, uintptr_t end,
+                                 uintptr_t *cut_start, uintptr_t *cut_end);
+
 /* The system calls themselves, never the interposed mmap family
  * (mapped.c): the monitor's own memory is not the program's. */
 void *system_mmap(void *address, size_t length, int protection, int flags, int fd, long offset);

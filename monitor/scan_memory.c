@@ -12,9 +12,7 @@
 
 /* The regions mapped now.  Guarded by the data file writer's lock: one
  * scan at a time, on the thread that writes. */
-static struct {
-    uintptr_t start, end;
-} regions[SCAN_REGIONS_MAX];
+static struct address_range regions[SCAN_REGIONS_MAX];
 static unsigned region_count;
 
 static size_t page_round(size_t size)
@@ -89,15 +87,5 @@ void scan_unmap(void *region, size_t size)
 
 bool scan_memory_within(uintptr_t start, uintptr_t end, uintptr_t *cut_start, uintptr_t *cut_end)
 {
-    bool found = false;
-    for (unsigned i = 0; i < region_count; i++) {
-        if (regions[i].end <= start || regions[i].start >= end)
-            continue;
-        if (!found || regions[i].start < *cut_start) {
-            *cut_start = regions[i].start > start ? regions[i].start : start;
-            *cut_end = regions[i].end < end ? regions[i].end : end;
-            found = true;
-        }
-    }
-    return found;
+    return address_range_first_overlap(regions, region_count, start, end, cut_start, cut_end);
 }

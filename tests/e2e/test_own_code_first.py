@@ -154,10 +154,19 @@ def test_the_rust_rows_name_the_workers_and_the_registry(rust_report: str) -> No
         assert not re.search(r"::h[0-9a-f]{16}\b|\b_R[A-Z]|\$", text)
 
 
-def test_a_stripped_program_is_named_once_with_the_fix(tmp_path: Path) -> None:
+@pytest.mark.parametrize("exported", [False, True], ids=["stripped", "stripped but for main"])
+def test_a_stripped_program_is_named_once_with_the_fix(tmp_path: Path, exported: bool) -> None:
+    """widgets stripped whole, or but for main in .dynsym (Debian's gawk keeps 38 symbols): its own frames read
+    widgets+0x... either way, and one warning says so."""
     program = tmp_path / "widgets"
-    shutil.copy(BUILD / "widgets", program)
+    if exported:
+        subprocess.run(["gcc", "-O0", "-o", program, Path(__file__).parents[2] / "examples" / "widgets.c",
+                        "-Wl,--export-dynamic-symbol=main"], check=True)
+    else:
+        shutil.copy(BUILD / "widgets", program)
     subprocess.run(["strip", "--strip-all", program], check=True)
+    dynamic = subprocess.run(["nm", "-D", "--defined-only", program], capture_output=True, text=True).stdout
+    assert (" T main\n" in dynamic) == exported
     output = tmp_path / "widgets.mprof"
     mprof("run", "--quiet", "-o", output, program)
     completed = mprof("report", "--tables", "leaks", output)
@@ -165,28 +174,8 @@ def test_a_stripped_program_is_named_once_with_the_fix(tmp_path: Path) -> None:
                                 "widgets+0x...); build with -g and do not strip, or set DEBUGINFOD_URLS to a "
                                 "debuginfod server that has them\n")
     # Its 4,913 red widgets of 204 bytes, from the program's own frames:
-    # main, make_red_widget and make_widget, unnamed.
-    [(objects, size, path)] = rows(completed.stdout, "Memory leak table")
-    assert (objects, size) == ("4,913", "1,002,252")
-    assert [frame.split("+0x")[0] for frame in path.split(" > ")[-3:]] == ["widgets"] * 3
-
-
-def test_a_stripped_program_with_a_few_dynamic_symbols_is_named_too(tmp_path: Path) -> None:
-    """A program stripped but for a few symbols in .dynsym (Debian's gawk keeps 38): its own frames read
-    widgets+0x... all the same, and the same warning says so."""
-    program = tmp_path / "widgets"
-    subprocess.run(["gcc", "-O0", "-o", program, Path(__file__).parents[2] / "examples" / "widgets.c",
-                    "-Wl,--export-dynamic-symbol=main"], check=True)
-    subprocess.run(["strip", "--strip-all", program], check=True)
-    dynamic = subprocess.run(["nm", "-D", "--defined-only", program], capture_output=True, text=True).stdout
-    assert " T main\n" in dynamic  # named there, and nowhere else
-    output = tmp_path / "widgets.mprof"
-    mprof("run", "--quiet", "-o", output, program)
-    completed = mprof("report", "--tables", "leaks", output)
-    assert completed.stderr == ("mprof: warning: no symbols or debug information for widgets (its frames read "
-                                "widgets+0x...); build with -g and do not strip, or set DEBUGINFOD_URLS to a "
-                                "debuginfod server that has them\n")
+    # main (named where it is exported), make_red_widget and make_widget.
     [(objects, size, path)] = rows(completed.stdout, "Memory leak table")
     assert (objects, size) == ("4,913", "1,002,252")
     frames = path.split("  ")[-1].split(" > ")  # after the kind
-    assert frames[0] == "main" and all(frame.startswith("widgets+0x") for frame in frames[1:])
+    assert [frame.split("+0x")[0] for frame in frames[-3:]] == ["main" if exported else "widgets"] + ["widgets"] * 2
