@@ -4,6 +4,7 @@ colours of a change and the widths of what shrank to nothing."""
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 
 from mprof.diff import flame as diff_flame
@@ -13,7 +14,7 @@ from mprof.diff.compare import compare
 from mprof.export import pprof, profile_pb2
 from mprof.export.collapsed import collapsed
 from mprof.report.measures import by_name, measures
-from mprof.report.model import PathRow
+from mprof.report.model import Model, PathRow
 from test_flame import path_model
 
 
@@ -112,3 +113,27 @@ def test_the_diff_page_escapes_every_name() -> None:
     assert "std::map&lt;int, std::string&gt;::operator[]&amp;" in page
     assert "&lt;/script&gt;&lt;b&gt;x&lt;/b&gt;" in page
     assert "<b>x</b>" not in page and "operator[]&<" not in page
+
+
+def test_diff_paths_name_functions_short_unless_two_rows_would_read_the_same() -> None:
+    """As the report's tables: two constructors read std::vector<>::vector where their callers tell the rows
+    apart, and by their distinguishing names where nothing else does."""
+    names = {1: "main", 2: "Cache::get", 3: "Store::put", 4: "std::vector<>::vector(unsigned long)",
+             5: "std::vector<>::vector(std::vector<> const&)"}
+
+    def shortened(model: Model) -> Model:
+        return dataclasses.replace(model, functions={
+            key: row._replace(short="std::vector<>::vector" if key in (4, 5) else "")
+            for key, row in model.functions.items()})
+
+    def changed_paths(paths: list[tuple[int, ...]]) -> list[str]:
+        base = shortened(path_model(names, [(path, 100, 0, "") for path in paths]))
+        new = shortened(path_model(names, [(path, 300, 0, "") for path in paths]))
+        rendered = text.render(compare(base, new, measures()), text.Options("alloc_space", 0, 20))
+        section = rendered.split("Call paths", 1)[1].split("\n\n", 1)[0]
+        return sorted(line.split("  ")[-1] for line in section.splitlines() if line.split()[:1] == ["+200"])
+
+    assert changed_paths([(1, 2, 4), (1, 3, 5)]) == ["main > Cache::get > std::vector<>::vector",
+                                                     "main > Store::put > std::vector<>::vector"]
+    assert changed_paths([(1, 2, 4), (1, 2, 5)]) == ["main > Cache::get > std::vector<>::vector(std::vector<> const&)",
+                                                     "main > Cache::get > std::vector<>::vector(unsigned long)"]

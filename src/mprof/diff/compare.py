@@ -39,15 +39,23 @@ FunctionKey = tuple[str, str]
 class Row:
     """One thing compared: each measure's figure in base and new."""
 
-    __slots__ = ("label", "key", "base", "new", "_frames")
+    __slots__ = ("label", "key", "base", "new", "_frames", "_whole_frames")
 
     def __init__(self, label: str, key: object, base: list[int], new: list[int],
-                 frames: tuple[Frame, ...] | Callable[[], tuple[Frame, ...]] = ()) -> None:
+                 frames: tuple[Frame, ...] | Callable[[], tuple[Frame, ...]] = (),
+                 whole_frames: Callable[[], tuple[Frame, ...]] | None = None) -> None:
         self.label = label  # as the reports show it
         self.key = key  # what matched it in both profiles
         self.base = base
         self.new = new
-        self._frames = frames  # a path's, outermost first; made when first asked for
+        # A path's, outermost first, named short; made when first asked for.
+        self._frames = frames
+        # The same named whole, for rows that would read the same short.
+        self._whole_frames = whole_frames
+
+    @property
+    def whole_frames(self) -> tuple[Frame, ...]:
+        return self._whole_frames() if self._whole_frames else self.frames
 
     @property
     def frames(self) -> tuple[Frame, ...]:
@@ -194,10 +202,12 @@ class _Side:
                     "SELECT id, file, line FROM path_nodes WHERE id IN (SELECT value FROM json_each(?))",
                     (json.dumps(list(nodes)),))}
 
-    def frames(self, chain: tuple[int, ...]) -> tuple[Frame, ...]:
+    def frames(self, chain: tuple[int, ...], whole: bool = False) -> tuple[Frame, ...]:
+        """The chain's frames, named short, or whole (FunctionRow.path_name,
+        name)."""
         if self._own is None:
             self._own = OwnCode(self.model)
-        return tuple(map(self._own.named_frame, chain))
+        return tuple(map(self._own.named_frame if whole else self._own.short_frame, chain))
 
 
 class _Table:
@@ -256,7 +266,8 @@ class _Table:
             if kind == walk_core.PATHS:
                 self._made[number] = Row(SEPARATOR.join(map(names.names.__getitem__, chain)),
                                          tuple(map(names.keys.__getitem__, chain)), base, new,
-                                         functools.partial(names.frames, chain))
+                                         functools.partial(names.frames, chain),
+                                         functools.partial(names.frames, chain, True))
             elif kind == walk_core.FUNCTIONS:
                 self._made[number] = Row(names.names[innermost], names.keys[innermost], base, new)
             else:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from ..report.folding import fold_paths
 from ..report.model import Model
+from ..report.tables import told_apart
 from .compare import Comparison, Row, View, measure_index
 
 # The measures a row shows, by pprof name, and their column headings.
@@ -76,7 +77,10 @@ def _view(comparison: Comparison, view: View, options: Options) -> list[str]:
         return lines + ["  none"]
     columns = [(measure_index(comparison.measures, name), heading) for name, heading in COLUMNS]
     lines.append("".join(f"{heading:>{WIDTH}} " for _, heading in columns) + " " + view.heading)
-    paths = iter(fold_paths([row.frames for row in rows if row.frames], [False] * len(rows), options.path_width))
+    with_paths = [row for row in rows if row.frames]
+    paths = iter(told_apart([row.key for row in with_paths], lambda whole: fold_paths(
+        [row.whole_frames if whole[n] else row.frames for n, row in enumerate(with_paths)], [False] * len(with_paths),
+        options.path_width)))
     for row in rows:
         label = next(paths).text if row.frames else row.label
         lines.append("".join(f"{signed(row.change(index)):>{WIDTH}} " for index, _ in columns) +

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple, cast, overload
 
@@ -97,19 +97,19 @@ def path_text(model: Model, frames: tuple[LeakFrame, ...], call_sites: bool) -> 
     return folding.whole(_leak_names(model, frames, call_sites), _partial(model, outermost_first))
 
 
-def _told_apart(paths: Sequence[Sequence[int]], fold: Callable[[Sequence[bool]], list[folding.ShownPath]],
-                ) -> list[folding.ShownPath]:
-    """The paths (function ids, outermost first) folded by fold, which
-    names each path's functions short unless told to name them whole
-    (per path); rows of other functions that still read the same are named
-    whole, so that two rows read the same only where they are the same."""
-    whole = [False] * len(paths)
+def told_apart(identities: Sequence[Hashable], fold: Callable[[Sequence[bool]], list[folding.ShownPath]],
+               ) -> list[folding.ShownPath]:
+    """Paths folded by fold, which names each path's functions short unless
+    told to name them whole (per path); rows of other identities (their
+    functions, outermost first) that still read the same are named whole,
+    so that two rows read the same only where they are the same."""
+    whole = [False] * len(identities)
     while True:
         shown = fold(whole)
-        functions_of: dict[str, set[tuple[int, ...]]] = {}
-        for path, row in zip(paths, shown, strict=True):
-            functions_of.setdefault(row.text, set()).add(tuple(path))
-        again = [n for n, row in enumerate(shown) if not whole[n] and len(functions_of[row.text]) > 1]
+        identities_of: dict[str, set[Hashable]] = {}
+        for identity, row in zip(identities, shown, strict=True):
+            identities_of.setdefault(row.text, set()).add(identity)
+        again = [n for n, row in enumerate(shown) if not whole[n] and len(identities_of[row.text]) > 1]
         if not again:
             return [dataclasses.replace(row, whole_names=True) if whole[n] else row for n, row in enumerate(shown)]
         for n in again:
@@ -120,11 +120,11 @@ def shown_leak_paths(model: Model, rows: Sequence[LeakPath], call_sites: bool,
                      width: int | None) -> list[folding.ShownPath]:
     """The leak paths of a table as it shows them, folded to width
     (folding.py), their functions named short where the rows tell them
-    apart (_told_apart)."""
+    apart (told_apart)."""
     own = folding.OwnCode(model)
     functions = [[f.function for f in reversed(row.frames)] for row in rows]
     partial = [_partial(model, outermost_first) for outermost_first in functions]
-    return _told_apart(functions, lambda whole: folding.fold_paths(
+    return told_apart([tuple(path) for path in functions], lambda whole: folding.fold_paths(
         [folding.path_frames(model, functions[n], _leak_names(model, row.frames, call_sites, not whole[n]), own)
          for n, row in enumerate(rows)], partial, width))
 
@@ -134,7 +134,7 @@ def shown_whole_paths(model: Model, rows: Sequence[WholePath], width: int | None
     as shown_leak_paths names them."""
     own = folding.OwnCode(model)
     partial = [_partial(model, row.functions) for row in rows]
-    return _told_apart([row.functions for row in rows], lambda whole: folding.fold_paths(
+    return told_apart([row.functions for row in rows], lambda whole: folding.fold_paths(
         [[(own.named_frame if whole[n] else own.short_frame)(function) for function in row.functions]
          for n, row in enumerate(rows)], partial, width))
 
