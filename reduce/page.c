@@ -229,6 +229,8 @@ int pg_path_rows(const struct pg_path_rows *rows, char **out, size_t *size)
         PUT(&text, "]");
         if (rows->partial[row])
             PUT(&text, ",\"z\":1");
+        if (rows->short_names[row])
+            PUT(&text, ",\"s\":1");
         PUT(&text, "}]]}");
         first = stop;
     }

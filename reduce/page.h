@@ -40,7 +40,8 @@ MR_EXPORT int pg_fold_labels(const uint64_t *stops, size_t path_count, const uin
 /* A table of whole paths as html_rows.py's rows, each {"c": [count,
  * size, (share of whole), path]}: the figures as Python's f"{n:,}" writes
  * them, the share as tables.parenthesised, the path as a list of one
- * {"p": elements} ("z": 1 when partial), elements the functions' ids and
+ * {"p": elements} ("z": 1 when partial, "s": 1 when its functions are
+ * named short), elements the functions' ids and
  * each folded run {"fold": its functions, "t": its label}, or
  * ["(no call chain)"] for a path of no frame.  The runs are as
  * mr_fold_paths gives them (fold.h); labels[label_end[n - 1]:label_end[n]]
@@ -62,6 +63,7 @@ struct pg_path_rows {
     size_t label_count;
     const uint64_t *label_end;
     const char *labels;
+    const uint8_t *short_names; /* per row: its functions named short (FunctionRow.short) */
 };
 
 /* The rows' JSON array, *size bytes at *out, for pg_text_free.

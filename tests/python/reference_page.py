@@ -25,7 +25,7 @@ def _chain(model: Model, node: int | None) -> tuple[int, ...]:
     return tuple(reversed(found))
 
 
-def _path_cell(elements: tuple[folding.Element, ...], partial: bool, parts_of: list[int]) -> list[Any]:
+def _path_cell(elements: tuple[folding.Element, ...], partial: bool, short: bool, parts_of: list[int]) -> list[Any]:
     shown: list[Any] = []
     at = 0
     for element in elements:
@@ -36,7 +36,12 @@ def _path_cell(elements: tuple[folding.Element, ...], partial: bool, parts_of: l
         else:
             shown.append(parts_of[at])
             at += 1
-    return [{"p": shown, "z": 1} if partial else {"p": shown}]
+    cell: dict[str, Any] = {"p": shown}
+    if partial:
+        cell["z"] = 1
+    if short:
+        cell["s"] = 1
+    return [cell]
 
 
 def peak_rows(model: Model) -> str:
@@ -45,10 +50,18 @@ def peak_rows(model: Model) -> str:
     paths = tables.peak_paths(model)
     chains = [_chain(model, node) for node in paths.nodes()]
     own = folding.OwnCode(model)
-    shown = reference_folding.fold_paths([folding.path_frames(model, chain, own=own) for chain in chains],
-                                         [tables._partial(model, chain) for chain in chains], tables.PATH_WIDTH)
+    # A path names its functions short unless its text so named is another path's of other functions.
+    texts = [" > ".join(model.functions[function].path_name for function in chain) for chain in chains]
+    chains_of: dict[str, set[tuple[int, ...]]] = {}
+    for text, chain in zip(texts, chains, strict=True):
+        chains_of.setdefault(text, set()).add(chain)
+    short = [len(chains_of[text]) == 1 for text in texts]
+    shown = reference_folding.fold_paths(
+        [[(own.short_frame if short[n] else own.named_frame)(function) for function in chain]
+         for n, chain in enumerate(chains)], [tables._partial(model, chain) for chain in chains], tables.PATH_WIDTH)
     rows = []
-    for blocks, size, chain, path in zip(paths.column(0), paths.column(1), chains, shown, strict=True):
-        cell = _path_cell(path.elements, path.partial, list(chain)) if chain else [tables.NO_CHAIN]
+    for n, (blocks, size, chain, path) in enumerate(zip(paths.column(0), paths.column(1), chains, shown,
+                                                        strict=True)):
+        cell = _path_cell(path.elements, path.partial, short[n], list(chain)) if chain else [tables.NO_CHAIN]
         rows.append({"c": [f"{blocks:,}", f"{size:,}", tables.parenthesised(size, peak), cell]})
     return str(htmlsafe_json_dumps(rows, dumps=json.dumps, sort_keys=False, separators=(",", ":")))

@@ -18,6 +18,7 @@ import array
 import functools
 import itertools
 import os
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -239,20 +240,50 @@ def fold_paths(paths: Sequence[Sequence[Frame]], partial: Sequence[bool], width:
 @dataclass(frozen=True)
 class FoldedChains:
     """Paths of functions as a table shows them, in numbers: whether each
-    does not reach main ("B"), which of its frames fold (the runs of
-    fold_core.folded_runs, positions in the path) and each run number's
-    label."""
+    does not reach main ("B"), whether it names its functions short ("B"),
+    which of its frames fold (the runs of fold_core.folded_runs, positions
+    in the path) and each run number's label."""
     partial: array.array[int]
+    short_names: array.array[int]
     runs: tuple[array.array[int], array.array[int], array.array[int], array.array[int]]
     labels: list[str]
 
 
+def _short_names(model: Model, starts: Sequence[int], stops: Sequence[int], functions: array.array[int]
+                 ) -> array.array[int]:
+    """For each path, whether it names its functions short: unless so named
+    it reads as another path of other functions.  Only paths through a
+    function whose short name another's shares are looked at."""
+    numbers: dict[str, int] = {}
+    short = {key: numbers.setdefault(row.path_name, len(numbers)) for key, row in model.functions.items()}
+    sharing = Counter(short.values())
+    ambiguous = {key for key, number in short.items() if sharing[number] > 1}
+    named_short = array.array("B", [1]) * len(starts)
+    if not ambiguous:
+        return named_short
+    paths_of: dict[tuple[int, ...], set[bytes]] = {}
+    read: list[tuple[int, tuple[int, ...]]] = []
+    for row, (start, stop) in enumerate(zip(starts, stops, strict=True)):
+        path = functions[start:stop]
+        if ambiguous.isdisjoint(path):
+            continue
+        reading = tuple(short[function] for function in path)
+        paths_of.setdefault(reading, set()).add(path.tobytes())
+        read.append((row, reading))
+    for row, reading in read:
+        if len(paths_of[reading]) > 1:
+            named_short[row] = 0
+    return named_short
+
+
 def fold_chains(model: Model, stops: Sequence[int], functions: array.array[int], width: int | None) -> FoldedChains:
     """Paths of functions laid end to end ("q", outermost first, path n's
-    ending at stops[n]), each frame shown by its function's name, folded as
-    fold_paths folds them: a function is one frame wherever it comes, so
-    the library numbers frames by the functions' ids, and no frame of a
-    path becomes an object."""
+    ending at stops[n]), each frame shown by its function's short name, or
+    its whole one in a path that would read as another (_short_names),
+    folded as fold_paths folds them: a function is one frame wherever it
+    comes, under one name or the other, so the library numbers frames by
+    the functions' ids and the names, and no frame of a path becomes an
+    object."""
     own = OwnCode(model)
     starts = [0, *stops[:-1]] if stops else []
     counts = array.array("I", [stop - start for start, stop in zip(starts, stops, strict=True)])
@@ -260,11 +291,23 @@ def fold_chains(model: Model, stops: Sequence[int], functions: array.array[int],
     mains = {function.id for function in model.functions.values() if function.name == "main"}
     partial = array.array("B", [1 if stop > start and functions[start] not in mains else 0
                                 for start, stop in zip(starts, stops, strict=True)])
+    short_names = _short_names(model, starts, stops, functions)
     if width is None or not counts:
         nothing = array.array("I")
-        return FoldedChains(partial, (array.array("I", bytes(4 * len(counts))), nothing, nothing, nothing), [])
-    frame_kind, kind_first = fold_core.kinds(functions)
-    numbered = _numbered([own.named_frame(functions[n]) for n in kind_first])
+        return FoldedChains(partial, short_names, (array.array("I", bytes(4 * len(counts))), nothing, nothing,
+                                                   nothing), [])
+    # Each frame's identity: its function, and whether its path names it
+    # short (all do, but for paths that would read as others).
+    if all(short_names):
+        identity = functions
+    else:
+        identity = array.array("q", functions)
+        for row, (start, stop) in enumerate(zip(starts, stops, strict=True)):
+            for n in range(start, stop):
+                identity[n] = functions[n] * 2 + short_names[row]
+    frame_kind, kind_first = fold_core.kinds(identity)
+    numbered = _numbered([(own.short_frame if identity is functions or identity[n] & 1 else own.named_frame)(
+        functions[n]) for n in kind_first])
     kind_text, kind_origin, kind_own, strings, _ = numbered
     runs = fold_core.folded_runs(counts, partial, frame_kind, *numbered, width)
     folded, counted, first, second = page_core.fold_labels(array.array("Q", stops), frame_kind, kind_origin,
@@ -273,4 +316,4 @@ def fold_chains(model: Model, stops: Sequence[int], functions: array.array[int],
     labels = [f"[{count} {'frame' if count == 1 else 'frames'}]" if alone else
               f"[{count} {origin[one]}]" if other == page_core.NONE else f"[{count} {origin[one]}, {origin[other]}]"
               for count, alone, one, other in zip(folded, counted, first, second, strict=True)]
-    return FoldedChains(partial, runs, labels)
+    return FoldedChains(partial, short_names, runs, labels)

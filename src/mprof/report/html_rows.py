@@ -184,7 +184,7 @@ def peak_rows(model: Model) -> EncodedRows:
     folded = folding.fold_chains(model, stops, functions, tables.PATH_WIDTH)
     labels = [_json_text(label) for label in folded.labels]
     text = page_core.path_rows(array.array("q", paths.column(0)), array.array("q", paths.column(1)), peak, stops,
-                               functions, folded.partial, folded.runs, labels)
+                               functions, folded.partial, folded.short_names, folded.runs, labels)
     return EncodedRows(Markup(text), len(paths))
 
 

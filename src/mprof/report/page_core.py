@@ -21,7 +21,7 @@ class _PathRows(ctypes.Structure):
                 ("whole", ctypes.c_int64), ("stops", ctypes.c_void_p), ("functions", ctypes.c_void_p),
                 ("partial", ctypes.c_void_p), ("run_count", ctypes.c_void_p), ("run_start", ctypes.c_void_p),
                 ("run_end", ctypes.c_void_p), ("run_number", ctypes.c_void_p), ("label_count", ctypes.c_size_t),
-                ("label_end", ctypes.c_void_p), ("labels", ctypes.c_char_p)]
+                ("label_end", ctypes.c_void_p), ("labels", ctypes.c_char_p), ("short_names", ctypes.c_void_p)]
 
 
 @functools.cache
@@ -85,17 +85,18 @@ def fold_labels(stops: array.array[int], frame_kind: array.array[int], kind_orig
 
 
 def path_rows(count: array.array[int], size: array.array[int], whole: int, stops: array.array[int],
-              functions: array.array[int], partial: array.array[int], runs: tuple[array.array[int], ...],
-              labels: list[bytes]) -> str:
+              functions: array.array[int], partial: array.array[int], short_names: array.array[int],
+              runs: tuple[array.array[int], ...], labels: list[bytes]) -> str:
     """A table of whole paths as the page's JSON (pg_path_rows): count and
     size ("q"), each row's figures; whole, what the share is of; stops and
-    functions as chains() gives them; partial ("B"); runs, the four arrays
-    of fold_core.folded_runs ("I"); labels, each run number's label as JSON
-    text safe in a page's <script>."""
+    functions as chains() gives them; partial and short_names ("B"), whether
+    each row does not reach main and names its functions short; runs, the
+    four arrays of fold_core.folded_runs ("I"); labels, each run number's
+    label as JSON text safe in a page's <script>."""
     run_count, run_start, run_end, run_number = runs
     # The library reads as far as these say: the paths' functions up to
     # the last stop, as many runs as the rows count.
-    assert len(count) == len(size) == len(stops) == len(partial) == len(run_count)
+    assert len(count) == len(size) == len(stops) == len(partial) == len(short_names) == len(run_count)
     assert (stops[-1] if stops else 0) <= len(functions)
     assert sum(run_count) == len(run_start) == len(run_end) == len(run_number)
     label_end = array.array("Q", [0]) * len(labels)
@@ -105,7 +106,8 @@ def path_rows(count: array.array[int], size: array.array[int], whole: int, stops
         label_end[n] = end
     table = _PathRows(len(count), address(count), address(size), whole, address(stops), address(functions),
                       address(partial), address(run_count), address(run_start), address(run_end),
-                      address(run_number), len(labels), address(label_end), b"".join(labels))
+                      address(run_number), len(labels), address(label_end), b"".join(labels),
+                      address(short_names))
     library = _library()
     out = ctypes.c_void_p()
     written = ctypes.c_size_t()
