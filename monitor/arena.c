@@ -158,7 +158,7 @@ static bool reserve(size_t size)
             space.end = (uintptr_t)reserved + tried;
             if (reservation_count < RESERVATIONS_KEPT) {
                 reservations[reservation_count] = (struct address_range){space.top, space.end};
-                /* Published after its entry: region_reserved_unlocked. */
+                /* Published after its entry: region_reserved_within. */
                 __atomic_store_n(&reservation_count, reservation_count + 1, __ATOMIC_RELEASE);
             }
             if (old_top < old_end)
@@ -276,16 +276,6 @@ void *region_map_as(size_t size, int protection, int fd, long offset)
 void *region_map(size_t size)
 {
     return region_map_as(size, PROT_READ | PROT_WRITE, -1, 0);
-}
-
-bool region_reserved_unlocked(const void *start, size_t size)
-{
-    uintptr_t low = (uintptr_t)start, high = low + size;
-    unsigned count = __atomic_load_n(&reservation_count, __ATOMIC_ACQUIRE);
-    for (unsigned i = 0; i < count; i++)
-        if (low >= reservations[i].start && high <= reservations[i].end && low <= high)
-            return true;
-    return false;
 }
 
 bool address_range_first_overlap(const struct address_range *ranges, unsigned count, uintptr_t start, uintptr_t end,

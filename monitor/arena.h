@@ -32,12 +32,10 @@ void *region_map_as(size_t size, int protection, int fd, long offset);
 /* Whether [start, start + size) is in the address space the monitor
  * reserved. */
 bool region_reserved(const void *start, size_t size);
-/* The same without the arena's lock, for a caller that stopped the other
- * threads (one may hold it): the reservations are only ever added to. */
-bool region_reserved_unlocked(const void *start, size_t size);
-/* The reserved space in [start, end), as region_reserved_unlocked reads
- * it: *cut_start and *cut_end the first such range's part there; false
- * when there is none. */
+/* The reserved space in [start, end): *cut_start and *cut_end the first
+ * such range's part there; false when there is none.  Without the arena's
+ * lock, for a caller that stopped the other threads (one may hold it): the
+ * reservations are only ever added to. */
 bool region_reserved_within(uintptr_t start, uintptr_t end, uintptr_t *cut_start, uintptr_t *cut_end);
 void region_unmap(void *region, size_t size);
 /* Grow a region made by region_map, keeping its contents; may move it. */

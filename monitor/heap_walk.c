@@ -121,25 +121,23 @@ static uintptr_t arena_heap_chunks(uintptr_t start, uintptr_t readable_end, uint
 /* Large blocks, each a mapping of its own, page aligned, which the kernel
  * may list with its neighbours as one: the program's regions, a thread's
  * stack, another block's mapping, above or below.  So each page not in a
- * chunk is looked at for one.  Whether the chunks found fill [start, end). */
-static bool walk_mapped_chunks(uintptr_t start, uintptr_t end, block_visitor *visit, void *context, bool *found)
+ * chunk is looked at for one.  Whether there was one. */
+static bool walk_mapped_chunks(uintptr_t start, uintptr_t end, block_visitor *visit, void *context)
 {
-    bool filled = true;
-    *found = false;
+    bool found = false;
     for (uintptr_t chunk = start; chunk + CHUNK_MIN <= end;) {
         uint64_t word = *(const uint64_t *)(chunk + 8);
         uint64_t size = word & ~(uint64_t)SIZE_BITS;
         if (*(const uint64_t *)chunk == 0 && (word & IS_MMAPPED) && size % PAGE == 0 && size >= PAGE &&
             size <= end - chunk && headed(chunk, size, end, PAGE + 16)) {
             visit_chunk(chunk, visit, context);
-            *found = true;
+            found = true;
             chunk += size;
         } else {
-            filled = false;
             chunk += PAGE;
         }
     }
-    return *found && filled;
+    return found;
 }
 
 void heap_walk(struct memory_map *map, block_visitor *visit, void *context, uintptr_t *main_top)
@@ -165,7 +163,7 @@ void heap_walk(struct memory_map *map, block_visitor *visit, void *context, uint
             mapping->heap = true;
             continue;
         }
-        mapping->heap = walk_mapped_chunks(mapping->start, mapping->end, visit, context, &mapping->chunks);
+        mapping->chunks = walk_mapped_chunks(mapping->start, mapping->end, visit, context);
     }
 }
 

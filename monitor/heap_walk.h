@@ -13,8 +13,8 @@
  * record.  Reads only mapped, readable memory of map.  *main_top: the
  * last chunk of the main arena's heap, its top, or 0.  Marks each mapping
  * that is a heap (mapping->heap): its free chunks hold what freed blocks
- * held; and each that holds large blocks' chunks among other memory
- * (mapping->chunks). */
+ * held; and each that holds large blocks' chunks, each a mapping of its
+ * own (mapping->chunks). */
 void heap_walk(struct memory_map *map, block_visitor *visit, void *context, uintptr_t *main_top);
 
 /* The main arena's state, in the C library's data between start and end

@@ -93,9 +93,9 @@ static int writable_segments(struct dl_phdr_info *module, size_t size, void *dat
     return 0;
 }
 
-/* [from, to) of a mapping that holds large blocks' chunks among other
- * memory: the memory around them.  Each chunk is whole pages, its block
- * in the first. */
+/* [from, to) of a mapping that holds large blocks' chunks: the memory
+ * around them (none, but their pages' slack, where they fill it).  Each
+ * chunk is whole pages, its block in the first. */
 static void scan_around_chunks(struct reach *reach, uintptr_t from, uintptr_t to)
 {
     uintptr_t block_start, block_end;
@@ -205,8 +205,8 @@ static void scan_anonymous(struct reach *reach, const struct memory_map *map, bo
         if (!mapping->readable || !mapping->writable || mapping->file || live_stack(mapping, caller, world))
             continue;
         uintptr_t block_start, block_end;
-        if (heaps || (!mapping->heap && (mapping->chunks || !reach_next_block(reach, mapping->start, mapping->end,
-                                                                               &block_start, &block_end))))
+        if (heaps || mapping->chunks ||
+            (!mapping->heap && !reach_next_block(reach, mapping->start, mapping->end, &block_start, &block_end)))
             scan_readable(reach, map, mapping->start, mapping->end);
     }
 }
@@ -304,7 +304,8 @@ bool leak_scan(struct leak_scan *scan, const struct leak_caller *caller, uint32_
             }
             for (size_t i = 0; i < world.count; i++) {
                 const struct stopped_thread *thread = &world.threads[i];
-                if (region_reserved_unlocked((void *)thread->stack_pointer, 1))
+                const struct mapping *stack = memory_map_find(&map, thread->stack_pointer);
+                if (stack && stack->own)
                     continue; /* the monitor's own */
                 scan_thread(&reach, &map, thread->stack_pointer, thread->thread_pointer);
                 reach_root_words(&reach, thread->registers, WORLD_REGISTERS);

@@ -14,7 +14,7 @@ struct mapping {
     bool heap; /* [heap], the break's; or another of the allocator's heaps (heap_walk) */
     bool own;  /* the monitor's memory: its arena's reserved space, or the scan's */
     /* Holds glibc's chunks of large blocks, each mapped on its own, and
-     * other memory, which the kernel lists as one (heap_walk). */
+     * maybe other memory, which the kernel lists as one (heap_walk). */
     bool chunks;
 };
 

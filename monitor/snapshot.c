@@ -292,8 +292,9 @@ static void gather_addresses(struct gathered *all)
         all->out_of_memory = true;
         return;
     }
+    /* Each node's address, keyed, with the node's index. */
     for (uint64_t i = 0; i < all->node_count; i++)
-        items[i] = (struct keyed_pair){all->nodes[i].address, i} /* the node's address, its index */;
+        items[i] = (struct keyed_pair){all->nodes[i].address, i};
     items = radix_sort_pairs(items, spare, all->node_count);
     size_t unique = 0;
     for (uint64_t i = 0; i < all->node_count; i++) {

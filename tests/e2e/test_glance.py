@@ -14,7 +14,7 @@ import pytest
 from e2e_support import MPROF, Shared, Targets, mprof
 
 # first_screen.cc's figures: 50 sessions of 520 bytes (one of them kept by the global current), 50 vectors of 64
-# doubles kept in the cache, 200 copies of one in score(), each freed before the next allocation.
+# doubles kept in the cache, 200 copies of one in score(), each freed before the next allocation, 200 names kept.
 SESSIONS = "main > make_session"
 CACHE = re.compile(r"^main > Cache::lookup > std::vector<>::vector > \[\d+ std::\] > std::__new_allocator<>::allocate$")
 TEMPORARY = re.compile(r"^main > score > std::vector<>::vector > \[\d+ std::\] > std::__new_allocator<>::allocate$")
@@ -50,7 +50,9 @@ def test_rows_keep_the_frames_the_developer_wrote_in_short_names(profiled: Path)
     peak = table_rows(report, f"{'blocks':>10} {'bytes':>13} {'(%)':>5}  path")
     assert peak[SESSIONS] == (50, 26_000)
     assert [figures for path, figures in peak.items() if CACHE.match(path)] == [(50, 25_600)]
-    assert [figures for path, figures in peak.items() if REGISTRY.match(path)]
+    # The registry's 200 names, "a registered name of some length, number " and the number: 10 of 43 bytes with
+    # their NUL, 90 of 44, 100 of 45.
+    assert [figures for path, figures in peak.items() if REGISTRY.match(path)] == [(200, 10 * 43 + 90 * 44 + 100 * 45)]
     temporaries = table_rows(report, f"{'count':>12} {'(%)':>5}  path")
     assert [figures for path, figures in temporaries.items() if TEMPORARY.match(path)] == [(200,)]
     leaks = table_rows(report, f"{'objects':>10} {'bytes':>12} {'(%)':>5}  {'kind':<15}  path")

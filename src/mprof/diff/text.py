@@ -7,9 +7,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from ..report.folding import fold_paths
+from ..report.folding import fold_paths, named_short
 from ..report.model import Model
-from ..report.tables import told_apart
 from .compare import Comparison, Row, View, measure_index
 
 # The measures a row shows, by pprof name, and their column headings.
@@ -78,9 +77,10 @@ def _view(comparison: Comparison, view: View, options: Options) -> list[str]:
     columns = [(measure_index(comparison.measures, name), heading) for name, heading in COLUMNS]
     lines.append("".join(f"{heading:>{WIDTH}} " for _, heading in columns) + " " + view.heading)
     with_paths = [row for row in rows if row.frames]
-    paths = iter(told_apart([row.key for row in with_paths], lambda whole: fold_paths(
-        [row.whole_frames if whole[n] else row.frames for n, row in enumerate(with_paths)], [False] * len(with_paths),
-        options.path_width)))
+    short = named_short([row.key for row in with_paths], [tuple(frame.text for frame in row.frames)
+                                                          for row in with_paths])
+    paths = iter(fold_paths([row.frames if short[n] else row.whole_frames for n, row in enumerate(with_paths)],
+                            [False] * len(with_paths), options.path_width))
     for row in rows:
         label = next(paths).text if row.frames else row.label
         lines.append("".join(f"{signed(row.change(index)):>{WIDTH}} " for index, _ in columns) +

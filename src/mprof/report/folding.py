@@ -19,7 +19,7 @@ import functools
 import itertools
 import os
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
 from . import fold_core, page_core
@@ -249,31 +249,34 @@ class FoldedChains:
     labels: list[str]
 
 
+def named_short(identities: Sequence[Hashable], readings: Sequence[Hashable]) -> list[bool]:
+    """Whether each path names its functions short: unless its reading (its
+    functions' short names) is another path's of other functions (its
+    identity).  Paths that read apart unfolded are told apart folded too:
+    fold_paths opens the folds where their frames differ."""
+    identities_of: dict[Hashable, set[Hashable]] = {}
+    for identity, reading in zip(identities, readings, strict=True):
+        identities_of.setdefault(reading, set()).add(identity)
+    return [len(identities_of[reading]) == 1 for reading in readings]
+
+
 def _short_names(model: Model, starts: Sequence[int], stops: Sequence[int], functions: array.array[int]
                  ) -> array.array[int]:
-    """For each path, whether it names its functions short: unless so named
-    it reads as another path of other functions.  Only paths through a
-    function whose short name another's shares are looked at."""
+    """named_short of paths laid end to end (fold_chains), ("B"): only the
+    paths through a function whose short name another's shares can read as
+    others, and only they are read."""
     numbers: dict[str, int] = {}
     short = {key: numbers.setdefault(row.path_name, len(numbers)) for key, row in model.functions.items()}
     sharing = Counter(short.values())
     ambiguous = {key for key, number in short.items() if sharing[number] > 1}
-    named_short = array.array("B", [1]) * len(starts)
-    if not ambiguous:
-        return named_short
-    paths_of: dict[tuple[int, ...], set[bytes]] = {}
-    read: list[tuple[int, tuple[int, ...]]] = []
-    for row, (start, stop) in enumerate(zip(starts, stops, strict=True)):
-        path = functions[start:stop]
-        if ambiguous.isdisjoint(path):
-            continue
-        reading = tuple(short[function] for function in path)
-        paths_of.setdefault(reading, set()).add(path.tobytes())
-        read.append((row, reading))
-    for row, reading in read:
-        if len(paths_of[reading]) > 1:
-            named_short[row] = 0
-    return named_short
+    flags = array.array("B", [1]) * len(starts)
+    rows = [row for row, (start, stop) in enumerate(zip(starts, stops, strict=True))
+            if not ambiguous.isdisjoint(functions[start:stop])]
+    paths = [functions[starts[row]:stops[row]] for row in rows]
+    readings = [tuple(short[function] for function in path) for path in paths]
+    for row, named in zip(rows, named_short([path.tobytes() for path in paths], readings), strict=True):
+        flags[row] = named
+    return flags
 
 
 def fold_chains(model: Model, stops: Sequence[int], functions: array.array[int], width: int | None) -> FoldedChains:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Callable, Collection, Hashable, Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple, cast, overload
 
@@ -73,8 +73,7 @@ PATH_WIDTH = 100
 
 def _leak_names(model: Model, frames: tuple[LeakFrame, ...], call_sites: bool, short: bool = False) -> list[str]:
     """A leak path's names, outermost caller first, each with the file and
-    line of its call with call_sites; short: the names paths show, which
-    other functions' may read as."""
+    line of its call with call_sites; short: FunctionRow.path_name."""
     names = []
     for frame in reversed(frames):
         function = model.functions[frame.function]
@@ -97,46 +96,37 @@ def path_text(model: Model, frames: tuple[LeakFrame, ...], call_sites: bool) -> 
     return folding.whole(_leak_names(model, frames, call_sites), _partial(model, outermost_first))
 
 
-def told_apart(identities: Sequence[Hashable], fold: Callable[[Sequence[bool]], list[folding.ShownPath]],
-               ) -> list[folding.ShownPath]:
-    """Paths folded by fold, which names each path's functions short unless
-    told to name them whole (per path); rows of other identities (their
-    functions, outermost first) that still read the same are named whole,
-    so that two rows read the same only where they are the same."""
-    whole = [False] * len(identities)
-    while True:
-        shown = fold(whole)
-        identities_of: dict[str, set[Hashable]] = {}
-        for identity, row in zip(identities, shown, strict=True):
-            identities_of.setdefault(row.text, set()).add(identity)
-        again = [n for n, row in enumerate(shown) if not whole[n] and len(identities_of[row.text]) > 1]
-        if not again:
-            return [dataclasses.replace(row, whole_names=True) if whole[n] else row for n, row in enumerate(shown)]
-        for n in again:
-            whole[n] = True
+def named_whole(shown: list[folding.ShownPath], short: Sequence[bool]) -> list[folding.ShownPath]:
+    """The paths folding.named_short did not name short, marked so."""
+    return [path if named else dataclasses.replace(path, whole_names=True) for path, named in zip(shown, short,
+                                                                                                 strict=True)]
+
+
+def _reading(model: Model, functions: Sequence[int]) -> tuple[str, ...]:
+    return tuple(model.functions[function].path_name for function in functions)
 
 
 def shown_leak_paths(model: Model, rows: Sequence[LeakPath], call_sites: bool,
                      width: int | None) -> list[folding.ShownPath]:
     """The leak paths of a table as it shows them, folded to width
-    (folding.py), their functions named short where the rows tell them
-    apart (told_apart)."""
+    (folding.py), their functions named short where the rows read apart so
+    (folding.named_short)."""
     own = folding.OwnCode(model)
     functions = [[f.function for f in reversed(row.frames)] for row in rows]
-    partial = [_partial(model, outermost_first) for outermost_first in functions]
-    return told_apart([tuple(path) for path in functions], lambda whole: folding.fold_paths(
-        [folding.path_frames(model, functions[n], _leak_names(model, row.frames, call_sites, not whole[n]), own)
-         for n, row in enumerate(rows)], partial, width))
+    short = folding.named_short([tuple(path) for path in functions], [_reading(model, path) for path in functions])
+    return named_whole(folding.fold_paths(
+        [folding.path_frames(model, functions[n], _leak_names(model, row.frames, call_sites, short[n]), own)
+         for n, row in enumerate(rows)], [_partial(model, path) for path in functions], width), short)
 
 
 def shown_whole_paths(model: Model, rows: Sequence[WholePath], width: int | None) -> list[folding.ShownPath]:
     """The whole paths of a table as it shows them, folded to width, named
     as shown_leak_paths names them."""
     own = folding.OwnCode(model)
-    partial = [_partial(model, row.functions) for row in rows]
-    return told_apart([row.functions for row in rows], lambda whole: folding.fold_paths(
-        [[(own.named_frame if whole[n] else own.short_frame)(function) for function in row.functions]
-         for n, row in enumerate(rows)], partial, width))
+    short = folding.named_short([row.functions for row in rows], [_reading(model, row.functions) for row in rows])
+    return named_whole(folding.fold_paths(
+        [[(own.short_frame if short[n] else own.named_frame)(function) for function in row.functions]
+         for n, row in enumerate(rows)], [_partial(model, row.functions) for row in rows], width), short)
 
 
 @dataclass(frozen=True)

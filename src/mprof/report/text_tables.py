@@ -127,7 +127,7 @@ def glance_lines(model: Model, options: Options) -> list[str]:
     width = None if options.wide else room
     if "peak" in options.tables:
         peak = model.summary.get("max_live_bytes", 0)
-        rows = list(tables.peak_paths(model, GLANCE_ROWS))[:GLANCE_ROWS]
+        rows = list(tables.peak_paths(model, GLANCE_ROWS))
         add("peak", [f"{row.bytes:>10,} B {parenthesised(row.bytes, peak):>5}" for row in rows],
             tables.shown_whole_paths(model, rows, width))
     if "leaks" in options.tables:
@@ -145,7 +145,7 @@ def glance_lines(model: Model, options: Options) -> list[str]:
             lines.append(f"  {label:<{_GLANCE_LABEL}}{'':>18}  nothing")
     if "temporaries" in options.tables:
         count = model.summary.get("temporary_allocs", 0)
-        rows = list(tables.temporary_paths(model, GLANCE_ROWS))[:GLANCE_ROWS]
+        rows = list(tables.temporary_paths(model, GLANCE_ROWS))
         add("temporaries", [f"{row.blocks:>10,}   {parenthesised(row.blocks, count):>5}" for row in rows],
             tables.shown_whole_paths(model, rows, width))
     if not lines:
